@@ -1,0 +1,355 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"os/signal"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/pog-network/pog/kernels"
+	_ "github.com/pog-network/pog/kernels/cpu" // registers the cpu backend
+	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/proof/sample"
+	"lukechampine.com/blake3"
+)
+
+// benchResult is the --json output; field names are a stable interface.
+type benchResult struct {
+	Backend           string  `json:"backend"`
+	Precision         string  `json:"precision"`
+	Size              uint32  `json:"size"`
+	K                 uint32  `json:"k"`
+	Batch             uint32  `json:"batch"`
+	Tile              int     `json:"tile"`
+	Tiles             uint64  `json:"tiles"`
+	Workers           int     `json:"workers"`
+	GenerateSeconds   float64 `json:"generate_seconds"`
+	GemmSeconds       float64 `json:"gemm_seconds"`
+	TFLOPS            float64 `json:"tflops"`
+	HashSeconds       float64 `json:"hash_seconds"`
+	HashGBps          float64 `json:"hash_gbps"`
+	Root              string  `json:"root"`
+	Samples           int     `json:"samples"`
+	DetectFraction    float64 `json:"detect_fraction"`
+	DetectProbability float64 `json:"detect_probability"`
+	Verified          bool    `json:"verified"`
+	Reason            string  `json:"reason,omitempty"`
+	VerifySeconds     float64 `json:"verify_seconds"`
+	VerifyCostRatio   float64 `json:"verify_cost_ratio"`
+	VerifyTimeRatio   float64 `json:"verify_time_ratio"`
+	Output            string  `json:"output,omitempty"`
+}
+
+const benchMiner = "pog-bench-miner"
+
+func runBench(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pog bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	backend := fs.String("backend", "cpu", fmt.Sprintf("compute backend %v", kernels.Names()))
+	size := fs.Uint("size", 2048, "output edge: A is size×K, B is K×size")
+	kFlag := fs.Uint("k", 0, "inner dimension K (0: the smaller of size and the precision's exactness limit)")
+	batch := fs.Uint("batch", 1, "independent products in the challenge")
+	tileBytes := fs.Int("tile", 64<<10, "tile size in bytes: 4·t² for a power-of-two edge t in [16, 512]")
+	precFlag := fs.String("precision", "fp16", "precision class: fp16 or fp32")
+	output := fs.String("output", "", "write the serialised output to this file (b3sum FILE prints the root)")
+	jsonOut := fs.Bool("json", false, "print one JSON object instead of the summary")
+	seed := fs.String("seed", "", "derive nonce and sampling secret from this string, for reproducible roots (default: random)")
+	workers := fs.Int("workers", 0, "host threads (0: one per CPU)")
+	fraction := fs.Float64("detect-fraction", sample.DefaultFraction, "fraction of faked tiles the sample must catch")
+	target := fs.Float64("detect-probability", sample.DefaultProbability, "probability of catching that fraction")
+	adversary := fs.String("adversary", "", "make the miner cheat, to see the verdict: lazy (skips every other tile) or tamper (alters served tiles)")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, "bench", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	prec, err := proof.ParsePrecision(*precFlag)
+	if err != nil {
+		return usageError(stderr, "bench", err)
+	}
+	edge, err := tileEdge(*tileBytes)
+	if err != nil {
+		return usageError(stderr, "bench", err)
+	}
+	if *adversary != "" && *adversary != "lazy" && *adversary != "tamper" {
+		return usageError(stderr, "bench", fmt.Errorf("unknown adversary %q (want lazy or tamper)", *adversary))
+	}
+	if *size > proof.MaxDim || *batch > proof.MaxBatch || *kFlag > 1<<20 {
+		return usageError(stderr, "bench", fmt.Errorf("size %d, k %d or batch %d out of range", *size, *kFlag, *batch))
+	}
+	k := uint32(*kFlag)
+	if k == 0 {
+		k = min(uint32(*size), prec.MaxK())
+	}
+	p := proof.Params{Precision: prec, Batch: uint32(*batch), M: uint32(*size), K: k, N: uint32(*size), Tile: edge, Miner: []byte(benchMiner)}
+	var secret [32]byte
+	if *seed != "" {
+		blake3.DeriveKey(p.Nonce[:], "pog bench nonce", []byte(*seed))
+		blake3.DeriveKey(secret[:], "pog bench secret", []byte(*seed))
+	} else {
+		rand.Read(p.Nonce[:])
+		rand.Read(secret[:])
+	}
+	if err := p.Validate(); err != nil {
+		return usageError(stderr, "bench", err)
+	}
+	samples, err := sample.Count(*fraction, *target, p.Tiles())
+	if err != nil {
+		return usageError(stderr, "bench", err)
+	}
+	be, err := kernels.Open(*backend)
+	if err != nil {
+		return usageError(stderr, "bench", err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var prog *progress
+	if !*quiet {
+		prog = &progress{w: stderr}
+		fmt.Fprintf(stderr, "pog bench: %s backend, %s, %d×%d×%d, batch %d, %d tiles of %d KiB\n",
+			be.Name(), prec, p.M, p.K, p.N, p.Batch, p.Tiles(), p.TileBytes()>>10)
+	}
+	res, err := benchRound(ctx, be, p, secret, samples, *workers, *adversary, *output, prog)
+	if err != nil {
+		fmt.Fprintf(stderr, "pog bench: %v\n", err)
+		return 1
+	}
+	res.DetectFraction = *fraction
+	res.DetectProbability = sample.DetectProbability(samples, *fraction, p.Tiles())
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(res)
+	} else {
+		printBench(stdout, res)
+	}
+	if !res.Verified {
+		fmt.Fprintf(stderr, "pog bench: verification failed: %s\n", res.Reason)
+		return 1
+	}
+	return 0
+}
+
+// tileEdge maps a tile size in bytes to its edge t, with 4·t² = bytes.
+func tileEdge(b int) (uint32, error) {
+	if b > 0 && b%4 == 0 && bits.OnesCount(uint(b)) == 1 && bits.TrailingZeros(uint(b/4))%2 == 0 {
+		t := uint32(1) << (bits.TrailingZeros(uint(b/4)) / 2)
+		if t >= proof.MinTile && t <= proof.MaxTile {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("tile %d bytes: want 4·t² for a power-of-two t in [%d, %d] (1024, 4096, 16384, 65536, 262144 or 1048576)",
+		b, proof.MinTile, proof.MaxTile)
+}
+
+// benchRound plays miner and validator in one process. Errors are
+// operational (out of memory, I/O); a cheating miner yields Verified=false.
+func benchRound(ctx context.Context, be kernels.Backend, p proof.Params, secret [32]byte, samples, workers int,
+	adversary, output string, prog *progress) (*benchResult, error) {
+	res := &benchResult{Backend: be.Name(), Precision: p.Precision.String(), Size: p.M, K: p.K, Batch: p.Batch,
+		Tile: p.TileBytes(), Tiles: p.Tiles(), Samples: samples, Workers: workers}
+	if res.Workers <= 0 {
+		res.Workers = runtime.GOMAXPROCS(0)
+	}
+	opts := kernels.Options{Workers: workers, MemoryLimit: memoryLimit()}
+	if prog != nil {
+		opts.Progress = prog.update
+	}
+	job, err := be.Start(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer job.Close()
+	if adversary != "" {
+		job = &cheatingJob{Job: job, p: p, mode: adversary}
+	}
+
+	// Miner: compute and commit.
+	t0 := time.Now()
+	if err := job.Generate(ctx); err != nil {
+		return nil, err
+	}
+	t1 := time.Now()
+	if err := job.Multiply(ctx); err != nil {
+		return nil, err
+	}
+	t2 := time.Now()
+	leaves, err := job.TileCVs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	root, err := commit.Root(leaves)
+	if err != nil {
+		return nil, err
+	}
+	t3 := time.Now()
+	res.GenerateSeconds, res.GemmSeconds, res.HashSeconds = t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds(), t3.Sub(t2).Seconds()
+	res.TFLOPS = p.FLOPs() / res.GemmSeconds / 1e12
+	res.HashGBps = float64(p.OutputBytes()) / res.HashSeconds / 1e9
+	res.Root = hex.EncodeToString(root[:])
+	if output != "" {
+		if err := writeOutput(job, p, output); err != nil {
+			return nil, err
+		}
+		res.Output = output
+	}
+
+	// Validator: reveal, sample, fetch, verify.
+	tr := proof.Transcript{Params: p, SecretCommitment: sample.Commit(secret), Root: root, Secret: secret, Samples: samples}
+	t4 := time.Now()
+	idx, err := tr.Indices()
+	if err != nil {
+		return nil, err
+	}
+	tiles := make([][]byte, len(idx))
+	for i, x := range idx {
+		tiles[i] = make([]byte, p.TileBytes())
+		if err := job.Tile(x, tiles[i]); err != nil {
+			return nil, err
+		}
+	}
+	pr, err := commit.Prove(leaves, idx)
+	if err != nil {
+		return nil, err
+	}
+	verr := tr.Verify(tiles, pr, nil)
+	res.VerifySeconds = time.Since(t4).Seconds()
+	if prog != nil {
+		prog.done("verify", t4)
+	}
+	var f *proof.Failure
+	switch {
+	case verr == nil:
+		res.Verified = true
+	case errors.As(verr, &f):
+		res.Reason = f.Error()
+	default:
+		return nil, verr
+	}
+	res.VerifyCostRatio = proof.VerifyOps(p, samples) / p.FLOPs()
+	res.VerifyTimeRatio = res.VerifySeconds / res.GemmSeconds
+	return res, nil
+}
+
+func writeOutput(job kernels.Job, p proof.Params, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	tile := make([]byte, p.TileBytes())
+	for i := uint64(0); i < p.Tiles(); i++ {
+		if err := job.Tile(i, tile); err != nil {
+			f.Close()
+			return err
+		}
+		if _, err := f.Write(tile); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+func printBench(w io.Writer, r *benchResult) {
+	fmt.Fprintf(w, "backend    %s (%d workers), %s, %d×%d×%d, batch %d, %d tiles of %d KiB\n",
+		r.Backend, r.Workers, r.Precision, r.Size, r.K, r.Size, r.Batch, r.Tiles, r.Tile>>10)
+	fmt.Fprintf(w, "generate   %8.3f s\n", r.GenerateSeconds)
+	fmt.Fprintf(w, "multiply   %8.3f s   %.3f TFLOP/s\n", r.GemmSeconds, r.TFLOPS)
+	fmt.Fprintf(w, "hash       %8.3f s   %.2f GB/s\n", r.HashSeconds, r.HashGBps)
+	fmt.Fprintf(w, "root       %s\n", r.Root)
+	if r.Output != "" {
+		fmt.Fprintf(w, "output     %s (b3sum prints the root)\n", r.Output)
+	}
+	fmt.Fprintf(w, "verify     %8.3f s   %d sampled tiles catch ≥%.0f%% faked tiles with p = %.4f; cost %.4f%% of the miner's FLOPs\n",
+		r.VerifySeconds, r.Samples, 100*r.DetectFraction, r.DetectProbability, 100*r.VerifyCostRatio)
+	if r.Verified {
+		fmt.Fprintln(w, "verdict    VERIFIED")
+	} else {
+		fmt.Fprintf(w, "verdict    FAILED: %s\n", r.Reason)
+	}
+}
+
+// progress reports each stage on stderr: a line when it completes, and its
+// percentage at most once a second while it runs.
+type progress struct {
+	mu         sync.Mutex
+	w          io.Writer
+	stage      kernels.Stage
+	stageStart time.Time
+	last       time.Time
+	finished   bool
+}
+
+func (p *progress) update(s kernels.Stage, f float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if s != p.stage {
+		p.stage, p.stageStart, p.last, p.finished = s, now, now, false
+	}
+	switch {
+	case p.finished:
+	case f >= 1:
+		p.finished = true
+		fmt.Fprintf(p.w, "  %-9s done in %.2f s\n", s, now.Sub(p.stageStart).Seconds())
+	case now.Sub(p.last) >= time.Second:
+		p.last = now
+		fmt.Fprintf(p.w, "  %-9s %3.0f%%  (%.0f s)\n", s, 100*f, now.Sub(p.stageStart).Seconds())
+	}
+}
+
+func (p *progress) done(what string, since time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "  %-9s done in %.2f s\n", what, time.Since(since).Seconds())
+}
+
+// cheatingJob makes the miner misbehave for demonstrations and tests.
+type cheatingJob struct {
+	kernels.Job
+	p    proof.Params
+	mode string
+}
+
+// TileCVs commits to the lazy output: every other tile left as zeros.
+func (c *cheatingJob) TileCVs(ctx context.Context) ([]commit.CV, error) {
+	cvs, err := c.Job.TileCVs(ctx)
+	if err != nil || c.mode != "lazy" {
+		return cvs, err
+	}
+	zero := make([]byte, c.p.TileBytes())
+	for i := 0; i < len(cvs); i += 2 {
+		cvs[i] = commit.TileCV(zero, uint64(i))
+	}
+	return cvs, nil
+}
+
+func (c *cheatingJob) Tile(i uint64, dst []byte) error {
+	if err := c.Job.Tile(i, dst); err != nil {
+		return err
+	}
+	switch {
+	case c.mode == "lazy" && i%2 == 0:
+		clear(dst)
+	case c.mode == "tamper":
+		dst[0] ^= 1
+	}
+	return nil
+}

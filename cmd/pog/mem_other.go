@@ -1,0 +1,6 @@
+//go:build !linux
+
+package main
+
+// memoryLimit is unknown off Linux: jobs are not bounded.
+func memoryLimit() uint64 { return 0 }

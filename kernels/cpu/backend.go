@@ -1,0 +1,183 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/pog-network/pog/kernels"
+	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/commit"
+)
+
+func init() {
+	kernels.Register("cpu", func() (kernels.Backend, error) { return Backend{}, nil })
+}
+
+// Backend runs challenges on the host CPU with SgemmNT.
+type Backend struct{}
+
+// Name implements kernels.Backend.
+func (Backend) Name() string { return "cpu" }
+
+// MemoryNeeded counts A and Bᵀ for every batch, one batch's float32 product,
+// and the serialised output.
+func (Backend) MemoryNeeded(p proof.Params) uint64 {
+	b, m, k, n := uint64(p.Batch), uint64(p.M), uint64(p.K), uint64(p.N)
+	return 4 * (b*m*k + b*n*k + m*n + b*m*n)
+}
+
+// Start implements kernels.Backend.
+func (be Backend) Start(p proof.Params, opts kernels.Options) (kernels.Job, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := kernels.CheckMemory("cpu", p, be.MemoryNeeded(p), opts.MemoryLimit); err != nil {
+		return nil, err
+	}
+	g, err := proof.NewGenerator(p)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.Progress == nil {
+		opts.Progress = func(kernels.Stage, float64) {}
+	}
+	return &job{p: p, g: g, opts: opts}, nil
+}
+
+type job struct {
+	p    proof.Params
+	g    *proof.Generator
+	opts kernels.Options
+	a    []float32 // batch × M × K, row-major
+	bt   []float32 // batch × N × K: column j of B_b is row j here
+	out  []byte    // tile-major int32 output
+}
+
+// parallel runs f(i) for i in [0, n) on the job's workers, stopping early
+// when ctx is done, and reports the fraction done.
+func (j *job) parallel(ctx context.Context, n int, f func(i int), report func(done float64)) error {
+	var next, done int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < min(j.opts.Workers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= n {
+					return
+				}
+				f(i)
+				mu.Lock()
+				done++
+				report(float64(done) / float64(n))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+func (j *job) Generate(ctx context.Context) error {
+	j.opts.Progress(kernels.StageGenerate, 0)
+	p := j.p
+	k := int(p.K)
+	rowsA, rowsB := int(p.Batch*p.M), int(p.Batch*p.N)
+	j.a = make([]float32, rowsA*k)
+	j.bt = make([]float32, rowsB*k)
+	const linesPerTask = 64
+	tasks := (rowsA + rowsB + linesPerTask - 1) / linesPerTask
+	return j.parallel(ctx, tasks, func(t int) {
+		for l := t * linesPerTask; l < min((t+1)*linesPerTask, rowsA+rowsB); l++ {
+			if l < rowsA {
+				proof.Line(j.g, proof.MatA, uint32(l/int(p.M)), uint32(l%int(p.M)), j.a[l*k:(l+1)*k])
+			} else {
+				r := l - rowsA
+				proof.Line(j.g, proof.MatB, uint32(r/int(p.N)), uint32(r%int(p.N)), j.bt[r*k:(r+1)*k])
+			}
+		}
+	}, func(f float64) { j.opts.Progress(kernels.StageGenerate, f) })
+}
+
+func (j *job) Multiply(ctx context.Context) error {
+	if j.a == nil {
+		return fmt.Errorf("cpu: Multiply before Generate")
+	}
+	j.opts.Progress(kernels.StageMultiply, 0)
+	p := j.p
+	m, k, n, t := int(p.M), int(p.K), int(p.N), int(p.Tile)
+	j.out = make([]byte, p.OutputBytes())
+	c := make([]float32, m*n)
+	tileBytes, tilesPerMatrix := p.TileBytes(), int(p.TilesPerMatrix())
+	for b := 0; b < int(p.Batch); b++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		SgemmNT(m, n, k, j.a[b*m*k:], k, j.bt[b*n*k:], k, c, n, j.opts.Workers)
+		// Every value is an exact integer below 2^24 (proof.Precision.MaxK),
+		// so the conversion is exact; tile-major order makes each tile a
+		// contiguous, aligned BLAKE3 subtree.
+		err := j.parallel(ctx, m/t, func(I int) {
+			for J := 0; J < n/t; J++ {
+				dst := j.out[(b*tilesPerMatrix+I*(n/t)+J)*tileBytes:]
+				for r := 0; r < t; r++ {
+					row := c[(I*t+r)*n+J*t : (I*t+r)*n+J*t+t]
+					for q, v := range row {
+						putInt32(dst[4*(r*t+q):], int32(v))
+					}
+				}
+			}
+		}, func(f float64) { j.opts.Progress(kernels.StageMultiply, (float64(b)+f)/float64(p.Batch)) })
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func putInt32(b []byte, v int32) {
+	_ = b[3]
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
+
+func (j *job) TileCVs(ctx context.Context) ([]commit.CV, error) {
+	if j.out == nil {
+		return nil, fmt.Errorf("cpu: TileCVs before Multiply")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	j.opts.Progress(kernels.StageHash, 0)
+	cvs, err := commit.TileCVs(j.out, j.p.TileBytes(), j.opts.Workers)
+	j.opts.Progress(kernels.StageHash, 1)
+	return cvs, err
+}
+
+func (j *job) Tile(i uint64, dst []byte) error {
+	tb := uint64(j.p.TileBytes())
+	switch {
+	case j.out == nil:
+		return fmt.Errorf("cpu: Tile before Multiply")
+	case i >= j.p.Tiles():
+		return fmt.Errorf("cpu: tile %d out of range (%d tiles)", i, j.p.Tiles())
+	case uint64(len(dst)) != tb:
+		return fmt.Errorf("cpu: tile buffer of %d bytes, want %d", len(dst), tb)
+	}
+	copy(dst, j.out[i*tb:(i+1)*tb])
+	return nil
+}
+
+func (j *job) Close() error {
+	j.a, j.bt, j.out = nil, nil, nil
+	return nil
+}

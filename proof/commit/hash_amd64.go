@@ -1,0 +1,53 @@
+package commit
+
+import "golang.org/x/sys/cpu"
+
+//go:generate go run ./internal/asmgen -out hash_amd64.s
+
+// useAVX512 selects the gather-free AVX-512 tile hasher; tests clear it to
+// cover the guts fallback.
+var useAVX512 = cpu.X86.HasAVX512F
+
+// hashChunks16 stores the chaining values of the 16 whole chunks in buf, the
+// first of which has chunk counter counter.
+//
+//go:noescape
+func hashChunks16(cvs *[16][8]uint32, buf *[16 * ChunkSize]byte, counter uint64)
+
+// hashParents16 stores in out[i] the chaining value of the parent of in[2i]
+// and in[2i+1].
+//
+//go:noescape
+func hashParents16(out *[16][8]uint32, in *[32][8]uint32)
+
+func tileCV(tile []byte, counter uint64) [8]uint32 {
+	switch {
+	case !useAVX512 || len(tile) < group:
+		return tileCVGuts(tile, counter)
+	case len(tile) <= smallTile:
+		// Zeroing the large scratch would cost as much as hashing 2 KiB.
+		var cvs [smallTile / ChunkSize][8]uint32
+		return treeCV(cvs[:], tile, counter)
+	}
+	var cvs [MaxTileBytes / ChunkSize][8]uint32
+	return treeCV(cvs[:], tile, counter)
+}
+
+const smallTile = 4 * group
+
+// treeCV hashes all chunks of tile, then each level of the tree, 16 nodes per
+// call, using cvs as scratch (at least 32 entries and one per chunk). The
+// levels are merged in place: call i writes cvs[i:i+16] after reading
+// cvs[2i:2i+32]. Levels of fewer than 16 parents hash some garbage lanes.
+func treeCV(cvs [][8]uint32, tile []byte, counter uint64) [8]uint32 {
+	n := len(tile) / ChunkSize
+	for i := 0; i < n; i += 16 {
+		hashChunks16((*[16][8]uint32)(cvs[i:]), (*[16 * ChunkSize]byte)(tile[i*ChunkSize:]), counter+uint64(i))
+	}
+	for ; n > 1; n /= 2 {
+		for i := 0; i < n/2; i += 16 {
+			hashParents16((*[16][8]uint32)(cvs[i:]), (*[32][8]uint32)(cvs[2*i:]))
+		}
+	}
+	return cvs[0]
+}

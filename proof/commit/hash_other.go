@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package commit
+
+func tileCV(tile []byte, counter uint64) [8]uint32 {
+	return tileCVGuts(tile, counter)
+}

@@ -1,0 +1,73 @@
+package proof
+
+import (
+	"encoding/binary"
+
+	"github.com/pog-network/pog/proof/philox"
+)
+
+// Matrix names an input matrix in the generator's counter.
+type Matrix uint32
+
+// The two input matrices.
+const (
+	MatA Matrix = 0
+	MatB Matrix = 1
+)
+
+// Generator produces challenge matrices one line at a time: a row of A or a
+// column of B, each an independent Philox stream, so a verifier generates only
+// the lines a sampled tile needs.
+type Generator struct {
+	key  [2]uint32
+	salt uint32
+	vals valueSet
+	k    uint32
+}
+
+// NewGenerator derives the generator of p's matrices.
+func NewGenerator(p Params) (*Generator, error) {
+	key, err := p.Key()
+	if err != nil {
+		return nil, err
+	}
+	return &Generator{
+		key:  [2]uint32{binary.LittleEndian.Uint32(key[0:]), binary.LittleEndian.Uint32(key[4:])},
+		salt: binary.LittleEndian.Uint32(key[8:]),
+		vals: p.Precision.values(),
+		k:    p.K,
+	}, nil
+}
+
+// Number is an element type lines can be generated into.
+type Number interface {
+	~int16 | ~int32 | ~int64 | ~float32
+}
+
+// Line fills dst[:K] with line idx of matrix m in batch b: row idx of A, or
+// column idx of B. Element p of the line comes from bits 16·(p mod 2) of word
+// (p mod 8)/2 of the Philox block at counter (p/8, idx, 2b+m, salt).
+func Line[T Number](g *Generator, m Matrix, b, idx uint32, dst []T) {
+	dst = dst[:g.k]
+	mask, off, scale := g.vals.aMask, g.vals.aOff, int32(1)
+	if m == MatB {
+		mask, off, scale = g.vals.bMask, g.vals.bOff, g.vals.bScale
+	}
+	ctr := [4]uint32{0, idx, b<<1 | uint32(m), g.salt}
+	val := func(w uint32) T { return T(scale*int32(w&mask) - off) }
+	p := 0
+	for ; p+8 <= len(dst); p += 8 {
+		ctr[0] = uint32(p / 8)
+		w := philox.Block(ctr, g.key)
+		d := dst[p : p+8 : p+8]
+		d[0], d[1], d[2], d[3] = val(w[0]), val(w[0]>>16), val(w[1]), val(w[1]>>16)
+		d[4], d[5], d[6], d[7] = val(w[2]), val(w[2]>>16), val(w[3]), val(w[3]>>16)
+	}
+	if p < len(dst) {
+		ctr[0] = uint32(p / 8)
+		w := philox.Block(ctr, g.key)
+		for l := 0; p+l < len(dst); l++ {
+			dst[p+l] = val(w[l/2] >> (16 * (l % 2)))
+		}
+	}
+}

@@ -1,0 +1,100 @@
+// Package sample owns which output tiles a validator opens: the sample size
+// for a stated detection target, the commit-reveal secret that stops a miner
+// from grinding its root against the sample, and the deterministic derivation
+// of indices from secret and root that anyone can repeat.
+package sample
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"lukechampine.com/blake3"
+)
+
+// Defaults: catch a miner that fakes at least 10% of its tiles with
+// probability at least 99.9%.
+const (
+	DefaultFraction    = 0.10
+	DefaultProbability = 0.999
+)
+
+// Count returns the number of tiles k to sample so that a miner faking at
+// least a fraction f of tiles is caught with probability at least target:
+// the smallest k with 1-(1-f)^k >= target, capped at tiles (then every tile
+// is opened and detection is certain). Sampling without replacement only
+// raises the probability; DetectProbability gives the exact figure.
+func Count(f, target float64, tiles uint64) (int, error) {
+	if !(f > 0 && f < 1) || !(target > 0 && target < 1) {
+		return 0, fmt.Errorf("fraction %v and probability %v must both be in (0, 1)", f, target)
+	}
+	k := math.Ceil(math.Log1p(-target) / math.Log1p(-f))
+	// Guard against rounding down across the threshold.
+	for 1-math.Pow(1-f, k) < target {
+		k++
+	}
+	return int(min(k, float64(tiles))), nil
+}
+
+// DetectProbability is the exact chance that k tiles sampled without
+// replacement from tiles include at least one of ceil(f·tiles) faked ones.
+func DetectProbability(k int, f float64, tiles uint64) float64 {
+	bad := uint64(math.Ceil(f * float64(tiles)))
+	miss := 1.0
+	for i := uint64(0); i < uint64(k); i++ {
+		if bad+i >= tiles {
+			return 1
+		}
+		miss *= float64(tiles-bad-i) / float64(tiles-i)
+	}
+	return 1 - miss
+}
+
+// Domain-separation contexts (BLAKE3 derive-key).
+const (
+	commitContext  = "pog 2026-11-29 sampling secret commitment v1"
+	indicesContext = "pog 2026-11-29 sample indices v1"
+)
+
+// Commit returns the commitment to secret carried in a challenge.
+func Commit(secret [32]byte) [32]byte {
+	var c [32]byte
+	blake3.DeriveKey(c[:], commitContext, secret[:])
+	return c
+}
+
+// Indices derives k distinct tile indices in [0, tiles), sorted ascending,
+// from the revealed secret, the miner's root and the challenge's encoded
+// parameters. Values are read as little-endian uint64s from a keyed BLAKE3
+// XOF, rejection-sampled to avoid modulo bias, duplicates skipped.
+func Indices(secret, root [32]byte, params []byte, tiles uint64, k int) []uint64 {
+	if uint64(k) >= tiles {
+		all := make([]uint64, tiles)
+		for i := range all {
+			all[i] = uint64(i)
+		}
+		return all
+	}
+	var key [32]byte
+	material := append(append(append([]byte{}, secret[:]...), root[:]...), params...)
+	blake3.DeriveKey(key[:], indicesContext, material)
+	xof := blake3.New(32, key[:]).XOF()
+	limit := math.MaxUint64 - math.MaxUint64%tiles // values >= limit are rejected
+	seen := make(map[uint64]bool, k)
+	out := make([]uint64, 0, k)
+	var buf [8]byte
+	for len(out) < k {
+		xof.Read(buf[:])
+		x := binary.LittleEndian.Uint64(buf[:])
+		if x >= limit {
+			continue
+		}
+		if i := x % tiles; !seen[i] {
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

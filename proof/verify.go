@@ -1,0 +1,324 @@
+package proof
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/proof/sample"
+	"lukechampine.com/blake3"
+)
+
+// Reason classifies a failed verification; each attack in SPEC.md §Attacks
+// maps to one.
+type Reason string
+
+// Verification failure reasons.
+const (
+	ReasonSecret       Reason = "revealed secret does not match its commitment"
+	ReasonSamples      Reason = "sample count out of range"
+	ReasonTileCount    Reason = "wrong number of tiles"
+	ReasonTileSize     Reason = "wrong tile size"
+	ReasonProof        Reason = "tiles are not in the committed root"
+	ReasonNotComputed  Reason = "tile not computed"
+	ReasonLowPrecision Reason = "computed in a lower precision than the challenge asks"
+	ReasonWrongValues  Reason = "tile values are not A·B"
+	ReasonReusedOutput Reason = "output of another identity's challenge"
+)
+
+// Failure is a verification verdict against the miner.
+type Failure struct {
+	Reason Reason
+	Tile   int64 // tile index, or -1 when no single tile is at fault
+	Detail string
+}
+
+func (f *Failure) Error() string {
+	if f.Tile < 0 {
+		return fmt.Sprintf("%s: %s", f.Reason, f.Detail)
+	}
+	return fmt.Sprintf("tile %d: %s: %s", f.Tile, f.Reason, f.Detail)
+}
+
+func fail(r Reason, tile int64, format string, args ...any) *Failure {
+	return &Failure{Reason: r, Tile: tile, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Transcript is a round as a third party sees it: the challenge, the
+// commitment to the sampling secret, the miner's root and the revealed secret.
+// It is all an auditor needs to re-derive the sample and the verdict.
+type Transcript struct {
+	Params           Params
+	SecretCommitment [32]byte
+	Root             commit.CV
+	Secret           [32]byte
+	Samples          int // k, the number of tiles to open
+}
+
+// Indices checks the revealed secret and derives the sampled tile indices.
+func (t *Transcript) Indices() ([]uint64, error) {
+	if err := t.Params.Validate(); err != nil {
+		return nil, err
+	}
+	if sample.Commit(t.Secret) != t.SecretCommitment {
+		return nil, fail(ReasonSecret, -1, "commitment %x", t.SecretCommitment[:8])
+	}
+	if t.Samples < 1 || t.Samples > commit.MaxIndices {
+		return nil, fail(ReasonSamples, -1, "%d, want 1..%d", t.Samples, commit.MaxIndices)
+	}
+	enc, _ := t.Params.MarshalBinary()
+	return sample.Indices(t.Secret, t.Root, enc, t.Params.Tiles(), t.Samples), nil
+}
+
+// Verify checks the opened tiles, in the order Indices returns, and their
+// batch proof. otherRoots holds roots other identities committed in the same
+// round: a root among them whose tiles fail is a copy of their output. A nil
+// error means every sampled tile is in the root and equals A·B exactly.
+func (t *Transcript) Verify(tiles [][]byte, proof commit.Proof, otherRoots map[commit.CV]bool) error {
+	idx, err := t.Indices()
+	if err != nil {
+		return err
+	}
+	if len(tiles) != len(idx) {
+		return fail(ReasonTileCount, -1, "got %d, want %d", len(tiles), len(idx))
+	}
+	p := t.Params
+	leaves := make([]commit.CV, len(idx))
+	for i, tile := range tiles {
+		if len(tile) != p.TileBytes() {
+			return fail(ReasonTileSize, int64(idx[i]), "%d bytes, want %d", len(tile), p.TileBytes())
+		}
+		leaves[i] = commit.TileCV(tile, idx[i])
+	}
+	if err := commit.Verify(t.Root, p.Tiles(), idx, leaves, proof); err != nil {
+		return fail(ReasonProof, -1, "%v", err)
+	}
+	g, err := NewGenerator(p)
+	if err != nil {
+		return err
+	}
+	// Tiles are checked in parallel; the verdict names the lowest failing
+	// index so it does not depend on scheduling.
+	fails := make([]*Failure, len(tiles))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(tiles)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(tiles); i = int(next.Add(1) - 1) {
+				fails[i] = checkTile(g, p, idx[i], DecodeTile(tiles[i]), t.freivaldsVector(idx[i]))
+			}
+		}()
+	}
+	wg.Wait()
+	for _, f := range fails {
+		if f != nil {
+			if otherRoots[t.Root] {
+				f.Reason, f.Detail = ReasonReusedOutput, "root also committed by another miner; "+f.Detail
+			}
+			return f
+		}
+	}
+	return nil
+}
+
+// p61 is the Mersenne prime 2^61-1: Freivalds' check runs in its field, so a
+// wrong tile passes with probability at most 1/p61 per tile.
+const p61 = 1<<61 - 1
+
+const freivaldsContext = "pog 2026-11-29 freivalds vector v1"
+
+// freivaldsVector derives tile idx's random vector from the secret and root,
+// both fixed before the miner reveals tiles, so the check is reproducible.
+func (t *Transcript) freivaldsVector(idx uint64) []uint64 {
+	var key [32]byte
+	m := append(append(append([]byte{}, t.Secret[:]...), t.Root[:]...), binary.BigEndian.AppendUint64(nil, idx)...)
+	blake3.DeriveKey(key[:], freivaldsContext, m)
+	buf := make([]byte, 8*t.Params.Tile)
+	blake3.New(32, key[:]).XOF().Read(buf)
+	r := make([]uint64, t.Params.Tile)
+	for i := range r {
+		r[i] = reduce(0, binary.LittleEndian.Uint64(buf[8*i:])>>3)
+	}
+	return r
+}
+
+// reduce returns (hi·2^64 + lo) mod p61 for hi < 2^58.
+func reduce(hi, lo uint64) uint64 {
+	x := (lo & p61) + (lo >> 61) + hi<<3
+	x = (x & p61) + (x >> 61)
+	if x >= p61 {
+		x -= p61
+	}
+	return x
+}
+
+// acc is a 128-bit accumulator of products of a non-negative integer below
+// 2^33 and a field element, reduced once at the end.
+type acc struct{ hi, lo uint64 }
+
+func (a *acc) add(x, y uint64) {
+	h, l := bits.Mul64(x, y)
+	var c uint64
+	a.lo, c = bits.Add64(a.lo, l, 0)
+	a.hi += h + c
+}
+
+func (a acc) mod() uint64 { return reduce(a.hi, a.lo) }
+
+func subMod(a, b uint64) uint64 {
+	if a >= b {
+		return a - b
+	}
+	return a + p61 - b
+}
+
+// checkTile runs Freivalds' check C·r = A_I·(B_J·r) on one tile, row by row,
+// and classifies the first mismatching row.
+func checkTile(g *Generator, p Params, idx uint64, c []int32, r []uint64) *Failure {
+	t, k := int(p.Tile), int(p.K)
+	b, I, J := p.TilePos(idx)
+	v := p.Precision.values()
+	// Entries are offset to be non-negative; the offset is subtracted once.
+	var rsum acc
+	for _, x := range r {
+		rsum.add(1, x)
+	}
+	rs := rsum.mod()
+
+	// y = B_J·r over the field.
+	bcols := make([]int32, t*k)
+	ys := make([]acc, k)
+	for col := 0; col < t; col++ {
+		bc := bcols[col*k : (col+1)*k]
+		Line(g, MatB, b, J*p.Tile+uint32(col), bc)
+		for q, x := range bc {
+			ys[q].add(uint64(x+v.bOff), r[col])
+		}
+	}
+	y := make([]uint64, k)
+	var ysum acc
+	bOffR := reduce(bits.Mul64(uint64(v.bOff), rs))
+	for q := range ys {
+		y[q] = subMod(ys[q].mod(), bOffR)
+		ysum.add(1, y[q])
+	}
+	aOffY := reduce(bits.Mul64(uint64(v.aOff), ysum.mod()))
+	cOffR := reduce(bits.Mul64(1<<31, rs))
+
+	arow := make([]int32, k)
+	for i := 0; i < t; i++ {
+		Line(g, MatA, b, I*p.Tile+uint32(i), arow)
+		var right, left acc
+		for q, a := range arow {
+			right.add(uint64(a+v.aOff), y[q])
+		}
+		row := c[i*t : (i+1)*t]
+		for j, x := range row {
+			left.add(uint64(int64(x)+1<<31), r[j])
+		}
+		if subMod(left.mod(), cOffR) != subMod(right.mod(), aOffY) {
+			return diagnose(idx, i, row, arow, bcols, k)
+		}
+	}
+	return nil
+}
+
+// diagnose recomputes one failing row exactly and names the likely cause:
+// nothing computed, rounding-sized errors (a lower precision), or other.
+func diagnose(idx uint64, i int, got, arow, bcols []int32, k int) *Failure {
+	zero, near := true, true
+	first := -1
+	var want0 int64
+	for j, x := range got {
+		var want, scale int64
+		for q, a := range arow {
+			bv := int64(bcols[j*k+q])
+			want += int64(a) * bv
+			scale += abs(int64(a) * bv)
+		}
+		zero = zero && x == 0
+		if d := abs(int64(x) - want); d != 0 {
+			// fp16/bf16/TF32 input rounding or a short accumulator moves a
+			// sum by far less than 1/128 of its absolute-value sum.
+			near = near && 128*d <= scale
+			if first < 0 {
+				first, want0 = j, want
+			}
+		}
+	}
+	tile := int64(idx)
+	if first < 0 {
+		// Freivalds disagreed but the row is exact: impossible unless the
+		// inputs to the check were inconsistent; report it plainly.
+		return fail(ReasonWrongValues, tile, "row %d fails the check but matches A·B", i)
+	}
+	detail := fmt.Sprintf("row %d col %d is %d, A·B gives %d", i, first, got[first], want0)
+	switch {
+	case zero:
+		return fail(ReasonNotComputed, tile, "row %d is all zeros", i)
+	case near:
+		return fail(ReasonLowPrecision, tile, "%s (rounding-sized errors)", detail)
+	}
+	return fail(ReasonWrongValues, tile, "%s", detail)
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// DecodeTile reads a serialised tile: little-endian int32s, row-major.
+func DecodeTile(b []byte) []int32 {
+	out := make([]int32, len(b)/4)
+	for i := range out {
+		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// EncodeTile serialises tile values as little-endian int32s.
+func EncodeTile(dst []byte, c []int32) {
+	for i, x := range c {
+		binary.LittleEndian.PutUint32(dst[4*i:], uint32(x))
+	}
+}
+
+// ReferenceTile computes tile idx exactly with a naive product; tests and
+// diagnostics use it, miners use a kernels.Backend.
+func ReferenceTile(g *Generator, p Params, idx uint64) []int32 {
+	t, k := int(p.Tile), int(p.K)
+	b, I, J := p.TilePos(idx)
+	bcols := make([]int32, t*k)
+	for col := 0; col < t; col++ {
+		Line(g, MatB, b, J*p.Tile+uint32(col), bcols[col*k:(col+1)*k])
+	}
+	out := make([]int32, t*t)
+	arow := make([]int32, k)
+	for i := 0; i < t; i++ {
+		Line(g, MatA, b, I*p.Tile+uint32(i), arow)
+		for j := 0; j < t; j++ {
+			var s int32
+			for q, a := range arow {
+				s += a * bcols[j*k+q]
+			}
+			out[i*t+j] = s
+		}
+	}
+	return out
+}
+
+// VerifyOps counts a validator's work for k sampled tiles: one operation per
+// generated input element (2·t·K) plus two per multiply-add of Freivalds'
+// check (2·t·K + t²). Compare with Params.FLOPs.
+func VerifyOps(p Params, k int) float64 {
+	t, kk := float64(p.Tile), float64(p.K)
+	return float64(k) * (2*t*kk + 2*(2*t*kk+t*t))
+}
