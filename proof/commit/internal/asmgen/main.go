@@ -113,17 +113,15 @@ func (g *gen) pairs(x []string, pairs [][2]int, op string, loImm, hiImm int) []s
 	return y
 }
 
-// transpose16 transposes the 16x16 word matrix held in rows (the reference
-// implementation's transpose_vecs_512) and returns, for each word index, the
-// register holding that word of all 16 rows.
+// transpose16 transposes the 16x16 word matrix held in rows, as the reference
+// implementation's transpose_vecs_512 does, and returns for each word index
+// the register holding that word of all 16 rows.
 func (g *gen) transpose16(rows []string) [16]string {
-	x := g.pairs(rows, stride(16, 1, 2), "VPUNPCKLDQ", 0, 0)
-	// x: [ab lo, ab hi, cd lo, cd hi, ...]; combine ab lo with cd lo and so on.
-	x = g.pairs(x, [][2]int{{0, 2}, {1, 3}, {4, 6}, {5, 7}, {8, 10}, {9, 11}, {12, 14}, {13, 15}}, "VPUNPCKLQDQ", 0, 0)
-	x = g.pairs(x, [][2]int{{0, 4}, {1, 5}, {2, 6}, {3, 7}, {8, 12}, {9, 13}, {10, 14}, {11, 15}}, "VSHUFI32X4", 0x88, 0xdd)
-	x = g.pairs(x, [][2]int{{0, 8}, {1, 9}, {2, 10}, {3, 11}, {4, 12}, {5, 13}, {6, 14}, {7, 15}}, "VSHUFI32X4", 0x88, 0xdd)
+	x := g.pairs(rows, butterfly(16, 1), "VPUNPCKLDQ", 0, 0)
+	x = g.pairs(x, butterfly(16, 2), "VPUNPCKLQDQ", 0, 0)
+	x = g.pairs(x, butterfly(16, 4), "VSHUFI32X4", 0x88, 0xdd)
+	x = g.pairs(x, butterfly(16, 8), "VSHUFI32X4", 0x88, 0xdd)
 	var words [16]string
-	found := 0
 	for _, r := range x {
 		c := g.regs[r]
 		for l := range c {
@@ -132,19 +130,24 @@ func (g *gen) transpose16(rows []string) [16]string {
 			}
 		}
 		words[c[0].word] = r
-		found++
 	}
-	if found != 16 {
-		log.Fatal("transpose: missing words")
+	for w, r := range words {
+		if r == "" {
+			log.Fatalf("transpose: word %d missing", w)
+		}
 	}
 	return words
 }
 
-// stride returns n/2 pairs (i, i+d) for i stepping by step.
-func stride(n, d, step int) [][2]int {
+// butterfly returns the pairs (i, i+d) of 0 <= i < n with bit d of i clear.
+// Each transpose stage pairs the low halves of one stage's outputs with each
+// other, and the high halves likewise.
+func butterfly(n, d int) [][2]int {
 	var ps [][2]int
-	for i := 0; i+d < n; i += step {
-		ps = append(ps, [2]int{i, i + d})
+	for i := 0; i < n; i++ {
+		if i&d == 0 {
+			ps = append(ps, [2]int{i, i + d})
+		}
 	}
 	return ps
 }
@@ -229,10 +232,7 @@ func (g *gen) g4(v [16]string, cols [4][4]int, m []string) {
 // storeCVs transposes the chaining values in Z0-Z7 back to one row per lane
 // and stores them to out (DI) as [16][8]uint32.
 func (g *gen) storeCVs() {
-	g.free = nil
-	for i := 8; i < 32; i++ {
-		g.free = append(g.free, fmt.Sprintf("Z%d", i))
-	}
+	g.reset()
 	h := make([]string, 8)
 	for w := range h {
 		h[w] = fmt.Sprintf("Z%d", w)
@@ -242,8 +242,8 @@ func (g *gen) storeCVs() {
 		}
 		g.regs[h[w]] = &c
 	}
-	x := g.pairs(h, stride(8, 1, 2), "VPUNPCKLDQ", 0, 0)
-	x = g.pairs(x, [][2]int{{0, 2}, {1, 3}, {4, 6}, {5, 7}}, "VPUNPCKLQDQ", 0, 0)
+	x := g.pairs(h, butterfly(8, 1), "VPUNPCKLDQ", 0, 0)
+	x = g.pairs(x, butterfly(8, 2), "VPUNPCKLQDQ", 0, 0)
 	// Each 128-bit lane now holds four consecutive words of one row.
 	for _, r := range x {
 		c := g.regs[r]
@@ -259,6 +259,7 @@ func (g *gen) storeCVs() {
 	}
 }
 
+// reset frees Z8-Z31; Z0-Z7 hold the chaining values throughout.
 func (g *gen) reset() {
 	g.regs = map[string]*[16]elem{}
 	g.free = nil
@@ -267,18 +268,21 @@ func (g *gen) reset() {
 	}
 }
 
+// loadIV sets the chaining values to the key, which is the IV for hashing.
 func (g *gen) loadIV() {
 	for i := 0; i < 8; i++ {
 		g.p("\tVPBROADCASTD iv<>+%d(SB), Z%d", 4*i, i)
 	}
 }
 
+// initIV sets state rows v8-v11 to the IV.
 func (g *gen) initIV(v []string) {
 	for i := 0; i < 4; i++ {
 		g.p("\tVPBROADCASTD iv<>+%d(SB), %s", 4*i, v[i])
 	}
 }
 
+// chunks emits hashChunks16: 16 blocks per chunk, all chunks in parallel.
 func (g *gen) chunks() {
 	g.reset()
 	g.p("// func hashChunks16(cvs *[16][8]uint32, buf *[16 * 1024]byte, counter uint64)")
@@ -335,6 +339,7 @@ func (g *gen) chunks() {
 	g.p("")
 }
 
+// parents emits hashParents16: one parent block (two adjacent CVs) per lane.
 func (g *gen) parents() {
 	g.reset()
 	g.p("// func hashParents16(out *[16][8]uint32, in *[32][8]uint32)")
