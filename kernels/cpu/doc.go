@@ -1,4 +1,6 @@
-// Package cpu is the CPU compute backend.
+// Package cpu is the CPU compute backend: kernels.Backend "cpu" generates
+// the challenge matrices with the proof generator, multiplies them with
+// SgemmNT and hashes the tile-major output, all on the host's cores.
 //
 // SgemmNT is a Goto/BLIS-style single-precision matrix multiply: both
 // operands are packed into cache-resident panels and the inner product is

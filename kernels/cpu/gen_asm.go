@@ -25,11 +25,9 @@ type kernelSpec struct {
 }
 
 var specs = []kernelSpec{
-	{name: "sgemmKernelAVX512", mr: mrAVX512, nv: 2, vw: 16, reg: "Z", zero: "VPXORD", unroll: 4},
+	{name: "sgemmKernelAVX512", mr: 14, nv: 2, vw: 16, reg: "Z", zero: "VPXORD", unroll: 4},
 	{name: "sgemmKernelAVX2", mr: 6, nv: 2, vw: 8, reg: "Y", zero: "VPXOR", unroll: 4},
 }
-
-const mrAVX512 = 14
 
 func main() {
 	var w bytes.Buffer

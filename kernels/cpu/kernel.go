@@ -14,8 +14,8 @@ type microKernel struct {
 	fn     func(k int, a, b, c *float32, ldc int, accumulate bool)
 }
 
-// genericKernel is the portable fallback. A 4×4 tile keeps the sixteen
-// accumulators in registers on every Go target.
+// genericKernel is the portable fallback. A 4×4 tile is small enough for
+// the compiler to keep the accumulators in registers on most Go targets.
 var genericKernel = microKernel{name: "generic", mr: 4, nr: 4, fn: sgemmKernelGeneric}
 
 func sgemmKernelGeneric(k int, a, b, c *float32, ldc int, accumulate bool) {

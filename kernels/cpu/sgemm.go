@@ -26,11 +26,13 @@ const minWorkPerWorker = 1 << 18
 // kernel is the micro-kernel SgemmNT uses; tests swap it to cover every variant.
 var kernel = availableKernels()[0]
 
-// bufPool recycles packing buffers between calls.
-var bufPool sync.Pool
+// Packing buffers are recycled between calls, in separate pools for the
+// shared blocks of B and the per-worker blocks of A so that one kind does
+// not keep displacing the other.
+var bPool, aPool sync.Pool
 
-func getBuf(n int) *[]float32 {
-	bp, _ := bufPool.Get().(*[]float32)
+func getBuf(pool *sync.Pool, n int) *[]float32 {
+	bp, _ := pool.Get().(*[]float32)
 	if bp == nil || cap(*bp) < n {
 		b := make([]float32, n)
 		return &b
@@ -67,7 +69,7 @@ func SgemmNT(m, n, k int, a []float32, lda int, bt []float32, ldb int, c []float
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = min(workers, max(1, m*n*k/minWorkPerWorker))
-	if workers == 1 || ceilDiv(m, kern.mr) >= workers*1000000 {
+	if workers == 1 || ceilDiv(m, kern.mr) >= workers {
 		gemm(kern, m, n, k, a, lda, bt, ldb, c, ldc, workers)
 		return
 	}
@@ -111,9 +113,10 @@ func gemm(kern microKernel, m, n, k int, a []float32, lda int, bt []float32, ldb
 		workers: workers,
 		kc:      min(k, blockK),
 		nc:      min(roundUp(n, kern.nr), roundUp(blockN, kern.nr)),
-		bar:     barrier{n: int32(workers)},
 	}
-	bp := getBuf(g.kc * g.nc)
+	g.bar.n = int32(workers)
+	g.bar.cond.L = &g.bar.mu
+	bp := getBuf(&bPool, g.kc*g.nc)
 	g.bPack = *bp
 	var wg sync.WaitGroup
 	for t := 1; t < workers; t++ {
@@ -121,7 +124,7 @@ func gemm(kern microKernel, m, n, k int, a []float32, lda int, bt []float32, ldb
 	}
 	g.run(0)
 	wg.Wait()
-	bufPool.Put(bp)
+	bPool.Put(bp)
 }
 
 // run is worker t's share of g: rows [i0, i1) of C and 1/workers of the
@@ -132,7 +135,7 @@ func (g *gemmJob) run(t int) {
 	i0, i1 := t*mTiles/g.workers*mr, min((t+1)*mTiles/g.workers*mr, g.m)
 	// Equal row blocks of at most blockM, so no block is a thin remainder.
 	mc := roundUp(ceilDiv(i1-i0, ceilDiv(i1-i0, blockM)), mr)
-	bp := getBuf(g.kc*mc + mr*nr)
+	bp := getBuf(&aPool, g.kc*mc+mr*nr)
 	aPack, tile := (*bp)[:g.kc*mc], (*bp)[g.kc*mc:]
 
 	for jc := 0; jc < g.n; jc += g.nc {
@@ -156,7 +159,7 @@ func (g *gemmJob) run(t int) {
 			g.bar.wait() // nobody reads the block of B any more
 		}
 	}
-	bufPool.Put(bp)
+	aPool.Put(bp)
 }
 
 // block multiplies the packed rows in aPack by one packed kc×nr panel of B
@@ -190,15 +193,19 @@ func (g *gemmJob) block(aPack []float32, bp *float32, tile []float32, mcur, ncr,
 }
 
 // barrier blocks each of n goroutines in wait until all n have called it.
-// Waiters spin, since the phases between barriers are balanced and the wait
-// is short. Parking is avoided on purpose: a goroutine woken by another is
-// queued on the waker's P, and Go does not reliably hand it to the idle P,
-// so the workers ended up taking turns on one core.
+// Waiters spin briefly, because the phases between barriers are balanced
+// and a parked goroutine takes a while to wake, then park so that a
+// worker delayed by other load on the machine does not have the others
+// burn the CPU it needs.
 type barrier struct {
 	n       int32
 	arrived atomic.Int32
 	gen     atomic.Uint32
+	mu      sync.Mutex
+	cond    sync.Cond
 }
+
+const barrierSpins = 1 << 12
 
 func (b *barrier) wait() {
 	if b.n == 1 {
@@ -207,15 +214,22 @@ func (b *barrier) wait() {
 	gen := b.gen.Load()
 	if b.arrived.Add(1) == b.n {
 		b.arrived.Store(0)
+		b.mu.Lock()
 		b.gen.Add(1)
+		b.cond.Broadcast()
+		b.mu.Unlock()
 		return
 	}
-	// After a while, yield so that workers outnumbering the Ps still progress.
-	for i := 0; b.gen.Load() == gen; i++ {
-		if i >= 1<<12 {
-			runtime.Gosched()
+	for range barrierSpins {
+		if b.gen.Load() != gen {
+			return
 		}
 	}
+	b.mu.Lock()
+	for b.gen.Load() == gen {
+		b.cond.Wait()
+	}
+	b.mu.Unlock()
 }
 
 // packPanels copies rows×kc elements of src (row stride ld) into dst as

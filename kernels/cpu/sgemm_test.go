@@ -3,7 +3,6 @@ package cpu
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 	"time"
 )
@@ -123,19 +122,6 @@ func checkShape(t *testing.T, vs valueSet, s shape, workers int) {
 	}
 	if bad > 0 {
 		t.Errorf("%d of %d elements differ", bad, len(want))
-	}
-}
-
-// TestKernelsCovered makes sure this machine exercises the assembly kernels
-// it should, so a silent feature-detection change cannot skip them.
-func TestKernelsCovered(t *testing.T) {
-	names := ""
-	for _, mk := range availableKernels() {
-		names += mk.name + " "
-	}
-	t.Logf("kernels: %s(default %s)", names, kernel.name)
-	if runtime.GOARCH == "amd64" && kernel.name == genericKernel.name {
-		t.Log("no SIMD kernel on this CPU; only the generic kernel is tested")
 	}
 }
 
