@@ -79,27 +79,40 @@ func (t *Transcript) Indices() ([]uint64, error) {
 // round: a root among them whose tiles fail is a copy of their output. A nil
 // error means every sampled tile is in the root and equals A·B exactly.
 func (t *Transcript) Verify(tiles [][]byte, proof commit.Proof, otherRoots map[commit.CV]bool) error {
+	return t.Check(tiles, proof, otherRoots).Err
+}
+
+// Result is a verification's outcome.
+type Result struct {
+	Err error // the verdict: nil when verified, else usually a *Failure
+	// Tiles holds each sampled tile's outcome in sample order (nil entries
+	// passed); it is nil when the round failed before tiles were checked.
+	Tiles []*Failure
+}
+
+// Check is Verify with the outcome of every sampled tile, for evidence.
+func (t *Transcript) Check(tiles [][]byte, proof commit.Proof, otherRoots map[commit.CV]bool) Result {
 	idx, err := t.Indices()
 	if err != nil {
-		return err
+		return Result{Err: err}
 	}
 	if len(tiles) != len(idx) {
-		return fail(ReasonTileCount, -1, "got %d, want %d", len(tiles), len(idx))
+		return Result{Err: fail(ReasonTileCount, -1, "got %d, want %d", len(tiles), len(idx))}
 	}
 	p := t.Params
 	leaves := make([]commit.CV, len(idx))
 	for i, tile := range tiles {
 		if len(tile) != p.TileBytes() {
-			return fail(ReasonTileSize, int64(idx[i]), "%d bytes, want %d", len(tile), p.TileBytes())
+			return Result{Err: fail(ReasonTileSize, int64(idx[i]), "%d bytes, want %d", len(tile), p.TileBytes())}
 		}
 		leaves[i] = commit.TileCV(tile, idx[i])
 	}
 	if err := commit.Verify(t.Root, p.Tiles(), idx, leaves, proof); err != nil {
-		return fail(ReasonProof, -1, "%v", err)
+		return Result{Err: fail(ReasonProof, -1, "%v", err)}
 	}
 	g, err := NewGenerator(p)
 	if err != nil {
-		return err
+		return Result{Err: err}
 	}
 	// Tiles are checked in parallel; the verdict names the lowest failing
 	// index so it does not depend on scheduling.
@@ -116,15 +129,18 @@ func (t *Transcript) Verify(tiles [][]byte, proof commit.Proof, otherRoots map[c
 		}()
 	}
 	wg.Wait()
+	res := Result{Tiles: fails}
 	for _, f := range fails {
 		if f != nil {
 			if otherRoots[t.Root] {
 				f.Reason, f.Detail = ReasonReusedOutput, "root also committed by another miner; "+f.Detail
 			}
-			return f
+			if res.Err == nil {
+				res.Err = f
+			}
 		}
 	}
-	return nil
+	return res
 }
 
 // p61 is the Mersenne prime 2^61-1: Freivalds' check runs in its field, so a

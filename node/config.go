@@ -1,0 +1,240 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
+	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/commit"
+)
+
+// Files under a node's home directory.
+const (
+	ConfigFile = "config.toml"
+	KeyFile    = "node.key"
+	StoreDir   = "store"
+)
+
+// Duration is a time.Duration written as "30s" in TOML.
+type Duration struct{ time.Duration }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	d.Duration = v
+	return err
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Config is a node's configuration file, config.toml in its home.
+type Config struct {
+	Node      NodeConfig      `toml:"node"`
+	Network   NetworkConfig   `toml:"network"`
+	Miner     MinerConfig     `toml:"miner"`
+	Validator ValidatorConfig `toml:"validator"`
+}
+
+// NodeConfig is the libp2p host.
+type NodeConfig struct {
+	Listen    []string `toml:"listen" comment:"multiaddrs to listen on (TCP and QUIC)"`
+	Bootstrap []string `toml:"bootstrap" comment:"peers to dial at start, as /ip4/.../p2p/<id>"`
+	MDNS      bool     `toml:"mdns" comment:"discover peers on the LAN with mDNS"`
+	DHT       bool     `toml:"dht" comment:"run a kad-dht under the /pog prefix (never the public IPFS DHT)"`
+	LowWater  int      `toml:"conn_low_water" comment:"connection manager: trim down to this many connections"`
+	HighWater int      `toml:"conn_high_water" comment:"connection manager: start trimming above this many"`
+	// ProofStreamMemory bounds the memory all proof streams may hold.
+	ProofStreamMemory int64  `toml:"proof_stream_memory" comment:"bytes all /pog/proof streams may buffer at once"`
+	LogLevel          string `toml:"log_level" comment:"debug, info, warn or error"`
+	LogFormat         string `toml:"log_format" comment:"text or json"`
+}
+
+// NetworkConfig is what all nodes of one network agree on.
+type NetworkConfig struct {
+	Validators        []string `toml:"validators" comment:"peer IDs allowed to send challenges"`
+	TrustAnyValidator bool     `toml:"trust_any_validator" comment:"accept challenges from any peer (local testing only)"`
+	EpochLength       Duration `toml:"epoch_length" comment:"epoch = unix time / epoch_length"`
+}
+
+// MinerConfig is the miner role.
+type MinerConfig struct {
+	Backend          string   `toml:"backend" comment:"compute backend: cpu (or cuda in GPU builds)"`
+	Workers          int      `toml:"workers" comment:"host threads for the cpu backend (0: all)"`
+	MaxOutputBytes   uint64   `toml:"max_output_bytes" comment:"largest challenge output accepted per GPU"`
+	AnnounceInterval Duration `toml:"announce_interval"`
+	QueueLength      int      `toml:"queue_length" comment:"challenges waiting per GPU before new ones are dropped"`
+	ProofWindow      Duration `toml:"proof_window" comment:"how long outputs are kept for tile requests after the commitment"`
+}
+
+// ValidatorConfig is the validator role.
+type ValidatorConfig struct {
+	RoundInterval     Duration `toml:"round_interval"`
+	Size              uint32   `toml:"size" comment:"largest output edge M = N challenged"`
+	K                 uint32   `toml:"k" comment:"inner dimension (capped by the precision's exactness limit)"`
+	TileBytes         int      `toml:"tile_bytes"`
+	Precision         string   `toml:"precision" comment:"fp16 or fp32"`
+	Deadline          Duration `toml:"deadline" comment:"time from sending a challenge to receiving the commitment"`
+	ProofTimeout      Duration `toml:"proof_timeout" comment:"time to fetch the sampled tiles"`
+	DetectFraction    float64  `toml:"detect_fraction"`
+	DetectProbability float64  `toml:"detect_probability"`
+	MinerTTL          Duration `toml:"miner_ttl" comment:"forget miners not announced for this long"`
+}
+
+// Profiles name default configurations for `pog init --profile`.
+var Profiles = map[string]func() Config{
+	"default": DefaultConfig,
+	"local":   LocalConfig,
+}
+
+// DefaultConfig suits a node on a real network.
+func DefaultConfig() Config {
+	return Config{
+		Node: NodeConfig{
+			Listen:   []string{"/ip4/0.0.0.0/tcp/4001", "/ip4/0.0.0.0/udp/4001/quic-v1"},
+			LowWater: 100, HighWater: 400,
+			ProofStreamMemory: 512 << 20,
+			LogLevel:          "info", LogFormat: "text",
+		},
+		Network: NetworkConfig{EpochLength: Duration{72 * time.Minute}},
+		Miner: MinerConfig{Backend: "cpu", MaxOutputBytes: 16 << 30, AnnounceInterval: Duration{time.Minute},
+			QueueLength: 4, ProofWindow: Duration{2 * time.Minute}},
+		Validator: ValidatorConfig{RoundInterval: Duration{5 * time.Minute}, Size: 16384, K: 8192, TileBytes: 64 << 10,
+			Precision: "fp16", Deadline: Duration{2 * time.Minute}, ProofTimeout: Duration{time.Minute},
+			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute}},
+	}
+}
+
+// LocalConfig runs small challenges every few seconds on 127.0.0.1, for
+// local testnets and tests.
+func LocalConfig() Config {
+	c := DefaultConfig()
+	c.Node.Listen = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
+	c.Node.ProofStreamMemory = 64 << 20
+	c.Network.TrustAnyValidator = true
+	c.Network.EpochLength = Duration{time.Minute}
+	c.Miner.MaxOutputBytes = 4 << 20
+	c.Miner.AnnounceInterval = Duration{2 * time.Second}
+	c.Miner.ProofWindow = Duration{20 * time.Second}
+	c.Validator.RoundInterval = Duration{2 * time.Second}
+	c.Validator.Size, c.Validator.K, c.Validator.TileBytes = 256, 256, 16<<10
+	c.Validator.Deadline = Duration{5 * time.Second}
+	c.Validator.ProofTimeout = Duration{5 * time.Second}
+	c.Validator.MinerTTL = Duration{10 * time.Second}
+	return c
+}
+
+// Validate checks the configuration and names the first bad setting.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	for _, a := range c.Node.Listen {
+		if _, err := ma.NewMultiaddr(a); err != nil {
+			bad("node.listen %q: %v", a, err)
+		}
+	}
+	for _, a := range c.Node.Bootstrap {
+		if _, err := peer.AddrInfoFromString(a); err != nil {
+			bad("node.bootstrap %q: want a multiaddr ending in /p2p/<peer id>: %v", a, err)
+		}
+	}
+	if c.Node.LowWater < 1 || c.Node.HighWater < c.Node.LowWater {
+		bad("node.conn_low_water %d and conn_high_water %d: want 1 <= low <= high", c.Node.LowWater, c.Node.HighWater)
+	}
+	if c.Node.ProofStreamMemory < 1<<20 {
+		bad("node.proof_stream_memory %d: at least 1 MiB", c.Node.ProofStreamMemory)
+	}
+	switch c.Node.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("node.log_level %q: want debug, info, warn or error", c.Node.LogLevel)
+	}
+	if c.Node.LogFormat != "text" && c.Node.LogFormat != "json" {
+		bad("node.log_format %q: want text or json", c.Node.LogFormat)
+	}
+	for _, v := range c.Network.Validators {
+		if _, err := peer.Decode(v); err != nil {
+			bad("network.validators %q: %v", v, err)
+		}
+	}
+	if c.Network.EpochLength.Duration < time.Second {
+		bad("network.epoch_length %v: at least 1s", c.Network.EpochLength)
+	}
+	if c.Miner.MaxOutputBytes < 8<<10 || c.Miner.MaxOutputBytes > proof.MaxOutputBytes {
+		bad("miner.max_output_bytes %d: want 8 KiB..256 GiB", c.Miner.MaxOutputBytes)
+	}
+	if c.Miner.AnnounceInterval.Duration <= 0 || c.Miner.ProofWindow.Duration <= 0 || c.Miner.QueueLength < 1 {
+		bad("miner.announce_interval, proof_window and queue_length must be positive")
+	}
+	v := c.Validator
+	if _, err := proof.ParsePrecision(v.Precision); err != nil {
+		bad("validator.precision: %v", err)
+	}
+	if err := commit.CheckTileBytes(v.TileBytes); err != nil || !isSquareTile(v.TileBytes) {
+		bad("validator.tile_bytes %d: want 4·t² for t a power of two in [16, 512]", v.TileBytes)
+	}
+	if v.Size < proof.MinTile || v.Size > proof.MaxDim || v.K < 1 {
+		bad("validator.size %d or k %d out of range", v.Size, v.K)
+	}
+	if v.RoundInterval.Duration <= 0 || v.Deadline.Duration <= 0 || v.ProofTimeout.Duration <= 0 || v.MinerTTL.Duration <= 0 {
+		bad("validator durations must be positive")
+	}
+	if !(v.DetectFraction > 0 && v.DetectFraction < 1 && v.DetectProbability > 0 && v.DetectProbability < 1) {
+		bad("validator.detect_fraction and detect_probability must be in (0, 1)")
+	}
+	return errors.Join(errs...)
+}
+
+func isSquareTile(b int) bool {
+	for t := proof.MinTile; t <= proof.MaxTile; t *= 2 {
+		if 4*t*t == b {
+			return true
+		}
+	}
+	return false
+}
+
+// LoadConfig reads home/config.toml over the defaults and validates it;
+// unknown keys are errors, so typos do not pass silently.
+func LoadConfig(home string) (Config, error) {
+	c := DefaultConfig()
+	path := filepath.Join(home, ConfigFile)
+	md, err := toml.DecodeFile(path, &c)
+	if err != nil {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return c, fmt.Errorf("config %s: unknown setting %q", path, und[0].String())
+	}
+	if err := c.Validate(); err != nil {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// WriteConfig writes c to home/config.toml with a header, refusing to
+// overwrite an existing file.
+func WriteConfig(home string, c Config, profile string) error {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# pog node configuration (profile %q). Durations are Go durations (\"30s\", \"5m\").\n", profile)
+	fmt.Fprintf(&buf, "# Every setting is documented in README.md; flags of `pog run` override some.\n\n")
+	if err := toml.NewEncoder(&buf).Encode(c); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(home, ConfigFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,231 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	dht "github.com/libp2p/go-libp2p-kad-dht"
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	pubsubpb "github.com/libp2p/go-libp2p-pubsub/pb"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/discovery/mdns"
+	drouting "github.com/libp2p/go-libp2p/p2p/discovery/routing"
+	dutil "github.com/libp2p/go-libp2p/p2p/discovery/util"
+	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
+	"github.com/libp2p/go-libp2p/p2p/net/connmgr"
+	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
+	"github.com/pog-network/pog/protocol"
+	"lukechampine.com/blake3"
+)
+
+// newHost builds the libp2p host: TCP and QUIC on the configured addresses,
+// a connection manager, and resource-manager limits with a memory budget for
+// proof streams.
+func newHost(key crypto.PrivKey, cfg NodeConfig) (host.Host, error) {
+	cm, err := connmgr.NewConnManager(cfg.LowWater, cfg.HighWater, connmgr.WithGracePeriod(time.Minute))
+	if err != nil {
+		return nil, err
+	}
+	limits := rcmgr.DefaultLimits
+	libp2p.SetDefaultServiceLimits(&limits)
+	// Tile responses are the only large payloads: bound them per protocol
+	// and per peer so a flood of proof streams cannot exhaust memory.
+	limits.AddProtocolLimit(protocol.ProofProtocol, rcmgr.BaseLimit{
+		Streams: 256, StreamsInbound: 128, StreamsOutbound: 128, Memory: cfg.ProofStreamMemory,
+	}, rcmgr.BaseLimitIncrease{})
+	limits.AddProtocolPeerLimit(protocol.ProofProtocol, rcmgr.BaseLimit{
+		Streams: 32, StreamsInbound: 16, StreamsOutbound: 16, Memory: cfg.ProofStreamMemory / 4,
+	}, rcmgr.BaseLimitIncrease{})
+	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(limits.AutoScale()))
+	if err != nil {
+		return nil, err
+	}
+	return libp2p.New(
+		libp2p.Identity(key),
+		libp2p.ListenAddrStrings(cfg.Listen...),
+		libp2p.Transport(tcp.NewTCPTransport),
+		libp2p.Transport(libp2pquic.NewTransport),
+		libp2p.ConnectionManager(cm),
+		libp2p.ResourceManager(rm),
+	)
+}
+
+// Peer-score parameters, after Lotus (Filecoin) and Prysm (Ethereum): one
+// invalid message costs 1000 points, far below the gossip threshold, and
+// decays over an hour; first deliveries earn a little. SPEC.md §16 lists them.
+const (
+	GossipThreshold    = -500
+	PublishThreshold   = -1000
+	GraylistThreshold  = -2500
+	invalidMsgWeight   = -1000
+	firstDeliveryScore = 0.5
+)
+
+func peerScoreParams() (*pubsub.PeerScoreParams, *pubsub.PeerScoreThresholds) {
+	topics := map[string]*pubsub.TopicScoreParams{}
+	for _, t := range []string{protocol.TopicAnnounce, protocol.TopicChallenge, protocol.TopicCommitment, protocol.TopicReveal} {
+		topics[t] = &pubsub.TopicScoreParams{
+			TopicWeight:                    1,
+			TimeInMeshWeight:               0.0027,
+			TimeInMeshQuantum:              time.Second,
+			TimeInMeshCap:                  3600,
+			FirstMessageDeliveriesWeight:   firstDeliveryScore,
+			FirstMessageDeliveriesDecay:    pubsub.ScoreParameterDecay(10 * time.Minute),
+			FirstMessageDeliveriesCap:      100,
+			InvalidMessageDeliveriesWeight: invalidMsgWeight,
+			InvalidMessageDeliveriesDecay:  pubsub.ScoreParameterDecay(time.Hour),
+		}
+	}
+	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
+	return &pubsub.PeerScoreParams{
+			Topics:                      topics,
+			AppSpecificScore:            func(peer.ID) float64 { return 0 },
+			AppSpecificWeight:           1,
+			IPColocationFactorWeight:    -100,
+			IPColocationFactorThreshold: 5,
+			// Local testnets put every node on one address.
+			IPColocationFactorWhitelist: []*net.IPNet{loopback},
+			BehaviourPenaltyWeight:      -10,
+			BehaviourPenaltyThreshold:   6,
+			BehaviourPenaltyDecay:       pubsub.ScoreParameterDecay(time.Hour),
+			DecayInterval:               time.Second,
+			DecayToZero:                 0.01,
+			RetainScore:                 6 * time.Hour,
+		}, &pubsub.PeerScoreThresholds{
+			GossipThreshold:             GossipThreshold,
+			PublishThreshold:            PublishThreshold,
+			GraylistThreshold:           GraylistThreshold,
+			AcceptPXThreshold:           1000,
+			OpportunisticGraftThreshold: 3.5,
+		}
+}
+
+// newPubSub starts GossipSub with strict signing, content-addressed message
+// IDs (so re-published bytes are duplicates) and peer scoring. inspect
+// receives peer scores every second.
+func newPubSub(ctx context.Context, h host.Host, inspect func(map[peer.ID]float64)) (*pubsub.PubSub, error) {
+	params, thresholds := peerScoreParams()
+	opts := []pubsub.Option{
+		pubsub.WithMessageSignaturePolicy(pubsub.StrictSign),
+		pubsub.WithMessageIdFn(func(m *pubsubpb.Message) string {
+			id := blake3.Sum256(m.Data)
+			return string(id[:20])
+		}),
+		pubsub.WithPeerScore(params, thresholds),
+		pubsub.WithMaxMessageSize(4 * protocol.MaxGossipBytes),
+	}
+	if inspect != nil {
+		opts = append(opts, pubsub.WithPeerScoreInspect(pubsub.ExtendedPeerScoreInspectFn(func(m map[peer.ID]*pubsub.PeerScoreSnapshot) {
+			scores := make(map[peer.ID]float64, len(m))
+			for p, s := range m {
+				scores[p] = s.Score
+			}
+			inspect(scores)
+		}), time.Second))
+	}
+	return pubsub.NewGossipSub(ctx, h, opts...)
+}
+
+// connectBootstrap dials the configured peers; failures are logged, not
+// fatal, so a node starts while some bootstrap peers are down.
+func connectBootstrap(ctx context.Context, h host.Host, addrs []string, log *slog.Logger) {
+	for _, a := range addrs {
+		info, err := peer.AddrInfoFromString(a)
+		if err != nil {
+			log.Warn("bad bootstrap address", "addr", a, "err", err)
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := h.Connect(cctx, *info); err != nil {
+			log.Warn("bootstrap dial failed", "peer", info.ID, "err", err)
+		} else {
+			log.Info("connected to bootstrap peer", "peer", info.ID)
+		}
+		cancel()
+	}
+}
+
+type mdnsNotifee struct {
+	ctx context.Context
+	h   host.Host
+	log *slog.Logger
+}
+
+func (n mdnsNotifee) HandlePeerFound(pi peer.AddrInfo) {
+	if pi.ID == n.h.ID() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
+	defer cancel()
+	if err := n.h.Connect(ctx, pi); err == nil {
+		n.log.Info("mdns: connected", "peer", pi.ID)
+	}
+}
+
+// startDiscovery runs the opt-in discovery services: mDNS on the LAN, and a
+// kad-dht under the /pog prefix so pog nodes never join the public IPFS DHT.
+func startDiscovery(ctx context.Context, h host.Host, cfg NodeConfig, log *slog.Logger) (func(), error) {
+	var closers []func() error
+	if cfg.MDNS {
+		svc := mdns.NewMdnsService(h, "pog-mdns", mdnsNotifee{ctx, h, log})
+		if err := svc.Start(); err != nil {
+			return nil, fmt.Errorf("mdns: %w", err)
+		}
+		closers = append(closers, svc.Close)
+	}
+	if cfg.DHT {
+		var boot []peer.AddrInfo
+		for _, a := range cfg.Bootstrap {
+			if info, err := peer.AddrInfoFromString(a); err == nil {
+				boot = append(boot, *info)
+			}
+		}
+		kad, err := dht.New(h, dht.ProtocolPrefix("/pog"), dht.Mode(dht.ModeAutoServer), dht.BootstrapPeers(boot...))
+		if err != nil {
+			return nil, fmt.Errorf("dht: %w", err)
+		}
+		closers = append(closers, kad.Close)
+		if err := kad.Bootstrap(ctx); err != nil {
+			return nil, fmt.Errorf("dht bootstrap: %w", err)
+		}
+		rd := drouting.NewRoutingDiscovery(kad)
+		dutil.Advertise(ctx, rd, rendezvous)
+		go findPeers(ctx, h, rd, log)
+	}
+	return func() {
+		for _, c := range closers {
+			c()
+		}
+	}, nil
+}
+
+const rendezvous = "/pog/1/nodes"
+
+func findPeers(ctx context.Context, h host.Host, rd *drouting.RoutingDiscovery, log *slog.Logger) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		peers, err := rd.FindPeers(ctx, rendezvous)
+		if err == nil {
+			for p := range peers {
+				if p.ID != h.ID() && len(p.Addrs) > 0 && h.Network().Connectedness(p.ID) != 1 {
+					if err := h.Connect(ctx, p); err == nil {
+						log.Debug("dht: connected", "peer", p.ID)
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

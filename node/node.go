@@ -1,0 +1,320 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/kernels"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/store"
+	"google.golang.org/protobuf/proto"
+)
+
+// Role is what a node does beyond relaying gossip.
+type Role string
+
+// Roles.
+const (
+	RoleMiner     Role = "miner"
+	RoleValidator Role = "validator"
+)
+
+// ParseRole maps "miner" or "validator" to its Role.
+func ParseRole(s string) (Role, error) {
+	switch Role(s) {
+	case RoleMiner, RoleValidator:
+		return Role(s), nil
+	}
+	return "", fmt.Errorf("unknown role %q (want miner or validator)", s)
+}
+
+// Options configure New.
+type Options struct {
+	Config  Config
+	Role    Role
+	Key     crypto.PrivKey
+	Logger  *slog.Logger
+	Backend kernels.Backend // miners: computes challenges
+	Store   *store.Store    // validators: round evidence (the caller closes it)
+	// OnRecord, if set, is called after a validator stores a round record.
+	OnRecord func(*store.RoundRecord)
+	// OnScores, if set, receives this node's gossip peer scores each second.
+	OnScores func(map[peer.ID]float64)
+}
+
+// Node is a running pog peer.
+type Node struct {
+	cfg    Config
+	role   Role
+	key    crypto.PrivKey
+	log    *slog.Logger
+	host   host.Host
+	ps     *pubsub.PubSub
+	topics map[string]*pubsub.Topic
+	view   *view
+
+	scoresMu sync.Mutex
+	scores   map[peer.ID]float64
+	onScores func(map[peer.ID]float64)
+
+	miner     *miner
+	validator *validator
+
+	ctx        context.Context // cancelled by Close
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	stopDisc   func()
+	closeOnce  sync.Once
+	closeError error
+}
+
+// New starts a node's host and gossip; Run starts its role.
+func New(ctx context.Context, o Options) (*Node, error) {
+	if err := o.Config.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	switch {
+	case o.Role == RoleMiner && o.Backend == nil:
+		return nil, errors.New("a miner needs a compute backend")
+	case o.Role == RoleValidator && o.Store == nil:
+		return nil, errors.New("a validator needs an evidence store")
+	case o.Role != RoleMiner && o.Role != RoleValidator:
+		return nil, fmt.Errorf("unknown role %q", o.Role)
+	}
+	var validators []peer.ID
+	for _, s := range o.Config.Network.Validators {
+		p, _ := peer.Decode(s) // Validate checked it
+		validators = append(validators, p)
+	}
+	h, err := newHost(o.Key, o.Config.Node)
+	if err != nil {
+		return nil, fmt.Errorf("libp2p host: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	n := &Node{
+		cfg: o.Config, role: o.Role, key: o.Key, host: h, ctx: ctx, cancel: cancel,
+		log:    o.Logger.With("node", shortID(h.ID()), "role", string(o.Role)),
+		topics: map[string]*pubsub.Topic{},
+		view:   newView(o.Config.Network.EpochLength.Duration, o.Config.Network.TrustAnyValidator, validators),
+		scores: map[peer.ID]float64{}, onScores: o.OnScores,
+	}
+	for _, v := range validators {
+		h.ConnManager().Protect(v, "validator")
+	}
+	n.ps, err = newPubSub(ctx, h, n.setScores)
+	if err != nil {
+		n.Close()
+		return nil, fmt.Errorf("gossipsub: %w", err)
+	}
+	for topic := range topicType {
+		if err := n.ps.RegisterTopicValidator(topic, n.gossipValidator(topic)); err != nil {
+			n.Close()
+			return nil, err
+		}
+		t, err := n.ps.Join(topic)
+		if err != nil {
+			n.Close()
+			return nil, err
+		}
+		n.topics[topic] = t
+	}
+	if n.stopDisc, err = startDiscovery(ctx, h, o.Config.Node, n.log); err != nil {
+		n.Close()
+		return nil, err
+	}
+	switch o.Role {
+	case RoleMiner:
+		n.miner = newMiner(n, o.Backend)
+	case RoleValidator:
+		n.validator = newValidator(n, o.Store, o.OnRecord)
+	}
+	n.log.Info("node started", "peer", h.ID(), "addrs", n.Addrs())
+	return n, nil
+}
+
+func shortID(p peer.ID) string {
+	s := p.String()
+	if len(s) > 8 {
+		return s[len(s)-8:]
+	}
+	return s
+}
+
+// ID is the node's peer ID.
+func (n *Node) ID() peer.ID { return n.host.ID() }
+
+// Host exposes the libp2p host, for tests and tools.
+func (n *Node) Host() host.Host { return n.host }
+
+// Addrs lists the node's listen addresses with its /p2p suffix, ready to be
+// another node's bootstrap entries.
+func (n *Node) Addrs() []string {
+	var out []string
+	for _, a := range n.host.Addrs() {
+		out = append(out, fmt.Sprintf("%s/p2p/%s", a, n.host.ID()))
+	}
+	return out
+}
+
+// PeerScore is this node's current gossip score of p.
+func (n *Node) PeerScore(p peer.ID) float64 {
+	n.scoresMu.Lock()
+	defer n.scoresMu.Unlock()
+	return n.scores[p]
+}
+
+func (n *Node) setScores(s map[peer.ID]float64) {
+	n.scoresMu.Lock()
+	n.scores = s
+	n.scoresMu.Unlock()
+	if n.onScores != nil {
+		n.onScores(s)
+	}
+}
+
+// gossipVal carries a validated message and its arrival time to the
+// subscriber.
+type gossipVal struct {
+	opened *protocol.Opened
+	at     time.Time
+}
+
+func (n *Node) gossipValidator(topic string) pubsub.ValidatorEx {
+	return func(_ context.Context, from peer.ID, msg *pubsub.Message) pubsub.ValidationResult {
+		now := time.Now()
+		o, d := n.view.topicCheck(topic, msg.Data, msg.GetFrom(), now)
+		if d.result != pubsub.ValidationAccept {
+			n.log.Debug("gossip not accepted", "topic", topic, "from", from, "author", msg.GetFrom(),
+				"result", resultName(d.result), "reason", d.reason)
+			return d.result
+		}
+		msg.ValidatorData = gossipVal{o, now}
+		return pubsub.ValidationAccept
+	}
+}
+
+func resultName(r pubsub.ValidationResult) string {
+	switch r {
+	case pubsub.ValidationReject:
+		return "reject"
+	case pubsub.ValidationIgnore:
+		return "ignore"
+	}
+	return "accept"
+}
+
+// publish seals msg and publishes it on topic.
+func (n *Node) publish(ctx context.Context, topic string, msg proto.Message) ([]byte, error) {
+	raw, err := protocol.Seal(n.key, msg)
+	if err != nil {
+		return nil, err
+	}
+	return raw, n.topics[topic].Publish(ctx, raw)
+}
+
+// subscribe delivers each validated message of topic to f until ctx ends.
+func (n *Node) subscribe(ctx context.Context, topic string, f func(gossipVal)) error {
+	sub, err := n.topics[topic].Subscribe()
+	if err != nil {
+		return err
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		defer sub.Cancel()
+		for {
+			m, err := sub.Next(ctx)
+			if err != nil {
+				return
+			}
+			if v, ok := m.ValidatorData.(gossipVal); ok {
+				f(v)
+			}
+		}
+	}()
+	return nil
+}
+
+// Connect dials peers given as multiaddrs ending in /p2p/<id>.
+func (n *Node) Connect(ctx context.Context, addrs ...string) error {
+	for _, a := range addrs {
+		info, err := peer.AddrInfoFromString(a)
+		if err != nil {
+			return err
+		}
+		if err := n.host.Connect(ctx, *info); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run starts the node's role and blocks until ctx ends, then closes the
+// node.
+func (n *Node) Run(ctx context.Context) error {
+	// Close (from any goroutine) must stop the roles too.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(n.ctx, cancel)()
+	connectBootstrap(ctx, n.host, n.cfg.Node.Bootstrap, n.log)
+	var err error
+	for topic := range topicType {
+		// Every node subscribes to every topic so it relays and validates all
+		// of them; the roles consume what concerns them.
+		topic := topic
+		if e := n.subscribe(ctx, topic, func(v gossipVal) { n.deliver(ctx, topic, v) }); e != nil {
+			err = e
+		}
+	}
+	if err == nil {
+		switch {
+		case n.miner != nil:
+			n.miner.start(ctx)
+		case n.validator != nil:
+			n.validator.start(ctx)
+		}
+	}
+	if err == nil {
+		<-ctx.Done()
+	}
+	n.log.Info("shutting down")
+	return errors.Join(err, n.Close())
+}
+
+func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
+	switch {
+	case n.miner != nil && topic == protocol.TopicChallenge:
+		n.miner.onChallenge(ctx, v)
+	case n.validator != nil && topic == protocol.TopicAnnounce:
+		n.validator.onAnnounce(v)
+	case n.validator != nil && topic == protocol.TopicCommitment:
+		n.validator.onCommitment(v)
+	}
+}
+
+// Close stops the roles, gossip and host. It is safe to call more than once.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() {
+		n.cancel()
+		if n.miner != nil {
+			n.miner.stop()
+		}
+		n.wg.Wait()
+		if n.stopDisc != nil {
+			n.stopDisc()
+		}
+		n.closeError = n.host.Close()
+	})
+	return n.closeError
+}

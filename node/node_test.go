@@ -1,0 +1,215 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/kernels"
+	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/store"
+)
+
+// testConfig is the local profile shrunk so a round takes well under a
+// second on two cores.
+func testConfig() Config {
+	c := LocalConfig()
+	c.Node.Listen = []string{"/ip4/127.0.0.1/tcp/0"}
+	c.Miner.AnnounceInterval = Duration{300 * time.Millisecond}
+	c.Miner.Workers = 1
+	c.Validator.RoundInterval = Duration{400 * time.Millisecond}
+	c.Validator.Size, c.Validator.K, c.Validator.TileBytes = 128, 128, 4096
+	c.Validator.Deadline = Duration{5 * time.Second}
+	return c
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+type testNet struct {
+	t       *testing.T
+	ctx     context.Context
+	cancel  context.CancelFunc
+	records chan *store.RoundRecord
+	wg      sync.WaitGroup
+}
+
+func newTestNet(t *testing.T) *testNet {
+	ctx, cancel := context.WithCancel(context.Background())
+	tn := &testNet{t: t, ctx: ctx, cancel: cancel, records: make(chan *store.RoundRecord, 1000)}
+	t.Cleanup(func() {
+		tn.cancel()
+		tn.wg.Wait()
+	})
+	return tn
+}
+
+// start creates a node with a fresh key and runs it until the test ends.
+func (tn *testNet) start(role Role, cfg Config, be kernels.Backend) *Node {
+	tn.t.Helper()
+	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	o := Options{Config: cfg, Role: role, Key: key, Logger: testLogger(tn.t), Backend: be}
+	if role == RoleValidator {
+		st, err := store.Open("db", store.Options{FS: vfs.NewMem()})
+		if err != nil {
+			tn.t.Fatal(err)
+		}
+		tn.t.Cleanup(func() { st.Close() })
+		o.Store = st
+		o.OnRecord = func(r *store.RoundRecord) { tn.records <- r }
+	}
+	n, err := New(tn.ctx, o)
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	tn.wg.Add(1)
+	go func() {
+		defer tn.wg.Done()
+		n.Run(tn.ctx)
+	}()
+	return n
+}
+
+func (tn *testNet) connect(a, b *Node) {
+	tn.t.Helper()
+	if err := a.Connect(tn.ctx, b.Addrs()...); err != nil {
+		tn.t.Fatal(err)
+	}
+}
+
+// waitVerified consumes records until every (validator, miner) pair has
+// `rounds` verified rounds; any failed record for those pairs fails the test.
+func (tn *testNet) waitVerified(validators, miners []*Node, rounds int, timeout time.Duration) {
+	tn.t.Helper()
+	want := map[string]int{}
+	for _, v := range validators {
+		for _, m := range miners {
+			want[string(v.ID())+string(m.ID())] = rounds
+		}
+	}
+	deadline := time.After(timeout)
+	for len(want) > 0 {
+		select {
+		case r := <-tn.records:
+			k := string(r.Validator) + string(r.Miner)
+			if _, ok := want[k]; !ok {
+				continue
+			}
+			if r.Verdict != store.VerdictVerified {
+				tn.t.Fatalf("round %d of miner %s failed: %s", r.Round, peer.ID(r.Miner), r.Reason)
+			}
+			if r.TFLOPS <= 0 || r.CommitNanos <= 0 || len(r.Tiles) == 0 || len(r.Commitment) == 0 {
+				tn.t.Fatalf("verified record lacks evidence: %+v", r)
+			}
+			if want[k]--; want[k] == 0 {
+				delete(want, k)
+			}
+		case <-deadline:
+			tn.t.Fatalf("timed out; still waiting for %d validator/miner pairs", len(want))
+		}
+	}
+}
+
+func TestValidatorAndThreeMiners(t *testing.T) {
+	tn := newTestNet(t)
+	cfg := testConfig()
+	v := tn.start(RoleValidator, cfg, nil)
+	var miners []*Node
+	for i := 0; i < 3; i++ {
+		m := tn.start(RoleMiner, cfg, cpu.Backend{})
+		tn.connect(m, v)
+		miners = append(miners, m)
+	}
+	tn.waitVerified([]*Node{v}, miners, 3, 90*time.Second)
+}
+
+func TestTwoValidatorsScoreTheSameMiners(t *testing.T) {
+	tn := newTestNet(t)
+	cfg := testConfig()
+	v1 := tn.start(RoleValidator, cfg, nil)
+	v2 := tn.start(RoleValidator, cfg, nil)
+	tn.connect(v1, v2)
+	var miners []*Node
+	for i := 0; i < 2; i++ {
+		m := tn.start(RoleMiner, cfg, cpu.Backend{})
+		tn.connect(m, v1)
+		tn.connect(m, v2)
+		miners = append(miners, m)
+	}
+	tn.waitVerified([]*Node{v1, v2}, miners, 2, 90*time.Second)
+}
+
+// stallingBackend signals when a miner starts multiplying and then blocks
+// until the miner shuts down: a miner that stops mid-round.
+type stallingBackend struct {
+	cpu.Backend
+	started chan struct{}
+}
+
+func (b stallingBackend) Start(p proof.Params, o kernels.Options) (kernels.Job, error) {
+	j, err := b.Backend.Start(p, o)
+	return stallingJob{j, b.started}, err
+}
+
+type stallingJob struct {
+	kernels.Job
+	started chan struct{}
+}
+
+func (j stallingJob) Multiply(ctx context.Context) error {
+	select {
+	case j.started <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func TestMinerStopsMidRound(t *testing.T) {
+	tn := newTestNet(t)
+	cfg := testConfig()
+	cfg.Validator.Deadline = Duration{2 * time.Second}
+	v := tn.start(RoleValidator, cfg, nil)
+	started := make(chan struct{}, 1)
+	m := tn.start(RoleMiner, cfg, stallingBackend{started: started})
+	tn.connect(m, v)
+	select {
+	case <-started:
+	case <-time.After(60 * time.Second):
+		t.Fatal("miner never received a challenge")
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case r := <-tn.records:
+			if peer.ID(r.Miner) != m.ID() {
+				continue
+			}
+			if r.Verdict != store.VerdictFailed || !strings.Contains(r.Reason, "no commitment") {
+				t.Fatalf("stopped miner got %v: %q", r.Verdict, r.Reason)
+			}
+			return
+		case <-deadline:
+			t.Fatal("no verdict for the stopped miner")
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package node
+
+import (
+	"sync"
+	"time"
+
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/proof/sample"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
+)
+
+// openChallenge is a challenge this node has seen on gossip.
+type openChallenge struct {
+	id        [32]byte
+	validator peer.ID
+	miner     peer.ID
+	msg       *pb.Challenge
+	params    []proof.Params
+	received  time.Time // on this node's clock: deadlines are relative to receipt
+	roots     [][]byte  // from the miner's commitment, once seen
+}
+
+// view is what a node knows that gossip rules depend on. It is bounded: old
+// challenges are evicted first.
+type view struct {
+	mu          sync.Mutex
+	epochLength time.Duration
+	trustAny    bool
+	validators  map[peer.ID]bool
+	challenges  map[[32]byte]*openChallenge
+	order       [][32]byte // insertion order, for eviction
+	announceSeq map[peer.ID]uint64
+	rootOwner   map[[32]byte]peer.ID // committed roots, for output-reuse detection
+}
+
+const maxOpenChallenges = 20000
+
+func newView(epochLength time.Duration, trustAny bool, validators []peer.ID) *view {
+	v := &view{
+		epochLength: epochLength, trustAny: trustAny,
+		validators: map[peer.ID]bool{}, challenges: map[[32]byte]*openChallenge{},
+		announceSeq: map[peer.ID]uint64{}, rootOwner: map[[32]byte]peer.ID{},
+	}
+	for _, p := range validators {
+		v.validators[p] = true
+	}
+	return v
+}
+
+func (v *view) epochAt(t time.Time) uint64 {
+	return uint64(t.UnixNano() / int64(v.epochLength))
+}
+
+// decision is a gossip validation outcome with its reason, for logs and tests.
+type decision struct {
+	result pubsub.ValidationResult
+	reason string
+}
+
+var accept = decision{result: pubsub.ValidationAccept}
+
+func reject(reason string) decision { return decision{pubsub.ValidationReject, reason} }
+func ignore(reason string) decision { return decision{pubsub.ValidationIgnore, reason} }
+
+// checkAuthor rejects a message whose signed author is not the peer that
+// published it on gossip.
+func checkAuthor(o *protocol.Opened, from peer.ID) (decision, bool) {
+	if o.Author != from {
+		return reject("author " + o.Author.String() + " did not publish it"), false
+	}
+	return accept, true
+}
+
+func (v *view) checkAnnounce(o *protocol.Opened, from peer.ID) decision {
+	if d, ok := checkAuthor(o, from); !ok {
+		return d
+	}
+	m := o.Msg.(*pb.MinerAnnounce)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if m.Seq <= v.announceSeq[o.Author] {
+		return ignore("stale announce")
+	}
+	v.announceSeq[o.Author] = m.Seq
+	return accept
+}
+
+func (v *view) checkChallenge(o *protocol.Opened, from peer.ID, now time.Time) decision {
+	if d, ok := checkAuthor(o, from); !ok {
+		return d
+	}
+	m := o.Msg.(*pb.Challenge)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.trustAny && !v.validators[o.Author] {
+		return reject("challenge from a peer that is not a validator")
+	}
+	if e := v.epochAt(now); m.Epoch+1 < e || m.Epoch > e+1 {
+		return reject("challenge for epoch outside the current ±1 (expired or from the future)")
+	}
+	id := protocol.ID(o.Body)
+	if v.challenges[id] != nil {
+		return ignore("duplicate challenge")
+	}
+	params, _ := protocol.ChallengeParams(m) // Open validated them
+	miner, _ := peer.IDFromBytes(m.Miner)
+	v.add(&openChallenge{id: id, validator: o.Author, miner: miner, msg: m, params: params, received: now})
+	return accept
+}
+
+func (v *view) add(c *openChallenge) {
+	if len(v.order) >= maxOpenChallenges {
+		delete(v.challenges, v.order[0])
+		v.order = v.order[1:]
+	}
+	v.challenges[c.id] = c
+	v.order = append(v.order, c.id)
+}
+
+func (v *view) checkCommitment(o *protocol.Opened, from peer.ID, now time.Time) decision {
+	if d, ok := checkAuthor(o, from); !ok {
+		return d
+	}
+	m := o.Msg.(*pb.Commitment)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	c := v.challenges[[32]byte(m.ChallengeId)]
+	switch {
+	case c == nil:
+		return ignore("commitment for an unknown challenge")
+	case o.Author != c.miner:
+		return reject("commitment from a peer the challenge was not for")
+	case len(m.Roots) != len(c.params):
+		return reject("commitment has the wrong number of roots")
+	case c.roots != nil:
+		return ignore("duplicate commitment")
+	case now.Sub(c.received) > 2*time.Duration(c.msg.DeadlineMs)*time.Millisecond:
+		return ignore("commitment long past its deadline")
+	}
+	c.roots = m.Roots
+	for _, r := range m.Roots {
+		if _, seen := v.rootOwner[[32]byte(r)]; !seen {
+			v.rootOwner[[32]byte(r)] = o.Author
+		}
+	}
+	return accept
+}
+
+func (v *view) checkReveal(o *protocol.Opened, from peer.ID) decision {
+	if d, ok := checkAuthor(o, from); !ok {
+		return d
+	}
+	m := o.Msg.(*pb.Reveal)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	c := v.challenges[[32]byte(m.ChallengeId)]
+	switch {
+	case c == nil:
+		return ignore("reveal for an unknown challenge")
+	case o.Author != c.validator:
+		return reject("reveal from a peer that did not send the challenge")
+	case sample.Commit([32]byte(m.Secret)) != [32]byte(c.msg.SecretCommitment):
+		return reject("revealed secret does not match its commitment")
+	}
+	return accept
+}
+
+// otherRoots returns the committed roots not owned by miner.
+func (v *view) otherRoots(miner peer.ID) map[commit.CV]bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := map[commit.CV]bool{}
+	for r, owner := range v.rootOwner {
+		if owner != miner {
+			out[r] = true
+		}
+	}
+	return out
+}
+
+func (v *view) challenge(id [32]byte) *openChallenge {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.challenges[id]
+}
+
+func (v *view) trustValidator(p peer.ID) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.validators[p] = true
+}
+
+// topicCheck opens a gossiped message of the topic's type and applies the
+// view's rules; a message that fails Open is provably bad and rejected.
+func (v *view) topicCheck(topic string, data []byte, from peer.ID, now time.Time) (*protocol.Opened, decision) {
+	if len(data) > protocol.MaxGossipBytes {
+		return nil, reject("oversized message")
+	}
+	typ := topicType[topic]
+	o, err := protocol.Open(data, typ)
+	if err != nil {
+		return nil, reject(err.Error())
+	}
+	switch typ {
+	case pb.MessageType_MINER_ANNOUNCE:
+		return o, v.checkAnnounce(o, from)
+	case pb.MessageType_CHALLENGE:
+		return o, v.checkChallenge(o, from, now)
+	case pb.MessageType_COMMITMENT:
+		return o, v.checkCommitment(o, from, now)
+	}
+	return o, v.checkReveal(o, from)
+}
+
+var topicType = map[string]pb.MessageType{
+	protocol.TopicAnnounce:   pb.MessageType_MINER_ANNOUNCE,
+	protocol.TopicChallenge:  pb.MessageType_CHALLENGE,
+	protocol.TopicCommitment: pb.MessageType_COMMITMENT,
+	protocol.TopicReveal:     pb.MessageType_REVEAL,
+}
