@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -69,22 +70,22 @@ type MinerConfig struct {
 	Backend          string   `toml:"backend" comment:"compute backend: cpu (or cuda in GPU builds)"`
 	Workers          int      `toml:"workers" comment:"host threads for the cpu backend (0: all)"`
 	MaxOutputBytes   uint64   `toml:"max_output_bytes" comment:"largest challenge output accepted per GPU"`
-	AnnounceInterval Duration `toml:"announce_interval"`
+	AnnounceInterval Duration `toml:"announce_interval" comment:"how often the miner gossips its inventory and capacity"`
 	QueueLength      int      `toml:"queue_length" comment:"challenges waiting per GPU before new ones are dropped"`
 	ProofWindow      Duration `toml:"proof_window" comment:"how long outputs are kept for tile requests after the commitment"`
 }
 
 // ValidatorConfig is the validator role.
 type ValidatorConfig struct {
-	RoundInterval     Duration `toml:"round_interval"`
+	RoundInterval     Duration `toml:"round_interval" comment:"how often every announced miner is challenged"`
 	Size              uint32   `toml:"size" comment:"largest output edge M = N challenged"`
 	K                 uint32   `toml:"k" comment:"inner dimension (capped by the precision's exactness limit)"`
-	TileBytes         int      `toml:"tile_bytes"`
+	TileBytes         int      `toml:"tile_bytes" comment:"output tile size: 4·t² for a power-of-two t in [16, 512]"`
 	Precision         string   `toml:"precision" comment:"fp16 or fp32"`
 	Deadline          Duration `toml:"deadline" comment:"time from sending a challenge to receiving the commitment"`
 	ProofTimeout      Duration `toml:"proof_timeout" comment:"time to fetch the sampled tiles"`
-	DetectFraction    float64  `toml:"detect_fraction"`
-	DetectProbability float64  `toml:"detect_probability"`
+	DetectFraction    float64  `toml:"detect_fraction" comment:"catch a miner faking at least this fraction of tiles..."`
+	DetectProbability float64  `toml:"detect_probability" comment:"...with at least this probability (sets the sample size)"`
 	MinerTTL          Duration `toml:"miner_ttl" comment:"forget miners not announced for this long"`
 }
 
@@ -219,14 +220,30 @@ func LoadConfig(home string) (Config, error) {
 	return c, nil
 }
 
-// WriteConfig writes c to home/config.toml with a header, refusing to
-// overwrite an existing file.
+// WriteConfig writes c to home/config.toml, every setting preceded by its
+// comment, refusing to overwrite an existing file.
 func WriteConfig(home string, c Config, profile string) error {
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# pog node configuration (profile %q). Durations are Go durations (\"30s\", \"5m\").\n", profile)
-	fmt.Fprintf(&buf, "# Every setting is documented in README.md; flags of `pog run` override some.\n\n")
-	if err := toml.NewEncoder(&buf).Encode(c); err != nil {
-		return err
+	fmt.Fprintf(&buf, "# pog node configuration (profile %q).\n# Durations are Go durations (\"30s\", \"5m\"); flags of `pog run` override some settings.\n", profile)
+	sections := reflect.ValueOf(c)
+	for i := 0; i < sections.NumField(); i++ {
+		fmt.Fprintf(&buf, "\n[%s]\n", sections.Type().Field(i).Tag.Get("toml"))
+		sec := sections.Field(i)
+		for j := 0; j < sec.NumField(); j++ {
+			f := sec.Type().Field(j)
+			if doc := f.Tag.Get("comment"); doc != "" {
+				fmt.Fprintf(&buf, "# %s\n", doc)
+			}
+			v := sec.Field(j).Interface()
+			if s, ok := v.([]string); ok && s == nil {
+				v = []string{}
+			}
+			line, err := toml.Marshal(map[string]any{f.Tag.Get("toml"): v})
+			if err != nil {
+				return err
+			}
+			buf.Write(line)
+		}
 	}
 	f, err := os.OpenFile(filepath.Join(home, ConfigFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {

@@ -66,7 +66,7 @@ func (tn *testNet) start(role Role, cfg Config, be kernels.Backend) *Node {
 	}
 	o := Options{Config: cfg, Role: role, Key: key, Logger: testLogger(tn.t), Backend: be}
 	if role == RoleValidator {
-		st, err := store.Open("db", store.Options{FS: vfs.NewMem()})
+		st, err := store.Open("db", store.Options{FS: memFS()})
 		if err != nil {
 			tn.t.Fatal(err)
 		}
@@ -213,3 +213,5 @@ func TestMinerStopsMidRound(t *testing.T) {
 		}
 	}
 }
+
+func memFS() vfs.FS { return vfs.NewMem() }

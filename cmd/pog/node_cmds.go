@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/kernels"
+	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/store"
+)
+
+func init() {
+	commands["init"] = command{"create a node home: identity key and config file", runInit}
+	commands["id"] = command{"print the node's peer ID", runID}
+	commands["run"] = command{"run a miner or validator node until SIGINT/SIGTERM", runNode}
+	commands["rounds"] = command{"list the round verdicts a validator has stored", runRounds}
+}
+
+// parseFlags parses args, mapping -h to exit 0 and other errors to 2.
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return 2, false
+	}
+	return 0, true
+}
+
+func homeFlag(fs *flag.FlagSet) *string {
+	return fs.String("home", "", "node home directory (key, config.toml, store)")
+}
+
+func needHome(stderr io.Writer, name, home string) int {
+	if home == "" {
+		fmt.Fprintf(stderr, "pog %s: --home is required\n", name)
+		return 2
+	}
+	return 0
+}
+
+func runInit(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pog init", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	home := homeFlag(fs)
+	profile := fs.String("profile", "default", "configuration profile: default (a real network) or local (small, fast rounds on 127.0.0.1)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if code := needHome(stderr, "init", *home); code != 0 {
+		return code
+	}
+	mk, ok := node.Profiles[*profile]
+	if !ok {
+		fmt.Fprintf(stderr, "pog init: unknown profile %q (want default or local)\n", *profile)
+		return 2
+	}
+	if err := os.MkdirAll(*home, 0o700); err != nil {
+		fmt.Fprintf(stderr, "pog init: %v\n", err)
+		return 1
+	}
+	if _, err := os.Stat(filepath.Join(*home, node.KeyFile)); err == nil {
+		fmt.Fprintf(stderr, "pog init: %s already holds a node (key %s); refusing to overwrite\n", *home, node.KeyFile)
+		return 1
+	}
+	key, err := node.CreateKey(*home)
+	if err == nil {
+		err = node.WriteConfig(*home, mk(), *profile)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "pog init: %v\n", err)
+		return 1
+	}
+	id, _ := peer.IDFromPrivateKey(key)
+	fmt.Fprintf(stdout, "peer ID  %s\nkey      %s (mode 0600)\nconfig   %s (profile %s)\n", id,
+		filepath.Join(*home, node.KeyFile), filepath.Join(*home, node.ConfigFile), *profile)
+	return 0
+}
+
+func runID(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pog id", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	home := homeFlag(fs)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if code := needHome(stderr, "id", *home); code != 0 {
+		return code
+	}
+	key, err := node.LoadKey(*home)
+	if err != nil {
+		fmt.Fprintf(stderr, "pog id: %v\n", err)
+		return 1
+	}
+	id, _ := peer.IDFromPrivateKey(key)
+	fmt.Fprintln(stdout, id)
+	return 0
+}
+
+// multiFlag collects a repeated flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+func runNode(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pog run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	home := homeFlag(fs)
+	roleFlag := fs.String("role", "", "miner or validator")
+	var listen, bootstrap multiFlag
+	fs.Var(&listen, "listen", "listen multiaddr (repeatable; replaces the config's node.listen)")
+	fs.Var(&bootstrap, "bootstrap", "peer to dial at start, /ip4/…/p2p/<id> (repeatable; added to node.bootstrap)")
+	logLevel := fs.String("log-level", "", "override node.log_level: debug, info, warn, error")
+	logFormat := fs.String("log-format", "", "override node.log_format: text or json")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if code := needHome(stderr, "run", *home); code != 0 {
+		return code
+	}
+	role, err := node.ParseRole(*roleFlag)
+	if err != nil {
+		fmt.Fprintf(stderr, "pog run: %v\n", err)
+		return 2
+	}
+	cfg, err := node.LoadConfig(*home)
+	if err != nil {
+		fmt.Fprintf(stderr, "pog run: %v\n", err)
+		return 1
+	}
+	if len(listen) > 0 {
+		cfg.Node.Listen = listen
+	}
+	cfg.Node.Bootstrap = append(cfg.Node.Bootstrap, bootstrap...)
+	if *logLevel != "" {
+		cfg.Node.LogLevel = *logLevel
+	}
+	if *logFormat != "" {
+		cfg.Node.LogFormat = *logFormat
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "pog run: %v\n", err)
+		return 2
+	}
+	log := newLogger(stderr, cfg.Node)
+	key, err := node.LoadKey(*home)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
+	o := node.Options{Config: cfg, Role: role, Key: key, Logger: log}
+	switch role {
+	case node.RoleMiner:
+		if o.Backend, err = kernels.Open(cfg.Miner.Backend); err != nil {
+			log.Error("cannot start", "err", err)
+			return 1
+		}
+	case node.RoleValidator:
+		st, err := store.Open(filepath.Join(*home, node.StoreDir), store.Options{})
+		if err != nil {
+			log.Error("cannot open the evidence store", "err", err)
+			return 1
+		}
+		defer st.Close()
+		o.Store = st
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	n, err := node.New(ctx, o)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
+	if err := n.Run(ctx); err != nil {
+		log.Error("stopped with an error", "err", err)
+		return 1
+	}
+	log.Info("stopped cleanly")
+	return 0
+}
+
+func newLogger(w io.Writer, cfg node.NodeConfig) *slog.Logger {
+	var level slog.Level
+	level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// roundRow is one line of `pog rounds`.
+type roundRow struct {
+	Epoch     uint64  `json:"epoch"`
+	Round     uint64  `json:"round"`
+	Miner     string  `json:"miner"`
+	Validator string  `json:"validator"`
+	Verdict   string  `json:"verdict"`
+	Reason    string  `json:"reason,omitempty"`
+	TFLOPS    float64 `json:"tflops"`
+	CommitMS  float64 `json:"commit_ms"`
+	VerifyMS  float64 `json:"verify_ms"`
+	Samples   int     `json:"samples"`
+	Secret    string  `json:"secret"`
+}
+
+func runRounds(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pog rounds", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	home := homeFlag(fs)
+	jsonOut := fs.Bool("json", false, "print a JSON array")
+	epoch := fs.Int64("epoch", -1, "only this epoch (default: all)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if code := needHome(stderr, "rounds", *home); code != 0 {
+		return code
+	}
+	dir := filepath.Join(*home, node.StoreDir)
+	if _, err := os.Stat(dir); err != nil {
+		fmt.Fprintf(stderr, "pog rounds: no evidence store at %s (has a validator run with this home?)\n", dir)
+		return 1
+	}
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "pog rounds: %v (is a node using this home? stop it first)\n", err)
+		return 1
+	}
+	defer st.Close()
+	from, to := uint64(0), ^uint64(0)
+	if *epoch >= 0 {
+		from, to = uint64(*epoch), uint64(*epoch)
+	}
+	rows := []roundRow{}
+	for r, err := range st.Rounds(from, to) {
+		if err != nil {
+			fmt.Fprintf(stderr, "pog rounds: %v\n", err)
+			return 1
+		}
+		rows = append(rows, roundRow{Epoch: r.Epoch, Round: r.Round, Miner: peer.ID(r.Miner).String(),
+			Validator: peer.ID(r.Validator).String(), Verdict: r.Verdict.String(), Reason: r.Reason, TFLOPS: r.TFLOPS,
+			CommitMS: float64(r.CommitNanos) / 1e6, VerifyMS: float64(r.VerifyNanos) / 1e6, Samples: len(r.Indices),
+			Secret: hex.EncodeToString(r.Secret[:])})
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rows)
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "EPOCH\tROUND\tMINER\tVERDICT\tTFLOPS\tCOMMIT ms\tREASON")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%.4f\t%.1f\t%s\n", r.Epoch, r.Round, r.Miner, r.Verdict, r.TFLOPS, r.CommitMS, r.Reason)
+	}
+	tw.Flush()
+	return 0
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestNodeCommands(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "n")
+	code, out, errs := runPog("init", "--home", home, "--profile", "local")
+	if code != 0 || !strings.Contains(out, "peer ID") {
+		t.Fatalf("init: %d %q %q", code, out, errs)
+	}
+	_, idOut, _ := runPog("id", "--home", home)
+	if !strings.HasPrefix(idOut, "12D3KooW") || !strings.Contains(out, strings.TrimSpace(idOut)) {
+		t.Fatalf("id %q does not match init's %q", idOut, out)
+	}
+	empty := t.TempDir()
+	os.WriteFile(filepath.Join(empty, "x"), nil, 0o600)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"init", "--home", home}, 1, "refusing to overwrite"},
+		{[]string{"init"}, 2, "--home is required"},
+		{[]string{"init", "--home", home + "2", "--profile", "huge"}, 2, "unknown profile"},
+		{[]string{"id", "--home", empty}, 1, "pog init"},
+		{[]string{"run", "--home", home, "--role", "baker"}, 2, "unknown role"},
+		{[]string{"run", "--home", home, "--role", "miner", "--listen", "garbage"}, 2, "node.listen"},
+		{[]string{"run", "--home", empty, "--role", "miner"}, 1, "config"},
+		{[]string{"rounds", "--home", home}, 1, "no evidence store"},
+		{[]string{"rounds", "--home", home, "extra"}, 2, "unexpected argument"},
+	}
+	for _, tt := range tests {
+		code, out, errs := runPog(tt.args...)
+		if code != tt.code || !strings.Contains(out+errs, tt.want) {
+			t.Errorf("pog %v: exit %d, %q; want exit %d mentioning %q", tt.args, code, out+errs, tt.code, tt.want)
+		}
+	}
+}

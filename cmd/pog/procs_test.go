@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// proc is a `pog run` child whose JSON log lines arrive on events.
+type proc struct {
+	cmd    *exec.Cmd
+	events chan map[string]any
+	done   chan error
+}
+
+func startProc(t *testing.T, bin string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, events: make(chan map[string]any, 1024), done: make(chan error, 1)}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var ev map[string]any
+			if json.Unmarshal(sc.Bytes(), &ev) == nil {
+				select {
+				case p.events <- ev:
+				default: // a slow test must not block the node
+				}
+			}
+		}
+		p.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+		}
+	})
+	return p
+}
+
+// stop sends SIGTERM and requires a clean exit.
+func (p *proc) stop(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("%v exited with %v", p.cmd.Args, err)
+		}
+	case <-time.After(timeout):
+		t.Fatalf("%v did not stop within %v of SIGTERM", p.cmd.Args, timeout)
+	}
+}
+
+func pogOut(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("pog %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestThreeProcesses runs the README's local setup: one validator and two
+// miners as separate processes on 127.0.0.1, until the validator has
+// verified rounds for both miners; then `pog rounds --json` must show them.
+func TestThreeProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs three processes")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "pog")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatal(err)
+	}
+	homes := map[string]string{}
+	for _, n := range []string{"validator", "miner1", "miner2"} {
+		homes[n] = filepath.Join(dir, n)
+		pogOut(t, bin, "init", "--home", homes[n], "--profile", "local")
+	}
+	v := startProc(t, bin, "run", "--home", homes["validator"], "--role", "validator",
+		"--listen", "/ip4/127.0.0.1/tcp/0", "--log-format", "json")
+	deadline := time.After(90 * time.Second)
+	var vaddr string
+	for vaddr == "" {
+		select {
+		case ev := <-v.events:
+			if ev["msg"] == "node started" {
+				for _, a := range ev["addrs"].([]any) {
+					vaddr = a.(string)
+				}
+			}
+		case err := <-v.done:
+			t.Fatalf("validator exited: %v", err)
+		case <-deadline:
+			t.Fatal("validator did not start")
+		}
+	}
+	miners := map[string]bool{}
+	var mprocs []*proc
+	for _, n := range []string{"miner1", "miner2"} {
+		miners[pogOut(t, bin, "id", "--home", homes[n])] = false
+		mprocs = append(mprocs, startProc(t, bin, "run", "--home", homes[n], "--role", "miner", "--bootstrap", vaddr, "--log-format", "json"))
+	}
+	for verified := 0; verified < len(miners); {
+		select {
+		case ev := <-v.events:
+			if m, ok := ev["miner"].(string); ok && ev["msg"] == "round verified" && !miners[m] {
+				miners[m] = true
+				verified++
+			}
+		case <-deadline:
+			t.Fatalf("no verified round for every miner in time: %v", miners)
+		}
+	}
+	v.stop(t, 20*time.Second)
+	for _, m := range mprocs {
+		m.stop(t, 20*time.Second)
+	}
+	var rows []roundRow
+	if err := json.Unmarshal([]byte(pogOut(t, bin, "rounds", "--home", homes["validator"], "--json")), &rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Verdict == "verified" && r.TFLOPS > 0 {
+			delete(miners, r.Miner)
+		}
+	}
+	if len(miners) > 0 {
+		t.Fatalf("pog rounds shows no verified round for %v (%d rows)", miners, len(rows))
+	}
+}
