@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/pog
 PKGS    := ./...
 
-.PHONY: all bench test build lint fuzz bench-go bench-openblas clean
+.PHONY: all bench test build lint fuzz bench-go bench-openblas bench-net proto clean
 
 all: build
 
@@ -28,6 +28,8 @@ fuzz:
 	$(GO) test ./proof/commit -run XXX -fuzz FuzzDecodeProof -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/commit -run XXX -fuzz FuzzDecodeIndices -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/commit -run XXX -fuzz FuzzVerify -fuzztime $(FUZZTIME)
+	$(GO) test ./protocol -run XXX -fuzz FuzzOpen -fuzztime $(FUZZTIME)
+	$(GO) test ./store -run XXX -fuzz FuzzDecodeRound -fuzztime $(FUZZTIME)
 
 # Go benchmarks with their references in the same run (BENCHMARKS.md).
 # bench-openblas needs libopenblas-dev; the b3sum comparison needs b3sum.
@@ -36,6 +38,15 @@ bench-go:
 
 bench-openblas:
 	$(GO) test -tags openblas -run XXX -bench 'SgemmNT|OpenBLAS' -benchtime 20x ./kernels/cpu/
+
+# Gossip latency (100 nodes, ours vs raw gossipsub) and round overhead.
+bench-net:
+	$(GO) test -run XXX -bench 'Gossip|RoundOverhead' -benchtime 1x ./node/
+
+# Regenerate protocol/pb from pog.proto; needs protoc (apt-get install
+# protobuf-compiler) and protoc-gen-go (go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12).
+proto:
+	cd protocol/pb && protoc --go_out=. --go_opt=paths=source_relative pog.proto
 
 clean:
 	rm -rf bin

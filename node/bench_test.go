@@ -50,16 +50,30 @@ const (
 	benchMeshTimeout     = 30 * time.Second
 )
 
+// benchGossipMode selects the gossip stack of the 100-node benchmarks.
+type benchGossipMode int
+
+const (
+	benchGossipPog    benchGossipMode = iota // newPubSub and the challenge topic validator
+	benchGossipScored                        // newPubSub, no topic validator
+	benchGossipRaw                           // pubsub.NewGossipSub defaults, no topic validator
+)
+
 // BenchmarkChallengeGossip100 measures publish-to-delivery latency of a
 // signed challenge over 100 loopback nodes whose gossip is built like the
 // node's: newPubSub (strict signing, BLAKE3 message IDs, peer scoring) and
 // the challenge topic validator (protocol.Open and view rules).
-func BenchmarkChallengeGossip100(b *testing.B) { benchGossip100(b, true) }
+func BenchmarkChallengeGossip100(b *testing.B) { benchGossip100(b, benchGossipPog) }
+
+// BenchmarkScoredGossip100 splits the difference: the node's newPubSub
+// options without the topic validator, so the validator's own cost is the
+// gap to BenchmarkChallengeGossip100.
+func BenchmarkScoredGossip100(b *testing.B) { benchGossip100(b, benchGossipScored) }
 
 // BenchmarkRawGossip100 is the reference: the same hosts, topology and
 // payload bytes over pubsub.NewGossipSub with its defaults and no topic
 // validator.
-func BenchmarkRawGossip100(b *testing.B) { benchGossip100(b, false) }
+func BenchmarkRawGossip100(b *testing.B) { benchGossip100(b, benchGossipRaw) }
 
 type benchGossipNode struct {
 	h     host.Host
@@ -80,7 +94,7 @@ type benchInflight struct {
 	lat []time.Duration
 }
 
-func benchGossip100(b *testing.B, pogRules bool) {
+func benchGossip100(b *testing.B, mode benchGossipMode) {
 	cfg := testConfig()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -113,12 +127,15 @@ func benchGossip100(b *testing.B, pogRules bool) {
 		n := &benchGossipNode{h: h, view: newView(cfg.Network.EpochLength.Duration, cfg.Network.TrustAnyValidator, nil)}
 		nodes[i] = n
 		var ps *pubsub.PubSub
-		if pogRules {
+		switch mode {
+		case benchGossipPog:
 			ps, err = newPubSub(ctx, h, nil)
 			if err == nil {
 				err = ps.RegisterTopicValidator(protocol.TopicChallenge, benchChallengeValidator(n.view, &rejected))
 			}
-		} else {
+		case benchGossipScored:
+			ps, err = newPubSub(ctx, h, nil)
+		default:
 			ps, err = pubsub.NewGossipSub(ctx, h)
 		}
 		if err != nil {
@@ -301,6 +318,36 @@ func benchGossip100(b *testing.B, pogRules bool) {
 	}
 	if r := rejected.Load(); r > 0 {
 		b.Errorf("the topic validator did not accept %d challenges", r)
+	}
+}
+
+// BenchmarkChallengeCheck is the per-message CPU cost of the challenge
+// topic validator on one node: view.topicCheck (protocol.Open: envelope and
+// body decoding, the Ed25519 signature, parameter checks; then the view's
+// rules). Every node of a gossip network pays it once per message.
+func BenchmarkChallengeCheck(b *testing.B) {
+	cfg := testConfig()
+	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	author, _ := peer.IDFromPrivateKey(key)
+	ann := &pb.MinerAnnounce{Version: protocol.Version, Precisions: []uint32{uint32(proof.FP16)}, MaxOutputBytes: cfg.Miner.MaxOutputBytes}
+	v := newView(cfg.Network.EpochLength.Duration, cfg.Network.TrustAnyValidator, nil)
+	msgs := make([][]byte, 256)
+	for i := range msgs {
+		msgs[i] = benchChallenge(b, cfg, v, key, author, ann, uint64(i))
+	}
+	b.SetBytes(int64(len(msgs[0])))
+	i := 0
+	for b.Loop() {
+		if i%len(msgs) == 0 {
+			v = newView(cfg.Network.EpochLength.Duration, cfg.Network.TrustAnyValidator, nil)
+		}
+		if _, d := v.topicCheck(protocol.TopicChallenge, msgs[i%len(msgs)], author, time.Now()); d.result != pubsub.ValidationAccept {
+			b.Fatalf("challenge not accepted: %s", d.reason)
+		}
+		i++
 	}
 }
 

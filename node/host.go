@@ -13,6 +13,7 @@ import (
 	pubsubpb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/discovery/mdns"
 	drouting "github.com/libp2p/go-libp2p/p2p/discovery/routing"
@@ -133,22 +134,52 @@ func newPubSub(ctx context.Context, h host.Host, inspect func(map[peer.ID]float6
 	return pubsub.NewGossipSub(ctx, h, opts...)
 }
 
-// connectBootstrap dials the configured peers; failures are logged, not
-// fatal, so a node starts while some bootstrap peers are down.
-func connectBootstrap(ctx context.Context, h host.Host, addrs []string, log *slog.Logger) {
+// keepBootstrapped dials the configured peers and redials any that are not
+// connected, backing off from 500 ms to 30 s per peer, until ctx ends: a
+// node may start before its bootstrap peers, and they may restart.
+func keepBootstrapped(ctx context.Context, h host.Host, addrs []string, log *slog.Logger) {
+	type target struct {
+		info    peer.AddrInfo
+		backoff time.Duration
+		next    time.Time
+	}
+	var targets []*target
 	for _, a := range addrs {
 		info, err := peer.AddrInfoFromString(a)
 		if err != nil {
 			log.Warn("bad bootstrap address", "addr", a, "err", err)
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if err := h.Connect(cctx, *info); err != nil {
-			log.Warn("bootstrap dial failed", "peer", info.ID, "err", err)
-		} else {
-			log.Info("connected to bootstrap peer", "peer", info.ID)
+		targets = append(targets, &target{info: *info, backoff: 500 * time.Millisecond})
+	}
+	if len(targets) == 0 {
+		return
+	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		now := time.Now()
+		for _, t := range targets {
+			if h.Network().Connectedness(t.info.ID) == network.Connected || now.Before(t.next) {
+				continue
+			}
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := h.Connect(cctx, t.info)
+			cancel()
+			if err == nil {
+				log.Info("connected to bootstrap peer", "peer", t.info.ID)
+				t.backoff = 500 * time.Millisecond
+				continue
+			}
+			log.Debug("bootstrap dial failed; will retry", "peer", t.info.ID, "in", t.backoff, "err", err)
+			t.next = time.Now().Add(t.backoff)
+			t.backoff = min(2*t.backoff, 30*time.Second)
 		}
-		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
 }
 
@@ -215,7 +246,7 @@ func findPeers(ctx context.Context, h host.Host, rd *drouting.RoutingDiscovery, 
 		peers, err := rd.FindPeers(ctx, rendezvous)
 		if err == nil {
 			for p := range peers {
-				if p.ID != h.ID() && len(p.Addrs) > 0 && h.Network().Connectedness(p.ID) != 1 {
+				if p.ID != h.ID() && len(p.Addrs) > 0 && h.Network().Connectedness(p.ID) != network.Connected {
 					if err := h.Connect(ctx, p); err == nil {
 						log.Debug("dht: connected", "peer", p.ID)
 					}

@@ -267,7 +267,11 @@ func (n *Node) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(n.ctx, cancel)()
-	connectBootstrap(ctx, n.host, n.cfg.Node.Bootstrap, n.log)
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		keepBootstrapped(ctx, n.host, n.cfg.Node.Bootstrap, n.log)
+	}()
 	var err error
 	for topic := range topicType {
 		// Every node subscribes to every topic so it relays and validates all
@@ -293,6 +297,11 @@ func (n *Node) Run(ctx context.Context) error {
 }
 
 func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
+	if topic == protocol.TopicChallenge {
+		// A peer that sends valid challenges is a validator: keep its
+		// connection when the connection manager trims.
+		n.host.ConnManager().Protect(v.opened.Author, "validator")
+	}
 	switch {
 	case n.miner != nil && topic == protocol.TopicChallenge:
 		n.miner.onChallenge(ctx, v)

@@ -188,12 +188,6 @@ func (v *view) challenge(id [32]byte) *openChallenge {
 	return v.challenges[id]
 }
 
-func (v *view) trustValidator(p peer.ID) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.validators[p] = true
-}
-
 // topicCheck opens a gossiped message of the topic's type and applies the
 // view's rules; a message that fails Open is provably bad and rejected.
 func (v *view) topicCheck(topic string, data []byte, from peer.ID, now time.Time) (*protocol.Opened, decision) {
