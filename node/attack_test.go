@@ -44,7 +44,7 @@ func TestHostileGossip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	tn.closers = append(tn.closers, st.Close)
 	v, err := New(tn.ctx, Options{Config: cfg, Role: RoleValidator, Key: key, Logger: testLogger(t), Store: st,
 		OnRecord: func(r *store.RoundRecord) { tn.records <- r },
 		OnScores: func(s map[peer.ID]float64) {

@@ -291,6 +291,8 @@ func benchGossip100(b *testing.B, mode benchGossipMode) {
 	missing, sent := 0, 0
 	lateBefore := late.Load()
 	cpuBefore := benchCPUTime()
+	var gcBefore, gcAfter runtime.MemStats
+	runtime.ReadMemStats(&gcBefore)
 	for b.Loop() {
 		for range benchGossipPublishes {
 			lat, miss := publish()
@@ -300,6 +302,7 @@ func benchGossip100(b *testing.B, mode benchGossipMode) {
 		}
 	}
 	cpuPerPublish := (benchCPUTime() - cpuBefore) / time.Duration(sent)
+	runtime.ReadMemStats(&gcAfter)
 	if len(all) == 0 {
 		b.Fatal("no deliveries")
 	}
@@ -309,6 +312,7 @@ func benchGossip100(b *testing.B, mode benchGossipMode) {
 	b.ReportMetric(benchMS(all[len(all)-1]), "max-ms")
 	b.ReportMetric(float64(len(all)), "samples")
 	b.ReportMetric(benchMS(cpuPerPublish), "cpu-ms/publish")
+	b.ReportMetric(float64(gcAfter.NumGC-gcBefore.NumGC)/float64(sent), "gc/publish")
 	b.ReportMetric(100*float64(len(all))/float64(sent*(len(nodes)-1)), "delivered-%")
 	b.ReportMetric(float64(rssMB), "rss-MB")
 	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")

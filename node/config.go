@@ -63,6 +63,61 @@ type NetworkConfig struct {
 	Validators        []string `toml:"validators" comment:"peer IDs allowed to send challenges"`
 	TrustAnyValidator bool     `toml:"trust_any_validator" comment:"accept challenges from any peer (local testing only)"`
 	EpochLength       Duration `toml:"epoch_length" comment:"epoch = unix time / epoch_length"`
+	Genesis           string   `toml:"genesis" comment:"genesis file (relative to the home) listing validators and their stakes; empty: equal stakes"`
+}
+
+// Genesis is a network's validator set with stakes, read from the file
+// network.genesis names:
+//
+//	[[validator]]
+//	id = "12D3KooW…"
+//	stake = 1000.0
+type Genesis struct {
+	Validators []GenesisValidator `toml:"validator"`
+}
+
+// GenesisValidator is one staked validator.
+type GenesisValidator struct {
+	ID    string  `toml:"id"`
+	Stake float64 `toml:"stake"`
+}
+
+// LoadGenesis reads the genesis file named by c (nil stakes if none is
+// configured) and returns validator stakes by peer ID.
+func LoadGenesis(home string, c Config) (map[string]float64, error) {
+	if c.Network.Genesis == "" {
+		return nil, nil
+	}
+	path := c.Network.Genesis
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(home, path)
+	}
+	var g Genesis
+	md, err := toml.DecodeFile(path, &g)
+	if err != nil {
+		return nil, fmt.Errorf("genesis %s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, fmt.Errorf("genesis %s: unknown setting %q", path, und[0].String())
+	}
+	stakes := map[string]float64{}
+	for i, v := range g.Validators {
+		id, err := peer.Decode(v.ID)
+		if err != nil {
+			return nil, fmt.Errorf("genesis %s: validator %d: %w", path, i, err)
+		}
+		if !(v.Stake > 0) || v.Stake > 1e18 {
+			return nil, fmt.Errorf("genesis %s: validator %s: stake %v must be positive", path, v.ID, v.Stake)
+		}
+		if _, dup := stakes[id.String()]; dup {
+			return nil, fmt.Errorf("genesis %s: validator %s listed twice", path, v.ID)
+		}
+		stakes[id.String()] = v.Stake
+	}
+	if len(stakes) == 0 {
+		return nil, fmt.Errorf("genesis %s: no validators", path)
+	}
+	return stakes, nil
 }
 
 // MinerConfig is the miner role.

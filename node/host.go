@@ -23,6 +23,7 @@ import (
 	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
 	"lukechampine.com/blake3"
 )
 
@@ -71,7 +72,7 @@ const (
 
 func peerScoreParams() (*pubsub.PeerScoreParams, *pubsub.PeerScoreThresholds) {
 	topics := map[string]*pubsub.TopicScoreParams{}
-	for _, t := range []string{protocol.TopicAnnounce, protocol.TopicChallenge, protocol.TopicCommitment, protocol.TopicReveal} {
+	for t := range topicType {
 		topics[t] = &pubsub.TopicScoreParams{
 			TopicWeight:                    1,
 			TimeInMeshWeight:               0.0027,
@@ -120,7 +121,7 @@ func newPubSub(ctx context.Context, h host.Host, inspect func(map[peer.ID]float6
 			return string(id[:20])
 		}),
 		pubsub.WithPeerScore(params, thresholds),
-		pubsub.WithMaxMessageSize(4 * protocol.MaxGossipBytes),
+		pubsub.WithMaxMessageSize(2 * protocol.MaxEnvelope(pb.MessageType_EPOCH_RECORD)),
 	}
 	if inspect != nil {
 		opts = append(opts, pubsub.WithPeerScoreInspect(pubsub.ExtendedPeerScoreInspectFn(func(m map[peer.ID]*pubsub.PeerScoreSnapshot) {

@@ -22,9 +22,11 @@ type miner struct {
 	backend kernels.Backend
 	queue   chan *openChallenge
 
-	mu     sync.Mutex
-	served map[[32]byte]*served
-	wg     sync.WaitGroup
+	mu       sync.Mutex
+	served   map[[32]byte]*served
+	wg       sync.WaitGroup
+	hardware *pb.Hardware
+	gpus     []*pb.GPU
 }
 
 // served is a computed challenge whose outputs are kept for tile requests.
@@ -70,7 +72,8 @@ func (m *miner) announceLoop(ctx context.Context) {
 	for {
 		seq++
 		ann := &pb.MinerAnnounce{Version: protocol.Version, Seq: seq, Backend: m.backend.Name(),
-			Precisions: []uint32{uint32(proof.FP16), uint32(proof.FP32)}, MaxOutputBytes: m.n.cfg.Miner.MaxOutputBytes}
+			Precisions: []uint32{uint32(proof.FP16), uint32(proof.FP32)}, MaxOutputBytes: m.n.cfg.Miner.MaxOutputBytes,
+			Hardware: m.hardware, Gpus: m.gpus}
 		if _, err := m.n.publish(ctx, protocol.TopicAnnounce, ann); err != nil && ctx.Err() == nil {
 			m.n.log.Warn("announce failed", "err", err)
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
 	"google.golang.org/protobuf/proto"
 )
@@ -48,6 +50,17 @@ type Options struct {
 	OnRecord func(*store.RoundRecord)
 	// OnScores, if set, receives this node's gossip peer scores each second.
 	OnScores func(map[peer.ID]float64)
+	// OnEpochRecord, if set, is called when this node stores an epoch
+	// record, its own or another validator's.
+	OnEpochRecord func(epoch uint64, validator peer.ID)
+	// Scoring is the scoring configuration (nil: scoring.DefaultConfig).
+	Scoring *scoring.Config
+	// Stakes are the genesis validators' stakes; their IDs may challenge and
+	// publish epoch records, like network.validators.
+	Stakes map[string]float64
+	// Hardware and GPUs are what a miner announces about itself (kernels/hw).
+	Hardware *pb.Hardware
+	GPUs     []*pb.GPU
 }
 
 // Node is a running pog peer.
@@ -67,6 +80,9 @@ type Node struct {
 
 	miner     *miner
 	validator *validator
+	store     *store.Store
+	scoring   scoring.Config
+	onEpoch   func(uint64, peer.ID)
 
 	ctx        context.Context // cancelled by Close
 	cancel     context.CancelFunc
@@ -87,14 +103,21 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	switch {
 	case o.Role == RoleMiner && o.Backend == nil:
 		return nil, errors.New("a miner needs a compute backend")
-	case o.Role == RoleValidator && o.Store == nil:
-		return nil, errors.New("a validator needs an evidence store")
+	case o.Store == nil:
+		return nil, errors.New("a node needs a store: validators keep round evidence, every node keeps epoch records")
 	case o.Role != RoleMiner && o.Role != RoleValidator:
 		return nil, fmt.Errorf("unknown role %q", o.Role)
 	}
 	var validators []peer.ID
 	for _, s := range o.Config.Network.Validators {
 		p, _ := peer.Decode(s) // Validate checked it
+		validators = append(validators, p)
+	}
+	for s := range o.Stakes {
+		p, err := peer.Decode(s)
+		if err != nil {
+			return nil, fmt.Errorf("stakes: %w", err)
+		}
 		validators = append(validators, p)
 	}
 	h, err := newHost(o.Key, o.Config.Node)
@@ -108,6 +131,10 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		topics: map[string]*pubsub.Topic{},
 		view:   newView(o.Config.Network.EpochLength.Duration, o.Config.Network.TrustAnyValidator, validators),
 		scores: map[peer.ID]float64{}, onScores: o.OnScores,
+		store: o.Store, scoring: scoring.DefaultConfig(), onEpoch: o.OnEpochRecord,
+	}
+	if o.Scoring != nil {
+		n.scoring = *o.Scoring
 	}
 	for _, v := range validators {
 		h.ConnManager().Protect(v, "validator")
@@ -136,6 +163,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	switch o.Role {
 	case RoleMiner:
 		n.miner = newMiner(n, o.Backend)
+		n.miner.hardware, n.miner.gpus = o.Hardware, o.GPUs
 	case RoleValidator:
 		n.validator = newValidator(n, o.Store, o.OnRecord)
 	}
@@ -297,6 +325,15 @@ func (n *Node) Run(ctx context.Context) error {
 }
 
 func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
+	if topic == protocol.TopicEpoch {
+		rec := v.opened.Msg.(*pb.EpochRecord)
+		if err := n.store.PutEpochRecord(rec.Epoch, []byte(v.opened.Author), v.opened.Raw); err != nil {
+			n.log.Error("storing epoch record failed", "validator", v.opened.Author, "epoch", rec.Epoch, "err", err)
+		} else if n.onEpoch != nil {
+			n.onEpoch(rec.Epoch, v.opened.Author)
+		}
+		return
+	}
 	if topic == protocol.TopicChallenge {
 		// A peer that sends valid challenges is a validator: keep its
 		// connection when the connection manager trims.

@@ -34,7 +34,13 @@ type view struct {
 	challenges  map[[32]byte]*openChallenge
 	order       [][32]byte // insertion order, for eviction
 	announceSeq map[peer.ID]uint64
-	rootOwner   map[[32]byte]peer.ID // committed roots, for output-reuse detection
+	rootOwner   map[[32]byte]peer.ID   // committed roots, for output-reuse detection
+	records     map[recordKey][32]byte // epoch records seen, for equivocation
+}
+
+type recordKey struct {
+	validator peer.ID
+	epoch     uint64
 }
 
 const maxOpenChallenges = 20000
@@ -44,6 +50,7 @@ func newView(epochLength time.Duration, trustAny bool, validators []peer.ID) *vi
 		epochLength: epochLength, trustAny: trustAny,
 		validators: map[peer.ID]bool{}, challenges: map[[32]byte]*openChallenge{},
 		announceSeq: map[peer.ID]uint64{}, rootOwner: map[[32]byte]peer.ID{},
+		records: map[recordKey][32]byte{},
 	}
 	for _, p := range validators {
 		v.validators[p] = true
@@ -169,6 +176,36 @@ func (v *view) checkReveal(o *protocol.Opened, from peer.ID) decision {
 	return accept
 }
 
+// checkEpochRecord accepts a validator's record for an epoch that has
+// ended (or is ending, allowing for clock skew), once; a second, different
+// record for the same epoch is equivocation.
+func (v *view) checkEpochRecord(o *protocol.Opened, from peer.ID, now time.Time) decision {
+	if d, ok := checkAuthor(o, from); !ok {
+		return d
+	}
+	m := o.Msg.(*pb.EpochRecord)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.trustAny && !v.validators[o.Author] {
+		return reject("epoch record from a peer that is not a validator")
+	}
+	if m.Epoch > v.epochAt(now) {
+		return reject("epoch record for an epoch that has not ended")
+	}
+	k, id := recordKey{o.Author, m.Epoch}, protocol.ID(o.Body)
+	switch prev, seen := v.records[k]; {
+	case seen && prev == id:
+		return ignore("duplicate epoch record")
+	case seen:
+		return reject("second, different epoch record for the same epoch (equivocation)")
+	}
+	if len(v.records) >= maxOpenChallenges {
+		clear(v.records) // bounded; the store keeps the durable copy
+	}
+	v.records[k] = id
+	return accept
+}
+
 // otherRoots returns the committed roots not owned by miner.
 func (v *view) otherRoots(miner peer.ID) map[commit.CV]bool {
 	v.mu.Lock()
@@ -191,10 +228,10 @@ func (v *view) challenge(id [32]byte) *openChallenge {
 // topicCheck opens a gossiped message of the topic's type and applies the
 // view's rules; a message that fails Open is provably bad and rejected.
 func (v *view) topicCheck(topic string, data []byte, from peer.ID, now time.Time) (*protocol.Opened, decision) {
-	if len(data) > protocol.MaxGossipBytes {
+	typ := topicType[topic]
+	if len(data) > protocol.MaxGossipBytes && typ != pb.MessageType_EPOCH_RECORD {
 		return nil, reject("oversized message")
 	}
-	typ := topicType[topic]
 	o, err := protocol.Open(data, typ)
 	if err != nil {
 		return nil, reject(err.Error())
@@ -206,6 +243,8 @@ func (v *view) topicCheck(topic string, data []byte, from peer.ID, now time.Time
 		return o, v.checkChallenge(o, from, now)
 	case pb.MessageType_COMMITMENT:
 		return o, v.checkCommitment(o, from, now)
+	case pb.MessageType_EPOCH_RECORD:
+		return o, v.checkEpochRecord(o, from, now)
 	}
 	return o, v.checkReveal(o, from)
 }
@@ -215,4 +254,5 @@ var topicType = map[string]pb.MessageType{
 	protocol.TopicChallenge:  pb.MessageType_CHALLENGE,
 	protocol.TopicCommitment: pb.MessageType_COMMITMENT,
 	protocol.TopicReveal:     pb.MessageType_REVEAL,
+	protocol.TopicEpoch:      pb.MessageType_EPOCH_RECORD,
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
@@ -23,11 +24,13 @@ type validator struct {
 	store    *store.Store
 	onRecord func(*store.RoundRecord)
 
-	mu      sync.Mutex
-	miners  map[peer.ID]*minerEntry
-	waiting map[[32]byte]chan gossipVal
-	round   uint64
-	wg      sync.WaitGroup
+	mu       sync.Mutex
+	miners   map[peer.ID]*minerEntry
+	waiting  map[[32]byte]chan gossipVal
+	round    uint64
+	wg       sync.WaitGroup
+	inflight map[uint64]*sync.WaitGroup // rounds in flight per epoch
+	scorer   *EpochScorer
 }
 
 type minerEntry struct {
@@ -37,10 +40,16 @@ type minerEntry struct {
 }
 
 func newValidator(n *Node, st *store.Store, onRecord func(*store.RoundRecord)) *validator {
-	return &validator{n: n, store: st, onRecord: onRecord, miners: map[peer.ID]*minerEntry{}, waiting: map[[32]byte]chan gossipVal{}}
+	return &validator{n: n, store: st, onRecord: onRecord, miners: map[peer.ID]*minerEntry{}, waiting: map[[32]byte]chan gossipVal{},
+		inflight: map[uint64]*sync.WaitGroup{},
+		scorer:   &EpochScorer{Store: st, Validator: n.ID(), Config: n.scoring}}
 }
 
 func (v *validator) onAnnounce(g gossipVal) {
+	// The first announce of each epoch is the hardware evidence scoring uses.
+	if _, err := v.store.PutAnnounce(v.n.view.epochAt(g.at), []byte(g.opened.Author), g.opened.Raw); err != nil {
+		v.n.log.Error("storing announce failed", "miner", g.opened.Author, "err", err)
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	e := v.miners[g.opened.Author]
@@ -66,7 +75,8 @@ func (v *validator) onCommitment(g gossipVal) {
 }
 
 func (v *validator) start(ctx context.Context) {
-	v.n.wg.Add(1)
+	v.n.wg.Add(2)
+	go v.epochLoop(ctx)
 	go func() {
 		defer v.n.wg.Done()
 		t := time.NewTicker(v.n.cfg.Validator.RoundInterval.Duration)
@@ -106,11 +116,18 @@ func (v *validator) startRound(ctx context.Context) {
 	for i, p := range picked {
 		anns[i] = v.miners[p].ann
 	}
+	wg := v.inflight[epoch]
+	if wg == nil {
+		wg = &sync.WaitGroup{}
+		v.inflight[epoch] = wg
+	}
+	wg.Add(len(picked))
 	v.mu.Unlock()
 	for i, p := range picked {
 		v.wg.Add(1)
 		go func() {
 			defer v.wg.Done()
+			defer wg.Done()
 			rec := v.runRound(ctx, epoch, round, p, anns[i])
 			if err := v.store.PutRound(rec); err != nil {
 				v.n.log.Error("storing round evidence failed", "miner", p, "err", err)
@@ -132,6 +149,9 @@ func (v *validator) runRound(ctx context.Context, epoch, round uint64, miner pee
 	rec := &store.RoundRecord{Epoch: epoch, Round: round, Miner: []byte(miner), Validator: []byte(v.n.ID()), Verdict: store.VerdictFailed}
 	failed := func(format string, args ...any) *store.RoundRecord {
 		rec.Reason = fmt.Sprintf(format, args...)
+		if len(rec.Leaves) != len(rec.Indices) {
+			rec.Leaves, rec.Proofs = nil, nil // evidence of a partial fetch is not auditable
+		}
 		v.n.log.Warn("round failed", "miner", miner, "epoch", epoch, "round", round, "reason", rec.Reason)
 		return rec
 	}
@@ -206,6 +226,14 @@ func (v *validator) runRound(ctx context.Context, epoch, round uint64, miner pee
 			return failed("sub-challenge %d: tile request failed: %v", sub, err)
 		}
 		res := tr.Check(tiles, pr, others)
+		// Keep the proof and the tiles' leaves so an audit can re-verify
+		// inclusion without the tiles.
+		if prb, err := pr.MarshalBinary(); err == nil && sizesOK(tiles, p.TileBytes()) {
+			rec.Proofs = append(rec.Proofs, prb)
+			for i, t := range tiles {
+				rec.Leaves = append(rec.Leaves, [32]byte(commit.TileCV(t, idx[i])))
+			}
+		}
 		for i, x := range idx {
 			tv := store.TileVerdict{Index: x, OK: res.Err == nil}
 			if res.Tiles != nil {
@@ -232,4 +260,58 @@ func (v *validator) runRound(ctx context.Context, epoch, round uint64, miner pee
 func commitSecret(s [32]byte) []byte {
 	c := sample.Commit(s)
 	return c[:]
+}
+
+// epochLoop closes each epoch once its rounds are over: it scores the
+// validator's evidence, stores the signed record and gossips it.
+func (v *validator) epochLoop(ctx context.Context) {
+	defer v.n.wg.Done()
+	length := v.n.cfg.Network.EpochLength.Duration
+	for {
+		e := v.n.view.epochAt(time.Now())
+		end := time.Unix(0, int64(e+1)*int64(length))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(end)):
+		}
+		v.mu.Lock()
+		wg := v.inflight[e]
+		delete(v.inflight, e)
+		v.mu.Unlock()
+		if wg != nil {
+			wg.Wait() // rounds that started in e belong to e
+		}
+		if err := v.closeEpoch(ctx, e); err != nil && ctx.Err() == nil {
+			v.n.log.Error("closing epoch failed", "epoch", e, "err", err)
+		}
+	}
+}
+
+func (v *validator) closeEpoch(ctx context.Context, e uint64) error {
+	rec, scores, err := v.scorer.Close(e)
+	if err != nil {
+		return err
+	}
+	raw, err := protocol.Seal(v.n.key, rec)
+	if err != nil {
+		return err
+	}
+	if err := v.store.PutEpochRecord(e, []byte(v.n.ID()), raw); err != nil {
+		return err
+	}
+	if err := v.n.topics[protocol.TopicEpoch].Publish(ctx, raw); err != nil {
+		return err
+	}
+	v.n.log.Info("epoch closed", "epoch", e, "miners", len(scores), "weights", len(rec.Weights))
+	return nil
+}
+
+func sizesOK(tiles [][]byte, size int) bool {
+	for _, t := range tiles {
+		if len(t) != size {
+			return false
+		}
+	}
+	return true
 }

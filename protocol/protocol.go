@@ -30,12 +30,14 @@ const (
 	TopicChallenge  = "/pog/1/challenge"
 	TopicCommitment = "/pog/1/commitment"
 	TopicReveal     = "/pog/1/reveal"
+	TopicEpoch      = "/pog/1/epoch"
 	ProofProtocol   = "/pog/proof/1.0.0"
 )
 
 // Bounds (SPEC.md §14).
 const (
-	MaxGossipBytes   = 16 << 10 // any gossiped envelope
+	MaxGossipBytes   = 16 << 10 // any gossiped envelope but an epoch record
+	MaxEpochMiners   = 4096     // weights in one epoch record
 	MaxSubChallenges = 16       // GPUs per challenge
 	MaxGPUs          = 64
 	MaxString        = 128
@@ -52,6 +54,7 @@ var maxEnvelope = map[pb.MessageType]int{
 	pb.MessageType_REVEAL:         1 << 10,
 	pb.MessageType_TILE_REQUEST:   48 << 10,
 	pb.MessageType_TILE_RESPONSE:  MaxProofBytes + 2<<10,
+	pb.MessageType_EPOCH_RECORD:   512 << 10,
 }
 
 // MaxEnvelope returns the size bound of a message type's envelope.
@@ -112,6 +115,8 @@ func typeOf(msg proto.Message) (pb.MessageType, error) {
 		return pb.MessageType_TILE_REQUEST, nil
 	case *pb.TileResponse:
 		return pb.MessageType_TILE_RESPONSE, nil
+	case *pb.EpochRecord:
+		return pb.MessageType_EPOCH_RECORD, nil
 	}
 	return 0, fmt.Errorf("%w: %T", ErrWrongType, msg)
 }
@@ -176,6 +181,8 @@ func newMessage(t pb.MessageType) proto.Message {
 		return &pb.Reveal{}
 	case pb.MessageType_TILE_REQUEST:
 		return &pb.TileRequest{}
+	case pb.MessageType_EPOCH_RECORD:
+		return &pb.EpochRecord{}
 	}
 	return &pb.TileResponse{}
 }
@@ -244,8 +251,39 @@ func Validate(msg proto.Message) error {
 		if len(m.Proof) > MaxProofBytes || len(m.Error) > MaxErrorString {
 			return invalid("proof of %d bytes or error of %d bytes too long", len(m.Proof), len(m.Error))
 		}
+	case *pb.EpochRecord:
+		return validateEpochRecord(m)
 	default:
 		return fmt.Errorf("%w: %T", ErrWrongType, msg)
+	}
+	return nil
+}
+
+func validateEpochRecord(m *pb.EpochRecord) error {
+	if m.Version != Version {
+		return invalid("version %d, want %d", m.Version, Version)
+	}
+	if len(m.RoundsRoot) != 32 || len(m.ScoringConfigHash) != 32 || len(m.PrevRecordHash) != 32 {
+		return invalid("epoch record hashes must be 32 bytes")
+	}
+	if len(m.Weights) > MaxEpochMiners {
+		return invalid("%d weights, at most %d", len(m.Weights), MaxEpochMiners)
+	}
+	sum := 0.0
+	for i, w := range m.Weights {
+		if _, err := peer.IDFromBytes(w.Miner); err != nil {
+			return invalid("weight %d: miner: %v", i, err)
+		}
+		if i > 0 && string(w.Miner) <= string(m.Weights[i-1].Miner) {
+			return invalid("weights not sorted by miner at %d", i)
+		}
+		if !(w.Weight >= 0 && w.Weight <= 1) {
+			return invalid("weight %d is %v, want [0, 1]", i, w.Weight)
+		}
+		sum += w.Weight
+	}
+	if sum > 1+1e-9 {
+		return invalid("weights sum to %v > 1", sum)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/pog-network/pog/proof/commit"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -53,16 +54,32 @@ type RoundRecord struct {
 	TFLOPS       float64       // FLOPs / CommitNanos, 0 if failed
 	Verdict      Verdict
 	Reason       string // why it failed (1 B .. 4 KiB); empty if verified
+
+	// Evidence for audits; both optional (records written before they
+	// existed have neither).
+
+	// Proofs holds one batch inclusion proof per sub-challenge, each in the
+	// commit.Proof binary encoding (BE32 count ‖ 32·count bytes), at most
+	// MaxProofs of them.
+	Proofs [][]byte
+	// Leaves holds the chaining values of the sampled tiles, in the order of
+	// Indices: none, or exactly one per index.
+	Leaves [][32]byte
 }
 
-// Bounds on a record. They keep one value under about 4.3 MiB and let the
-// decoder refuse a hostile length before allocating for it.
+// Bounds on a record. They let the decoder refuse a hostile length before
+// allocating for it. Without proofs a value stays under about 4.4 MiB; the
+// proofs' bounds are those of commit.DecodeProof, so that any proof the
+// protocol accepts can be kept, and put the worst case near 132 MiB (real
+// proofs are far smaller).
 const (
 	MaxPeerIDLen     = 64
 	MaxEnvelopeLen   = 64 << 10
-	MaxSamples       = 4096 // indices and tiles each
+	MaxSamples       = 4096 // indices, tiles and leaves each
 	MaxTileReasonLen = 1 << 10
 	MaxReasonLen     = 4 << 10
+	MaxProofs        = 16
+	MaxProofLen      = 4 + 32*commit.MaxProofCVs // one encoded proof
 )
 
 // validate checks the bounds and the few invariants every reader relies on.
@@ -110,6 +127,17 @@ func (r *RoundRecord) validate() error {
 	if n := len(r.Reason); n > MaxReasonLen {
 		return fmt.Errorf("reason: %d bytes, want at most %d", n, MaxReasonLen)
 	}
+	if n := len(r.Proofs); n > MaxProofs {
+		return fmt.Errorf("proofs: %d, want at most %d", n, MaxProofs)
+	}
+	for i, p := range r.Proofs {
+		if err := checkProof(p); err != nil {
+			return fmt.Errorf("proofs[%d]: %w", i, err)
+		}
+	}
+	if n := len(r.Leaves); n != 0 && n != len(r.Indices) {
+		return fmt.Errorf("leaves: %d for %d indices, want none or one per index", n, len(r.Indices))
+	}
 	switch r.Verdict {
 	case VerdictVerified:
 		if r.Reason != "" {
@@ -127,6 +155,19 @@ func (r *RoundRecord) validate() error {
 		}
 	default:
 		return fmt.Errorf("verdict: %d, want %d (verified) or %d (failed)", r.Verdict, VerdictVerified, VerdictFailed)
+	}
+	return nil
+}
+
+// checkProof checks the framing of an encoded commit.Proof (as
+// commit.DecodeProof does, without allocating): a count, then exactly that
+// many chaining values.
+func checkProof(p []byte) error {
+	if len(p) < 4 || len(p) > MaxProofLen {
+		return fmt.Errorf("%d bytes, want 4..%d", len(p), MaxProofLen)
+	}
+	if n := binary.BigEndian.Uint32(p); uint64(len(p)-4) != 32*uint64(n) {
+		return fmt.Errorf("%d bytes of chaining values for a count of %d", len(p)-4, n)
 	}
 	return nil
 }
@@ -156,15 +197,20 @@ func validRate(f float64) bool {
 //	14 tflops          fixed64
 //	15 verdict         varint
 //	16 reason          bytes
+//	17 proofs          bytes: one encoded commit.Proof, repeated once per proof
+//	18 leaves          bytes: the 32-byte chaining values, concatenated
 //
 // TileVerdict: 1 index varint, 2 ok varint (1), 3 reason bytes.
 //
 // The encoding is canonical, so equal records have equal bytes and a stored
 // value can be hashed or compared as evidence: fields appear in increasing
-// number order (only field 9 repeats), a field is present exactly when its
-// value is not the zero value, and varints are minimal. The decoder rejects
-// anything else, including unknown fields: a newer writer bumps the format
-// byte rather than adding fields an older reader would silently drop.
+// number order (only fields 9 and 17 repeat), a field is present exactly
+// when its value is not the zero value (a proof, never empty, is always
+// present), and varints are minimal. The decoder rejects anything else,
+// including unknown fields, so a reader never silently drops what it does
+// not know. Fields 17 and 18 were added to format 1 as optional fields: a
+// record without them reads as before, and a reader that predates them
+// refuses a record that has them (as corrupt) rather than misreading it.
 const formatV1 = 1
 
 const (
@@ -184,6 +230,8 @@ const (
 	fTFLOPS
 	fVerdict
 	fReason
+	fProofs
+	fLeaves
 )
 
 const (
@@ -201,9 +249,12 @@ var maxTileMsgLen = protowire.SizeTag(fTileIndex) + protowire.SizeVarint(math.Ma
 // encodeRound returns the canonical value encoding of r, which must be valid.
 func encodeRound(r *RoundRecord) []byte {
 	n := 128 + len(r.Miner) + len(r.Validator) + len(r.Challenge) + len(r.Commitment) +
-		10*len(r.Indices) + 16*len(r.Tiles) + len(r.Reason)
+		10*len(r.Indices) + 16*len(r.Tiles) + len(r.Reason) + 32*len(r.Leaves)
 	for _, t := range r.Tiles {
 		n += len(t.Reason)
+	}
+	for _, p := range r.Proofs {
+		n += 8 + len(p)
 	}
 	b := make([]byte, 1, n)
 	b[0] = formatV1
@@ -240,6 +291,16 @@ func encodeRound(r *RoundRecord) []byte {
 	b = appendFixed64(b, fTFLOPS, math.Float64bits(r.TFLOPS))
 	b = appendVarint(b, fVerdict, uint64(r.Verdict))
 	b = appendBytes(b, fReason, []byte(r.Reason))
+	for _, p := range r.Proofs {
+		b = appendBytes(b, fProofs, p) // never empty in a valid record
+	}
+	if len(r.Leaves) > 0 {
+		leaves := make([]byte, 0, 32*len(r.Leaves))
+		for _, l := range r.Leaves {
+			leaves = append(leaves, l[:]...)
+		}
+		b = appendBytes(b, fLeaves, leaves)
+	}
 	return b
 }
 
@@ -284,7 +345,7 @@ func decodeRound(b []byte) (*RoundRecord, error) {
 		if err != nil {
 			return nil, err
 		}
-		if num < last || num == last && num != fTiles {
+		if num < last || num == last && num != fTiles && num != fProofs {
 			return nil, fmt.Errorf("field %d after field %d", num, last)
 		}
 		last = num
@@ -351,6 +412,18 @@ func decodeRound(b []byte) (*RoundRecord, error) {
 		case fReason:
 			s, err = d.bytes(typ, MaxReasonLen)
 			r.Reason = string(s)
+		case fProofs:
+			if len(r.Proofs) == MaxProofs {
+				return nil, fmt.Errorf("proofs: more than %d", MaxProofs)
+			}
+			// Framing is checked by validate, after the loop.
+			if s, err = d.bytes(typ, MaxProofLen); err == nil {
+				r.Proofs = append(r.Proofs, s)
+			}
+		case fLeaves:
+			if s, err = d.payload(typ, 32*MaxSamples); err == nil {
+				r.Leaves, err = decodeLeaves(s)
+			}
 		default:
 			return nil, fmt.Errorf("unknown field %d", num)
 		}
@@ -367,7 +440,8 @@ func decodeRound(b []byte) (*RoundRecord, error) {
 var fieldNames = [...]string{fEpoch: "epoch", fRound: "round", fMiner: "miner", fValidator: "validator",
 	fChallenge: "challenge", fCommitment: "commitment", fSecret: "secret", fIndices: "indices",
 	fTiles: "tiles", fSentUnixNano: "sent_unix_nano", fCommitNanos: "commit_nanos",
-	fVerifyNanos: "verify_nanos", fFLOPs: "flops", fTFLOPS: "tflops", fVerdict: "verdict", fReason: "reason"}
+	fVerifyNanos: "verify_nanos", fFLOPs: "flops", fTFLOPS: "tflops", fVerdict: "verdict", fReason: "reason",
+	fProofs: "proofs", fLeaves: "leaves"}
 
 func fieldError(num protowire.Number, err error) error {
 	return fmt.Errorf("field %d (%s): %w", num, fieldNames[num], err)
@@ -393,6 +467,22 @@ func decodePacked(s []byte) ([]uint64, error) {
 			return nil, err
 		}
 		out = append(out, v)
+	}
+	return out, nil
+}
+
+// decodeLeaves splits concatenated 32-byte chaining values. The caller has
+// bounded s; its length fixes the count.
+func decodeLeaves(s []byte) ([][32]byte, error) {
+	if len(s) == 0 {
+		return nil, fmt.Errorf("explicit empty value")
+	}
+	if len(s)%32 != 0 {
+		return nil, fmt.Errorf("%d bytes, not a multiple of 32", len(s))
+	}
+	out := make([][32]byte, len(s)/32)
+	for i := range out {
+		out[i] = [32]byte(s[32*i:])
 	}
 	return out, nil
 }

@@ -2,11 +2,14 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/pog-network/pog/proof/commit"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -34,6 +37,33 @@ func testRecord(epoch, round uint64, miner string) *RoundRecord {
 	return r
 }
 
+// testProof returns an encoded commit.Proof of n chaining values.
+func testProof(n int) []byte {
+	p := binary.BigEndian.AppendUint32(make([]byte, 0, 4+32*n), uint32(n))
+	for i := range 32 * n {
+		p = append(p, byte(i*7+n))
+	}
+	return p
+}
+
+// testLeaves returns n distinct chaining values.
+func testLeaves(n int) [][32]byte {
+	l := make([][32]byte, n)
+	for i := range l {
+		binary.BigEndian.PutUint64(l[i][:], uint64(i)+1)
+		l[i][31] = 0xcc
+	}
+	return l
+}
+
+// auditRecord is testRecord with the audit evidence: proofs and leaves.
+func auditRecord(epoch, round uint64, miner string) *RoundRecord {
+	r := testRecord(epoch, round, miner)
+	r.Proofs = [][]byte{testProof(3), testProof(0), testProof(1)}
+	r.Leaves = testLeaves(len(r.Indices))
+	return r
+}
+
 func failedRecord(epoch, round uint64, miner string) *RoundRecord {
 	r := testRecord(epoch, round, miner)
 	r.Commitment, r.CommitNanos, r.TFLOPS = nil, 0, 0
@@ -41,7 +71,8 @@ func failedRecord(epoch, round uint64, miner string) *RoundRecord {
 	return r
 }
 
-// maxRecord has every field at its bound.
+// maxRecord has every field at its bound, except that only its last proof
+// is as long as a proof may be (all sixteen would make a 128 MiB value).
 func maxRecord() *RoundRecord {
 	r := testRecord(math.MaxUint64, math.MaxUint64, strings.Repeat("m", MaxPeerIDLen))
 	r.Validator = bytes.Repeat([]byte{'v'}, MaxPeerIDLen)
@@ -57,6 +88,12 @@ func maxRecord() *RoundRecord {
 	r.FLOPs = math.MaxFloat64
 	r.TFLOPS = 0
 	r.Verdict, r.Reason = VerdictFailed, strings.Repeat("r", MaxReasonLen)
+	r.Proofs = make([][]byte, MaxProofs)
+	for i := range r.Proofs {
+		r.Proofs[i] = testProof(i)
+	}
+	r.Proofs[MaxProofs-1] = testProof(commit.MaxProofCVs)
+	r.Leaves = testLeaves(MaxSamples)
 	return r
 }
 
@@ -67,6 +104,17 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		"failed":   failedRecord(0, 0, "m"),
 		"minimal":  minimal,
 		"max":      maxRecord(),
+		"audit":    auditRecord(3, 9, "miner"),
+		"proofs only": func() *RoundRecord {
+			r := testRecord(1, 1, "m")
+			r.Proofs = [][]byte{testProof(0)}
+			return r
+		}(),
+		"leaves only": func() *RoundRecord {
+			r := failedRecord(1, 1, "m")
+			r.Leaves = testLeaves(len(r.Indices))
+			return r
+		}(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := r.validate(); err != nil {
@@ -157,7 +205,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"truncated length", "length", around(fMiner, func(b []byte) []byte { return append(tag(b, fMiner, protowire.BytesType), 0x81) })},
 		{"truncated payload", "only 1 bytes left", append(tag([]byte{formatV1}, fMiner, protowire.BytesType), 5, 1)},
 		{"field 0", "invalid field number", []byte{formatV1, 0x02, 0x00}},
-		{"unknown field", "unknown field 17", varint(17, 1)},
+		{"unknown field", "unknown field 19", varint(19, 1)},
 		{"duplicate field", "field 3 after field 3", around(fMiner, func(b []byte) []byte {
 			return bytesField(bytesField(b, fMiner, []byte{1}), fMiner, []byte{1})
 		})},
@@ -199,6 +247,35 @@ func TestDecodeRejects(t *testing.T) {
 		{"negative commit nanos", "commit nanos: -1", varint(fCommitNanos, protowire.EncodeZigZag(-1))},
 		{"NaN flops", "flops: NaN", f64(fFLOPs, math.Float64bits(math.NaN()))},
 		{"negative zero flops", "flops: -0", f64(fFLOPs, 1<<63)},
+		{"proofs wrong wire type", "field 17 (proofs): wire type 0", varint(fProofs, 1)},
+		{"empty proof", "field 17 (proofs): explicit empty", bytesAt(fProofs, nil)},
+		{"empty second proof", "field 17 (proofs): explicit empty", around(fProofs, func(b []byte) []byte {
+			return bytesField(bytesField(b, fProofs, testProof(1)), fProofs, nil)
+		})},
+		{"too many proofs", "proofs: more than 16", around(fProofs, func(b []byte) []byte {
+			for range MaxProofs + 1 {
+				b = bytesField(b, fProofs, testProof(0))
+			}
+			return b
+		})},
+		{"proof too long", "length 8388613, want at most 8388612", around(fProofs, func(b []byte) []byte {
+			// The length alone is refused; no payload follows it.
+			return protowire.AppendVarint(tag(b, fProofs, protowire.BytesType), MaxProofLen+1)
+		})},
+		{"proof short", "proofs[0]: 3 bytes", bytesAt(fProofs, []byte{0, 0, 0})},
+		{"proof count mismatch", "proofs[0]: 32 bytes of chaining values for a count of 2", bytesAt(fProofs, append([]byte{0, 0, 0, 2}, make([]byte, 32)...))},
+		{"proof trailing bytes", "proofs[0]: 33 bytes", bytesAt(fProofs, append(testProof(1), 0))},
+		{"proofs after leaves", "field 17 after field 18", around(fLeaves, func(b []byte) []byte {
+			return bytesField(bytesField(b, fLeaves, make([]byte, 32)), fProofs, testProof(0))
+		})},
+		{"leaves not a multiple of 32", "field 18 (leaves): 33 bytes, not a multiple of 32", bytesAt(fLeaves, make([]byte, 33))},
+		{"leaves short", "field 18 (leaves): 31 bytes, not a multiple of 32", bytesAt(fLeaves, make([]byte, 31))},
+		{"empty leaves", "field 18 (leaves): explicit empty", bytesAt(fLeaves, nil)},
+		{"too many leaves", "length 131104, want at most 131072", bytesAt(fLeaves, make([]byte, 32*(MaxSamples+1)))},
+		{"duplicate leaves", "field 18 after field 18", around(fLeaves, func(b []byte) []byte {
+			return bytesField(bytesField(b, fLeaves, make([]byte, 32)), fLeaves, make([]byte, 32))
+		})},
+		{"leaves without indices", "leaves: 1 for 0 indices", bytesAt(fLeaves, make([]byte, 32))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -210,8 +287,10 @@ func TestDecodeRejects(t *testing.T) {
 	}
 }
 
-// Every strict prefix of a valid value fails to decode: the last field is
-// either the verdict or a failed round's reason, both required.
+// Every strict prefix of a valid value without proofs or leaves fails to
+// decode: the last field is either the verdict or a failed round's reason,
+// both required. (A value cut just before the optional fields 17 and 18
+// decodes, as the record without them; a value cut inside them does not.)
 func TestDecodeTruncated(t *testing.T) {
 	for _, r := range []*RoundRecord{testRecord(1, 2, "miner"), failedRecord(1, 2, "miner")} {
 		b := encodeRound(r)
@@ -220,6 +299,30 @@ func TestDecodeTruncated(t *testing.T) {
 				t.Fatalf("%d-byte prefix of a %d-byte %v value decoded", n, len(b), r.Verdict)
 			}
 		}
+	}
+	// With proofs and leaves, the prefixes that decode are those that end
+	// between whole proofs, and decode to the record with fewer proofs and
+	// no leaves.
+	r := auditRecord(1, 2, "miner")
+	b := encodeRound(r)
+	decoded := 0
+	for n := range len(b) {
+		got, err := decodeRound(b[:n])
+		if err != nil {
+			continue
+		}
+		decoded++
+		want := *r
+		want.Proofs, want.Leaves = r.Proofs[:len(got.Proofs)], nil
+		if len(want.Proofs) == 0 {
+			want.Proofs = nil
+		}
+		if !reflect.DeepEqual(got, &want) {
+			t.Fatalf("%d-byte prefix of a %d-byte value decoded to %+v", n, len(b), got)
+		}
+	}
+	if decoded != 1+len(r.Proofs) {
+		t.Fatalf("%d prefixes decoded, want %d", decoded, 1+len(r.Proofs))
 	}
 }
 
@@ -256,10 +359,19 @@ func TestValidate(t *testing.T) {
 		{"verified without commitment", "commitment: none on a verified round", func(r *RoundRecord) { r.Commitment, r.CommitNanos = nil, 0 }},
 		{"failed without reason", "reason: none on a failed round", func(r *RoundRecord) { r.Verdict, r.TFLOPS = VerdictFailed, 0 }},
 		{"failed with tflops", "tflops: 733 on a failed round", func(r *RoundRecord) { r.Verdict, r.Reason = VerdictFailed, "x" }},
+		{"many proofs", "proofs: 17, want at most 16", func(r *RoundRecord) { r.Proofs = slices.Repeat([][]byte{testProof(0)}, MaxProofs+1) }},
+		{"empty proof", "proofs[1]: 0 bytes", func(r *RoundRecord) { r.Proofs[1] = nil }},
+		{"short proof", "proofs[2]: 3 bytes", func(r *RoundRecord) { r.Proofs[2] = []byte{0, 0, 0} }},
+		{"long proof", "proofs[0]: 8388644 bytes, want 4..8388612", func(r *RoundRecord) { r.Proofs[0] = testProof(commit.MaxProofCVs + 1) }},
+		{"proof count too high", "proofs[0]: 96 bytes of chaining values for a count of 4", func(r *RoundRecord) { r.Proofs[0][3]++ }},
+		{"proof truncated", "proofs[0]: 95 bytes of chaining values for a count of 3", func(r *RoundRecord) { r.Proofs[0] = r.Proofs[0][:99] }},
+		{"fewer leaves than indices", "leaves: 3 for 4 indices", func(r *RoundRecord) { r.Leaves = r.Leaves[:3] }},
+		{"more leaves than indices", "leaves: 4 for 3 indices", func(r *RoundRecord) { r.Indices = r.Indices[:3] }},
+		{"leaves without indices", "leaves: 4 for 0 indices", func(r *RoundRecord) { r.Indices = nil }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := testRecord(1, 1, "miner")
+			r := auditRecord(1, 1, "miner")
 			c.edit(r)
 			if err := r.validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("validate: %v, want an error containing %q", err, c.want)
@@ -268,9 +380,30 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestProofBounds checks the proof bounds at their limit without encoding:
+// sixteen longest proofs (one shared slice) are valid.
+func TestProofBounds(t *testing.T) {
+	r := auditRecord(1, 1, "miner")
+	r.Proofs = slices.Repeat([][]byte{testProof(commit.MaxProofCVs)}, MaxProofs)
+	if err := r.validate(); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	if MaxProofLen != 4+32*commit.MaxProofCVs || len(r.Proofs[0]) != MaxProofLen {
+		t.Fatalf("MaxProofLen %d, longest test proof %d bytes", MaxProofLen, len(r.Proofs[0]))
+	}
+	// The proofs decode as commit proofs.
+	for _, p := range auditRecord(1, 1, "miner").Proofs {
+		if _, err := commit.DecodeProof(p); err != nil {
+			t.Fatalf("commit.DecodeProof(%x): %v", p[:4], err)
+		}
+	}
+}
+
 func FuzzDecodeRound(f *testing.F) {
 	f.Add(encodeRound(testRecord(1, 2, "miner")))
 	f.Add(encodeRound(failedRecord(0, 0, "m")))
+	f.Add(encodeRound(auditRecord(1, 2, "miner")))
+	f.Add(around(fLeaves, func(b []byte) []byte { return bytesField(b, fLeaves, make([]byte, 33)) }))
 	f.Add([]byte{formatV1})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -1,14 +1,20 @@
-// Package store owns the node's durable evidence: every round record a
-// validator writes (challenge, commitment, revealed secret, sampled tiles,
-// timings and verdict), append-only, in Pebble.
+// Package store owns the node's durable evidence, append-only, in Pebble:
+// every round record a validator writes (challenge, commitment, revealed
+// secret, sampled tiles, proofs, timings and verdict), the signed epoch
+// records of the network, and the hardware announces that scoring used.
 //
 // Key layout (all integers big-endian, so byte order is numeric order):
 //
+//	"a" ‖ BE64 epoch ‖ miner                   -> 1 ‖ announce envelope (envelope.go)
+//	"e" ‖ BE64 epoch ‖ validator               -> 1 ‖ epoch record envelope (envelope.go)
 //	"meta/schema"                              -> BE64 schema version (1)
 //	"r" ‖ BE64 epoch ‖ BE64 round ‖ miner      -> round record (record.go)
 //
-// Records therefore iterate by epoch, then round, then miner bytes. The miner
-// ID is last and unprefixed: its length is the key's length less 17.
+// Peer IDs are libp2p peer ID bytes, 1..MaxPeerIDLen of them. Records
+// therefore iterate by epoch, then round (round records only), then peer ID
+// bytes, a peer ID that is a prefix of another sorting first. The peer ID is
+// last and unprefixed: its length is the key's length less 17 (round
+// records) or 9 (the others).
 package store
 
 import (
@@ -28,8 +34,8 @@ import (
 
 // Errors callers can test with errors.Is.
 var (
-	ErrNotFound = errors.New("store: round record not found")
-	ErrExists   = errors.New("store: round record already exists")
+	ErrNotFound = errors.New("store: record not found")
+	ErrExists   = errors.New("store: record already exists")
 	ErrCorrupt  = errors.New("store: corrupt data")
 	ErrClosed   = errors.New("store: closed")
 )
@@ -38,8 +44,14 @@ var (
 // writes. A store written by a newer build is refused, not misread.
 const schemaVersion = 1
 
+// Key tags, the first byte of each kind of key.
 const (
-	recordTag    = 'r'
+	announceTag = 'a'
+	epochTag    = 'e'
+	recordTag   = 'r'
+)
+
+const (
 	recordKeyMin = 1 + 8 + 8 + 1
 	recordKeyMax = 1 + 8 + 8 + MaxPeerIDLen
 )
@@ -52,13 +64,14 @@ type Options struct {
 	FS vfs.FS
 }
 
-// Store is an append-only store of round records. Its methods are safe for
-// concurrent use, except that Round and Rounds must not overlap Close.
+// Store is an append-only store of evidence. Its methods are safe for
+// concurrent use, except that the readers (Round, Rounds, EpochRecord,
+// EpochRecords, Announce, Announces) must not overlap Close.
 type Store struct {
 	db     *pebble.DB
 	closed atomic.Bool
 
-	// mu serialises PutRound's check-then-write: Pebble has no
+	// mu serialises the writers' check-then-write: Pebble has no
 	// compare-and-set, so two writers of one key would both see it absent.
 	mu sync.Mutex
 	// writeErr is the first failed write. After it the WAL's state is
@@ -91,9 +104,9 @@ func checkSchema(db *pebble.DB, dir string) error {
 		return fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	if errors.Is(err, pebble.ErrNotFound) {
-		// A store with records but no version lost its meta key: refuse
+		// A store with any key but no version lost its meta key: refuse
 		// rather than stamp a version on data of unknown format.
-		it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{recordTag}, UpperBound: []byte{recordTag + 1}})
+		it, err := db.NewIter(nil)
 		if err != nil {
 			return fmt.Errorf("store: open %s: %w", dir, err)
 		}
@@ -104,7 +117,7 @@ func checkSchema(db *pebble.DB, dir string) error {
 		if hasRecords {
 			return fmt.Errorf("%w: %s: records present but no schema version", ErrCorrupt, dir)
 		}
-		if err := syncSet(db, schemaKey, binary.BigEndian.AppendUint64(nil, schemaVersion)); err != nil {
+		if err := set(db, schemaKey, binary.BigEndian.AppendUint64(nil, schemaVersion), pebble.Sync); err != nil {
 			return fmt.Errorf("store: open %s: write schema version: %w", dir, err)
 		}
 		return nil
@@ -119,7 +132,7 @@ func checkSchema(db *pebble.DB, dir string) error {
 	return nil
 }
 
-// Close closes the store. It waits for a PutRound in progress.
+// Close closes the store. It waits for a write in progress.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -138,30 +151,38 @@ func (s *Store) PutRound(r *RoundRecord) error {
 	if err := r.validate(); err != nil {
 		return fmt.Errorf("store: invalid round record: %w", err)
 	}
-	key := recordKey(r.Epoch, r.Round, r.Miner)
-	val := encodeRound(r)
+	desc := describeKey(r.Epoch, r.Round, r.Miner)
+	_, err := s.putNew(recordKey(r.Epoch, r.Round, r.Miner), encodeRound(r), pebble.Sync, desc, func([]byte) error {
+		return fmt.Errorf("%w: %s", ErrExists, desc)
+	})
+	return err
+}
 
+// putNew writes key=val with opts if key is absent, reporting whether it
+// wrote. If key is present it calls exists with the stored value (valid only
+// during the call) and returns its error. desc names the key in errors.
+func (s *Store) putNew(key, val []byte, opts *pebble.WriteOptions, desc string, exists func(stored []byte) error) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Load() {
-		return ErrClosed
+		return false, ErrClosed
 	}
 	if s.writeErr != nil {
-		return fmt.Errorf("store: refusing writes after an earlier write failed, reopen the store: %w", s.writeErr)
+		return false, fmt.Errorf("store: refusing writes after an earlier write failed, reopen the store: %w", s.writeErr)
 	}
-	_, closer, err := s.db.Get(key)
+	stored, closer, err := s.db.Get(key)
 	if err == nil {
-		closer.Close()
-		return fmt.Errorf("%w: %s", ErrExists, describeKey(r.Epoch, r.Round, r.Miner))
+		defer closer.Close()
+		return false, exists(stored)
 	}
 	if !errors.Is(err, pebble.ErrNotFound) {
-		return fmt.Errorf("store: %s: %w", describeKey(r.Epoch, r.Round, r.Miner), err)
+		return false, fmt.Errorf("store: %s: %w", desc, err)
 	}
-	if err := syncSet(s.db, key, val); err != nil {
+	if err := set(s.db, key, val, opts); err != nil {
 		s.writeErr = err
-		return fmt.Errorf("store: write %s: %w", describeKey(r.Epoch, r.Round, r.Miner), err)
+		return false, fmt.Errorf("store: write %s: %w", desc, err)
 	}
-	return nil
+	return true, nil
 }
 
 // Round returns the record for (epoch, round, miner), or an error wrapping
@@ -173,52 +194,74 @@ func (s *Store) Round(epoch, round uint64, miner []byte) (*RoundRecord, error) {
 	if n := len(miner); n < 1 || n > MaxPeerIDLen {
 		return nil, fmt.Errorf("store: miner: %d bytes, want 1..%d", n, MaxPeerIDLen)
 	}
-	v, closer, err := s.db.Get(recordKey(epoch, round, miner))
+	return get(s, recordKey(epoch, round, miner), describeKey(epoch, round, miner), func(v []byte) (*RoundRecord, error) {
+		return checkedRecord(epoch, round, miner, v)
+	})
+}
+
+// get reads key and returns decode's result for its value (valid only
+// during the call), or an error wrapping ErrNotFound. desc names the key in
+// errors.
+func get[T any](s *Store, key []byte, desc string, decode func(v []byte) (T, error)) (T, error) {
+	var zero T
+	v, closer, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, describeKey(epoch, round, miner))
+		return zero, fmt.Errorf("%w: %s", ErrNotFound, desc)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: %s: %w", describeKey(epoch, round, miner), err)
+		return zero, fmt.Errorf("store: %s: %w", desc, err)
 	}
 	defer closer.Close()
-	return checkedRecord(epoch, round, miner, v)
+	return decode(v)
 }
 
 // Rounds iterates over the records of epochs fromEpoch..toEpoch inclusive,
 // by epoch, round and miner. An error is yielded once, with a nil record,
 // and ends the iteration.
 func (s *Store) Rounds(fromEpoch, toEpoch uint64) iter.Seq2[*RoundRecord, error] {
-	return func(yield func(*RoundRecord, error) bool) {
+	return scan(s, recordTag, fromEpoch, toEpoch, recordKeyMin, recordKeyMax, func(k, v []byte) (*RoundRecord, error) {
+		return checkedRecord(binary.BigEndian.Uint64(k[1:9]), binary.BigEndian.Uint64(k[9:17]), k[17:], v)
+	})
+}
+
+// scan iterates over the keys tag ‖ BE64 epoch ‖ ... of epochs
+// fromEpoch..toEpoch inclusive, in key order, yielding decode's result for
+// each key and value (valid only during the call). A key whose length is
+// outside keyMin..keyMax is corruption. An error is yielded once, with a zero
+// T, and ends the iteration.
+func scan[T any](s *Store, tag byte, fromEpoch, toEpoch uint64, keyMin, keyMax int, decode func(k, v []byte) (T, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
 		if s.closed.Load() {
-			yield(nil, ErrClosed)
+			yield(zero, ErrClosed)
 			return
 		}
 		if fromEpoch > toEpoch {
 			return
 		}
-		upper := []byte{recordTag + 1}
+		upper := []byte{tag + 1}
 		if toEpoch < math.MaxUint64 {
-			upper = recordPrefix(toEpoch + 1)
+			upper = epochPrefix(tag, toEpoch+1)
 		}
-		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: recordPrefix(fromEpoch), UpperBound: upper})
+		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: epochPrefix(tag, fromEpoch), UpperBound: upper})
 		if err != nil {
-			yield(nil, fmt.Errorf("store: %w", err))
+			yield(zero, fmt.Errorf("store: %w", err))
 			return
 		}
 		defer it.Close()
 		for ok := it.First(); ok; ok = it.Next() {
 			k := it.Key()
-			if len(k) < recordKeyMin || len(k) > recordKeyMax {
-				yield(nil, fmt.Errorf("%w: record key %x has length %d, want %d..%d", ErrCorrupt, k, len(k), recordKeyMin, recordKeyMax))
+			if len(k) < keyMin || len(k) > keyMax {
+				yield(zero, fmt.Errorf("%w: %q key %x has length %d, want %d..%d", ErrCorrupt, tag, k, len(k), keyMin, keyMax))
 				return
 			}
 			v, err := it.ValueAndErr()
 			if err != nil {
 				break // it.Error reports it
 			}
-			r, err := checkedRecord(binary.BigEndian.Uint64(k[1:9]), binary.BigEndian.Uint64(k[9:17]), k[17:], v)
+			r, err := decode(k, v)
 			if err != nil {
-				yield(nil, err)
+				yield(zero, err)
 				return
 			}
 			if !yield(r, nil) {
@@ -226,7 +269,7 @@ func (s *Store) Rounds(fromEpoch, toEpoch uint64) iter.Seq2[*RoundRecord, error]
 			}
 		}
 		if err := it.Error(); err != nil {
-			yield(nil, fmt.Errorf("store: %w", err))
+			yield(zero, fmt.Errorf("store: %w", err))
 		}
 	}
 }
@@ -256,10 +299,13 @@ func openPebble(dir string, fs vfs.FS) (db *pebble.DB, err error) {
 	return pebble.Open(dir, &pebble.Options{FS: fs, FormatMajorVersion: pebble.FormatNewest, Logger: logger{}})
 }
 
-// syncSet writes key=val durably. A commit reports its fatal error after
+// set writes key=val with opts. A commit reports its fatal error after
 // Pebble's commit pipeline has returned, with no Pebble lock held, so the DB
 // can still be read and closed afterwards (it takes no more writes).
-func syncSet(db *pebble.DB, key, val []byte) (err error) {
+//
+// A NoSync write returns before its WAL write is attempted: if that write
+// fails, Pebble reports it to the next Sync write, whose commit fails.
+func set(db *pebble.DB, key, val []byte, opts *pebble.WriteOptions) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			f, ok := p.(*fatalError)
@@ -269,7 +315,7 @@ func syncSet(db *pebble.DB, key, val []byte) (err error) {
 			err = f
 		}
 	}()
-	return db.Set(key, val, pebble.Sync)
+	return db.Set(key, val, opts)
 }
 
 // fatalError is what logger.Fatalf panics with. It unwraps to the first
@@ -320,8 +366,8 @@ func checkedRecord(epoch, round uint64, miner, v []byte) (*RoundRecord, error) {
 	return r, nil
 }
 
-func recordPrefix(epoch uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{recordTag}, epoch)
+func epochPrefix(tag byte, epoch uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{tag}, epoch)
 }
 
 func recordKey(epoch, round uint64, miner []byte) []byte {

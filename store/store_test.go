@@ -268,14 +268,21 @@ func TestSchema(t *testing.T) {
 			}
 		})
 	}
-	t.Run("records without schema", func(t *testing.T) {
-		fs := vfs.NewMem()
-		r := testRecord(1, 1, "m")
-		rawSet(t, fs, recordKey(r.Epoch, r.Round, r.Miner), encodeRound(r))
-		if _, err := Open(testDir, Options{FS: fs}); !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("Open: %v, want ErrCorrupt", err)
-		}
-	})
+	r := testRecord(1, 1, "m")
+	for name, key := range map[string][]byte{
+		"records":        recordKey(r.Epoch, r.Round, r.Miner),
+		"epoch records":  envelopeKey(epochTag, 1, []byte("v")),
+		"announces":      envelopeKey(announceTag, 1, []byte("m")),
+		"an unknown key": []byte("z"),
+	} {
+		t.Run(name+" without schema", func(t *testing.T) {
+			fs := vfs.NewMem()
+			rawSet(t, fs, key, encodeRound(r))
+			if _, err := Open(testDir, Options{FS: fs}); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("Open: %v, want ErrCorrupt", err)
+			}
+		})
+	}
 }
 
 func TestCorruption(t *testing.T) {

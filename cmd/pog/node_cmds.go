@@ -173,15 +173,20 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 			log.Error("cannot start", "err", err)
 			return 1
 		}
-	case node.RoleValidator:
-		st, err := store.Open(filepath.Join(*home, node.StoreDir), store.Options{})
-		if err != nil {
-			log.Error("cannot open the evidence store", "err", err)
-			return 1
-		}
-		defer st.Close()
-		o.Store = st
 	}
+	if o.Stakes, err = node.LoadGenesis(*home, cfg); err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
+	// Every node keeps every validator's epoch records; validators also
+	// keep their round evidence.
+	st, err := store.Open(filepath.Join(*home, node.StoreDir), store.Options{})
+	if err != nil {
+		log.Error("cannot open the store", "err", err)
+		return 1
+	}
+	defer st.Close()
+	o.Store = st
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	n, err := node.New(ctx, o)

@@ -34,6 +34,7 @@ const (
 	MessageType_REVEAL                   MessageType = 4
 	MessageType_TILE_REQUEST             MessageType = 5
 	MessageType_TILE_RESPONSE            MessageType = 6
+	MessageType_EPOCH_RECORD             MessageType = 7
 )
 
 // Enum value maps for MessageType.
@@ -46,6 +47,7 @@ var (
 		4: "REVEAL",
 		5: "TILE_REQUEST",
 		6: "TILE_RESPONSE",
+		7: "EPOCH_RECORD",
 	}
 	MessageType_value = map[string]int32{
 		"MESSAGE_TYPE_UNSPECIFIED": 0,
@@ -55,6 +57,7 @@ var (
 		"REVEAL":                   4,
 		"TILE_REQUEST":             5,
 		"TILE_RESPONSE":            6,
+		"EPOCH_RECORD":             7,
 	}
 )
 
@@ -225,6 +228,7 @@ type MinerAnnounce struct {
 	Precisions     []uint32               `protobuf:"varint,4,rep,packed,name=precisions,proto3" json:"precisions,omitempty"` // proof.Precision values it computes
 	Backend        string                 `protobuf:"bytes,5,opt,name=backend,proto3" json:"backend,omitempty"`
 	MaxOutputBytes uint64                 `protobuf:"varint,6,opt,name=max_output_bytes,json=maxOutputBytes,proto3" json:"max_output_bytes,omitempty"` // largest output per sub-challenge it accepts
+	Hardware       *Hardware              `protobuf:"bytes,7,opt,name=hardware,proto3" json:"hardware,omitempty"`                                      // self-reported CPU, RAM and storage (scored 45%)
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -301,6 +305,99 @@ func (x *MinerAnnounce) GetMaxOutputBytes() uint64 {
 	return 0
 }
 
+func (x *MinerAnnounce) GetHardware() *Hardware {
+	if x != nil {
+		return x.Hardware
+	}
+	return nil
+}
+
+// Hardware is a miner's own measurement of its host (kernels/hw). Validators
+// cannot measure these remotely; scoring caps them against a reference.
+type Hardware struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CpuCores      uint32                 `protobuf:"varint,1,opt,name=cpu_cores,json=cpuCores,proto3" json:"cpu_cores,omitempty"`
+	CpuGhz        float64                `protobuf:"fixed64,2,opt,name=cpu_ghz,json=cpuGhz,proto3" json:"cpu_ghz,omitempty"`
+	RamBytes      uint64                 `protobuf:"varint,3,opt,name=ram_bytes,json=ramBytes,proto3" json:"ram_bytes,omitempty"`
+	RamGbps       float64                `protobuf:"fixed64,4,opt,name=ram_gbps,json=ramGbps,proto3" json:"ram_gbps,omitempty"`
+	StorageBytes  uint64                 `protobuf:"varint,5,opt,name=storage_bytes,json=storageBytes,proto3" json:"storage_bytes,omitempty"`
+	StorageMbps   float64                `protobuf:"fixed64,6,opt,name=storage_mbps,json=storageMbps,proto3" json:"storage_mbps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Hardware) Reset() {
+	*x = Hardware{}
+	mi := &file_pog_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Hardware) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Hardware) ProtoMessage() {}
+
+func (x *Hardware) ProtoReflect() protoreflect.Message {
+	mi := &file_pog_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Hardware.ProtoReflect.Descriptor instead.
+func (*Hardware) Descriptor() ([]byte, []int) {
+	return file_pog_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Hardware) GetCpuCores() uint32 {
+	if x != nil {
+		return x.CpuCores
+	}
+	return 0
+}
+
+func (x *Hardware) GetCpuGhz() float64 {
+	if x != nil {
+		return x.CpuGhz
+	}
+	return 0
+}
+
+func (x *Hardware) GetRamBytes() uint64 {
+	if x != nil {
+		return x.RamBytes
+	}
+	return 0
+}
+
+func (x *Hardware) GetRamGbps() float64 {
+	if x != nil {
+		return x.RamGbps
+	}
+	return 0
+}
+
+func (x *Hardware) GetStorageBytes() uint64 {
+	if x != nil {
+		return x.StorageBytes
+	}
+	return 0
+}
+
+func (x *Hardware) GetStorageMbps() float64 {
+	if x != nil {
+		return x.StorageMbps
+	}
+	return 0
+}
+
 // Challenge: a validator asks one miner for one sub-challenge per GPU.
 type Challenge struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
@@ -318,7 +415,7 @@ type Challenge struct {
 
 func (x *Challenge) Reset() {
 	*x = Challenge{}
-	mi := &file_pog_proto_msgTypes[3]
+	mi := &file_pog_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -330,7 +427,7 @@ func (x *Challenge) String() string {
 func (*Challenge) ProtoMessage() {}
 
 func (x *Challenge) ProtoReflect() protoreflect.Message {
-	mi := &file_pog_proto_msgTypes[3]
+	mi := &file_pog_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -343,7 +440,7 @@ func (x *Challenge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Challenge.ProtoReflect.Descriptor instead.
 func (*Challenge) Descriptor() ([]byte, []int) {
-	return file_pog_proto_rawDescGZIP(), []int{3}
+	return file_pog_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Challenge) GetVersion() uint32 {
@@ -415,7 +512,7 @@ type Commitment struct {
 
 func (x *Commitment) Reset() {
 	*x = Commitment{}
-	mi := &file_pog_proto_msgTypes[4]
+	mi := &file_pog_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -427,7 +524,7 @@ func (x *Commitment) String() string {
 func (*Commitment) ProtoMessage() {}
 
 func (x *Commitment) ProtoReflect() protoreflect.Message {
-	mi := &file_pog_proto_msgTypes[4]
+	mi := &file_pog_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -440,7 +537,7 @@ func (x *Commitment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Commitment.ProtoReflect.Descriptor instead.
 func (*Commitment) Descriptor() ([]byte, []int) {
-	return file_pog_proto_rawDescGZIP(), []int{4}
+	return file_pog_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Commitment) GetVersion() uint32 {
@@ -483,7 +580,7 @@ type Reveal struct {
 
 func (x *Reveal) Reset() {
 	*x = Reveal{}
-	mi := &file_pog_proto_msgTypes[5]
+	mi := &file_pog_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +592,7 @@ func (x *Reveal) String() string {
 func (*Reveal) ProtoMessage() {}
 
 func (x *Reveal) ProtoReflect() protoreflect.Message {
-	mi := &file_pog_proto_msgTypes[5]
+	mi := &file_pog_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +605,7 @@ func (x *Reveal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reveal.ProtoReflect.Descriptor instead.
 func (*Reveal) Descriptor() ([]byte, []int) {
-	return file_pog_proto_rawDescGZIP(), []int{5}
+	return file_pog_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Reveal) GetVersion() uint32 {
@@ -547,7 +644,7 @@ type TileRequest struct {
 
 func (x *TileRequest) Reset() {
 	*x = TileRequest{}
-	mi := &file_pog_proto_msgTypes[6]
+	mi := &file_pog_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +656,7 @@ func (x *TileRequest) String() string {
 func (*TileRequest) ProtoMessage() {}
 
 func (x *TileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pog_proto_msgTypes[6]
+	mi := &file_pog_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,7 +669,7 @@ func (x *TileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TileRequest.ProtoReflect.Descriptor instead.
 func (*TileRequest) Descriptor() ([]byte, []int) {
-	return file_pog_proto_rawDescGZIP(), []int{6}
+	return file_pog_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TileRequest) GetVersion() uint32 {
@@ -625,7 +722,7 @@ type TileResponse struct {
 
 func (x *TileResponse) Reset() {
 	*x = TileResponse{}
-	mi := &file_pog_proto_msgTypes[7]
+	mi := &file_pog_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -637,7 +734,7 @@ func (x *TileResponse) String() string {
 func (*TileResponse) ProtoMessage() {}
 
 func (x *TileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pog_proto_msgTypes[7]
+	mi := &file_pog_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -650,7 +747,7 @@ func (x *TileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TileResponse.ProtoReflect.Descriptor instead.
 func (*TileResponse) Descriptor() ([]byte, []int) {
-	return file_pog_proto_rawDescGZIP(), []int{7}
+	return file_pog_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TileResponse) GetVersion() uint32 {
@@ -688,6 +785,145 @@ func (x *TileResponse) GetError() string {
 	return ""
 }
 
+// MinerWeight is one miner's share in an epoch record.
+type MinerWeight struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Miner         []byte                 `protobuf:"bytes,1,opt,name=miner,proto3" json:"miner,omitempty"`
+	Weight        float64                `protobuf:"fixed64,2,opt,name=weight,proto3" json:"weight,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MinerWeight) Reset() {
+	*x = MinerWeight{}
+	mi := &file_pog_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MinerWeight) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MinerWeight) ProtoMessage() {}
+
+func (x *MinerWeight) ProtoReflect() protoreflect.Message {
+	mi := &file_pog_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MinerWeight.ProtoReflect.Descriptor instead.
+func (*MinerWeight) Descriptor() ([]byte, []int) {
+	return file_pog_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *MinerWeight) GetMiner() []byte {
+	if x != nil {
+		return x.Miner
+	}
+	return nil
+}
+
+func (x *MinerWeight) GetWeight() float64 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+// EpochRecord: a validator's weights for one epoch, chained to its previous
+// record and bound to the evidence they were computed from.
+type EpochRecord struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Version           uint32                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	Epoch             uint64                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Weights           []*MinerWeight         `protobuf:"bytes,3,rep,name=weights,proto3" json:"weights,omitempty"`                                                // sorted by miner bytes, distinct
+	RoundsRoot        []byte                 `protobuf:"bytes,4,opt,name=rounds_root,json=roundsRoot,proto3" json:"rounds_root,omitempty"`                        // 32 B: commitment to the epoch's round records
+	ScoringConfigHash []byte                 `protobuf:"bytes,5,opt,name=scoring_config_hash,json=scoringConfigHash,proto3" json:"scoring_config_hash,omitempty"` // 32 B: the scoring configuration used
+	PrevRecordHash    []byte                 `protobuf:"bytes,6,opt,name=prev_record_hash,json=prevRecordHash,proto3" json:"prev_record_hash,omitempty"`          // 32 B: ID of the validator's previous record, zero for its first
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *EpochRecord) Reset() {
+	*x = EpochRecord{}
+	mi := &file_pog_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EpochRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EpochRecord) ProtoMessage() {}
+
+func (x *EpochRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_pog_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EpochRecord.ProtoReflect.Descriptor instead.
+func (*EpochRecord) Descriptor() ([]byte, []int) {
+	return file_pog_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *EpochRecord) GetVersion() uint32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *EpochRecord) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *EpochRecord) GetWeights() []*MinerWeight {
+	if x != nil {
+		return x.Weights
+	}
+	return nil
+}
+
+func (x *EpochRecord) GetRoundsRoot() []byte {
+	if x != nil {
+		return x.RoundsRoot
+	}
+	return nil
+}
+
+func (x *EpochRecord) GetScoringConfigHash() []byte {
+	if x != nil {
+		return x.ScoringConfigHash
+	}
+	return nil
+}
+
+func (x *EpochRecord) GetPrevRecordHash() []byte {
+	if x != nil {
+		return x.PrevRecordHash
+	}
+	return nil
+}
+
 var File_pog_proto protoreflect.FileDescriptor
 
 const file_pog_proto_rawDesc = "" +
@@ -702,7 +938,7 @@ const file_pog_proto_rawDesc = "" +
 	"\x03GPU\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12!\n" +
-	"\fmemory_bytes\x18\x03 \x01(\x04R\vmemoryBytes\"\xc0\x01\n" +
+	"\fmemory_bytes\x18\x03 \x01(\x04R\vmemoryBytes\"\xee\x01\n" +
 	"\rMinerAnnounce\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x1f\n" +
@@ -711,7 +947,15 @@ const file_pog_proto_rawDesc = "" +
 	"precisions\x18\x04 \x03(\rR\n" +
 	"precisions\x12\x18\n" +
 	"\abackend\x18\x05 \x01(\tR\abackend\x12(\n" +
-	"\x10max_output_bytes\x18\x06 \x01(\x04R\x0emaxOutputBytes\"\xe7\x01\n" +
+	"\x10max_output_bytes\x18\x06 \x01(\x04R\x0emaxOutputBytes\x12,\n" +
+	"\bhardware\x18\a \x01(\v2\x10.pog.v1.HardwareR\bhardware\"\xc0\x01\n" +
+	"\bHardware\x12\x1b\n" +
+	"\tcpu_cores\x18\x01 \x01(\rR\bcpuCores\x12\x17\n" +
+	"\acpu_ghz\x18\x02 \x01(\x01R\x06cpuGhz\x12\x1b\n" +
+	"\tram_bytes\x18\x03 \x01(\x04R\bramBytes\x12\x19\n" +
+	"\bram_gbps\x18\x04 \x01(\x01R\aramGbps\x12#\n" +
+	"\rstorage_bytes\x18\x05 \x01(\x04R\fstorageBytes\x12!\n" +
+	"\fstorage_mbps\x18\x06 \x01(\x01R\vstorageMbps\"\xe7\x01\n" +
 	"\tChallenge\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x14\n" +
@@ -744,7 +988,18 @@ const file_pog_proto_rawDesc = "" +
 	"\fchallenge_id\x18\x02 \x01(\fR\vchallengeId\x12\x10\n" +
 	"\x03sub\x18\x03 \x01(\rR\x03sub\x12\x14\n" +
 	"\x05proof\x18\x04 \x01(\fR\x05proof\x12\x14\n" +
-	"\x05error\x18\x05 \x01(\tR\x05error*\x8f\x01\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\";\n" +
+	"\vMinerWeight\x12\x14\n" +
+	"\x05miner\x18\x01 \x01(\fR\x05miner\x12\x16\n" +
+	"\x06weight\x18\x02 \x01(\x01R\x06weight\"\xe7\x01\n" +
+	"\vEpochRecord\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\rR\aversion\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12-\n" +
+	"\aweights\x18\x03 \x03(\v2\x13.pog.v1.MinerWeightR\aweights\x12\x1f\n" +
+	"\vrounds_root\x18\x04 \x01(\fR\n" +
+	"roundsRoot\x12.\n" +
+	"\x13scoring_config_hash\x18\x05 \x01(\fR\x11scoringConfigHash\x12(\n" +
+	"\x10prev_record_hash\x18\x06 \x01(\fR\x0eprevRecordHash*\xa1\x01\n" +
 	"\vMessageType\x12\x1c\n" +
 	"\x18MESSAGE_TYPE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eMINER_ANNOUNCE\x10\x01\x12\r\n" +
@@ -754,7 +1009,8 @@ const file_pog_proto_rawDesc = "" +
 	"\n" +
 	"\x06REVEAL\x10\x04\x12\x10\n" +
 	"\fTILE_REQUEST\x10\x05\x12\x11\n" +
-	"\rTILE_RESPONSE\x10\x06B(Z&github.com/pog-network/pog/protocol/pbb\x06proto3"
+	"\rTILE_RESPONSE\x10\x06\x12\x10\n" +
+	"\fEPOCH_RECORD\x10\aB(Z&github.com/pog-network/pog/protocol/pbb\x06proto3"
 
 var (
 	file_pog_proto_rawDescOnce sync.Once
@@ -769,26 +1025,31 @@ func file_pog_proto_rawDescGZIP() []byte {
 }
 
 var file_pog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pog_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_pog_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_pog_proto_goTypes = []any{
 	(MessageType)(0),      // 0: pog.v1.MessageType
 	(*Envelope)(nil),      // 1: pog.v1.Envelope
 	(*GPU)(nil),           // 2: pog.v1.GPU
 	(*MinerAnnounce)(nil), // 3: pog.v1.MinerAnnounce
-	(*Challenge)(nil),     // 4: pog.v1.Challenge
-	(*Commitment)(nil),    // 5: pog.v1.Commitment
-	(*Reveal)(nil),        // 6: pog.v1.Reveal
-	(*TileRequest)(nil),   // 7: pog.v1.TileRequest
-	(*TileResponse)(nil),  // 8: pog.v1.TileResponse
+	(*Hardware)(nil),      // 4: pog.v1.Hardware
+	(*Challenge)(nil),     // 5: pog.v1.Challenge
+	(*Commitment)(nil),    // 6: pog.v1.Commitment
+	(*Reveal)(nil),        // 7: pog.v1.Reveal
+	(*TileRequest)(nil),   // 8: pog.v1.TileRequest
+	(*TileResponse)(nil),  // 9: pog.v1.TileResponse
+	(*MinerWeight)(nil),   // 10: pog.v1.MinerWeight
+	(*EpochRecord)(nil),   // 11: pog.v1.EpochRecord
 }
 var file_pog_proto_depIdxs = []int32{
-	0, // 0: pog.v1.Envelope.type:type_name -> pog.v1.MessageType
-	2, // 1: pog.v1.MinerAnnounce.gpus:type_name -> pog.v1.GPU
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	0,  // 0: pog.v1.Envelope.type:type_name -> pog.v1.MessageType
+	2,  // 1: pog.v1.MinerAnnounce.gpus:type_name -> pog.v1.GPU
+	4,  // 2: pog.v1.MinerAnnounce.hardware:type_name -> pog.v1.Hardware
+	10, // 3: pog.v1.EpochRecord.weights:type_name -> pog.v1.MinerWeight
+	4,  // [4:4] is the sub-list for method output_type
+	4,  // [4:4] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_pog_proto_init() }
@@ -802,7 +1063,7 @@ func file_pog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pog_proto_rawDesc), len(file_pog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   8,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

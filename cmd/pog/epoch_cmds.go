@@ -1,0 +1,284 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/consensus"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/store"
+)
+
+func init() {
+	commands["epochs"] = command{"list the epoch records this node holds", runEpochs}
+	commands["weights"] = command{"show an epoch's consensus weights and each validator's", runWeights}
+	commands["pricing"] = command{"show each miner's rental price per GPU-hour from the latest epoch", runPricing}
+	commands["audit"] = command{"re-check every stored record, recompute weights and consensus", runAudit}
+}
+
+// openHome opens a node home's store and genesis stakes for reading.
+func openHome(stderr io.Writer, name, home string) (*store.Store, map[string]float64, int) {
+	if home == "" {
+		fmt.Fprintf(stderr, "pog %s: --home is required\n", name)
+		return nil, nil, 2
+	}
+	cfg, err := node.LoadConfig(home)
+	if err != nil {
+		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
+		return nil, nil, 1
+	}
+	stakes, err := node.LoadGenesis(home, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
+		return nil, nil, 1
+	}
+	dir := filepath.Join(home, node.StoreDir)
+	if _, err := os.Stat(dir); err != nil {
+		fmt.Fprintf(stderr, "pog %s: no store at %s (has a node run with this home?)\n", name, dir)
+		return nil, nil, 1
+	}
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "pog %s: %v (is a node using this home? stop it first)\n", name, err)
+		return nil, nil, 1
+	}
+	return st, stakes, 0
+}
+
+type epochRow struct {
+	Epoch     uint64 `json:"epoch"`
+	Validator string `json:"validator"`
+	Miners    int    `json:"miners"`
+	ID        string `json:"id"`
+	Prev      string `json:"prev"`
+	Rounds    string `json:"rounds_root"`
+}
+
+func runEpochs(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pog epochs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	home := homeFlag(fs)
+	jsonOut := fs.Bool("json", false, "print a JSON array")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	st, _, code := openHome(stderr, "epochs", *home)
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	rows := []epochRow{}
+	for ent, err := range st.EpochRecords(0, ^uint64(0)) {
+		if err != nil {
+			fmt.Fprintf(stderr, "pog epochs: %v\n", err)
+			return 1
+		}
+		o, err := protocol.Open(ent.Envelope, pb.MessageType_EPOCH_RECORD)
+		if err != nil {
+			fmt.Fprintf(stderr, "pog epochs: record %d of %s: %v (run pog audit)\n", ent.Epoch, peer.ID(ent.Validator), err)
+			return 1
+		}
+		rec, id := o.Msg.(*pb.EpochRecord), protocol.ID(o.Body)
+		rows = append(rows, epochRow{Epoch: ent.Epoch, Validator: o.Author.String(), Miners: len(rec.Weights),
+			ID: hex.EncodeToString(id[:]), Prev: hex.EncodeToString(rec.PrevRecordHash), Rounds: hex.EncodeToString(rec.RoundsRoot)})
+	}
+	if *jsonOut {
+		return writeJSON(stdout, rows)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "EPOCH\tVALIDATOR\tMINERS\tRECORD ID")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s…\n", r.Epoch, r.Validator, r.Miners, r.ID[:16])
+	}
+	tw.Flush()
+	return 0
+}
+
+func writeJSON(w io.Writer, v any) int {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return 1
+	}
+	return 0
+}
+
+type weightRow struct {
+	Miner      string             `json:"miner"`
+	Consensus  float64            `json:"consensus"`
+	Incentive  float64            `json:"incentive"`
+	Validators map[string]float64 `json:"validators"`
+}
+
+type weightsOut struct {
+	Epoch     uint64             `json:"epoch"`
+	Hash      string             `json:"consensus_hash"`
+	Miners    []weightRow        `json:"miners"`
+	Trust     map[string]float64 `json:"validator_trust"`
+	Dividends map[string]float64 `json:"validator_dividends"`
+}
+
+func runWeights(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pog weights", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	home := homeFlag(fs)
+	epoch := fs.Int64("epoch", -1, "the epoch (required)")
+	jsonOut := fs.Bool("json", false, "print JSON")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *epoch < 0 {
+		fmt.Fprintln(stderr, "pog weights: --epoch is required")
+		return 2
+	}
+	st, stakes, code := openHome(stderr, "weights", *home)
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	e := uint64(*epoch)
+	res, err := node.Consensus(st, e, stakes, consensus.DefaultParams())
+	if err != nil {
+		fmt.Fprintf(stderr, "pog weights: %v\n", err)
+		return 1
+	}
+	h := res.Hash()
+	out := weightsOut{Epoch: e, Hash: hex.EncodeToString(h[:]), Trust: map[string]float64{}, Dividends: map[string]float64{}}
+	per := map[string]map[string]float64{}
+	for ent, err := range st.EpochRecords(e, e) {
+		if err != nil {
+			fmt.Fprintf(stderr, "pog weights: %v\n", err)
+			return 1
+		}
+		if o, err := protocol.Open(ent.Envelope, pb.MessageType_EPOCH_RECORD); err == nil {
+			for _, w := range o.Msg.(*pb.EpochRecord).Weights {
+				m := peer.ID(w.Miner).String()
+				if per[m] == nil {
+					per[m] = map[string]float64{}
+				}
+				per[m][o.Author.String()] = w.Weight
+			}
+		}
+	}
+	for j, m := range res.Miners {
+		out.Miners = append(out.Miners, weightRow{Miner: m, Consensus: res.Consensus[j], Incentive: res.Incentive[j], Validators: per[m]})
+	}
+	for i, v := range res.Validators {
+		out.Trust[v], out.Dividends[v] = res.Trust[i], res.Dividends[i]
+	}
+	if *jsonOut {
+		return writeJSON(stdout, out)
+	}
+	fmt.Fprintf(stdout, "epoch %d  consensus %s…\n", e, out.Hash[:16])
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MINER\tCONSENSUS\tINCENTIVE\tVALIDATORS")
+	for _, r := range out.Miners {
+		fmt.Fprintf(tw, "%s\t%.6f\t%.6f\t%d\n", r.Miner, r.Consensus, r.Incentive, len(r.Validators))
+	}
+	tw.Flush()
+	for _, v := range res.Validators {
+		fmt.Fprintf(stdout, "validator %s  trust %.4f  dividends %.4f\n", v, out.Trust[v], out.Dividends[v])
+	}
+	return 0
+}
+
+type priceRow struct {
+	Miner       string  `json:"miner"`
+	Epoch       uint64  `json:"epoch"`
+	GPUs        int     `json:"gpus"`
+	FP16TFLOPS  float64 `json:"fp16_sustained_tflops"`
+	PricePerGPU float64 `json:"usd_per_gpu_hour"`
+	Total       float64 `json:"score"`
+}
+
+func runPricing(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pog pricing", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	home := homeFlag(fs)
+	jsonOut := fs.Bool("json", false, "print JSON")
+	utilisation := fs.Float64("utilisation", 0.7, "network utilisation driving the demand factor, in [0, 1]")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if !(*utilisation >= 0 && *utilisation <= 1) {
+		fmt.Fprintln(stderr, "pog pricing: --utilisation must be in [0, 1]")
+		return 2
+	}
+	st, _, code := openHome(stderr, "pricing", *home)
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	rows, err := node.Pricing(st, scoring.DefaultConfig(), *utilisation)
+	if err != nil {
+		fmt.Fprintf(stderr, "pog pricing: %v\n", err)
+		return 1
+	}
+	out := []priceRow{}
+	for _, r := range rows {
+		out = append(out, priceRow{Miner: r.Miner, Epoch: r.Epoch, GPUs: r.GPUs, FP16TFLOPS: r.Score.FP16Sustained, PricePerGPU: r.Price, Total: r.Score.Total})
+	}
+	if *jsonOut {
+		return writeJSON(stdout, out)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MINER\tEPOCH\tGPUS\tFP16 TFLOPS\tUSD/GPU-HOUR\tSCORE")
+	for _, r := range out {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%.4f\t%.6f\n", r.Miner, r.Epoch, r.GPUs, r.FP16TFLOPS, r.PricePerGPU, r.Total)
+	}
+	tw.Flush()
+	return 0
+}
+
+func runAudit(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pog audit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	home := homeFlag(fs)
+	epoch := fs.Int64("epoch", -1, "recompute only this epoch (the record chain is still checked from the start)")
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	st, stakes, code := openHome(stderr, "audit", *home)
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	opts := node.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Stakes: stakes}
+	if *epoch >= 0 {
+		e := uint64(*epoch)
+		opts.Epoch = &e
+	}
+	rep, err := node.Audit(st, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "pog audit: %v\n", err)
+		return 1
+	}
+	if *jsonOut {
+		writeJSON(stdout, rep)
+	} else {
+		fmt.Fprintf(stdout, "epoch records  %d (%d recomputed from evidence)\nround records  %d (%d proofs re-verified)\nconsensus      %d epochs recomputed\n",
+			rep.EpochRecords, rep.Recomputed, rep.Rounds, rep.ProofsVerified, len(rep.ConsensusHashes))
+	}
+	if len(rep.Problems) > 0 {
+		fmt.Fprintf(stderr, "pog audit: FAILED: %s\n", rep.Problems[0])
+		for _, p := range rep.Problems[1:] {
+			fmt.Fprintf(stderr, "  also: %s\n", p)
+		}
+		return 1
+	}
+	if !*jsonOut {
+		fmt.Fprintln(stdout, "audit          OK")
+	}
+	return 0
+}

@@ -1,0 +1,218 @@
+package node
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"slices"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/consensus"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/store"
+)
+
+// AuditOptions configure Audit.
+type AuditOptions struct {
+	// Epoch, if set, limits recomputation to one epoch (the record chain is
+	// still checked from the start).
+	Epoch     *uint64
+	Scoring   scoring.Config
+	Consensus consensus.Params
+	Stakes    map[string]float64 // nil: equal stakes
+}
+
+// AuditReport is what an audit checked; Problems is empty when everything
+// matched, and otherwise lists each failure, the first bad record first.
+type AuditReport struct {
+	EpochRecords    int               `json:"epoch_records"`
+	Recomputed      int               `json:"recomputed_records"`
+	Rounds          int               `json:"rounds"`
+	ProofsVerified  int               `json:"proofs_verified"`
+	ConsensusHashes map[uint64]string `json:"consensus_hashes"` // hex Result.Hash by epoch
+	Problems        []string          `json:"problems"`
+}
+
+// Audit checks a store end to end: every epoch record's signature and its
+// validator's hash chain; every round record's signed challenge and
+// commitment, its sample and its tile inclusion proofs; recomputes the
+// weights of every record whose round evidence is in this store; and
+// recomputes each epoch's consensus.
+func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
+	rep := &AuditReport{ConsensusHashes: map[uint64]string{}}
+	bad := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
+	want := func(e uint64) bool { return opts.Epoch == nil || *opts.Epoch == e }
+	last := ^uint64(0)
+	if opts.Epoch != nil {
+		last = *opts.Epoch
+	}
+
+	// Round evidence first: which validators' weights can be recomputed.
+	local := map[peer.ID]bool{}
+	for r, err := range st.Rounds(0, last) {
+		if err != nil {
+			bad("round records: %v", err)
+			return rep, nil
+		}
+		local[peer.ID(r.Validator)] = true
+		if !want(r.Epoch) {
+			continue
+		}
+		rep.Rounds++
+		n, err := auditRound(r)
+		rep.ProofsVerified += n
+		if err != nil {
+			bad("round record epoch %d round %d miner %s: %v", r.Epoch, r.Round, peer.ID(r.Miner), err)
+		}
+	}
+
+	prev := map[peer.ID][32]byte{}
+	scorers := map[peer.ID]*EpochScorer{}
+	epochs := []uint64{}
+	for ent, err := range st.EpochRecords(0, last) {
+		if err != nil {
+			bad("epoch records: %v", err)
+			return rep, nil
+		}
+		rep.EpochRecords++
+		v := peer.ID(ent.Validator)
+		o, err := protocol.Open(ent.Envelope, pb.MessageType_EPOCH_RECORD)
+		if err != nil {
+			bad("epoch record %d of %s: %v", ent.Epoch, v, err)
+			continue
+		}
+		rec := o.Msg.(*pb.EpochRecord)
+		switch {
+		case o.Author != v:
+			bad("epoch record %d stored under %s is signed by %s", ent.Epoch, v, o.Author)
+			continue
+		case rec.Epoch != ent.Epoch:
+			bad("epoch record stored as epoch %d says epoch %d", ent.Epoch, rec.Epoch)
+			continue
+		case [32]byte(rec.PrevRecordHash) != prev[v]:
+			bad("epoch record %d of %s: hash chain broken (a record before it was deleted, altered or reordered)", ent.Epoch, v)
+		}
+		prev[v] = protocol.ID(o.Body)
+		if len(epochs) == 0 || epochs[len(epochs)-1] != ent.Epoch {
+			epochs = append(epochs, ent.Epoch)
+		}
+		if !local[v] {
+			continue
+		}
+		s := scorers[v]
+		if s == nil {
+			s = &EpochScorer{Store: st, Validator: v, Config: opts.Scoring}
+			scorers[v] = s
+		}
+		again, _, err := s.Close(ent.Epoch)
+		if err != nil {
+			bad("epoch record %d of %s: recomputing: %v", ent.Epoch, v, err)
+			continue
+		}
+		if !want(ent.Epoch) {
+			continue
+		}
+		rep.Recomputed++
+		switch {
+		case !bytes.Equal(again.ScoringConfigHash, rec.ScoringConfigHash):
+			bad("epoch record %d of %s: scored with another scoring configuration", ent.Epoch, v)
+		case !bytes.Equal(again.RoundsRoot, rec.RoundsRoot):
+			bad("epoch record %d of %s: round evidence differs from what the record commits to (a round record was added, deleted or altered)", ent.Epoch, v)
+		case !sameWeights(again.Weights, rec.Weights):
+			bad("epoch record %d of %s: weights differ from those recomputed from the evidence", ent.Epoch, v)
+		}
+	}
+	for _, e := range epochs {
+		if !want(e) {
+			continue
+		}
+		res, err := Consensus(st, e, opts.Stakes, opts.Consensus)
+		if err != nil {
+			bad("consensus of epoch %d: %v", e, err)
+			continue
+		}
+		h := res.Hash()
+		rep.ConsensusHashes[e] = hex.EncodeToString(h[:])
+	}
+	return rep, nil
+}
+
+func sameWeights(a, b []*pb.MinerWeight) bool {
+	return slices.EqualFunc(a, b, func(x, y *pb.MinerWeight) bool {
+		return bytes.Equal(x.Miner, y.Miner) && x.Weight == y.Weight
+	})
+}
+
+// auditRound re-checks one round record's signed evidence and, for a
+// verified round, its sample and inclusion proofs. It returns how many
+// proofs it verified.
+func auditRound(r *store.RoundRecord) (int, error) {
+	co, err := protocol.Open(r.Challenge, pb.MessageType_CHALLENGE)
+	if err != nil {
+		return 0, fmt.Errorf("challenge: %w", err)
+	}
+	ch := co.Msg.(*pb.Challenge)
+	switch {
+	case co.Author != peer.ID(r.Validator):
+		return 0, fmt.Errorf("challenge signed by %s, not the validator", co.Author)
+	case peer.ID(ch.Miner) != peer.ID(r.Miner) || ch.Epoch != r.Epoch || ch.Round != r.Round:
+		return 0, fmt.Errorf("challenge is for another miner, epoch or round")
+	}
+	if r.Verdict != store.VerdictVerified {
+		return 0, nil
+	}
+	params, _ := protocol.ChallengeParams(ch)
+	mo, err := protocol.Open(r.Commitment, pb.MessageType_COMMITMENT)
+	if err != nil {
+		return 0, fmt.Errorf("commitment: %w", err)
+	}
+	cm := mo.Msg.(*pb.Commitment)
+	switch {
+	case mo.Author != peer.ID(r.Miner):
+		return 0, fmt.Errorf("commitment signed by %s, not the miner", mo.Author)
+	case [32]byte(cm.ChallengeId) != protocol.ID(co.Body):
+		return 0, fmt.Errorf("commitment answers another challenge")
+	case len(cm.Roots) != len(params):
+		return 0, fmt.Errorf("commitment has %d roots for %d sub-challenges", len(cm.Roots), len(params))
+	}
+	var idx []uint64
+	for i, p := range params {
+		tr := proof.Transcript{Params: p, SecretCommitment: [32]byte(ch.SecretCommitment), Root: [32]byte(cm.Roots[i]),
+			Secret: r.Secret, Samples: int(ch.Samples)}
+		sub, err := tr.Indices()
+		if err != nil {
+			return 0, fmt.Errorf("sub-challenge %d: %w", i, err)
+		}
+		idx = append(idx, sub...)
+	}
+	if !slices.Equal(idx, r.Indices) {
+		return 0, fmt.Errorf("sampled indices do not follow from the secret and roots")
+	}
+	if len(r.Proofs) == 0 {
+		return 0, nil // recorded before proofs were kept
+	}
+	if len(r.Proofs) != len(params) || len(r.Leaves) != len(idx) {
+		return 0, fmt.Errorf("%d proofs and %d leaves for %d sub-challenges and %d tiles", len(r.Proofs), len(r.Leaves), len(params), len(idx))
+	}
+	off := 0
+	for i, p := range params {
+		n := len(idx) / len(params)
+		pr, err := commit.DecodeProof(r.Proofs[i])
+		if err != nil {
+			return i, fmt.Errorf("sub-challenge %d proof: %w", i, err)
+		}
+		leaves := make([]commit.CV, n)
+		for j := range leaves {
+			leaves[j] = r.Leaves[off+j]
+		}
+		if err := commit.Verify([32]byte(cm.Roots[i]), p.Tiles(), idx[off:off+n], leaves, pr); err != nil {
+			return i, fmt.Errorf("sub-challenge %d: %w", i, err)
+		}
+		off += n
+	}
+	return len(params), nil
+}

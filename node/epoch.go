@@ -1,0 +1,326 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/consensus"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/store"
+	"lukechampine.com/blake3"
+)
+
+// Epoch evidence: everything here is a function of the store's contents, so
+// `pog audit` recomputes exactly what a validator published.
+
+const roundsRootContext = "pog 2026-11-29 epoch rounds root v1"
+
+// RoundsRoot commits to a validator's round records of one epoch, in store
+// order: BLAKE3 derive-key over the concatenated BLAKE3 hashes of each
+// record's canonical encoding.
+func RoundsRoot(records []*store.RoundRecord) [32]byte {
+	var cat []byte
+	for _, r := range records {
+		h := blake3.Sum256(store.EncodeRound(r))
+		cat = append(cat, h[:]...)
+	}
+	var root [32]byte
+	blake3.DeriveKey(root[:], roundsRootContext, cat)
+	return root
+}
+
+// validatorRounds returns validator's round records of one epoch.
+func validatorRounds(st *store.Store, validator peer.ID, epoch uint64) ([]*store.RoundRecord, error) {
+	var out []*store.RoundRecord
+	for r, err := range st.Rounds(epoch, epoch) {
+		if err != nil {
+			return nil, err
+		}
+		if peer.ID(r.Validator) == validator {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// scoringInput turns one miner's stored rounds and announce into scoring
+// input. Throughput comes only from verified rounds the validator timed.
+func scoringInput(miner peer.ID, rounds []*store.RoundRecord, announce []byte, penalty float64) scoring.Input {
+	in := scoring.Input{Miner: miner.String(), Penalty: penalty}
+	for _, r := range rounds {
+		sr := scoring.Round{Verified: r.Verdict == store.VerdictVerified, TFLOPS: r.TFLOPS}
+		if o, err := protocol.Open(r.Challenge, pb.MessageType_CHALLENGE); err == nil {
+			if ps, err := protocol.ChallengeParams(o.Msg.(*pb.Challenge)); err == nil {
+				sr.Precision = scoring.Precision(ps[0].Precision)
+				for _, p := range ps {
+					sr.ProvenMemoryBytes += workingSet(p)
+				}
+			}
+		}
+		in.Rounds = append(in.Rounds, sr)
+	}
+	if o, err := protocol.Open(announce, pb.MessageType_MINER_ANNOUNCE); err == nil && o.Author == miner {
+		a := o.Msg.(*pb.MinerAnnounce)
+		for _, g := range a.Gpus {
+			in.Hardware.GPUNames = append(in.Hardware.GPUNames, g.Name)
+		}
+		if h := a.Hardware; h != nil {
+			in.Hardware.CPUCores, in.Hardware.CPUGHz = int(h.CpuCores), h.CpuGhz
+			in.Hardware.RAMBytes, in.Hardware.RAMGBps = h.RamBytes, h.RamGbps
+			in.Hardware.StorageBytes, in.Hardware.StorageMBps = h.StorageBytes, h.StorageMbps
+		}
+	}
+	return in
+}
+
+// workingSet is the device memory a challenge needs: A and B in the input
+// format (2 bytes for fp16, 4 for fp32) and C as int32.
+func workingSet(p proof.Params) uint64 {
+	in := uint64(4)
+	if p.Precision == proof.FP16 {
+		in = 2
+	}
+	b, m, k, n := uint64(p.Batch), uint64(p.M), uint64(p.K), uint64(p.N)
+	return b * (in*(m*k+k*n) + 4*m*n)
+}
+
+// EpochScorer computes a validator's epoch records from its store, carrying
+// miners' penalties from epoch to epoch.
+type EpochScorer struct {
+	Store     *store.Store
+	Validator peer.ID
+	Config    scoring.Config
+
+	last      uint64 // epochs below last+1 have been folded into penalties
+	started   bool
+	penalties map[string]float64
+}
+
+// Close scores epoch e and returns the record to sign, with the scores.
+// Epochs must be closed in increasing order. Earlier epochs holding this
+// validator's evidence are scored first, so penalties carry over exactly as
+// an auditor replaying the store computes them; epochs without evidence are
+// skipped (penalties decay per scored epoch).
+func (s *EpochScorer) Close(e uint64) (*pb.EpochRecord, []scoring.Score, error) {
+	if s.penalties == nil {
+		s.penalties = map[string]float64{}
+	}
+	from := uint64(0)
+	if s.started {
+		if e <= s.last {
+			return nil, nil, fmt.Errorf("epoch %d already closed (last %d)", e, s.last)
+		}
+		from = s.last + 1
+	}
+	var epochs []uint64
+	for r, err := range s.Store.Rounds(from, e) {
+		if err != nil {
+			return nil, nil, err
+		}
+		if peer.ID(r.Validator) == s.Validator && (len(epochs) == 0 || epochs[len(epochs)-1] != r.Epoch) {
+			epochs = append(epochs, r.Epoch)
+		}
+	}
+	if len(epochs) == 0 || epochs[len(epochs)-1] != e {
+		epochs = append(epochs, e)
+	}
+	var rec *pb.EpochRecord
+	var scores []scoring.Score
+	for _, ep := range epochs {
+		var err error
+		if rec, scores, err = s.score(ep); err != nil {
+			return nil, nil, err
+		}
+	}
+	s.last, s.started = e, true
+	prev, err := prevRecordID(s.Store, s.Validator, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	rec.PrevRecordHash = prev[:]
+	return rec, scores, nil
+}
+
+// score scores one epoch and updates the carried penalties.
+func (s *EpochScorer) score(e uint64) (*pb.EpochRecord, []scoring.Score, error) {
+	rounds, err := validatorRounds(s.Store, s.Validator, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	byMiner := map[peer.ID][]*store.RoundRecord{}
+	for _, r := range rounds {
+		byMiner[peer.ID(r.Miner)] = append(byMiner[peer.ID(r.Miner)], r)
+	}
+	// Miners penalised earlier stay in the computation until it decays.
+	for m, p := range s.penalties {
+		if id, err := peer.Decode(m); err == nil && p > 0 && byMiner[id] == nil {
+			byMiner[id] = nil
+		}
+	}
+	miners := make([]peer.ID, 0, len(byMiner))
+	for m := range byMiner {
+		miners = append(miners, m)
+	}
+	sort.Slice(miners, func(i, j int) bool { return miners[i] < miners[j] })
+	scores := make([]scoring.Score, 0, len(miners))
+	for _, m := range miners {
+		ann, err := s.Store.Announce(e, []byte(m))
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, nil, err
+		}
+		sc := scoring.ScoreMiner(s.Config, scoringInput(m, byMiner[m], ann, s.penalties[m.String()]))
+		s.penalties[m.String()] = sc.Penalty
+		scores = append(scores, sc)
+	}
+	hash := s.Config.Hash()
+	root := RoundsRoot(rounds)
+	rec := &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: root[:], ScoringConfigHash: hash[:], PrevRecordHash: make([]byte, 32)}
+	for _, w := range scoring.Weights(scores) {
+		id, err := peer.Decode(w.Miner)
+		if err != nil {
+			return nil, nil, err
+		}
+		rec.Weights = append(rec.Weights, &pb.MinerWeight{Miner: []byte(id), Weight: w.Value})
+	}
+	sort.Slice(rec.Weights, func(i, j int) bool { return bytes.Compare(rec.Weights[i].Miner, rec.Weights[j].Miner) < 0 })
+	return rec, scores, nil
+}
+
+// prevRecordID is the ID of v's latest stored record before epoch e, or zero.
+func prevRecordID(st *store.Store, v peer.ID, e uint64) ([32]byte, error) {
+	var id [32]byte
+	if e == 0 {
+		return id, nil
+	}
+	for ent, err := range st.EpochRecords(0, e-1) {
+		if err != nil {
+			return id, err
+		}
+		if peer.ID(ent.Validator) != v {
+			continue
+		}
+		o, err := protocol.Open(ent.Envelope, pb.MessageType_EPOCH_RECORD)
+		if err != nil {
+			return id, fmt.Errorf("stored epoch record %d of %s: %w", ent.Epoch, v, err)
+		}
+		id = protocol.ID(o.Body)
+	}
+	return id, nil
+}
+
+// Consensus computes the consensus of every epoch up to e from all stored
+// epoch records, carrying bonds; stakes maps validator peer IDs to stake
+// (nil: equal stakes for every validator that published).
+func Consensus(st *store.Store, e uint64, stakes map[string]float64, p consensus.Params) (*consensus.Result, error) {
+	var prevBonds map[string]map[string]float64
+	var res *consensus.Result
+	weights := map[string]map[string]float64{}
+	cur, have := uint64(0), false
+	// Without a genesis every validator that ever published has stake 1;
+	// earlier publishers stay in the set because their bonds carry over.
+	equal := map[string]float64{}
+	flush := func() error {
+		in := consensus.Input{Stakes: stakes, Weights: weights, PrevBonds: prevBonds}
+		if in.Stakes == nil {
+			for v := range weights {
+				equal[v] = 1
+			}
+			in.Stakes = equal
+		}
+		r, err := consensus.Compute(p, in)
+		if err != nil {
+			return fmt.Errorf("epoch %d: %w", cur, err)
+		}
+		res, prevBonds = r, r.BondsMap()
+		weights = map[string]map[string]float64{}
+		return nil
+	}
+	for ent, err := range st.EpochRecords(0, e) {
+		if err != nil {
+			return nil, err
+		}
+		if have && ent.Epoch != cur {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+		cur, have = ent.Epoch, true
+		o, err := protocol.Open(ent.Envelope, pb.MessageType_EPOCH_RECORD)
+		if err != nil || !bytes.Equal([]byte(o.Author), ent.Validator) {
+			return nil, fmt.Errorf("epoch %d: record of %s does not verify: %v", ent.Epoch, peer.ID(ent.Validator), err)
+		}
+		v := o.Author.String()
+		if stakes != nil && stakes[v] == 0 {
+			continue // not in the genesis validator set
+		}
+		weights[v] = map[string]float64{}
+		for _, w := range o.Msg.(*pb.EpochRecord).Weights {
+			weights[v][peer.ID(w.Miner).String()] = w.Weight
+		}
+	}
+	if !have {
+		return nil, fmt.Errorf("no epoch records up to epoch %d", e)
+	}
+	if cur != e {
+		return nil, fmt.Errorf("no epoch records for epoch %d", e)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// PriceRow is one miner's rental price from the latest scored epoch.
+type PriceRow struct {
+	Miner string
+	Epoch uint64
+	GPUs  int
+	Score scoring.Score
+	Price float64 // USD per GPU-hour
+}
+
+// Pricing scores the latest epoch holding round evidence in st (replaying
+// earlier epochs for penalties) and prices each miner's GPU-hour from its
+// measured throughput and the demand the utilisation implies.
+func Pricing(st *store.Store, c scoring.Config, utilisation float64) ([]PriceRow, error) {
+	var last uint64
+	var validator peer.ID
+	found := false
+	for r, err := range st.Rounds(0, ^uint64(0)) {
+		if err != nil {
+			return nil, err
+		}
+		// Records iterate by epoch: the last one seen is the latest epoch.
+		last, validator, found = r.Epoch, peer.ID(r.Validator), true
+	}
+	if !found {
+		return nil, errors.New("no round evidence in this store (pricing needs a validator's home)")
+	}
+	s := &EpochScorer{Store: st, Validator: validator, Config: c}
+	_, scores, err := s.Close(last)
+	if err != nil {
+		return nil, err
+	}
+	demand := scoring.Demand(c, utilisation)
+	var out []PriceRow
+	for _, sc := range scores {
+		m, err := peer.Decode(sc.Miner)
+		if err != nil {
+			return nil, err
+		}
+		gpus := 1
+		if ann, err := st.Announce(last, []byte(m)); err == nil {
+			if o, err := protocol.Open(ann, pb.MessageType_MINER_ANNOUNCE); err == nil {
+				gpus = max(1, len(o.Msg.(*pb.MinerAnnounce).Gpus))
+			}
+		}
+		out = append(out, PriceRow{Miner: sc.Miner, Epoch: last, GPUs: gpus, Score: sc, Price: scoring.Price(c, sc, gpus, demand)})
+	}
+	return out, nil
+}

@@ -1,0 +1,672 @@
+// Package consensus turns one epoch of validators' weights over miners into
+// incentives, validator trust, bonds and dividends, following Bittensor's Yuma
+// consensus. It is a pure function of its inputs: no I/O, no clock, no
+// randomness, and every node that feeds it the same records gets the same
+// bits back, which Result.Hash lets nodes check.
+//
+// # The computation
+//
+// Let A be the active validators: those present in Input.Weights whose stake
+// is at least Params.MinStake (a validator that published nothing is absent
+// and inactive; one that published an empty or all-zero vector is active and
+// its stake counts). Miners are every miner with a positive weight from an
+// active validator or a positive previous bond.
+//
+//  1. Stake: S_i = stake_i / Σ_{k∈A} stake_k for i ∈ A, 0 otherwise.
+//     Weights: W_ij = w_ij / Σ_j w_ij; an all-zero row stays zero.
+//  2. Consensus: C_j = max{ v : Σ_{i∈A, W_ij ≥ v} stake_i ≥ κ·Σ_{k∈A} stake_k },
+//     the κ-stake-weighted median of column j (κ = 0.5 gives the weighted
+//     median; zeros count, so an active validator that did not weight j
+//     pulls C_j down). Ties at exactly κ go to the higher value, as in
+//     subtensor: a coalition holding exactly κ of the stake sets C_j.
+//  3. Clipping: W̄_ij = min(W_ij, C_j).
+//  4. Rank R_j = Σ_i S_i·W̄_ij; incentive I_j = R_j / Σ_j R_j (all 0 if Σ R = 0).
+//  5. Trust T_i = Σ_j W̄_ij / Σ_j W_ij, the share of i's weight that survives
+//     clipping (0 for inactive or all-zero validators). Agreement = Σ_i S_i·T_i,
+//     the stake-weighted share of all weight that survived (equal to Σ_j R_j).
+//  6. Bonds: ΔB_ij = S_i·W̄_ij / Σ_k S_k·W̄_kj (0 for a column with no clipped
+//     weight), B_ij = α·ΔB_ij + (1−α)·B_prev_ij for every validator, active or
+//     not, so bonds of an absent validator or an unweighted miner decay by
+//     (1−α) per epoch. Dividends D_i = Σ_j B_ij·I_j, normalised to sum 1
+//     (all 0 if the sum is 0). Unlike subtensor, the EMA bonds are not
+//     column-normalised again, so a fresh bond column sums to α and grows
+//     towards 1; within a column (which is what decides who earns a miner's
+//     incentive) the shares are the same either way.
+//
+// Security: with κ = 0.5, validators holding less than half of the active
+// stake cannot raise any C_j above what the rest support, so weight they put
+// on a colluding miner is clipped away and costs them trust and dividends.
+// Holding more than half (or exactly half, see step 2) they set consensus.
+//
+// # Determinism
+//
+// Validators and miners are sorted by ID (byte-wise) and every sum runs in
+// that order, so neither map iteration order nor the order inputs were built
+// in can change a bit. Every product that feeds a sum is wrapped in an
+// explicit float64 conversion: the Go spec lets compilers fuse x*y+z into one
+// FMA (they do on arm64, ppc64le, s390x and riscv64), which would make results
+// differ by architecture; the conversion forbids that. The consensus
+// threshold compares sums of raw stakes, so with integer stakes below 2^53
+// the median test is exact. Zero weights and zero bonds are the same as
+// absent ones, and -0 is read as +0, so equivalent inputs hash alike.
+package consensus
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"math"
+	"slices"
+)
+
+// Params are the consensus constants; every field enters Result.Hash.
+type Params struct {
+	// Kappa is the stake share that must support a weight for it to count
+	// as consensus, in (0, 1]. 0.5 is the stake-weighted median.
+	Kappa float64
+	// BondAlpha is the EMA rate of bonds, in (0, 1].
+	BondAlpha float64
+	// MinStake is the stake floor: validators with less stake than this are
+	// treated as not having submitted. 0 disables it.
+	MinStake float64
+}
+
+// DefaultParams are Bittensor's defaults: κ = 0.5, α = 0.1, no stake floor.
+func DefaultParams() Params { return Params{Kappa: 0.5, BondAlpha: 0.1} }
+
+// ErrInvalid is wrapped by every error Compute returns for bad input.
+var ErrInvalid = errors.New("consensus: invalid input")
+
+// Validate reports whether p is usable.
+func (p Params) Validate() error {
+	// Written as !(in range) so that NaN fails too.
+	if !(p.Kappa > 0 && p.Kappa <= 1) {
+		return fmt.Errorf("%w: kappa %v outside (0, 1]", ErrInvalid, p.Kappa)
+	}
+	if !(p.BondAlpha > 0 && p.BondAlpha <= 1) {
+		return fmt.Errorf("%w: bond alpha %v outside (0, 1]", ErrInvalid, p.BondAlpha)
+	}
+	if !(p.MinStake >= 0) || math.IsInf(p.MinStake, 1) {
+		return fmt.Errorf("%w: min stake %v is not a finite non-negative number", ErrInvalid, p.MinStake)
+	}
+	return nil
+}
+
+// Input is one epoch's records.
+type Input struct {
+	// Stakes maps every validator ID to its stake (from genesis). It must be
+	// non-empty; stakes must be finite and non-negative.
+	Stakes map[string]float64
+	// Weights maps validator → miner → weight for the validators that
+	// published this epoch. Weights need not be normalised; they must be
+	// finite and non-negative, and every validator must be in Stakes.
+	Weights map[string]map[string]float64
+	// PrevBonds is the previous epoch's Result.BondsMap(); nil at the start.
+	// Bonds must lie in [0, 1] and every validator must be in Stakes.
+	PrevBonds map[string]map[string]float64
+}
+
+// Result is one epoch's consensus. Slices are indexed like Miners or
+// Validators; matrices are [validator][miner].
+type Result struct {
+	Params Params
+	// InputHash is SHA-256 over the canonical form of the Input (sorted
+	// IDs, float bits, zero entries dropped, -0 as +0). Rounding maps many
+	// nearby inputs to the same outputs, so this is what makes Hash commit
+	// to the records themselves: equal Hash means equal records and equal
+	// outcome.
+	InputHash [32]byte
+
+	Miners     []string // sorted
+	Validators []string // sorted; every validator in Input.Stakes
+
+	// By miner.
+	Consensus []float64 // C_j
+	Rank      []float64 // R_j
+	Incentive []float64 // I_j, sums to 1 unless all zero
+
+	// By validator.
+	Active    []bool    // counted in this epoch's consensus
+	Stake     []float64 // S_i, normalised over active validators
+	Trust     []float64 // T_i
+	Dividends []float64 // D_i, sums to 1 unless all zero
+
+	// Agreement is Σ_i S_i·T_i.
+	Agreement float64
+
+	Clipped [][]float64 // W̄_ij; zero rows for inactive validators
+	Bonds   [][]float64 // B_ij; feed BondsMap() to the next epoch
+}
+
+// Compute runs one epoch of Yuma consensus; see the package comment for the
+// formulas. It does not modify in.
+func Compute(p Params, in Input) (*Result, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	// One pass in map order checks every rule and collects every miner with
+	// a positive weight or bond. Only if it finds a problem does the sorted
+	// scan in inputError run, so that every node reports the same error.
+	union, ok := scan(in)
+	if !ok {
+		if err := inputError(in); err != nil {
+			return nil, err
+		}
+	}
+
+	vals := sortedKeys(in.Stakes)
+	nv := len(vals)
+	vidx := make(map[string]int, nv)
+	stake := make([]float64, nv)
+	for i, id := range vals {
+		vidx[id] = i
+		stake[i] = in.Stakes[id] + 0 // -0 → +0
+	}
+
+	// Sort the miners once; rows are scattered into dense [validator][miner]
+	// matrices over this union, so that walking a row walks IDs in order.
+	all := sortedKeys(union)
+	for k, m := range all {
+		union[m] = k
+	}
+	submitted := make([]bool, nv)
+	rawW, rawB := matrix(nv, len(all)), matrix(nv, len(all))
+	for _, c := range []struct {
+		rows map[string]map[string]float64
+		dst  [][]float64
+	}{{in.Weights, rawW}, {in.PrevBonds, rawB}} {
+		for id, row := range c.rows {
+			i := vidx[id]
+			for m, x := range row {
+				if x > 0 {
+					c.dst[i][union[m]] = x
+				}
+			}
+		}
+	}
+	for id := range in.Weights {
+		submitted[vidx[id]] = true
+	}
+
+	// The canonical input: stakes; submitted rows (an empty row is still a
+	// submission); rows with a positive bond (an empty one means nothing).
+	digest := newEncoder(inputDomain)
+	digest.u64(uint64(nv))
+	for i, id := range vals {
+		digest.str(id)
+		digest.f64(stake[i])
+	}
+	digestRows(digest, vals, all, rawW, func(i int) bool { return submitted[i] })
+	digestRows(digest, vals, all, rawB, func(i int) bool { return slices.ContainsFunc(rawB[i], positive) })
+	inputHash := digest.sum()
+
+	// Active validators, and the miners they or any bond mention.
+	active := make([]bool, nv)
+	inUse := make([]bool, len(all))
+	for i := range vals {
+		active[i] = submitted[i] && stake[i] >= p.MinStake
+		for k := range all {
+			if (active[i] && rawW[i][k] > 0) || rawB[i][k] > 0 {
+				inUse[k] = true
+			}
+		}
+	}
+	var miners []string
+	var cols []int // union index of each miner
+	for k, m := range all {
+		if inUse[k] {
+			miners = append(miners, m)
+			cols = append(cols, k)
+		}
+	}
+	nm := len(miners)
+
+	// Step 1: total active stake, summed in validator order.
+	var total float64
+	for i := range vals {
+		if active[i] {
+			total += stake[i]
+		}
+	}
+	if math.IsInf(total, 1) {
+		return nil, fmt.Errorf("%w: total active stake overflows", ErrInvalid)
+	}
+	if total == 0 {
+		// No stake behind any submission: no consensus this epoch. Bonds
+		// still decay below.
+		clear(active)
+	}
+
+	r := &Result{
+		Params:     p,
+		InputHash:  inputHash,
+		Miners:     miners,
+		Validators: vals,
+		Consensus:  make([]float64, nm),
+		Rank:       make([]float64, nm),
+		Incentive:  make([]float64, nm),
+		Active:     active,
+		Stake:      make([]float64, nv),
+		Trust:      make([]float64, nv),
+		Dividends:  make([]float64, nv),
+		Clipped:    matrix(nv, nm),
+		Bonds:      matrix(nv, nm),
+	}
+	S := r.Stake
+	for i := range vals {
+		if active[i] {
+			S[i] = stake[i] / total
+		}
+	}
+
+	// Step 1: normalised weights W, dense, rows summed in miner order.
+	W := matrix(nv, nm)
+	for i, id := range vals {
+		if !active[i] {
+			continue
+		}
+		row := W[i]
+		for j, k := range cols {
+			row[j] = rawW[i][k]
+		}
+		var sum float64
+		for _, w := range row {
+			sum += w
+		}
+		if math.IsInf(sum, 1) {
+			return nil, fmt.Errorf("%w: weights of validator %q overflow", ErrInvalid, id)
+		}
+		if sum > 0 {
+			for j := range row {
+				row[j] /= sum
+			}
+		}
+	}
+
+	// Step 2: consensus per miner over active validators with stake (a
+	// zero-stake vote can neither reach the threshold nor block it).
+	var voters []int
+	var voterStake []float64
+	for i := range vals {
+		if active[i] && stake[i] > 0 {
+			voters = append(voters, i)
+			voterStake = append(voterStake, stake[i])
+		}
+	}
+	threshold := p.Kappa * total
+	col := make([]float64, len(voters))
+	scratch := make([]int, len(voters))
+	for j := range miners {
+		for k, i := range voters {
+			col[k] = W[i][j]
+		}
+		r.Consensus[j] = weightedMedian(col, voterStake, threshold, scratch)
+	}
+
+	// Steps 3 and 4: clip, rank. R_j accumulates in validator order.
+	for i := range vals {
+		if !active[i] {
+			continue
+		}
+		for j, c := range r.Consensus {
+			w := W[i][j]
+			if w > c {
+				w = c
+			}
+			r.Clipped[i][j] = w
+			r.Rank[j] += float64(S[i] * w)
+		}
+	}
+	r.Incentive = normalized(r.Rank, r.Incentive)
+
+	// Step 5: trust and agreement.
+	for i := range vals {
+		if !active[i] {
+			continue
+		}
+		var sw, sc float64
+		for j := range miners {
+			sw += W[i][j]
+			sc += r.Clipped[i][j]
+		}
+		if sw > 0 {
+			r.Trust[i] = sc / sw
+		}
+		r.Agreement += float64(S[i] * r.Trust[i])
+	}
+
+	// Step 6: bonds and dividends. colSum_j = Σ_i S_i·W̄_ij in validator order.
+	colSum := make([]float64, nm)
+	for i := range vals {
+		if !active[i] {
+			continue
+		}
+		for j := range miners {
+			colSum[j] += float64(S[i] * r.Clipped[i][j])
+		}
+	}
+	alpha, keep := p.BondAlpha, 1-p.BondAlpha
+	for i := range vals {
+		bi := r.Bonds[i]
+		for j, k := range cols {
+			bi[j] = float64(keep * rawB[i][k])
+		}
+		if active[i] {
+			for j := range miners {
+				if colSum[j] > 0 {
+					delta := float64(S[i]*r.Clipped[i][j]) / colSum[j]
+					bi[j] = float64(alpha*delta) + bi[j]
+				}
+			}
+		}
+		var d float64
+		for j, b := range bi {
+			d += float64(b * r.Incentive[j])
+		}
+		r.Dividends[i] = d
+	}
+	r.Dividends = normalized(r.Dividends, r.Dividends)
+	return r, nil
+}
+
+// scan checks every rule inputError enforces, in map order, and returns
+// the set of miners with a positive weight or bond (values are filled in
+// later with their sorted positions).
+func scan(in Input) (union map[string]int, ok bool) {
+	if len(in.Stakes) == 0 {
+		return nil, false
+	}
+	for id, s := range in.Stakes {
+		if id == "" || !(s >= 0) || math.IsInf(s, 1) {
+			return nil, false
+		}
+	}
+	union = make(map[string]int)
+	for _, c := range []struct {
+		rows map[string]map[string]float64
+		max  float64 // weights are unbounded, bonds at most 1
+	}{{in.Weights, math.MaxFloat64}, {in.PrevBonds, 1}} {
+		for id, row := range c.rows {
+			if _, ok := in.Stakes[id]; !ok {
+				return nil, false
+			}
+			for m, x := range row {
+				if m == "" || !(x >= 0 && x <= c.max) {
+					return nil, false
+				}
+				if x > 0 {
+					if _, seen := union[m]; !seen {
+						union[m] = 0
+					}
+				}
+			}
+		}
+	}
+	return union, true
+}
+
+// inputError returns the first violation in sorted order: stakes, then
+// weights, then bonds, each by validator then miner.
+func inputError(in Input) error {
+	if len(in.Stakes) == 0 {
+		return fmt.Errorf("%w: empty stake set", ErrInvalid)
+	}
+	for _, id := range sortedKeys(in.Stakes) {
+		if id == "" {
+			return fmt.Errorf("%w: empty validator ID", ErrInvalid)
+		}
+		if s := in.Stakes[id]; !(s >= 0) || math.IsInf(s, 1) {
+			return fmt.Errorf("%w: stake of validator %q is %v", ErrInvalid, id, s)
+		}
+	}
+	for _, id := range sortedKeys(in.Weights) {
+		if _, ok := in.Stakes[id]; !ok {
+			return fmt.Errorf("%w: weights from validator %q, which has no stake entry", ErrInvalid, id)
+		}
+		row := in.Weights[id]
+		for _, m := range sortedKeys(row) {
+			if m == "" {
+				return fmt.Errorf("%w: validator %q weights an empty miner ID", ErrInvalid, id)
+			}
+			if w := row[m]; !(w >= 0) || math.IsInf(w, 1) {
+				return fmt.Errorf("%w: validator %q weights miner %q with %v", ErrInvalid, id, m, w)
+			}
+		}
+	}
+	for _, id := range sortedKeys(in.PrevBonds) {
+		if _, ok := in.Stakes[id]; !ok {
+			return fmt.Errorf("%w: previous bonds of validator %q, which has no stake entry", ErrInvalid, id)
+		}
+		row := in.PrevBonds[id]
+		for _, m := range sortedKeys(row) {
+			if m == "" {
+				return fmt.Errorf("%w: validator %q has a previous bond to an empty miner ID", ErrInvalid, id)
+			}
+			if b := row[m]; !(b >= 0 && b <= 1) {
+				return fmt.Errorf("%w: previous bond of validator %q to miner %q is %v, outside [0, 1]", ErrInvalid, id, m, b)
+			}
+		}
+	}
+	return nil
+}
+
+func positive(x float64) bool { return x > 0 }
+
+// digestRows encodes the rows of the validators that include selects: their
+// count, then each as ID, positive-entry count and (miner ID, value) pairs.
+func digestRows(e *encoder, vals, miners []string, rows [][]float64, include func(int) bool) {
+	n := 0
+	for i := range vals {
+		if include(i) {
+			n++
+		}
+	}
+	e.u64(uint64(n))
+	for i, id := range vals {
+		if !include(i) {
+			continue
+		}
+		e.str(id)
+		n := 0
+		for _, x := range rows[i] {
+			if x > 0 {
+				n++
+			}
+		}
+		e.u64(uint64(n))
+		for k, x := range rows[i] {
+			if x > 0 {
+				e.str(miners[k])
+				e.f64(x)
+			}
+		}
+	}
+}
+
+// weightedMedian returns the largest v among values such that the stakes of
+// the entries with value ≥ v sum to at least threshold, or the smallest value
+// if rounding keeps the full sum just below it (κ = 1). Entries are walked in
+// descending value, ties in index order, so the running sum is the same bits
+// on every node. stakes must be positive; idx is scratch of len(values).
+func weightedMedian(values, stakes []float64, threshold float64, idx []int) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	for k := range idx {
+		idx[k] = k
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		switch {
+		case values[a] > values[b]:
+			return -1
+		case values[a] < values[b]:
+			return 1
+		}
+		return a - b
+	})
+	var cum float64
+	for _, k := range idx {
+		cum += stakes[k]
+		if cum >= threshold {
+			return values[k]
+		}
+	}
+	return values[idx[len(idx)-1]]
+}
+
+// normalized writes x / Σx (summed in index order) into dst, or zeros if the
+// sum is zero.
+func normalized(x, dst []float64) []float64 {
+	var sum float64
+	for _, v := range x {
+		sum += v
+	}
+	for k, v := range x {
+		if sum > 0 {
+			dst[k] = v / sum
+		} else {
+			dst[k] = 0
+		}
+	}
+	return dst
+}
+
+// matrix returns rows×cols zeros backed by one allocation.
+func matrix(rows, cols int) [][]float64 {
+	backing := make([]float64, rows*cols)
+	m := make([][]float64, rows)
+	for i := range m {
+		m[i] = backing[i*cols : (i+1)*cols : (i+1)*cols]
+	}
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// BondsMap returns the positive bonds as validator → miner → bond, the form
+// Input.PrevBonds takes. Zero bonds are left out; they mean the same thing.
+func (r *Result) BondsMap() map[string]map[string]float64 {
+	out := make(map[string]map[string]float64)
+	for i, id := range r.Validators {
+		for j, b := range r.Bonds[i] {
+			if b > 0 {
+				if out[id] == nil {
+					out[id] = make(map[string]float64)
+				}
+				out[id][r.Miners[j]] = b
+			}
+		}
+	}
+	return out
+}
+
+// Domain strings separate these encodings from every other SHA-256 use;
+// bump the version whenever an encoding or the arithmetic changes.
+const (
+	inputDomain  = "pog/consensus/input/v1"
+	resultDomain = "pog/consensus/result/v1"
+)
+
+// Hash is SHA-256 over a canonical big-endian encoding of every field of r:
+// the domain string, the params, InputHash, then each list length-prefixed
+// (u64) in field order, strings as u64 length plus bytes, floats as
+// math.Float64bits, bools as one byte, matrices row by row. Two nodes agree
+// on an epoch, inputs and outputs, iff their hashes are equal.
+func (r *Result) Hash() [32]byte {
+	e := newEncoder(resultDomain)
+	e.floats([]float64{r.Params.Kappa, r.Params.BondAlpha, r.Params.MinStake})
+	e.write(r.InputHash[:])
+	e.strs(r.Validators)
+	e.strs(r.Miners)
+	e.floats(r.Consensus)
+	e.floats(r.Rank)
+	e.floats(r.Incentive)
+	e.u64(uint64(len(r.Active)))
+	for _, a := range r.Active {
+		if a {
+			e.write([]byte{1})
+		} else {
+			e.write([]byte{0})
+		}
+	}
+	e.floats(r.Stake)
+	e.floats(r.Trust)
+	e.floats(r.Dividends)
+	e.floats([]float64{r.Agreement})
+	for _, m := range [][][]float64{r.Clipped, r.Bonds} {
+		e.u64(uint64(len(m)))
+		for _, row := range m {
+			e.floats(row)
+		}
+	}
+	return e.sum()
+}
+
+// encoder feeds a canonical encoding to SHA-256 through a buffer, so that
+// large matrices neither go through the hash one word at a time nor sit in
+// memory whole.
+type encoder struct {
+	h hash.Hash
+	b []byte
+}
+
+func newEncoder(domain string) *encoder {
+	e := &encoder{h: sha256.New(), b: make([]byte, 0, 8192)}
+	e.str(domain)
+	return e
+}
+
+func (e *encoder) flush() {
+	if len(e.b) >= 8192-64 {
+		e.h.Write(e.b)
+		e.b = e.b[:0]
+	}
+}
+
+func (e *encoder) write(p []byte) {
+	e.b = append(e.b, p...)
+	e.flush()
+}
+
+func (e *encoder) u64(x uint64) {
+	e.b = binary.BigEndian.AppendUint64(e.b, x)
+	e.flush()
+}
+
+func (e *encoder) f64(x float64) { e.u64(math.Float64bits(x)) }
+
+func (e *encoder) str(s string) {
+	e.u64(uint64(len(s)))
+	e.b = append(e.b, s...)
+	e.flush()
+}
+
+func (e *encoder) strs(ss []string) {
+	e.u64(uint64(len(ss)))
+	for _, s := range ss {
+		e.str(s)
+	}
+}
+
+func (e *encoder) floats(fs []float64) {
+	e.u64(uint64(len(fs)))
+	for _, f := range fs {
+		e.f64(f)
+	}
+}
+
+func (e *encoder) sum() (out [32]byte) {
+	e.h.Write(e.b)
+	e.b = e.b[:0]
+	copy(out[:], e.h.Sum(nil))
+	return out
+}

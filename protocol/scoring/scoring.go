@@ -1,0 +1,375 @@
+// Package scoring turns one epoch of a validator's evidence into per-miner
+// scores, chain weights and GPU rental prices. It follows the SN27 Proof of
+// GPU paper: GPU 55 %, CPU 20 %, RAM 15 %, storage 10 %, every quantity
+// normalised against a reference node (8×H200 by default) and capped, so
+// extreme setups are not over-rewarded.
+//
+// The GPU part comes only from rounds the validator measured and verified:
+// per precision class, a blend of the best round (peak) and the median round
+// (sustained), plus memory proven by the size of verified challenges. CPU,
+// RAM and storage are self-reported (validators cannot measure them
+// remotely), which is why they are capped and, by default, count only for a
+// miner that proved a round.
+//
+// Announced GPU models are checked against the measurement: an announcement
+// the measurement cannot support is flagged, and memory credit is scaled down
+// to what the measurement supports. A failed round zeroes the epoch's GPU part
+// and starts a penalty that decays over later epochs; the penalty is an input
+// and an output, so every function here is pure: no I/O, no clock, no
+// randomness, and no result depends on map order or input order.
+package scoring
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Precision is a challenge's precision class, numbered as in SPEC §2.
+type Precision uint8
+
+// Precision classes.
+const (
+	FP16 Precision = 1
+	FP32 Precision = 2
+)
+
+// Round is one validator-measured round for one miner.
+type Round struct {
+	Precision Precision
+	// TFLOPS is the validator's measurement: the round's FLOPs over all
+	// sub-challenges (one per GPU) ÷ its own challenge→commitment time, so
+	// it is already the sum over the miner's GPUs.
+	TFLOPS   float64
+	Verified bool // false: the round failed (any reason)
+	// ProvenMemoryBytes is the working set the round's challenge forced the
+	// miner to hold (all sub-challenges together), as the validator sized
+	// it. Only verified rounds count.
+	ProvenMemoryBytes uint64
+}
+
+// Hardware is what the miner announces about itself. GPU names are checked
+// against measurement; the rest cannot be.
+type Hardware struct {
+	GPUNames     []string // one entry per GPU, as the driver names it
+	CPUCores     int      // all sockets together
+	CPUGHz       float64
+	RAMBytes     uint64
+	RAMGBps      float64
+	StorageBytes uint64
+	StorageMBps  float64 // sequential
+}
+
+// Input is one miner's epoch.
+type Input struct {
+	Miner    string
+	Rounds   []Round
+	Hardware Hardware
+	Penalty  float64 // Score.Penalty of the miner's previous epoch; 0 if none
+}
+
+// Score is one miner's result for one epoch. Parts are in [0, Cap]; Total
+// is their weighted sum. The measured figures and Flags are kept with the
+// evidence so anyone can recompute and audit the score.
+type Score struct {
+	Miner                  string
+	GPU, CPU, RAM, Storage float64
+	Total                  float64
+
+	// Normalised GPU components before the penalty: the fp16/fp32 blend and
+	// the memory credit, each in [0, Cap].
+	Throughput, Memory float64
+
+	// TFLOPS over the epoch's verified rounds of each class; 0 if none.
+	FP16Peak, FP16Sustained, FP32Peak, FP32Sustained float64
+	ProvenMemoryBytes                                uint64 // largest verified round's
+
+	Verified, Failures int  // rounds
+	Failed             bool // a round failed: the GPU part is 0
+	Penalty            float64
+	Flags              []string
+}
+
+// ScoreMiner scores one miner's epoch. c must pass Validate.
+//
+//	fpX        = min(Cap, (SustainedWeight·median + PeakWeight·best) ÷ (GPUs·GPUfpX))
+//	Throughput = FP16Weight·fp16 + FP32Weight·fp32           (a class without rounds is 0)
+//	Memory     = min(Cap, credited bytes ÷ (GPUs·GPUMemoryBytes))
+//	penalty    = failed ? 1 : carried·PenaltyDecay (0 below PenaltyFloor)
+//	GPU        = (ThroughputWeight·Throughput + MemoryWeight·Memory)·(1 − penalty)
+//	CPU        = min(Cap, cores·GHz ÷ (refCores·refGHz))
+//	RAM        = RAMCapacityWeight·min(Cap, bytes÷ref) + RAMBandwidthWeight·min(Cap, GB/s÷ref)
+//	Storage    = StorageSpeedWeight·min(Cap, MB/s÷ref) + StorageCapacityWeight·min(Cap, bytes÷ref)
+//	Total      = GPUWeight·GPU + CPUWeight·CPU + RAMWeight·RAM + StorageWeight·Storage
+//
+// Credited memory is the proven memory, at most the announced GPUs' class
+// memory, scaled by measured ÷ announced throughput when the announcement is
+// flagged. The penalty returned is the one to carry into the next epoch.
+func ScoreMiner(c Config, in Input) Score {
+	s := Score{Miner: in.Miner}
+	var fp16, fp32 []float64
+	odd := 0
+	for _, r := range in.Rounds {
+		if !r.Verified {
+			s.Failures++
+			continue
+		}
+		s.Verified++
+		s.ProvenMemoryBytes = max(s.ProvenMemoryBytes, r.ProvenMemoryBytes)
+		switch r.Precision {
+		case FP16:
+			fp16 = append(fp16, nonneg(r.TFLOPS))
+		case FP32:
+			fp32 = append(fp32, nonneg(r.TFLOPS))
+		default:
+			odd++
+		}
+	}
+	s.FP16Peak, s.FP16Sustained = peakMedian(fp16)
+	s.FP32Peak, s.FP32Sustained = peakMedian(fp32)
+	s.Failed = s.Failures > 0
+	if s.Failed {
+		s.Flags = append(s.Flags, fmt.Sprintf("%d of %d rounds failed: GPU part zeroed, penalty reset to 1",
+			s.Failures, s.Failures+s.Verified))
+	}
+	if odd > 0 {
+		s.Flags = append(s.Flags, fmt.Sprintf("%d verified rounds of unknown precision: no throughput credit", odd))
+	}
+
+	s.Penalty = nextPenalty(c, in.Penalty, s.Failed)
+
+	ref := c.Reference
+	g := float64(ref.GPUs)
+	blend := func(sustained, peak float64) float64 { return c.SustainedWeight*sustained + c.PeakWeight*peak }
+	fp16n := norm(blend(s.FP16Sustained, s.FP16Peak), g*ref.GPUFP16TFLOPS, c.Cap)
+	fp32n := norm(blend(s.FP32Sustained, s.FP32Peak), g*ref.GPUFP32TFLOPS, c.Cap)
+	s.Throughput = c.FP16Weight*fp16n + c.FP32Weight*fp32n
+
+	cl := checkClaims(c, in.Hardware.GPUNames, len(fp16) > 0, len(fp32) > 0, &s)
+	if s.ProvenMemoryBytes > 0 {
+		credit := float64(s.ProvenMemoryBytes)
+		if credit > cl.memory {
+			s.Flags = append(s.Flags, fmt.Sprintf("proven memory %s GB > %s GB of announced GPUs of known classes: credit capped",
+				num(credit/1e9), num(cl.memory/1e9)))
+			credit = cl.memory
+		}
+		if cl.supported < 1 && credit > 0 {
+			s.Flags = append(s.Flags, fmt.Sprintf("memory credit scaled to %s%% of proven: what the measured throughput supports",
+				num(100*cl.supported)))
+			credit *= cl.supported
+		}
+		s.Memory = norm(credit, g*float64(ref.GPUMemoryBytes), c.Cap)
+	}
+	s.GPU = (c.ThroughputWeight*s.Throughput + c.MemoryWeight*s.Memory) * (1 - s.Penalty)
+
+	hw := in.Hardware
+	if s.Verified > 0 || !c.AuxNeedsVerifiedRound {
+		s.CPU = norm(nonneg(float64(hw.CPUCores))*nonneg(hw.CPUGHz), float64(ref.CPUCores)*ref.CPUGHz, c.Cap)
+		s.RAM = c.RAMCapacityWeight*norm(float64(hw.RAMBytes), float64(ref.RAMBytes), c.Cap) +
+			c.RAMBandwidthWeight*norm(hw.RAMGBps, ref.RAMGBps, c.Cap)
+		s.Storage = c.StorageSpeedWeight*norm(hw.StorageMBps, ref.StorageMBps, c.Cap) +
+			c.StorageCapacityWeight*norm(float64(hw.StorageBytes), float64(ref.StorageBytes), c.Cap)
+	} else if hw.CPUCores != 0 || hw.CPUGHz != 0 || hw.RAMBytes != 0 || hw.RAMGBps != 0 || hw.StorageBytes != 0 || hw.StorageMBps != 0 {
+		s.Flags = append(s.Flags, "no verified round: self-reported CPU, RAM and storage not credited")
+	}
+
+	s.Total = c.GPUWeight*s.GPU + c.CPUWeight*s.CPU + c.RAMWeight*s.RAM + c.StorageWeight*s.Storage
+	return s
+}
+
+// ScoreEpoch scores every miner and returns the scores sorted by miner, so the
+// result does not depend on the order of ins.
+func ScoreEpoch(c Config, ins []Input) []Score {
+	out := make([]Score, len(ins))
+	for i, in := range ins {
+		out[i] = ScoreMiner(c, in)
+	}
+	slices.SortStableFunc(out, func(a, b Score) int {
+		if n := strings.Compare(a.Miner, b.Miner); n != 0 {
+			return n
+		}
+		return cmpFloat(a.Total, b.Total)
+	})
+	return out
+}
+
+// Weight is one miner's share of the epoch's reward.
+type Weight struct {
+	Miner string
+	Value float64
+}
+
+// Weights normalises totals to sum to 1, sorted by miner (ties by total) and
+// summed in that order, so shuffling scores changes no bit. If every total
+// is 0 every weight is 0. Non-finite or negative totals count as 0. Miners
+// should be unique; duplicates are kept as separate entries.
+func Weights(scores []Score) []Weight {
+	ws := make([]Weight, len(scores))
+	for i, s := range scores {
+		v := s.Total
+		if !(v > 0) || math.IsInf(v, 1) {
+			v = 0
+		}
+		ws[i] = Weight{Miner: s.Miner, Value: v}
+	}
+	slices.SortFunc(ws, func(a, b Weight) int {
+		if n := strings.Compare(a.Miner, b.Miner); n != 0 {
+			return n
+		}
+		return cmpFloat(a.Value, b.Value)
+	})
+	sum := 0.0
+	for _, w := range ws {
+		sum += w.Value
+	}
+	if sum > 0 && !math.IsInf(sum, 1) {
+		for i := range ws {
+			ws[i].Value /= sum
+		}
+	} else {
+		for i := range ws {
+			ws[i].Value = 0
+		}
+	}
+	return ws
+}
+
+// nextPenalty decays the carried penalty, forgives it below the floor, and
+// resets it to 1 on a failure. A corrupt carried value fails closed (NaN is
+// treated as 1).
+func nextPenalty(c Config, carried float64, failed bool) float64 {
+	if failed {
+		return 1
+	}
+	if math.IsNaN(carried) || carried > 1 {
+		carried = 1
+	}
+	p := nonneg(carried) * c.PenaltyDecay
+	if p < c.PenaltyFloor {
+		return 0
+	}
+	return p
+}
+
+// claims is what the announced GPUs support.
+type claims struct {
+	memory    float64 // bytes: Σ class memory of announced GPUs of known classes
+	supported float64 // in (0, 1]: measured ÷ announced when flagged, else 1
+}
+
+// checkClaims matches announced GPU names to classes, flags an announcement
+// the measured sustained throughput cannot support, and reports the memory
+// those GPUs could hold. Unknown names earn no memory credit: nothing bounds
+// what they could claim.
+func checkClaims(c Config, names []string, have16, have32 bool, s *Score) claims {
+	keys := make([]string, len(c.Classes))
+	for i, k := range c.Classes {
+		keys[i] = normName(k.Name)
+	}
+	counts := make([]int, len(c.Classes))
+	var unknown []string
+	for _, n := range names {
+		if i := slices.Index(keys, normName(n)); i >= 0 {
+			counts[i]++
+		} else {
+			unknown = append(unknown, strings.TrimSpace(n))
+		}
+	}
+
+	var claimed16, claimed32 float64
+	cl := claims{supported: 1}
+	var parts []string
+	order := make([]int, 0, len(c.Classes))
+	for i, n := range counts {
+		if n > 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(c.Classes[a].Name, c.Classes[b].Name) })
+	for _, i := range order {
+		k, n := c.Classes[i], float64(counts[i])
+		claimed16 += n * k.FP16TFLOPS
+		claimed32 += n * k.FP32TFLOPS
+		cl.memory += n * float64(k.MemoryBytes)
+		parts = append(parts, fmt.Sprintf("%d× %s", counts[i], k.Name))
+	}
+	announced := strings.Join(parts, " + ")
+
+	check := func(have bool, measured, claimed float64, class string) {
+		if !have || claimed <= 0 || measured >= c.ClaimFloor*claimed {
+			return
+		}
+		s.Flags = append(s.Flags, fmt.Sprintf("announced %s, measured %s TFLOPS %s < floor %s",
+			announced, num(measured), class, num(c.ClaimFloor*claimed)))
+		cl.supported = min(cl.supported, measured/claimed)
+	}
+	check(have16, s.FP16Sustained, claimed16, "fp16")
+	check(have32, s.FP32Sustained, claimed32, "fp32")
+
+	slices.Sort(unknown)
+	for i := 0; i < len(unknown); {
+		j := i
+		for j < len(unknown) && unknown[j] == unknown[i] {
+			j++
+		}
+		s.Flags = append(s.Flags, fmt.Sprintf("unknown GPU class %q (%d announced): not checked, no memory credit",
+			unknown[i], j-i))
+		i = j
+	}
+	return cl
+}
+
+// peakMedian returns the best and the median of vs (the mean of the middle
+// two for an even count), or zeros for none. vs is sorted in place.
+func peakMedian(vs []float64) (peak, median float64) {
+	n := len(vs)
+	if n == 0 {
+		return 0, 0
+	}
+	slices.Sort(vs)
+	if n%2 == 1 {
+		return vs[n-1], vs[n/2]
+	}
+	return vs[n-1], (vs[n/2-1] + vs[n/2]) / 2
+}
+
+// norm is v ÷ ref capped at limit. A value that is not a finite positive
+// number (missing, negative, NaN, ±Inf: nothing a real node reports) is 0, as
+// is anything against a non-positive reference.
+func norm(v, ref, limit float64) float64 {
+	if !(v > 0) || math.IsInf(v, 1) || !(ref > 0) {
+		return 0
+	}
+	return min(v/ref, limit)
+}
+
+// nonneg maps NaN, negatives and +Inf to 0: a measurement that is not a
+// finite non-negative number earns nothing.
+func nonneg(v float64) float64 {
+	if !(v > 0) || math.IsInf(v, 1) {
+		return 0
+	}
+	return v
+}
+
+// cmpFloat orders floats totally (NaN first) so sorting is deterministic.
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	case math.IsNaN(a) && !math.IsNaN(b):
+		return -1
+	case !math.IsNaN(a) && math.IsNaN(b):
+		return 1
+	}
+	return 0
+}
+
+// num formats a figure for a flag: at most two decimals, no exponent.
+func num(v float64) string {
+	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
+}

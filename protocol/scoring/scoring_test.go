@@ -1,0 +1,691 @@
+package scoring
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Reference figures used in the arithmetic below (DefaultConfig):
+// node fp16 8·610 = 4880 TFLOPS, fp32 8·49.6 = 396.8, memory 8·141 GB =
+// 1128 GB; CPU 96·2.4 = 230.4 core-GHz; RAM 2000 GB, 300 GB/s; storage
+// 7000 MB/s, 30 TB. GPU part = 0.8·(0.6·fp16n + 0.4·fp32n) + 0.2·memn with
+// fpXn = (0.7·median + 0.3·peak) ÷ reference.
+
+const tol = 1e-12
+
+func near(a, b float64) bool { return math.Abs(a-b) <= tol }
+
+// gpus announces n GPUs named name.
+func gpus(n int, name string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = name
+	}
+	return out
+}
+
+// rounds makes verified rounds of one precision, each proving mem bytes.
+func rounds(p Precision, mem uint64, tflops ...float64) []Round {
+	out := make([]Round, len(tflops))
+	for i, t := range tflops {
+		out[i] = Round{Precision: p, TFLOPS: t, Verified: true, ProvenMemoryBytes: mem}
+	}
+	return out
+}
+
+func cat(rs ...[]Round) []Round { return slices.Concat(rs...) }
+
+// refAux is the reference node's CPU, RAM and storage.
+func refAux(names []string) Hardware {
+	return Hardware{GPUNames: names, CPUCores: 96, CPUGHz: 2.4, RAMBytes: 2e12, RAMGBps: 300,
+		StorageBytes: 30e12, StorageMBps: 7000}
+}
+
+// refRounds is an 8×H200 node measured exactly at the table: three fp16 and
+// three fp32 rounds, each proving the reference 1128 GB.
+func refRounds() []Round {
+	return cat(rounds(FP16, 1128e9, 4880, 4880, 4880), rounds(FP32, 1128e9, 396.8, 396.8, 396.8))
+}
+
+func TestScoreMiner(t *testing.T) {
+	def := DefaultConfig()
+	capped := DefaultConfig()
+	capped.Cap = 1.25
+	open := DefaultConfig()
+	open.AuxNeedsVerifiedRound = false
+
+	type want struct {
+		gpu, cpu, ram, storage, total float64
+		flags                         []string // nil: no flags
+	}
+	tests := []struct {
+		name string
+		cfg  Config
+		in   Input
+		want want
+	}{
+		{
+			// Every quantity at the reference: each part 1, total
+			// 0.55 + 0.20 + 0.15 + 0.10 = 1.
+			name: "reference 8xH200 node",
+			cfg:  def,
+			in:   Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "NVIDIA H200"))},
+			want: want{gpu: 1, cpu: 1, ram: 1, storage: 1, total: 1},
+		},
+		{
+			// GPU part 1, nothing else reported: 0.55·1 = 0.55.
+			name: "reference GPUs only",
+			cfg:  def,
+			in:   Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200")}},
+			want: want{gpu: 1, total: 0.55},
+		},
+		{
+			// 16×B200: fp16 16·1205 = 19280 ÷ 4880 = 3.95 → cap 1; fp32
+			// 16·67.2 = 1075.2 ÷ 396.8 = 2.71 → 1; memory 16·192 = 3072 GB ÷
+			// 1128 = 2.72 → 1. GPU = 0.8·1 + 0.2·1 = 1; total 0.55.
+			name: "16xB200 capped at 1",
+			cfg:  def,
+			in: Input{Rounds: cat(rounds(FP16, 3072e9, 19280), rounds(FP32, 3072e9, 1075.2)),
+				Hardware: Hardware{GPUNames: gpus(16, "NVIDIA B200")}},
+			want: want{gpu: 1, total: 0.55},
+		},
+		{
+			// Same node, cap 1.25: every ratio above caps at 1.25, GPU
+			// = 0.8·1.25 + 0.2·1.25 = 1.25; total 0.55·1.25 = 0.6875.
+			name: "16xB200 capped at 1.25",
+			cfg:  capped,
+			in: Input{Rounds: cat(rounds(FP16, 3072e9, 19280), rounds(FP32, 3072e9, 1075.2)),
+				Hardware: Hardware{GPUNames: gpus(16, "NVIDIA B200")}},
+			want: want{gpu: 1.25, total: 0.6875},
+		},
+		{
+			// 1×H100 at the table: 0.8·(0.6·570/4880 + 0.4·49/396.8) +
+			// 0.2·80/1128 = 0.8·(0.0700819672 + 0.0493951613) + 0.0141843972
+			// = 0.0955817028 + 0.0141843972 = 0.1097661000.
+			name: "1xH100",
+			cfg:  def,
+			in: Input{Rounds: cat(rounds(FP16, 80e9, 570), rounds(FP32, 80e9, 49)),
+				Hardware: Hardware{GPUNames: gpus(1, "NVIDIA H100 80GB HBM3")}},
+			want: want{gpu: 0.10976609996587, total: 0.55 * 0.10976609996587},
+		},
+		{
+			// 2×H100 measure 2·570 = 1140 and 2·49 = 98, prove 160 GB:
+			// every ratio doubles, so the GPU part is 2·0.1097661 = 0.2195322.
+			name: "2xH100 sum to twice one",
+			cfg:  def,
+			in: Input{Rounds: cat(rounds(FP16, 160e9, 1140), rounds(FP32, 160e9, 98)),
+				Hardware: Hardware{GPUNames: gpus(2, "NVIDIA H100 80GB HBM3")}},
+			want: want{gpu: 0.21953219993174, total: 0.55 * 0.21953219993174},
+		},
+		{
+			// 16×H100: 9120/4880 = 1.87, 784/396.8 = 1.98, 1280/1128 =
+			// 1.13: all capped, GPU 1 — sums stop counting at the cap.
+			name: "16xH100 sum up to the cap",
+			cfg:  def,
+			in: Input{Rounds: cat(rounds(FP16, 1280e9, 9120), rounds(FP32, 1280e9, 784)),
+				Hardware: Hardware{GPUNames: gpus(16, "H100 80GB HBM3")}},
+			want: want{gpu: 1, total: 0.55},
+		},
+		{
+			// fp16 rounds 100, 200, 300: median 200, peak 300, blend
+			// 0.7·200 + 0.3·300 = 230. GPU = 0.8·0.6·230/4880 = 110.4/4880
+			// = 0.0226229508.
+			name: "peak vs sustained, odd count",
+			cfg:  def,
+			in:   Input{Rounds: rounds(FP16, 0, 300, 100, 200)},
+			want: want{gpu: 0.02262295081967, total: 0.55 * 0.02262295081967},
+		},
+		{
+			// 100, 200, 300, 400: median (200+300)/2 = 250, peak 400, blend
+			// 175 + 120 = 295. GPU = 0.48·295/4880 = 141.6/4880 = 0.0290163934.
+			name: "peak vs sustained, even count",
+			cfg:  def,
+			in:   Input{Rounds: rounds(FP16, 0, 400, 100, 300, 200)},
+			want: want{gpu: 0.02901639344262, total: 0.55 * 0.02901639344262},
+		},
+		{
+			// 1×RTX 4090 at the table, a fast fp32 card: fp16n =
+			// 157/4880 = 0.0321721311, fp32n = 48.5/396.8 = 0.1222278226;
+			// 0.8·(0.6·0.0321721311 + 0.4·0.1222278226) = 0.8·0.0681944077
+			// = 0.0545555262; memory 0.2·24/1128 = 0.0042553191; GPU 0.0588108453.
+			name: "fp16 and fp32 mix, RTX 4090",
+			cfg:  def,
+			in: Input{Rounds: cat(rounds(FP16, 24e9, 157), rounds(FP32, 24e9, 48.5)),
+				Hardware: Hardware{GPUNames: gpus(1, "NVIDIA GeForce RTX 4090")}},
+			want: want{gpu: 0.05881084532556, total: 0.55 * 0.05881084532556},
+		},
+		{
+			// Only fp16 rounds at the reference: fp32 contributes 0.
+			// GPU = 0.8·0.6·1 + 0.2·1 = 0.68.
+			name: "fp16 only",
+			cfg:  def,
+			in:   Input{Rounds: rounds(FP16, 1128e9, 4880), Hardware: Hardware{GPUNames: gpus(8, "H200")}},
+			want: want{gpu: 0.68, total: 0.55 * 0.68},
+		},
+		{
+			// Only fp32 rounds at the reference, memory not proven
+			// (0 bytes): GPU = 0.8·0.4·1 = 0.32.
+			name: "fp32 only, no proven memory",
+			cfg:  def,
+			in:   Input{Rounds: rounds(FP32, 0, 396.8), Hardware: Hardware{GPUNames: gpus(8, "H200")}},
+			want: want{gpu: 0.32, total: 0.55 * 0.32},
+		},
+		{
+			// Honest 8×H100 slightly under the table (fp16 4560, fp32
+			// 392), proving 640 GB: throughput 0.8·(0.6·4560/4880 +
+			// 0.4·392/396.8) = 0.8·(0.5606557377 + 0.3951612903) = 0.7646536224;
+			// memory 0.2·640/1128 = 0.1134751773; GPU 0.8781287997.
+			name: "proven memory, honest 8xH100",
+			cfg:  def,
+			in: Input{Rounds: cat(rounds(FP16, 640e9, 4560), rounds(FP32, 640e9, 392)),
+				Hardware: Hardware{GPUNames: gpus(8, "NVIDIA H100 80GB HBM3")}},
+			want: want{gpu: 0.87812879972696, total: 0.55 * 0.87812879972696},
+		},
+		{
+			// The largest verified round counts: 100 GB beats 10 GB. A
+			// 4090 holds 24 GB, so credit is capped at 24 GB: same GPU
+			// part as the plain 4090 case, 0.0588108453.
+			name: "proven memory above the announced GPUs' is capped",
+			cfg:  def,
+			in: Input{Rounds: cat(rounds(FP16, 10e9, 157), rounds(FP32, 100e9, 48.5)),
+				Hardware: Hardware{GPUNames: gpus(1, "RTX 4090")}},
+			want: want{gpu: 0.05881084532556, total: 0.55 * 0.05881084532556,
+				flags: []string{"proven memory 100 GB > 24 GB of announced GPUs of known classes: credit capped"}},
+		},
+		{
+			// Announces 8×H200 but measures like 8×RTX 4090 (fp16
+			// 8·157 = 1256 < floor 0.5·4880 = 2440; fp32 8·48.5 = 388 ≥
+			// 198.4, not flagged). Supported fraction 1256/4880 =
+			// 0.2573770492 scales the 1128 GB proven: memn 0.2573770492.
+			// GPU = 0.8·(0.6·0.2573770492 + 0.4·388/396.8) + 0.2·0.2573770492
+			// = 0.8·(0.1544262295 + 0.3911290323) + 0.0514754098 = 0.4879196192.
+			name: "over-claimer flagged: H200 announced, RTX 4090 measured",
+			cfg:  def,
+			in: Input{Rounds: cat(rounds(FP16, 1128e9, 1256), rounds(FP32, 1128e9, 388)),
+				Hardware: Hardware{GPUNames: gpus(8, "NVIDIA H200")}},
+			want: want{gpu: 0.48791961924907, total: 0.55 * 0.48791961924907, flags: []string{
+				"announced 8× H200, measured 1256 TFLOPS fp16 < floor 2440",
+				"memory credit scaled to 25.74% of proven: what the measured throughput supports",
+			}},
+		},
+		{
+			// The brief's example: 8×H100 announced, 95 TFLOPS fp16
+			// measured, floor 0.5·8·570 = 2280. Supported 95/4560 =
+			// 0.0208333; no memory proven. GPU = 0.8·0.6·95/4880 =
+			// 45.6/4880 = 0.0093442623.
+			name: "over-claimer flagged: 8xH100 at 95 TFLOPS",
+			cfg:  def,
+			in:   Input{Rounds: rounds(FP16, 0, 95), Hardware: Hardware{GPUNames: gpus(8, "NVIDIA H100 80GB HBM3")}},
+			want: want{gpu: 0.00934426229508, total: 0.55 * 0.00934426229508, flags: []string{
+				"announced 8× H100 80GB HBM3, measured 95 TFLOPS fp16 < floor 2280",
+			}},
+		},
+		{
+			// Honest H100s at 8·540 = 4320 ≥ 2280: no flag. fp16 only,
+			// GPU = 0.48·4320/4880 = 0.4249180328.
+			name: "honest H100 not flagged",
+			cfg:  def,
+			in:   Input{Rounds: rounds(FP16, 0, 4320), Hardware: Hardware{GPUNames: gpus(8, "H100 80GB HBM3")}},
+			want: want{gpu: 0.42491803278689, total: 0.55 * 0.42491803278689},
+		},
+		{
+			// Mixed announcement 4×A100 + 4×H100: floor 0.5·(4·238.8 +
+			// 4·570) = 1617.6; measured 1000 is below. GPU = 0.48·1000/4880
+			// = 0.0983606557.
+			name: "mixed announcement flagged on the sum",
+			cfg:  def,
+			in: Input{Rounds: rounds(FP16, 0, 1000), Hardware: Hardware{GPUNames: slices.Concat(
+				gpus(4, "NVIDIA H100 80GB HBM3"), gpus(4, "NVIDIA A100-SXM4-80GB"))}},
+			want: want{gpu: 0.09836065573770, total: 0.55 * 0.09836065573770, flags: []string{
+				"announced 4× A100-SXM4-80GB + 4× H100 80GB HBM3, measured 1000 TFLOPS fp16 < floor 1617.6",
+			}},
+		},
+		{
+			// An unknown model is not checked and its proven memory earns
+			// nothing: GPU = 0.48·362/4880 = 0.0356065574.
+			name: "unknown GPU class",
+			cfg:  def,
+			in:   Input{Rounds: rounds(FP16, 48e9, 362), Hardware: Hardware{GPUNames: gpus(1, "NVIDIA L40S")}},
+			want: want{gpu: 0.03560655737705, total: 0.55 * 0.03560655737705, flags: []string{
+				`unknown GPU class "NVIDIA L40S" (1 announced): not checked, no memory credit`,
+				"proven memory 48 GB > 0 GB of announced GPUs of known classes: credit capped",
+			}},
+		},
+		{
+			// Aux below the reference, GPU at it: CPU 32·3.0/230.4 =
+			// 0.4166666667; RAM 0.5·512/2000 + 0.5·150/300 = 0.128 + 0.25 =
+			// 0.378; storage 0.5·3500/7000 + 0.5·4/30 = 0.25 + 0.0666666667 =
+			// 0.3166666667. Total 0.55 + 0.2·0.4166666667 + 0.15·0.378 +
+			// 0.1·0.3166666667 = 0.55 + 0.0833333333 + 0.0567 + 0.0316666667 = 0.7217.
+			name: "aux hardware below the reference",
+			cfg:  def,
+			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200"), CPUCores: 32, CPUGHz: 3.0,
+				RAMBytes: 512e9, RAMGBps: 150, StorageBytes: 4e12, StorageMBps: 3500}},
+			want: want{gpu: 1, cpu: 0.41666666666667, ram: 0.378, storage: 0.31666666666667, total: 0.7217},
+		},
+		{
+			// 512 cores at 3.7 GHz, 12 TB RAM at 900 GB/s, 100 TB at
+			// 14000 MB/s: every ratio above 1, each part capped at 1.
+			// Total = 0.55 + 0.45 = 1.
+			name: "aux hardware capped",
+			cfg:  def,
+			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200"), CPUCores: 512, CPUGHz: 3.7,
+				RAMBytes: 12e12, RAMGBps: 900, StorageBytes: 100e12, StorageMBps: 14000}},
+			want: want{gpu: 1, cpu: 1, ram: 1, storage: 1, total: 1},
+		},
+		{
+			// No round proven: self-reported aux earns nothing.
+			name: "no verified round, aux not credited",
+			cfg:  def,
+			in:   Input{Hardware: refAux(gpus(8, "H200"))},
+			want: want{flags: []string{"no verified round: self-reported CPU, RAM and storage not credited"}},
+		},
+		{
+			// The same with the gate off: 0.2 + 0.15 + 0.1 = 0.45.
+			name: "no verified round, gate off",
+			cfg:  open,
+			in:   Input{Hardware: refAux(gpus(8, "H200"))},
+			want: want{cpu: 1, ram: 1, storage: 1, total: 0.45},
+		},
+		{
+			// A failed round zeroes the GPU part but, with one verified
+			// round, aux still counts: 0.45.
+			name: "failed round zeroes the GPU part",
+			cfg:  def,
+			in: Input{Rounds: append(refRounds(), Round{Precision: FP16}),
+				Hardware: refAux(gpus(8, "H200"))},
+			want: want{cpu: 1, ram: 1, storage: 1, total: 0.45,
+				flags: []string{"1 of 7 rounds failed: GPU part zeroed, penalty reset to 1"}},
+		},
+		{
+			// Garbage measurements and self-reports earn nothing rather
+			// than NaN: every part 0.
+			name: "non-finite and negative values",
+			cfg:  def,
+			in: Input{Rounds: cat(rounds(FP16, 0, math.NaN()), rounds(FP32, 0, math.Inf(1), -5)),
+				Hardware: Hardware{CPUCores: -96, CPUGHz: -2.4, RAMGBps: math.NaN(), StorageMBps: math.Inf(1)}},
+			want: want{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Miner = "m"
+			s := ScoreMiner(tt.cfg, tt.in)
+			got := []float64{s.GPU, s.CPU, s.RAM, s.Storage, s.Total}
+			exp := []float64{tt.want.gpu, tt.want.cpu, tt.want.ram, tt.want.storage, tt.want.total}
+			for i, part := range []string{"gpu", "cpu", "ram", "storage", "total"} {
+				if !near(got[i], exp[i]) {
+					t.Errorf("%s = %.15g, want %.15g", part, got[i], exp[i])
+				}
+			}
+			if !slices.Equal(s.Flags, tt.want.flags) {
+				t.Errorf("flags = %q\nwant    %q", s.Flags, tt.want.flags)
+			}
+			if s.Miner != "m" {
+				t.Errorf("miner = %q", s.Miner)
+			}
+		})
+	}
+}
+
+// The reference node scores 1.0 with no rounding at all, not just within
+// tolerance: the weights add up in binary exactly enough.
+func TestReferenceExact(t *testing.T) {
+	s := ScoreMiner(DefaultConfig(), Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "H200"))})
+	if s.Total != 1 || s.GPU != 1 {
+		t.Fatalf("total %.17g, gpu %.17g, want exactly 1", s.Total, s.GPU)
+	}
+	if s.FP16Peak != 4880 || s.FP16Sustained != 4880 || s.FP32Peak != 396.8 || s.FP32Sustained != 396.8 {
+		t.Errorf("measured %+v", s)
+	}
+	if s.ProvenMemoryBytes != 1128e9 || s.Verified != 6 || s.Failures != 0 || s.Failed || s.Penalty != 0 {
+		t.Errorf("evidence %+v", s)
+	}
+}
+
+func TestPeakSustainedFigures(t *testing.T) {
+	// Verified rounds 100, 200, 300; a failed round (TFLOPS 0 by the
+	// store's rule) enters neither peak nor median.
+	in := Input{Rounds: append(rounds(FP16, 0, 300, 100, 200), Round{Precision: FP16})}
+	s := ScoreMiner(DefaultConfig(), in)
+	if s.FP16Peak != 300 || s.FP16Sustained != 200 || s.FP32Peak != 0 || s.FP32Sustained != 0 {
+		t.Errorf("peak %v sustained %v, fp32 %v %v", s.FP16Peak, s.FP16Sustained, s.FP32Peak, s.FP32Sustained)
+	}
+	// 0.7·200 + 0.3·300 = 230 of 4880, times fp16 weight 0.6; the
+	// failure zeroes the GPU part, not the measurement.
+	if !near(s.Throughput, 0.6*230.0/4880) || s.GPU != 0 || !s.Failed {
+		t.Errorf("throughput %v gpu %v failed %v", s.Throughput, s.GPU, s.Failed)
+	}
+	// Custom blend: sustained only → 200/4880·0.6.
+	c := DefaultConfig()
+	c.SustainedWeight, c.PeakWeight = 1, 0
+	if s := ScoreMiner(c, in); !near(s.Throughput, 0.6*200.0/4880) {
+		t.Errorf("sustained-only throughput %v", s.Throughput)
+	}
+}
+
+func TestMultiGPUSums(t *testing.T) {
+	c := DefaultConfig()
+	one := ScoreMiner(c, Input{Rounds: cat(rounds(FP16, 80e9, 570), rounds(FP32, 80e9, 49)),
+		Hardware: Hardware{GPUNames: gpus(1, "H100 80GB HBM3")}})
+	two := ScoreMiner(c, Input{Rounds: cat(rounds(FP16, 160e9, 1140), rounds(FP32, 160e9, 98)),
+		Hardware: Hardware{GPUNames: gpus(2, "H100 80GB HBM3")}})
+	if math.Abs(two.GPU-2*one.GPU) > 1e-15 {
+		t.Errorf("two GPUs %.17g, want twice %.17g", two.GPU, one.GPU)
+	}
+}
+
+// TestPenaltyDecay follows one reference GPU node through a failure: the
+// failing epoch earns 0 and carries 1; then the penalty halves each clean
+// epoch (0.5, 0.25, 0.125 …) and the GPU part is 1 − penalty; 2^−10 < 0.001
+// is forgiven. A second failure resets it to 1.
+func TestPenaltyDecay(t *testing.T) {
+	c := DefaultConfig()
+	clean := refRounds()
+	failed := append(refRounds(), Round{Precision: FP32})
+	steps := []struct {
+		rounds      []Round
+		gpu, carry  float64
+		failedEpoch bool
+	}{
+		{clean, 1, 0, false},
+		{failed, 0, 1, true},
+		{clean, 0.5, 0.5, false},   // 1·0.5
+		{clean, 0.75, 0.25, false}, // 0.5·0.5
+		{clean, 0.875, 0.125, false},
+		{clean, 0.9375, 0.0625, false},
+		{failed, 0, 1, true}, // reset, not max(0.03125, …) kept
+		{clean, 0.5, 0.5, false},
+		{clean, 0.75, 0.25, false},
+		{clean, 0.875, 0.125, false},
+		{clean, 0.9375, 0.0625, false},
+		{clean, 0.96875, 0.03125, false},
+		{clean, 1 - 0.015625, 0.015625, false},
+		{clean, 1 - 0.0078125, 0.0078125, false},
+		{clean, 1 - 0.00390625, 0.00390625, false},
+		{clean, 1 - 0.001953125, 0.001953125, false},
+		{clean, 1, 0, false}, // 2^−10 = 0.000977 < 0.001: forgiven
+	}
+	p := 0.0
+	for i, st := range steps {
+		s := ScoreMiner(c, Input{Rounds: st.rounds, Hardware: Hardware{GPUNames: gpus(8, "H200")}, Penalty: p})
+		if s.GPU != st.gpu || s.Penalty != st.carry || s.Failed != st.failedEpoch {
+			t.Fatalf("epoch %d: gpu %v penalty %v failed %v, want %v %v %v",
+				i, s.GPU, s.Penalty, s.Failed, st.gpu, st.carry, st.failedEpoch)
+		}
+		p = s.Penalty
+	}
+}
+
+func TestPenaltyInputs(t *testing.T) {
+	c := DefaultConfig()
+	for _, tt := range []struct{ carried, want float64 }{
+		{math.NaN(), 0.5}, // corrupt state fails closed: treated as 1
+		{7, 0.5},          // above 1: 1
+		{-3, 0},           // negative: none
+		{0.3, 0.15},
+	} {
+		s := ScoreMiner(c, Input{Rounds: refRounds(), Penalty: tt.carried})
+		if s.Penalty != tt.want {
+			t.Errorf("carried %v: penalty %v, want %v", tt.carried, s.Penalty, tt.want)
+		}
+	}
+	// A different decay: 0.8 → 1, 0.8, 0.64.
+	c.PenaltyDecay = 0.8
+	if s := ScoreMiner(c, Input{Rounds: refRounds(), Penalty: 0.8}); !near(s.Penalty, 0.64) {
+		t.Errorf("decay 0.8: %v, want 0.64", s.Penalty)
+	}
+}
+
+func TestNameMatching(t *testing.T) {
+	for _, n := range []string{"H200", "NVIDIA H200", "  nvidia   h200 ", "h200"} {
+		if got := normName(n); got != "h200" {
+			t.Errorf("normName(%q) = %q", n, got)
+		}
+	}
+	if normName("NVIDIA GeForce RTX 4090") != normName("RTX 4090") {
+		t.Error("GeForce prefix not ignored")
+	}
+	if normName("NVIDIA H100 PCIe") == normName("H100 80GB HBM3") {
+		t.Error("distinct models matched")
+	}
+}
+
+func TestWeights(t *testing.T) {
+	tests := []struct {
+		name   string
+		totals map[string]float64
+		want   []Weight
+	}{
+		// 0.5 + 0.3 + 0.2 = 1: weights equal totals.
+		{"already normalised", map[string]float64{"c": 0.2, "a": 0.5, "b": 0.3},
+			[]Weight{{"a", 0.5}, {"b", 0.3}, {"c", 0.2}}},
+		// 1 + 1 + 2 = 4: 0.25, 0.25, 0.5.
+		{"scaled", map[string]float64{"x": 2, "w": 1, "v": 1},
+			[]Weight{{"v", 0.25}, {"w", 0.25}, {"x", 0.5}}},
+		// 0.55 + 0 = 0.55: the only earner takes 1.
+		{"one earner", map[string]float64{"b": 0, "a": 0.55},
+			[]Weight{{"a", 1}, {"b", 0}}},
+		// Nothing earned: all zero, still listed.
+		{"all zero", map[string]float64{"b": 0, "a": 0},
+			[]Weight{{"a", 0}, {"b", 0}}},
+		// NaN, -1 and +Inf count as 0: 3 ÷ 3 = 1.
+		{"garbage totals", map[string]float64{"a": math.NaN(), "b": -1, "c": math.Inf(1), "d": 3},
+			[]Weight{{"a", 0}, {"b", 0}, {"c", 0}, {"d", 1}}},
+		{"empty", map[string]float64{}, []Weight{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var scores []Score
+			for m, v := range tt.totals {
+				scores = append(scores, Score{Miner: m, Total: v})
+			}
+			got := Weights(scores)
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+			for i := range got {
+				if got[i].Miner != tt.want[i].Miner || !near(got[i].Value, tt.want[i].Value) {
+					t.Errorf("got %v, want %v", got, tt.want)
+					break
+				}
+			}
+		})
+	}
+}
+
+// TestDeterminism shuffles the epoch's inputs, and each miner's rounds and
+// GPU names, and requires bit-identical scores and weights.
+func TestDeterminism(t *testing.T) {
+	c := DefaultConfig()
+	ins := epochInputs(200, 30, 1)
+	base := ScoreEpoch(c, clone(ins))
+	baseW := Weights(base)
+	rng := rand.New(rand.NewPCG(7, 7))
+	for trial := 0; trial < 20; trial++ {
+		sh := clone(ins)
+		rng.Shuffle(len(sh), func(i, j int) { sh[i], sh[j] = sh[j], sh[i] })
+		for k := range sh {
+			r, g := sh[k].Rounds, sh[k].Hardware.GPUNames
+			rng.Shuffle(len(r), func(i, j int) { r[i], r[j] = r[j], r[i] })
+			rng.Shuffle(len(g), func(i, j int) { g[i], g[j] = g[j], g[i] })
+		}
+		scores := ScoreEpoch(c, sh)
+		if !reflect.DeepEqual(scores, base) {
+			t.Fatalf("trial %d: scores differ", trial)
+		}
+		// Weights straight from shuffled scores, too.
+		rng.Shuffle(len(scores), func(i, j int) { scores[i], scores[j] = scores[j], scores[i] })
+		w := Weights(scores)
+		for i := range w {
+			if w[i] != baseW[i] {
+				t.Fatalf("trial %d: weight %d %v != %v", trial, i, w[i], baseW[i])
+			}
+		}
+	}
+	sum := 0.0
+	for i, w := range baseW {
+		sum += w.Value
+		if i > 0 && baseW[i-1].Miner >= w.Miner {
+			t.Fatalf("weights not sorted by miner at %d", i)
+		}
+	}
+	if math.Abs(sum-1) > 1e-9 {
+		t.Errorf("weights sum to %v", sum)
+	}
+}
+
+func clone(ins []Input) []Input {
+	out := make([]Input, len(ins))
+	for i, in := range ins {
+		in.Rounds = slices.Clone(in.Rounds)
+		in.Hardware.GPUNames = slices.Clone(in.Hardware.GPUNames)
+		out[i] = in
+	}
+	return out
+}
+
+// epochInputs makes n miners with r rounds each: a spread of GPU classes and
+// counts, some over-claimers, some failures, some penalties carried.
+func epochInputs(n, r int, seed uint64) []Input {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	classes := DefaultConfig().Classes
+	ins := make([]Input, n)
+	for i := range ins {
+		k := classes[rng.IntN(len(classes))]
+		count := 1 + rng.IntN(8)
+		speed := 0.6 + 0.5*rng.Float64()
+		if i%17 == 0 {
+			speed = 0.2 // over-claimer
+		}
+		rs := make([]Round, r)
+		for j := range rs {
+			p, per := FP16, k.FP16TFLOPS
+			if j%2 == 1 {
+				p, per = FP32, k.FP32TFLOPS
+			}
+			rs[j] = Round{Precision: p, TFLOPS: float64(count) * per * speed * (0.9 + 0.2*rng.Float64()),
+				Verified: !(i%23 == 0 && j == r/2), ProvenMemoryBytes: uint64(count) * k.MemoryBytes * 3 / 4}
+		}
+		ins[i] = Input{
+			Miner:  fmt.Sprintf("12D3KooW%08d", rng.IntN(1e8)),
+			Rounds: rs,
+			Hardware: Hardware{GPUNames: gpus(count, "NVIDIA "+k.Name), CPUCores: 16 + rng.IntN(128),
+				CPUGHz: 2 + rng.Float64(), RAMBytes: uint64(64+rng.IntN(2048)) * 1e9, RAMGBps: 50 + 300*rng.Float64(),
+				StorageBytes: uint64(1+rng.IntN(40)) * 1e12, StorageMBps: 500 + 7000*rng.Float64()},
+			Penalty: []float64{0, 0, 0, 0.5, 0.25}[rng.IntN(5)],
+		}
+	}
+	return ins
+}
+
+func TestPrice(t *testing.T) {
+	c := DefaultConfig()
+	tests := []struct {
+		name      string
+		sustained float64
+		gpus      int
+		demand    float64
+		want      float64
+	}{
+		// 4880/8 = 610 per GPU = the reference: 3.50·1·1 = 3.50.
+		{"8xH200 at base demand", 4880, 8, 1, 3.50},
+		// 157/610 = 0.2573770492; 3.50·0.2573770492 = 0.9008196721.
+		{"1xRTX 4090", 157, 1, 1, 0.90081967213115},
+		// 9640/8 = 1205 per GPU; 3.50·1205/610 = 6.9139344262: not capped.
+		{"8xB200", 9640, 8, 1, 6.91393442622951},
+		// 3.50·1·1.2 = 4.20.
+		{"8xH200 at demand 1.2", 4880, 8, 1.2, 4.20},
+		// demand 5 clamps to 2: 7.00; 0.1 clamps to 0.5: 1.75.
+		{"demand clamped high", 4880, 8, 5, 7.00},
+		{"demand clamped low", 4880, 8, 0.1, 1.75},
+		{"NaN demand is the minimum", 4880, 8, math.NaN(), 1.75},
+		{"no GPUs", 4880, 0, 1, 0},
+		{"no fp16 rounds", 0, 8, 1, 0},
+	}
+	for _, tt := range tests {
+		got := Price(c, Score{FP16Sustained: tt.sustained}, tt.gpus, tt.demand)
+		if !near(got, tt.want) {
+			t.Errorf("%s: %.15g, want %.15g", tt.name, got, tt.want)
+		}
+	}
+	// Demand = clamp(utilisation/0.75, 0.5, 2).
+	for _, tt := range []struct{ u, want float64 }{
+		{0.75, 1}, {0.9, 1.2}, {0.3, 0.5}, {1, 1.3333333333333333}, {0, 0.5}, {math.NaN(), 0.5},
+	} {
+		if got := Demand(c, tt.u); !near(got, tt.want) {
+			t.Errorf("Demand(%v) = %v, want %v", tt.u, got, tt.want)
+		}
+	}
+	// End to end: the reference node at 90 % utilisation: 3.50·1.2 = 4.20.
+	s := ScoreMiner(c, Input{Rounds: refRounds()})
+	if got := Price(c, s, 8, Demand(c, 0.9)); !near(got, 4.2) {
+		t.Errorf("reference node at 90%%: %v", got)
+	}
+}
+
+func TestFlagsMentionNumbers(t *testing.T) {
+	// Flags are evidence: they must carry the figures, not just a code.
+	s := ScoreMiner(DefaultConfig(), Input{Rounds: rounds(FP32, 0, 20),
+		Hardware: Hardware{GPUNames: gpus(8, "H200")}})
+	// fp32 floor 0.5·396.8 = 198.4.
+	want := "announced 8× H200, measured 20 TFLOPS fp32 < floor 198.4"
+	if len(s.Flags) != 1 || s.Flags[0] != want {
+		t.Errorf("flags %q, want %q", s.Flags, want)
+	}
+	if !strings.Contains(strings.Join(s.Flags, ""), "198.4") {
+		t.Error("floor missing")
+	}
+}
+
+// BenchmarkEpochClose1000 is a validator's epoch close: score 1000 miners
+// with 30 rounds each and compute the weights.
+func BenchmarkEpochClose1000(b *testing.B) {
+	c := DefaultConfig()
+	ins := epochInputs(1000, 30, 3)
+	work := clone(ins)
+	b.ReportAllocs()
+	for b.Loop() {
+		// ScoreMiner sorts copies, never the input; reuse is fair.
+		Weights(ScoreEpoch(c, work))
+	}
+}
+
+// TestBounds: whatever the inputs, parts stay in [0, Cap], the total in
+// [0, Cap] and nothing is NaN.
+func TestBounds(t *testing.T) {
+	for _, cp := range []float64{1, 1.5} {
+		c := DefaultConfig()
+		c.Cap = cp
+		ins := epochInputs(300, 12, 9)
+		rng := rand.New(rand.NewPCG(3, 4))
+		weird := []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1, 0, 1e300, 5e-324}
+		for i := range ins {
+			if i%3 == 0 {
+				ins[i].Rounds[0].TFLOPS = weird[rng.IntN(len(weird))]
+				ins[i].Hardware.CPUGHz = weird[rng.IntN(len(weird))]
+				ins[i].Hardware.RAMGBps = weird[rng.IntN(len(weird))]
+				ins[i].Penalty = weird[rng.IntN(len(weird))]
+			}
+			if i%5 == 0 {
+				ins[i].Rounds[1].TFLOPS = 1e9 // far beyond any node
+				ins[i].Hardware.RAMBytes = math.MaxUint64
+			}
+		}
+		for _, s := range ScoreEpoch(c, ins) {
+			for _, v := range []float64{s.GPU, s.CPU, s.RAM, s.Storage, s.Total, s.Throughput, s.Memory} {
+				if !(v >= 0 && v <= cp+1e-12) {
+					t.Fatalf("cap %v: %s out of bounds: %+v", cp, s.Miner, s)
+				}
+			}
+			if !(s.Penalty >= 0 && s.Penalty <= 1) {
+				t.Fatalf("penalty %v", s.Penalty)
+			}
+		}
+	}
+}
