@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/proof"
@@ -24,6 +26,9 @@ type AuditOptions struct {
 	Scoring   scoring.Config
 	Consensus consensus.Params
 	Stakes    map[string]float64 // nil: equal stakes
+	// Local lists the validators whose round evidence this store holds (a
+	// validator's home: itself); nil means find them by scanning.
+	Local []peer.ID
 }
 
 // AuditReport is what an audit checked; Problems is empty when everything
@@ -51,24 +56,24 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 		last = *opts.Epoch
 	}
 
-	// Round evidence first: which validators' weights can be recomputed.
 	local := map[peer.ID]bool{}
-	for r, err := range st.Rounds(0, last) {
-		if err != nil {
-			bad("round records: %v", err)
-			return rep, nil
-		}
-		local[peer.ID(r.Validator)] = true
-		if !want(r.Epoch) {
-			continue
-		}
-		rep.Rounds++
-		n, err := auditRound(r)
-		rep.ProofsVerified += n
-		if err != nil {
-			bad("round record epoch %d round %d miner %s: %v", r.Epoch, r.Round, peer.ID(r.Miner), err)
+	for _, v := range opts.Local {
+		local[v] = true
+	}
+	if opts.Local == nil {
+		for r, err := range st.Rounds(0, last) {
+			if err != nil {
+				bad("round records: %v", err)
+				return rep, nil
+			}
+			local[peer.ID(r.Validator)] = true
 		}
 	}
+	type coverKey struct {
+		v peer.ID
+		e uint64
+	}
+	covered := map[coverKey]bool{}
 
 	prev := map[peer.ID][32]byte{}
 	scorers := map[peer.ID]*EpochScorer{}
@@ -124,19 +129,75 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 			bad("epoch record %d of %s: round evidence differs from what the record commits to (a round record was added, deleted or altered)", ent.Epoch, v)
 		case !sameWeights(again.Weights, rec.Weights):
 			bad("epoch record %d of %s: weights differ from those recomputed from the evidence", ent.Epoch, v)
+		default:
+			covered[coverKey{v, ent.Epoch}] = true
 		}
 	}
-	for _, e := range epochs {
-		if !want(e) {
-			continue
-		}
-		res, err := Consensus(st, e, opts.Stakes, opts.Consensus)
+	// Round evidence, on every core: signatures dominate the cost. A round
+	// covered by a record whose rounds_root matched is already authenticated
+	// by the validator's signature on that record, so only the miner's
+	// commitment signature is checked again. Problems are sorted by key so
+	// the first one named does not depend on scheduling.
+	type job struct {
+		key []byte
+		r   *store.RoundRecord
+	}
+	type finding struct {
+		key []byte
+		msg string
+	}
+	jobs := make(chan job, 256)
+	var mu sync.Mutex
+	var findings []finding
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				n, err := auditRound(j.r, covered[coverKey{peer.ID(j.r.Validator), j.r.Epoch}])
+				mu.Lock()
+				rep.ProofsVerified += n
+				if err != nil {
+					findings = append(findings, finding{j.key, fmt.Sprintf("round record epoch %d round %d miner %s: %v", j.r.Epoch, j.r.Round, peer.ID(j.r.Miner), err)})
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	var scanErr error
+	for r, err := range st.Rounds(0, last) {
 		if err != nil {
-			bad("consensus of epoch %d: %v", e, err)
-			continue
+			scanErr = err
+			break
 		}
-		h := res.Hash()
-		rep.ConsensusHashes[e] = hex.EncodeToString(h[:])
+		if want(r.Epoch) {
+			rep.Rounds++
+			jobs <- job{store.RoundKey(r.Epoch, r.Round, r.Miner), r}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if scanErr != nil {
+		bad("round records: %v", scanErr)
+		return rep, nil
+	}
+	slices.SortFunc(findings, func(a, b finding) int { return bytes.Compare(a.key, b.key) })
+	for _, f := range findings {
+		bad("%s", f.msg)
+	}
+
+	if len(epochs) > 0 {
+		err := ConsensusEpochs(st, epochs[len(epochs)-1], opts.Stakes, opts.Consensus, func(e uint64, r *consensus.Result) error {
+			if want(e) {
+				h := r.Hash()
+				rep.ConsensusHashes[e] = hex.EncodeToString(h[:])
+			}
+			return nil
+		})
+		if err != nil {
+			bad("consensus: %v", err)
+		}
 	}
 	return rep, nil
 }
@@ -148,10 +209,15 @@ func sameWeights(a, b []*pb.MinerWeight) bool {
 }
 
 // auditRound re-checks one round record's signed evidence and, for a
-// verified round, its sample and inclusion proofs. It returns how many
-// proofs it verified.
-func auditRound(r *store.RoundRecord) (int, error) {
-	co, err := protocol.Open(r.Challenge, pb.MessageType_CHALLENGE)
+// verified round, its sample and inclusion proofs. covered skips the
+// challenge's signature (see Audit). It returns how many proofs it
+// verified.
+func auditRound(r *store.RoundRecord, covered bool) (int, error) {
+	open := protocol.Open
+	if covered {
+		open = protocol.Decode
+	}
+	co, err := open(r.Challenge, pb.MessageType_CHALLENGE)
 	if err != nil {
 		return 0, fmt.Errorf("challenge: %w", err)
 	}

@@ -51,11 +51,13 @@ func validatorRounds(st *store.Store, validator peer.ID, epoch uint64) ([]*store
 
 // scoringInput turns one miner's stored rounds and announce into scoring
 // input. Throughput comes only from verified rounds the validator timed.
+// Envelopes are decoded without re-checking signatures: they were checked
+// when stored, and Audit re-checks them separately.
 func scoringInput(miner peer.ID, rounds []*store.RoundRecord, announce []byte, penalty float64) scoring.Input {
 	in := scoring.Input{Miner: miner.String(), Penalty: penalty}
 	for _, r := range rounds {
 		sr := scoring.Round{Verified: r.Verdict == store.VerdictVerified, TFLOPS: r.TFLOPS}
-		if o, err := protocol.Open(r.Challenge, pb.MessageType_CHALLENGE); err == nil {
+		if o, err := protocol.Decode(r.Challenge, pb.MessageType_CHALLENGE); err == nil {
 			if ps, err := protocol.ChallengeParams(o.Msg.(*pb.Challenge)); err == nil {
 				sr.Precision = scoring.Precision(ps[0].Precision)
 				for _, p := range ps {
@@ -65,7 +67,7 @@ func scoringInput(miner peer.ID, rounds []*store.RoundRecord, announce []byte, p
 		}
 		in.Rounds = append(in.Rounds, sr)
 	}
-	if o, err := protocol.Open(announce, pb.MessageType_MINER_ANNOUNCE); err == nil && o.Author == miner {
+	if o, err := protocol.Decode(announce, pb.MessageType_MINER_ANNOUNCE); err == nil && o.Author == miner {
 		a := o.Msg.(*pb.MinerAnnounce)
 		for _, g := range a.Gpus {
 			in.Hardware.GPUNames = append(in.Hardware.GPUNames, g.Name)
@@ -138,11 +140,21 @@ func (s *EpochScorer) Close(e uint64) (*pb.EpochRecord, []scoring.Score, error) 
 			return nil, nil, err
 		}
 	}
-	s.last, s.started = e, true
-	prev, err := prevRecordID(s.Store, s.Validator, e)
+	// The previous record is normally the one at the last closed epoch:
+	// search from there, and from the start only if it is missing.
+	var prev [32]byte
+	var found bool
+	var err error
+	if s.started {
+		prev, found, err = prevRecordID(s.Store, s.Validator, s.last, e)
+	}
+	if err == nil && !found {
+		prev, _, err = prevRecordID(s.Store, s.Validator, 0, e)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
+	s.last, s.started = e, true
 	rec.PrevRecordHash = prev[:]
 	return rec, scores, nil
 }
@@ -192,34 +204,56 @@ func (s *EpochScorer) score(e uint64) (*pb.EpochRecord, []scoring.Score, error) 
 	return rec, scores, nil
 }
 
-// prevRecordID is the ID of v's latest stored record before epoch e, or zero.
-func prevRecordID(st *store.Store, v peer.ID, e uint64) ([32]byte, error) {
+// prevRecordID is the ID of v's latest stored record in epochs [from, e),
+// and whether there is one (zero if none).
+func prevRecordID(st *store.Store, v peer.ID, from, e uint64) ([32]byte, bool, error) {
 	var id [32]byte
-	if e == 0 {
-		return id, nil
+	found := false
+	if e == 0 || from >= e {
+		return id, false, nil
 	}
-	for ent, err := range st.EpochRecords(0, e-1) {
+	for ent, err := range st.EpochRecords(from, e-1) {
 		if err != nil {
-			return id, err
+			return id, false, err
 		}
 		if peer.ID(ent.Validator) != v {
 			continue
 		}
-		o, err := protocol.Open(ent.Envelope, pb.MessageType_EPOCH_RECORD)
+		o, err := protocol.Decode(ent.Envelope, pb.MessageType_EPOCH_RECORD)
 		if err != nil {
-			return id, fmt.Errorf("stored epoch record %d of %s: %w", ent.Epoch, v, err)
+			return id, false, fmt.Errorf("stored epoch record %d of %s: %w", ent.Epoch, v, err)
 		}
-		id = protocol.ID(o.Body)
+		id, found = protocol.ID(o.Body), true
 	}
-	return id, nil
+	return id, found, nil
 }
 
-// Consensus computes the consensus of every epoch up to e from all stored
-// epoch records, carrying bonds; stakes maps validator peer IDs to stake
-// (nil: equal stakes for every validator that published).
+// Consensus computes epoch e's consensus from every stored epoch record up
+// to e, carrying bonds; stakes maps validator peer IDs to stake (nil: equal
+// stakes for every validator that has published).
 func Consensus(st *store.Store, e uint64, stakes map[string]float64, p consensus.Params) (*consensus.Result, error) {
-	var prevBonds map[string]map[string]float64
 	var res *consensus.Result
+	err := ConsensusEpochs(st, e, stakes, p, func(ep uint64, r *consensus.Result) error {
+		if ep == e {
+			res = r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, fmt.Errorf("no epoch records for epoch %d", e)
+	}
+	return res, nil
+}
+
+// ConsensusEpochs computes the consensus of every epoch with records up to
+// upto in one pass, in epoch order, calling visit with each result. Records
+// must verify; a record of a validator outside a genesis set is ignored.
+func ConsensusEpochs(st *store.Store, upto uint64, stakes map[string]float64, p consensus.Params,
+	visit func(uint64, *consensus.Result) error) error {
+	var prevBonds map[string]map[string]float64
 	weights := map[string]map[string]float64{}
 	cur, have := uint64(0), false
 	// Without a genesis every validator that ever published has stake 1;
@@ -237,23 +271,23 @@ func Consensus(st *store.Store, e uint64, stakes map[string]float64, p consensus
 		if err != nil {
 			return fmt.Errorf("epoch %d: %w", cur, err)
 		}
-		res, prevBonds = r, r.BondsMap()
+		prevBonds = r.BondsMap()
 		weights = map[string]map[string]float64{}
-		return nil
+		return visit(cur, r)
 	}
-	for ent, err := range st.EpochRecords(0, e) {
+	for ent, err := range st.EpochRecords(0, upto) {
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if have && ent.Epoch != cur {
 			if err := flush(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		cur, have = ent.Epoch, true
 		o, err := protocol.Open(ent.Envelope, pb.MessageType_EPOCH_RECORD)
 		if err != nil || !bytes.Equal([]byte(o.Author), ent.Validator) {
-			return nil, fmt.Errorf("epoch %d: record of %s does not verify: %v", ent.Epoch, peer.ID(ent.Validator), err)
+			return fmt.Errorf("epoch %d: record of %s does not verify: %v", ent.Epoch, peer.ID(ent.Validator), err)
 		}
 		v := o.Author.String()
 		if stakes != nil && stakes[v] == 0 {
@@ -265,15 +299,9 @@ func Consensus(st *store.Store, e uint64, stakes map[string]float64, p consensus
 		}
 	}
 	if !have {
-		return nil, fmt.Errorf("no epoch records up to epoch %d", e)
+		return fmt.Errorf("no epoch records up to epoch %d", upto)
 	}
-	if cur != e {
-		return nil, fmt.Errorf("no epoch records for epoch %d", e)
-	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return flush()
 }
 
 // PriceRow is one miner's rental price from the latest scored epoch.

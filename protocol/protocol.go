@@ -155,6 +155,27 @@ func Open(raw []byte, want pb.MessageType) (*Opened, error) {
 	if ok, err := pub.Verify(signedBytes(env.Type, env.Body), env.Signature); err != nil || !ok {
 		return nil, fmt.Errorf("%w: %v", ErrBadSignature, want)
 	}
+	return Decode(raw, want)
+}
+
+// Decode is Open without the signature check, for evidence this node
+// stored after opening it itself (scoring re-reads its own records). The
+// author is still derived from the envelope's key.
+func Decode(raw []byte, want pb.MessageType) (*Opened, error) {
+	if len(raw) > maxEnvelope[want] {
+		return nil, fmt.Errorf("%w: %v of %d bytes", ErrTooLarge, want, len(raw))
+	}
+	var env pb.Envelope
+	if err := proto.Unmarshal(raw, &env); err != nil {
+		return nil, fmt.Errorf("%w: envelope: %v", ErrMalformed, err)
+	}
+	if env.Type != want {
+		return nil, fmt.Errorf("%w: got %v, want %v", ErrWrongType, env.Type, want)
+	}
+	pub, err := crypto.UnmarshalPublicKey(env.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: public key: %v", ErrMalformed, err)
+	}
 	author, err := peer.IDFromPublicKey(pub)
 	if err != nil {
 		return nil, fmt.Errorf("%w: author: %v", ErrMalformed, err)

@@ -255,6 +255,10 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	opts := node.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Stakes: stakes}
+	if key, err := node.LoadKey(*home); err == nil {
+		id, _ := peer.IDFromPrivateKey(key)
+		opts.Local = []peer.ID{id}
+	}
 	if *epoch >= 0 {
 		e := uint64(*epoch)
 		opts.Epoch = &e

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,6 +94,10 @@ func TestThreeProcesses(t *testing.T) {
 	for _, n := range []string{"validator", "miner1", "miner2"} {
 		homes[n] = filepath.Join(dir, n)
 		pogOut(t, bin, "init", "--home", homes[n], "--profile", "local")
+		// Short epochs, so the run also closes epochs for the audit below.
+		path := filepath.Join(homes[n], "config.toml")
+		cfg, _ := os.ReadFile(path)
+		os.WriteFile(path, []byte(strings.Replace(string(cfg), `epoch_length = "1m0s"`, `epoch_length = "2s"`, 1)), 0o644)
 	}
 	v := startProc(t, bin, "run", "--home", homes["validator"], "--role", "validator",
 		"--listen", "/ip4/127.0.0.1/tcp/0", "--log-format", "json")
@@ -118,15 +123,20 @@ func TestThreeProcesses(t *testing.T) {
 		miners[pogOut(t, bin, "id", "--home", homes[n])] = false
 		mprocs = append(mprocs, startProc(t, bin, "run", "--home", homes[n], "--role", "miner", "--bootstrap", vaddr, "--log-format", "json"))
 	}
-	for verified := 0; verified < len(miners); {
+	// Wait for a verified round of each miner, then for an epoch record
+	// that weighs both.
+	for verified, closed := 0, false; verified < len(miners) || !closed; {
 		select {
 		case ev := <-v.events:
 			if m, ok := ev["miner"].(string); ok && ev["msg"] == "round verified" && !miners[m] {
 				miners[m] = true
 				verified++
 			}
+			if w, ok := ev["weights"].(float64); ok && ev["msg"] == "epoch closed" && w == 2 && verified == len(miners) {
+				closed = true
+			}
 		case <-deadline:
-			t.Fatalf("no verified round for every miner in time: %v", miners)
+			t.Fatalf("no verified round for every miner and epoch record in time: %v", miners)
 		}
 	}
 	v.stop(t, 20*time.Second)
@@ -144,5 +154,29 @@ func TestThreeProcesses(t *testing.T) {
 	}
 	if len(miners) > 0 {
 		t.Fatalf("pog rounds shows no verified round for %v (%d rows)", miners, len(rows))
+	}
+
+	// The epoch tools on the validator's home, and on a miner's (which holds
+	// the validator's epoch records too).
+	var epochs []epochRow
+	json.Unmarshal([]byte(pogOut(t, bin, "epochs", "--home", homes["validator"], "--json")), &epochs)
+	if len(epochs) == 0 {
+		t.Fatal("pog epochs lists no records")
+	}
+	last := epochs[len(epochs)-1].Epoch
+	var w weightsOut
+	json.Unmarshal([]byte(pogOut(t, bin, "weights", "--home", homes["miner1"], "--epoch", fmt.Sprint(last), "--json")), &w)
+	if w.Hash == "" || len(w.Trust) != 1 {
+		t.Fatalf("pog weights on a miner's home: %+v", w)
+	}
+	var prices []priceRow
+	json.Unmarshal([]byte(pogOut(t, bin, "pricing", "--home", homes["validator"], "--json")), &prices)
+	if len(prices) != 2 || prices[0].PricePerGPU <= 0 {
+		t.Fatalf("pog pricing: %+v", prices)
+	}
+	for _, h := range []string{homes["validator"], homes["miner1"]} {
+		if out := pogOut(t, bin, "audit", "--home", h); !strings.Contains(out, "audit          OK") {
+			t.Fatalf("pog audit on %s: %s", h, out)
+		}
 	}
 }

@@ -28,15 +28,20 @@
 //     weight), B_ij = α·ΔB_ij + (1−α)·B_prev_ij for every validator, active or
 //     not, so bonds of an absent validator or an unweighted miner decay by
 //     (1−α) per epoch. Dividends D_i = Σ_j B_ij·I_j, normalised to sum 1
-//     (all 0 if the sum is 0). Unlike subtensor, the EMA bonds are not
-//     column-normalised again, so a fresh bond column sums to α and grows
-//     towards 1; within a column (which is what decides who earns a miner's
-//     incentive) the shares are the same either way.
+//     (all 0 if the sum is 0). By default, and unlike subtensor, the EMA
+//     bonds are not column-normalised again: a new miner's column sums to
+//     α and grows as 1−(1−α)^t, so validators weighting new miners earn
+//     less at first, and within a young column the latest ΔB outweighs its
+//     history. Params.NormalizeBonds applies subtensor's
+//     B_ij ← B_ij / Σ_k B_kj after the EMA.
 //
-// Security: with κ = 0.5, validators holding less than half of the active
-// stake cannot raise any C_j above what the rest support, so weight they put
-// on a colluding miner is clipped away and costs them trust and dividends.
-// Holding more than half (or exactly half, see step 2) they set consensus.
+// Security: a coalition holding less than κ of the active stake cannot meet
+// the threshold alone, so every C_j is at most some other validator's W_ij:
+// weight it puts on a miner nobody else weights is clipped to zero and costs
+// it trust and dividends, and it can lift C_j only towards what others
+// already give. With κ = 0.5 that tolerates just under half of the stake
+// being dishonest; at exactly half both sides keep their weights (step 2),
+// and above half the coalition sets consensus alone.
 //
 // # Determinism
 //
@@ -71,6 +76,10 @@ type Params struct {
 	// MinStake is the stake floor: validators with less stake than this are
 	// treated as not having submitted. 0 disables it.
 	MinStake float64
+	// NormalizeBonds column-normalises the EMA bonds, as subtensor does, so
+	// that every bonded miner's column sums to 1: a new miner's bonds count
+	// in full from its first epoch instead of growing as 1−(1−α)^t.
+	NormalizeBonds bool
 }
 
 // DefaultParams are Bittensor's defaults: κ = 0.5, α = 0.1, no stake floor.
@@ -148,12 +157,10 @@ func Compute(p Params, in Input) (*Result, error) {
 	}
 	// One pass in map order checks every rule and collects every miner with
 	// a positive weight or bond. Only if it finds a problem does the sorted
-	// scan in inputError run, so that every node reports the same error.
+	// scan in firstError run, so that every node reports the same error.
 	union, ok := scan(in)
 	if !ok {
-		if err := inputError(in); err != nil {
-			return nil, err
-		}
+		return nil, firstError(in)
 	}
 
 	vals := sortedKeys(in.Stakes)
@@ -361,8 +368,25 @@ func Compute(p Params, in Input) (*Result, error) {
 				}
 			}
 		}
+	}
+	if p.NormalizeBonds {
+		bondSum := make([]float64, nm)
+		for i := range vals {
+			for j, b := range r.Bonds[i] {
+				bondSum[j] += b
+			}
+		}
+		for i := range vals {
+			for j, s := range bondSum {
+				if s > 0 {
+					r.Bonds[i][j] /= s
+				}
+			}
+		}
+	}
+	for i := range vals {
 		var d float64
-		for j, b := range bi {
+		for j, b := range r.Bonds[i] {
 			d += float64(b * r.Incentive[j])
 		}
 		r.Dividends[i] = d
@@ -371,7 +395,7 @@ func Compute(p Params, in Input) (*Result, error) {
 	return r, nil
 }
 
-// scan checks every rule inputError enforces, in map order, and returns
+// scan checks every rule firstError enforces, in map order, and returns
 // the set of miners with a positive weight or bond (values are filled in
 // later with their sorted positions).
 func scan(in Input) (union map[string]int, ok bool) {
@@ -407,9 +431,10 @@ func scan(in Input) (union map[string]int, ok bool) {
 	return union, true
 }
 
-// inputError returns the first violation in sorted order: stakes, then
-// weights, then bonds, each by validator then miner.
-func inputError(in Input) error {
+// firstError returns the first violation in sorted order: stakes, then
+// weights, then bonds, each by validator then miner. It is called only for
+// inputs scan rejects, and always returns an error.
+func firstError(in Input) error {
 	if len(in.Stakes) == 0 {
 		return fmt.Errorf("%w: empty stake set", ErrInvalid)
 	}
@@ -449,7 +474,7 @@ func inputError(in Input) error {
 			}
 		}
 	}
-	return nil
+	return fmt.Errorf("%w: input rejected", ErrInvalid)
 }
 
 func positive(x float64) bool { return x > 0 }
@@ -584,6 +609,7 @@ const (
 func (r *Result) Hash() [32]byte {
 	e := newEncoder(resultDomain)
 	e.floats([]float64{r.Params.Kappa, r.Params.BondAlpha, r.Params.MinStake})
+	e.write([]byte{boolByte(r.Params.NormalizeBonds)})
 	e.write(r.InputHash[:])
 	e.strs(r.Validators)
 	e.strs(r.Miners)
@@ -592,11 +618,7 @@ func (r *Result) Hash() [32]byte {
 	e.floats(r.Incentive)
 	e.u64(uint64(len(r.Active)))
 	for _, a := range r.Active {
-		if a {
-			e.write([]byte{1})
-		} else {
-			e.write([]byte{0})
-		}
+		e.write([]byte{boolByte(a)})
 	}
 	e.floats(r.Stake)
 	e.floats(r.Trust)
@@ -662,6 +684,13 @@ func (e *encoder) floats(fs []float64) {
 	for _, f := range fs {
 		e.f64(f)
 	}
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (e *encoder) sum() (out [32]byte) {

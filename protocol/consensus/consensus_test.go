@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -336,6 +339,40 @@ func TestBondsThreeEpochs(t *testing.T) {
 	}
 }
 
+func TestBondsNormalized(t *testing.T) {
+	// The same three epochs as TestBondsThreeEpochs with subtensor's column
+	// normalisation after the EMA.
+	p := DefaultParams()
+	p.NormalizeBonds = true
+	in := Input{Stakes: map[string]float64{"A": 3, "B": 1}}
+
+	// Epoch 1: B_Am = .1 → column sum .1 → 1. D = (1, 0).
+	in.Weights = map[string]map[string]float64{"A": {"m": 1}, "B": {"n": 1}}
+	r := mustCompute(t, p, in)
+	checkMatrix(t, "e1 bonds", r, r.Bonds, map[string]map[string]float64{"A": {"m": 1}})
+
+	// Epoch 2: B_Am = .075 + .9·1 = .975, B_Bm = .025; the column already
+	// sums to 1. D = (.975, .025): A's head start on m is worth more than
+	// unnormalised (.165/.19 ≈ .868), since epoch 1's bond counted in full.
+	in.PrevBonds = r.BondsMap()
+	in.Weights = map[string]map[string]float64{"A": {"m": 1}, "B": {"m": 1}}
+	r = mustCompute(t, p, in)
+	checkMatrix(t, "e2 bonds", r, r.Bonds, map[string]map[string]float64{"A": {"m": .975}, "B": {"m": .025}})
+	checkBy(t, "e2 dividends", r.Validators, r.Dividends, map[string]float64{"A": .975, "B": .025})
+
+	// Epoch 3: m: .075 + .9·.975 = .9525, .025 + .9·.025 = .0475 (sum 1).
+	// n is new: (.075, .025) → normalised (.75, .25), so it counts in full.
+	// D'_A = .5·(.9525 + .75) = .85125, D'_B = .5·(.0475 + .25) = .14875.
+	in.PrevBonds = r.BondsMap()
+	in.Weights = map[string]map[string]float64{"A": {"m": 1, "n": 1}, "B": {"m": 1, "n": 1}}
+	r = mustCompute(t, p, in)
+	checkMatrix(t, "e3 bonds", r, r.Bonds, map[string]map[string]float64{
+		"A": {"m": .9525, "n": .75},
+		"B": {"m": .0475, "n": .25},
+	})
+	checkBy(t, "e3 dividends", r.Validators, r.Dividends, map[string]float64{"A": .85125, "B": .14875})
+}
+
 func TestBondsEdgeParams(t *testing.T) {
 	// α = 1 forgets the past: B = ΔB. κ = 1 needs all stake: C_j = min_i W_ij.
 	p := Params{Kappa: 1, BondAlpha: 1}
@@ -623,7 +660,7 @@ func TestHashSensitivity(t *testing.T) {
 	for k, e := range f.bonds {
 		check(fmt.Sprintf("bond %s→%s + 1 ulp", e.v, e.m), func(g *flatInput) { g.bonds[k].x = ulp(e.x) })
 	}
-	for _, p := range []Params{{Kappa: ulp(.5), BondAlpha: .1}, {Kappa: .5, BondAlpha: ulp(.1)}, {Kappa: .5, BondAlpha: .1, MinStake: 1e-300}} {
+	for _, p := range []Params{{Kappa: ulp(.5), BondAlpha: .1}, {Kappa: .5, BondAlpha: ulp(.1)}, {Kappa: .5, BondAlpha: .1, MinStake: 1e-300}, {Kappa: .5, BondAlpha: .1, NormalizeBonds: true}} {
 		if mustCompute(t, p, f.build(nil)).Hash() == base {
 			t.Errorf("params %+v: hash unchanged", p)
 		}
@@ -682,10 +719,60 @@ func TestInvariantsRandom(t *testing.T) {
 			}
 			prevC = r.Consensus
 		}
-		for range 2 {
-			r := mustCompute(t, DefaultParams(), in)
+		for _, norm := range []bool{false, true} {
+			r := mustCompute(t, Params{Kappa: .5, BondAlpha: .1, NormalizeBonds: norm}, in)
 			in.PrevBonds = r.BondsMap()
 			checkInvariants(t, fmt.Sprintf("trial %d chained", trial), r)
+		}
+	}
+}
+
+func TestMinorityBound(t *testing.T) {
+	// Whatever validators holding under κ of the active stake publish, no
+	// C_j exceeds the largest weight another validator gives miner j.
+	rng := rand.New(rand.NewPCG(11, 12))
+	for trial := range 200 {
+		n := 2 + rng.IntN(8)
+		in := Input{Stakes: map[string]float64{}, Weights: map[string]map[string]float64{}}
+		var total float64
+		for i := range n {
+			v := fmt.Sprintf("v%d", i)
+			in.Stakes[v] = float64(1 + rng.IntN(100))
+			total += in.Stakes[v]
+			row := map[string]float64{}
+			for j := range 6 {
+				if rng.IntN(2) == 0 {
+					row[fmt.Sprintf("m%d", j)] = rng.Float64()
+				}
+			}
+			in.Weights[v] = row
+		}
+		// The coalition: validators in order while their stake stays < κ.
+		bad := map[string]bool{}
+		var badStake float64
+		for i := range n {
+			v := fmt.Sprintf("v%d", i)
+			if badStake+in.Stakes[v] < .5*total {
+				bad[v] = true
+				badStake += in.Stakes[v]
+			}
+		}
+		r := mustCompute(t, DefaultParams(), in)
+		for j, m := range r.Miners {
+			var honestMax float64
+			for v, row := range in.Weights {
+				var sum float64
+				for _, w := range row {
+					sum += w
+				}
+				if !bad[v] && sum > 0 && row[m]/sum > honestMax {
+					honestMax = row[m] / sum
+				}
+			}
+			if r.Consensus[j] > honestMax+1e-12 {
+				t.Errorf("trial %d: C_%s = %v above every honest weight (max %v), coalition stake %v of %v",
+					trial, m, r.Consensus[j], honestMax, badStake, total)
+			}
 		}
 	}
 }
@@ -770,4 +857,77 @@ func BenchmarkCompute1000x16(b *testing.B) {
 			r.Hash()
 		}
 	})
+}
+
+// TestNoFusedMultiplyAdd compiles the package for arm64, where the Go
+// compiler fuses x*y+z into one FMA unless the product is explicitly
+// converted, and fails on any fused instruction: a fused sum would round
+// differently from amd64 and split the network.
+func TestNoFusedMultiplyAdd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the package for arm64")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool")
+	}
+	cmd := exec.Command(gobin, "build", "-gcflags=-S", "-o", os.DevNull, ".")
+	cmd.Env = append(os.Environ(), "GOARCH=arm64", "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build for arm64: %v\n%s", err, out)
+	}
+	fused := regexp.MustCompile(`\s(FMADDD|FMSUBD|FNMADDD|FNMSUBD)\s`)
+	for _, line := range strings.Split(string(out), "\n") {
+		if fused.MatchString(line) {
+			t.Errorf("fused multiply-add: %s", strings.TrimSpace(line))
+		}
+	}
+	if !strings.Contains(string(out), "TEXT") || !strings.Contains(string(out), "consensus.Compute") {
+		t.Fatalf("no assembly listing for Compute in the build output")
+	}
+}
+
+// goldenHash pins the result of a fixed three-epoch run. Every platform must
+// reproduce it (CI on arm64 checks the FMA argument end to end); a change
+// to the arithmetic or encoding must change it, and bump the domain
+// strings' version with it.
+const goldenHash = "1b4b0bb89d895b5eaf3420458015f83d60e6f3dcb38b6f7d26c6a35f5826568e"
+
+func TestGoldenHash(t *testing.T) {
+	// splitmix64, so the input does not depend on math/rand's algorithms.
+	state := uint64(0x706f672d636f6e73)
+	next := func() uint64 {
+		state += 0x9e3779b97f4a7c15
+		z := state
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		return z ^ z>>31
+	}
+	unit := func() float64 { return float64(next()>>11) / (1 << 53) }
+	in := Input{Stakes: map[string]float64{}}
+	for i := range 16 {
+		in.Stakes[fmt.Sprintf("val-%02d", i)] = 1 + unit()*1e6
+	}
+	var r *Result
+	for range 3 {
+		in.Weights = map[string]map[string]float64{}
+		for i := range 16 {
+			if next()%8 == 0 {
+				continue
+			}
+			row := map[string]float64{}
+			for j := range 100 {
+				if next()%4 != 0 {
+					row[fmt.Sprintf("miner-%03d", j)] = unit()
+				}
+			}
+			in.Weights[fmt.Sprintf("val-%02d", i)] = row
+		}
+		r = mustCompute(t, DefaultParams(), in)
+		in.PrevBonds = r.BondsMap()
+	}
+	if got := fmt.Sprintf("%x", r.Hash()); got != goldenHash {
+		t.Errorf("hash %s, want %s", got, goldenHash)
+	}
 }

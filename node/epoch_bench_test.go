@@ -1,0 +1,140 @@
+package node
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"testing"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/proof/sample"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/consensus"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/store"
+)
+
+// synthStore fills an in-memory store with one validator's evidence:
+// rounds verified rounds per miner per epoch, each with a signed challenge
+// and commitment, a consistent sample and inclusion proof, and a signed
+// epoch record per epoch, as a running validator would leave it.
+func synthStore(b *testing.B, epochs, miners, rounds int) (*store.Store, peer.ID) {
+	b.Helper()
+	st, err := store.Open("db", store.Options{FS: memFS()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	vkey, _, _ := crypto.GenerateEd25519Key(rand.Reader)
+	vid, _ := peer.IDFromPrivateKey(vkey)
+	type mk struct {
+		key crypto.PrivKey
+		id  peer.ID
+	}
+	ms := make([]mk, miners)
+	for i := range ms {
+		ms[i].key, _, _ = crypto.GenerateEd25519Key(rand.Reader)
+		ms[i].id, _ = peer.IDFromPrivateKey(ms[i].key)
+	}
+	scorer := &EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig()}
+	for e := 1; e <= epochs; e++ {
+		for r := 1; r <= rounds; r++ {
+			for _, m := range ms {
+				p := proof.Params{Precision: proof.FP16, Batch: 1, M: 64, K: 64, N: 64, Tile: 16, Miner: []byte(m.id)}
+				binary.LittleEndian.PutUint64(p.Nonce[:], uint64(e<<32|r<<16))
+				copy(p.Nonce[8:], m.id[len(m.id)-8:])
+				var secret [32]byte
+				copy(secret[:], p.Nonce[:])
+				pb1, _ := p.MarshalBinary()
+				sc := sample.Commit(secret)
+				chRaw, err := protocol.Seal(vkey, &pb.Challenge{Version: 1, Epoch: uint64(e), Round: uint64(r), Miner: []byte(m.id),
+					Params: [][]byte{pb1}, SecretCommitment: sc[:], Samples: 8, DeadlineMs: 5000})
+				if err != nil {
+					b.Fatal(err)
+				}
+				co, _ := protocol.Open(chRaw, pb.MessageType_CHALLENGE)
+				id := protocol.ID(co.Body)
+				leaves := make([]commit.CV, p.Tiles())
+				for i := range leaves {
+					leaves[i][0], leaves[i][1], leaves[i][2] = byte(i), byte(r), byte(e)
+				}
+				root, _ := commit.Root(leaves)
+				cmRaw, err := protocol.Seal(m.key, &pb.Commitment{Version: 1, ChallengeId: id[:], Roots: [][]byte{root[:]}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				tr := proof.Transcript{Params: p, SecretCommitment: sc, Root: root, Secret: secret, Samples: 8}
+				idx, _ := tr.Indices()
+				pr, _ := commit.Prove(leaves, idx)
+				prb, _ := pr.MarshalBinary()
+				rec := &store.RoundRecord{Epoch: uint64(e), Round: uint64(r), Miner: []byte(m.id), Validator: []byte(vid),
+					Challenge: chRaw, Commitment: cmRaw, Secret: secret, Indices: idx, Proofs: [][]byte{prb},
+					CommitNanos: 1_000_000 + int64(r), FLOPs: p.FLOPs(), TFLOPS: p.FLOPs() / 1e-3 / 1e12, Verdict: store.VerdictVerified}
+				for i, x := range idx {
+					rec.Tiles = append(rec.Tiles, store.TileVerdict{Index: x, OK: true})
+					rec.Leaves = append(rec.Leaves, [32]byte(leaves[idx[i]]))
+				}
+				if err := st.PutRound(rec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		epochRec, _, err := scorer.Close(uint64(e))
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := protocol.Seal(vkey, epochRec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := st.PutEpochRecord(uint64(e), []byte(vid), raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return st, vid
+}
+
+// BenchmarkEpochClose1000 scores an epoch of 1,000 miners with 3 rounds
+// each from the store and signs the record (target: ≤ 50 ms).
+func BenchmarkEpochClose1000(b *testing.B) {
+	st, vid := synthStore(b, 1, 1000, 3)
+	defer st.Close()
+	key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s := &EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig()}
+		rec, _, err := s.Close(1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := protocol.Seal(key, rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/close")
+}
+
+// BenchmarkAudit1000x100 audits 1,000 epochs × 100 miners (100,000 round
+// records with signatures and proofs, 1,000 epoch records; target ≤ 10 s).
+func BenchmarkAudit1000x100(b *testing.B) {
+	epochs, miners := 1000, 100
+	if testing.Short() {
+		epochs = 50
+	}
+	st, vid := synthStore(b, epochs, miners, 1)
+	defer st.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rep, err := Audit(st, AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{vid}})
+		if err != nil || len(rep.Problems) > 0 {
+			b.Fatalf("audit: %v %v", err, rep.Problems)
+		}
+		if rep.Rounds != epochs*miners || rep.Recomputed != epochs {
+			b.Fatalf("audited %d rounds, %d records", rep.Rounds, rep.Recomputed)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/audit")
+	b.ReportMetric(float64(epochs*miners), "rounds")
+}
