@@ -518,6 +518,21 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
+	// With many faults, every run reports the same (sorted-first) one.
+	bad := ok()
+	for k := range 20 {
+		bad.Weights["A"][fmt.Sprintf("m%02d", k)] = -1
+	}
+	_, first := Compute(DefaultParams(), bad)
+	for range 20 {
+		if _, err := Compute(DefaultParams(), bad); err.Error() != first.Error() {
+			t.Fatalf("error %q, earlier %q", err, first)
+		}
+	}
+	if !strings.Contains(first.Error(), `"m00"`) {
+		t.Errorf("error %q, want the first miner m00", first)
+	}
+
 	// The base input is valid, as are the boundary params.
 	for _, p := range []Params{DefaultParams(), {Kappa: 1, BondAlpha: 1}, {Kappa: 1e-9, BondAlpha: 1e-9, MinStake: 2}} {
 		if _, err := Compute(p, ok()); err != nil {
