@@ -128,6 +128,7 @@ type MinerConfig struct {
 	AnnounceInterval Duration `toml:"announce_interval" comment:"how often the miner gossips its inventory and capacity"`
 	QueueLength      int      `toml:"queue_length" comment:"challenges waiting per GPU before new ones are dropped"`
 	ProofWindow      Duration `toml:"proof_window" comment:"how long outputs are kept for tile requests after the commitment"`
+	MeasureHardware  bool     `toml:"measure_hardware" comment:"measure CPU, RAM and storage at start (cached a day in hw.json) and announce them: 45% of the score"`
 }
 
 // ValidatorConfig is the validator role.
@@ -161,7 +162,7 @@ func DefaultConfig() Config {
 		},
 		Network: NetworkConfig{EpochLength: Duration{72 * time.Minute}},
 		Miner: MinerConfig{Backend: "cpu", MaxOutputBytes: 16 << 30, AnnounceInterval: Duration{time.Minute},
-			QueueLength: 4, ProofWindow: Duration{2 * time.Minute}},
+			QueueLength: 4, ProofWindow: Duration{2 * time.Minute}, MeasureHardware: true},
 		Validator: ValidatorConfig{RoundInterval: Duration{5 * time.Minute}, Size: 16384, K: 8192, TileBytes: 64 << 10,
 			Precision: "fp16", Deadline: Duration{2 * time.Minute}, ProofTimeout: Duration{time.Minute},
 			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute}},
@@ -179,6 +180,7 @@ func LocalConfig() Config {
 	c.Miner.MaxOutputBytes = 4 << 20
 	c.Miner.AnnounceInterval = Duration{2 * time.Second}
 	c.Miner.ProofWindow = Duration{20 * time.Second}
+	c.Miner.MeasureHardware = false // local runs share one machine: nothing to tell apart
 	c.Validator.RoundInterval = Duration{2 * time.Second}
 	c.Validator.Size, c.Validator.K, c.Validator.TileBytes = 256, 256, 16<<10
 	c.Validator.Deadline = Duration{5 * time.Second}

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/proof"
@@ -25,28 +28,30 @@ const roundsRootContext = "pog 2026-11-29 epoch rounds root v1"
 // order: BLAKE3 derive-key over the concatenated BLAKE3 hashes of each
 // record's canonical encoding.
 func RoundsRoot(records []*store.RoundRecord) [32]byte {
-	var cat []byte
-	for _, r := range records {
-		h := blake3.Sum256(store.EncodeRound(r))
-		cat = append(cat, h[:]...)
-	}
+	cat := make([]byte, 32*len(records))
+	parallelFor(len(records), func(i int) {
+		h := blake3.Sum256(store.EncodeRound(records[i]))
+		copy(cat[32*i:], h[:])
+	})
 	var root [32]byte
 	blake3.DeriveKey(root[:], roundsRootContext, cat)
 	return root
 }
 
-// validatorRounds returns validator's round records of one epoch.
-func validatorRounds(st *store.Store, validator peer.ID, epoch uint64) ([]*store.RoundRecord, error) {
-	var out []*store.RoundRecord
-	for r, err := range st.Rounds(epoch, epoch) {
-		if err != nil {
-			return nil, err
-		}
-		if peer.ID(r.Validator) == validator {
-			out = append(out, r)
-		}
+// parallelFor runs f(0..n-1) on every core; f must only write its own slot.
+func parallelFor(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(n, runtime.GOMAXPROCS(0)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		}()
 	}
-	return out, nil
+	wg.Wait()
 }
 
 // scoringInput turns one miner's stored rounds and announce into scoring
@@ -120,23 +125,45 @@ func (s *EpochScorer) Close(e uint64) (*pb.EpochRecord, []scoring.Score, error) 
 		}
 		from = s.last + 1
 	}
-	var epochs []uint64
+	// Stream this validator's rounds epoch by epoch, scoring each epoch
+	// with evidence as it ends, then e itself (which may have none).
+	var rec *pb.EpochRecord
+	var scores []scoring.Score
+	var batch []*store.RoundRecord
+	batchEpoch := uint64(0)
+	flush := func() error {
+		var err error
+		rec, scores, err = s.score(batchEpoch, batch)
+		batch = batch[:0]
+		return err
+	}
 	for r, err := range s.Store.Rounds(from, e) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if peer.ID(r.Validator) == s.Validator && (len(epochs) == 0 || epochs[len(epochs)-1] != r.Epoch) {
-			epochs = append(epochs, r.Epoch)
+		if peer.ID(r.Validator) != s.Validator {
+			continue
 		}
+		if len(batch) > 0 && r.Epoch != batchEpoch {
+			if err := flush(); err != nil {
+				return nil, nil, err
+			}
+		}
+		batchEpoch = r.Epoch
+		batch = append(batch, r)
 	}
-	if len(epochs) == 0 || epochs[len(epochs)-1] != e {
-		epochs = append(epochs, e)
-	}
-	var rec *pb.EpochRecord
-	var scores []scoring.Score
-	for _, ep := range epochs {
-		var err error
-		if rec, scores, err = s.score(ep); err != nil {
+	if len(batch) > 0 && batchEpoch == e {
+		if err := flush(); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		if len(batch) > 0 {
+			if err := flush(); err != nil {
+				return nil, nil, err
+			}
+		}
+		batchEpoch = e
+		if err := flush(); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -159,12 +186,9 @@ func (s *EpochScorer) Close(e uint64) (*pb.EpochRecord, []scoring.Score, error) 
 	return rec, scores, nil
 }
 
-// score scores one epoch and updates the carried penalties.
-func (s *EpochScorer) score(e uint64) (*pb.EpochRecord, []scoring.Score, error) {
-	rounds, err := validatorRounds(s.Store, s.Validator, e)
-	if err != nil {
-		return nil, nil, err
-	}
+// score scores one epoch from the validator's rounds of it and updates
+// the carried penalties.
+func (s *EpochScorer) score(e uint64, rounds []*store.RoundRecord) (*pb.EpochRecord, []scoring.Score, error) {
 	byMiner := map[peer.ID][]*store.RoundRecord{}
 	for _, r := range rounds {
 		byMiner[peer.ID(r.Miner)] = append(byMiner[peer.ID(r.Miner)], r)
@@ -180,15 +204,24 @@ func (s *EpochScorer) score(e uint64) (*pb.EpochRecord, []scoring.Score, error) 
 		miners = append(miners, m)
 	}
 	sort.Slice(miners, func(i, j int) bool { return miners[i] < miners[j] })
-	scores := make([]scoring.Score, 0, len(miners))
-	for _, m := range miners {
+	// Inputs and scores are independent per miner (penalties are read
+	// here and written after), so they are computed on every core.
+	scores := make([]scoring.Score, len(miners))
+	errs := make([]error, len(miners))
+	parallelFor(len(miners), func(i int) {
+		m := miners[i]
 		ann, err := s.Store.Announce(e, []byte(m))
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, nil, err
+			errs[i] = err
+			return
 		}
-		sc := scoring.ScoreMiner(s.Config, scoringInput(m, byMiner[m], ann, s.penalties[m.String()]))
-		s.penalties[m.String()] = sc.Penalty
-		scores = append(scores, sc)
+		scores[i] = scoring.ScoreMiner(s.Config, scoringInput(m, byMiner[m], ann, s.penalties[m.String()]))
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	for _, sc := range scores {
+		s.penalties[sc.Miner] = sc.Penalty
 	}
 	hash := s.Config.Hash()
 	root := RoundsRoot(rounds)

@@ -178,7 +178,7 @@ func FuzzOpen(f *testing.F) {
 		f.Add(raw, uint8(typ))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte, typ uint8) {
-		o, err := Open(raw, pb.MessageType(typ%7))
+		o, err := Open(raw, pb.MessageType(typ%8))
 		if err != nil {
 			return
 		}

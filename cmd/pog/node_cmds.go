@@ -15,10 +15,13 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
+	"github.com/pog-network/pog/kernels/hw"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
 )
 
@@ -173,6 +176,16 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 			log.Error("cannot start", "err", err)
 			return 1
 		}
+		if cfg.Miner.MeasureHardware {
+			log.Info("measuring hardware (cached for a day in hw.json)")
+			rep, cached, err := hw.Cached(context.Background(), filepath.Join(*home, "hw.json"), 24*time.Hour, hw.Options{Dir: *home})
+			if err != nil && rep == nil {
+				log.Error("cannot measure hardware", "err", err)
+				return 1
+			}
+			o.Hardware, o.GPUs = announcedHardware(rep)
+			log.Info("hardware", "cached", cached, "gpus", len(rep.GPUs), "cores", rep.CPU.Cores, "ram_bytes", rep.RAM.TotalBytes)
+		}
 	}
 	if o.Stakes, err = node.LoadGenesis(*home, cfg); err != nil {
 		log.Error("cannot start", "err", err)
@@ -200,6 +213,21 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	}
 	log.Info("stopped cleanly")
 	return 0
+}
+
+// announcedHardware maps a hardware report to what a miner announces.
+func announcedHardware(r *hw.Report) (*pb.Hardware, []*pb.GPU) {
+	ghz := r.CPU.MaxMHz
+	if ghz == 0 {
+		ghz = r.CPU.CurMHz
+	}
+	h := &pb.Hardware{CpuCores: uint32(r.CPU.Cores), CpuGhz: ghz / 1000, RamBytes: r.RAM.TotalBytes, RamGbps: r.RAM.CopyGBps,
+		StorageBytes: r.Storage.TotalBytes, StorageMbps: min(r.Storage.WriteMBps, r.Storage.ReadMBps)}
+	var gpus []*pb.GPU
+	for _, g := range r.GPUs {
+		gpus = append(gpus, &pb.GPU{Name: g.Name, Uuid: g.UUID, MemoryBytes: g.MemoryBytes})
+	}
+	return h, gpus
 }
 
 func newLogger(w io.Writer, cfg node.NodeConfig) *slog.Logger {
