@@ -62,12 +62,10 @@ func scoringInput(miner peer.ID, rounds []*store.RoundRecord, announce []byte, p
 	in := scoring.Input{Miner: miner.String(), Penalty: penalty}
 	for _, r := range rounds {
 		sr := scoring.Round{Verified: r.Verdict == store.VerdictVerified, TFLOPS: r.TFLOPS}
-		if o, err := protocol.Decode(r.Challenge, pb.MessageType_CHALLENGE); err == nil {
-			if ps, err := protocol.ChallengeParams(o.Msg.(*pb.Challenge)); err == nil {
-				sr.Precision = scoring.Precision(ps[0].Precision)
-				for _, p := range ps {
-					sr.ProvenMemoryBytes += workingSet(p)
-				}
+		if ps, err := protocol.PeekChallengeParams(r.Challenge); err == nil {
+			sr.Precision = scoring.Precision(ps[0].Precision)
+			for _, p := range ps {
+				sr.ProvenMemoryBytes += workingSet(p)
 			}
 		}
 		in.Rounds = append(in.Rounds, sr)

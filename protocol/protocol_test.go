@@ -155,6 +155,21 @@ func TestValidateRejects(t *testing.T) {
 	}
 }
 
+func TestPeekChallengeParams(t *testing.T) {
+	key, author := newKey(t)
+	raw, _ := Seal(key, challengeFor(t, author, 3))
+	ps, err := PeekChallengeParams(raw)
+	if err != nil || len(ps) != 3 || ps[2].Nonce[0] != 2 {
+		t.Fatalf("peek: %v %v", ps, err)
+	}
+	reveal, _ := Seal(key, &pb.Reveal{Version: 1, ChallengeId: make([]byte, 32), Secret: make([]byte, 32)})
+	for _, bad := range [][]byte{nil, []byte("junk"), reveal} {
+		if _, err := PeekChallengeParams(bad); err == nil {
+			t.Errorf("peeked params from %q", bad)
+		}
+	}
+}
+
 func TestFrames(t *testing.T) {
 	var buf bytes.Buffer
 	WriteFrame(&buf, []byte("hello"))

@@ -193,12 +193,13 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 }
 
 type priceRow struct {
-	Miner       string  `json:"miner"`
-	Epoch       uint64  `json:"epoch"`
-	GPUs        int     `json:"gpus"`
-	FP16TFLOPS  float64 `json:"fp16_sustained_tflops"`
-	PricePerGPU float64 `json:"usd_per_gpu_hour"`
-	Total       float64 `json:"score"`
+	Miner       string   `json:"miner"`
+	Epoch       uint64   `json:"epoch"`
+	GPUs        int      `json:"gpus"`
+	FP16TFLOPS  float64  `json:"fp16_sustained_tflops"`
+	PricePerGPU float64  `json:"usd_per_gpu_hour"`
+	Total       float64  `json:"score"`
+	Flags       []string `json:"flags,omitempty"` // claims the measurements contradict
 }
 
 func runPricing(args []string, stdout, stderr io.Writer) int {
@@ -226,7 +227,7 @@ func runPricing(args []string, stdout, stderr io.Writer) int {
 	}
 	out := []priceRow{}
 	for _, r := range rows {
-		out = append(out, priceRow{Miner: r.Miner, Epoch: r.Epoch, GPUs: r.GPUs, FP16TFLOPS: r.Score.FP16Sustained, PricePerGPU: r.Price, Total: r.Score.Total})
+		out = append(out, priceRow{Miner: r.Miner, Epoch: r.Epoch, GPUs: r.GPUs, FP16TFLOPS: r.Score.FP16Sustained, PricePerGPU: r.Price, Total: r.Score.Total, Flags: r.Score.Flags})
 	}
 	if *jsonOut {
 		return writeJSON(stdout, out)
