@@ -3,9 +3,14 @@ GO      ?= go
 BIN     := bin/pog
 PKGS    := ./...
 
-.PHONY: all bench test build lint fuzz bench-go bench-openblas bench-net proto clean
+.PHONY: all testnet bench test build lint fuzz bench-go bench-openblas bench-net proto clean
 
 all: build
+
+# A local network: 2 validators and 6 miners on simulated GPUs, every
+# adversary class beside them, 3 short epochs; report in testnet-out/.
+testnet: build
+	$(BIN) testnet --adversaries all
 
 # One full local proof round on the CPU backend.
 bench: build

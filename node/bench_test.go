@@ -550,21 +550,20 @@ func benchRoundOverhead(b *testing.B, cfg Config) {
 }
 
 // benchStartNode is testNet.start for benchmarks: a node with a fresh key
-// and, for a validator, an in-memory store whose records go to records.
+// and an in-memory store; a validator's records go to records.
 func benchStartNode(b *testing.B, ctx context.Context, wg *sync.WaitGroup, role Role, cfg Config, be kernels.Backend, records chan<- *store.RoundRecord) *Node {
 	b.Helper()
 	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
 	if err != nil {
 		b.Fatal(err)
 	}
-	o := Options{Config: cfg, Role: role, Key: key, Logger: slog.New(slog.DiscardHandler), Backend: be}
+	st, err := store.Open("db", store.Options{FS: vfs.NewMem()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() }) // after the benchmark has stopped the nodes
+	o := Options{Config: cfg, Role: role, Key: key, Logger: slog.New(slog.DiscardHandler), Backend: be, Store: st}
 	if role == RoleValidator {
-		st, err := store.Open("db", store.Options{FS: vfs.NewMem()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { st.Close() })
-		o.Store = st
 		o.OnRecord = func(r *store.RoundRecord) {
 			select {
 			case records <- r:

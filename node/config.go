@@ -134,6 +134,7 @@ type MinerConfig struct {
 // ValidatorConfig is the validator role.
 type ValidatorConfig struct {
 	RoundInterval     Duration `toml:"round_interval" comment:"how often every announced miner is challenged"`
+	RoundOffset       Duration `toml:"round_offset" comment:"delay before the first round: validators spread over the interval do not queue behind each other at a miner"`
 	Size              uint32   `toml:"size" comment:"largest output edge M = N challenged"`
 	K                 uint32   `toml:"k" comment:"inner dimension (capped by the precision's exactness limit)"`
 	TileBytes         int      `toml:"tile_bytes" comment:"output tile size: 4·t² for a power-of-two t in [16, 512]"`
@@ -241,7 +242,7 @@ func (c *Config) Validate() error {
 	if v.Size < proof.MinTile || v.Size > proof.MaxDim || v.K < 1 {
 		bad("validator.size %d or k %d out of range", v.Size, v.K)
 	}
-	if v.RoundInterval.Duration <= 0 || v.Deadline.Duration <= 0 || v.ProofTimeout.Duration <= 0 || v.MinerTTL.Duration <= 0 {
+	if v.RoundOffset.Duration < 0 || v.RoundInterval.Duration <= 0 || v.Deadline.Duration <= 0 || v.ProofTimeout.Duration <= 0 || v.MinerTTL.Duration <= 0 {
 		bad("validator durations must be positive")
 	}
 	if !(v.DetectFraction > 0 && v.DetectFraction < 1 && v.DetectProbability > 0 && v.DetectProbability < 1) {

@@ -61,6 +61,12 @@ type Options struct {
 	// Hardware and GPUs are what a miner announces about itself (kernels/hw).
 	Hardware *pb.Hardware
 	GPUs     []*pb.GPU
+	// OnGossip, if set, sees every accepted gossip message with its arrival
+	// time (testnet measures challenge latency with it).
+	OnGossip func(topic string, o *protocol.Opened, at time.Time)
+	// AlterEpochRecord, if set, edits a validator's epoch record before it
+	// is signed. Only the testnet's dishonest-validator adversary sets it.
+	AlterEpochRecord func(*pb.EpochRecord)
 }
 
 // Node is a running pog peer.
@@ -83,6 +89,8 @@ type Node struct {
 	store     *store.Store
 	scoring   scoring.Config
 	onEpoch   func(uint64, peer.ID)
+	onGossip  func(string, *protocol.Opened, time.Time)
+	alterRec  func(*pb.EpochRecord)
 
 	ctx        context.Context // cancelled by Close
 	cancel     context.CancelFunc
@@ -132,6 +140,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		view:   newView(o.Config.Network.EpochLength.Duration, o.Config.Network.TrustAnyValidator, validators),
 		scores: map[peer.ID]float64{}, onScores: o.OnScores,
 		store: o.Store, scoring: scoring.DefaultConfig(), onEpoch: o.OnEpochRecord,
+		onGossip: o.OnGossip, alterRec: o.AlterEpochRecord,
 	}
 	if o.Scoring != nil {
 		n.scoring = *o.Scoring
@@ -325,6 +334,9 @@ func (n *Node) Run(ctx context.Context) error {
 }
 
 func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
+	if n.onGossip != nil {
+		n.onGossip(topic, v.opened, v.at)
+	}
 	if topic == protocol.TopicEpoch {
 		rec := v.opened.Msg.(*pb.EpochRecord)
 		if err := n.store.PutEpochRecord(rec.Epoch, []byte(v.opened.Author), v.opened.Raw); err != nil {

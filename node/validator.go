@@ -79,6 +79,13 @@ func (v *validator) start(ctx context.Context) {
 	go v.epochLoop(ctx)
 	go func() {
 		defer v.n.wg.Done()
+		// The offset staggers validators so their challenges do not queue
+		// behind each other at a miner and dilute its measured throughput.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(v.n.cfg.Validator.RoundOffset.Duration):
+		}
 		t := time.NewTicker(v.n.cfg.Validator.RoundInterval.Duration)
 		defer t.Stop()
 		for {
@@ -129,6 +136,16 @@ func (v *validator) startRound(ctx context.Context) {
 			defer v.wg.Done()
 			defer wg.Done()
 			rec := v.runRound(ctx, epoch, round, p, anns[i])
+			if ctx.Err() != nil {
+				// Interrupted by this node's own shutdown: no evidence about
+				// the miner either way.
+				v.mu.Lock()
+				if e := v.miners[p]; e != nil {
+					e.busy = false
+				}
+				v.mu.Unlock()
+				return
+			}
 			if err := v.store.PutRound(rec); err != nil {
 				v.n.log.Error("storing round evidence failed", "miner", p, "err", err)
 			} else if v.onRecord != nil {
@@ -292,6 +309,9 @@ func (v *validator) closeEpoch(ctx context.Context, e uint64) error {
 	rec, scores, err := v.scorer.Close(e)
 	if err != nil {
 		return err
+	}
+	if v.n.alterRec != nil {
+		v.n.alterRec(rec)
 	}
 	raw, err := protocol.Seal(v.n.key, rec)
 	if err != nil {

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/pog-network/pog/testnet"
+)
+
+func init() {
+	commands["testnet"] = command{"run a local network: validators, miners on simulated GPUs, adversaries; write a report", runTestnet}
+}
+
+func runTestnet(args []string, stdout, stderr io.Writer) int {
+	d := testnet.DefaultConfig()
+	fs := flag.NewFlagSet("pog testnet", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	validators := fs.Int("validators", d.Validators, "honest validators")
+	miners := fs.Int("miners", d.Miners, "honest miners (profiles H200, H100, A100, RTX4090, CPU in turn)")
+	epochs := fs.Int("epochs", d.Epochs, "full epochs to run")
+	epochLength := fs.Duration("epoch-length", d.EpochLength, "epoch length")
+	seed := fs.Int64("seed", d.Seed, "seed recorded with the run")
+	out := fs.String("out", d.Out, "directory for the report and the nodes' homes")
+	adv := fs.String("adversaries", "", "adversary classes to add beside honest miners: a comma-separated list of "+
+		strings.Join(testnet.Adversaries, ", ")+", or all")
+	logLevel := fs.String("log-level", "", "write node logs to OUT/nodes.log at this level (debug, info, warn, error)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	advs, err := testnet.ParseAdversaries(*adv)
+	if err != nil {
+		fmt.Fprintf(stderr, "pog testnet: %v\n", err)
+		return 2
+	}
+	cfg := d
+	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength, cfg.Seed, cfg.Out, cfg.Adversaries = *validators, *miners, *epochs, *epochLength, *seed, *out, advs
+	cfg.Progress = stderr
+	if *logLevel != "" {
+		var lvl slog.Level
+		if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+			fmt.Fprintf(stderr, "pog testnet: --log-level: %v\n", err)
+			return 2
+		}
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			fmt.Fprintf(stderr, "pog testnet: %v\n", err)
+			return 1
+		}
+		f, err := os.Create(filepath.Join(*out, "nodes.log"))
+		if err != nil {
+			fmt.Fprintf(stderr, "pog testnet: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		cfg.Log = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: lvl}))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	s, err := testnet.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "pog testnet: %v\n", err)
+		return 1
+	}
+	for _, c := range s.Checks {
+		mark := "ok  "
+		if !c.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(stdout, "%s %s: %s\n", mark, c.Name, c.Detail)
+	}
+	verdict := "PASSED"
+	if !s.Passed {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(stdout, "testnet %s in %.0f s: %d validators, %d miners, %d epochs; report in %s\n",
+		verdict, s.DurationSeconds, s.Validators, s.Miners, len(s.Epochs), filepath.Join(cfg.Out, "report.md"))
+	if !s.Passed {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,101 @@
+package testnet
+
+import (
+	"context"
+	"crypto/rand"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
+	"google.golang.org/protobuf/proto"
+)
+
+// attacker is a bare libp2p+GossipSub peer that ignores pog's rules: the
+// spammer floods malformed and oversized gossip, the identity forger
+// publishes messages under other identities.
+type attacker struct {
+	host   host.Host
+	topics map[string]*pubsub.Topic
+}
+
+func newAttacker(ctx context.Context) (*attacker, error) {
+	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	h, err := libp2p.New(libp2p.Identity(key), libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"))
+	if err != nil {
+		return nil, err
+	}
+	ps, err := pubsub.NewGossipSub(ctx, h, pubsub.WithMessageSignaturePolicy(pubsub.StrictSign))
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	a := &attacker{host: h, topics: map[string]*pubsub.Topic{}}
+	for _, name := range []string{protocol.TopicAnnounce, protocol.TopicChallenge, protocol.TopicCommitment, protocol.TopicReveal, protocol.TopicEpoch} {
+		t, err := ps.Join(name)
+		if err != nil {
+			h.Close()
+			return nil, err
+		}
+		if _, err := t.Subscribe(); err != nil {
+			h.Close()
+			return nil, err
+		}
+		a.topics[name] = t
+	}
+	return a, nil
+}
+
+// spam publishes garbage and oversized messages every period until ctx ends.
+func (a *attacker) spam(ctx context.Context, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for i := 0; ; i++ {
+		junk := make([]byte, 64+i%64)
+		rand.Read(junk)
+		a.topics[protocol.TopicChallenge].Publish(ctx, junk)
+		a.topics[protocol.TopicAnnounce].Publish(ctx, make([]byte, protocol.MaxGossipBytes+1+i))
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// forge publishes, every period, an announce that claims victim's identity
+// (its public key, the forger's signature) and a commitment for a challenge
+// addressed to another miner.
+func (a *attacker) forge(ctx context.Context, victim crypto.PubKey, period time.Duration) {
+	key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
+	vpub, _ := crypto.MarshalPublicKey(victim)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for seq := uint64(1); ; seq++ {
+		if raw, err := protocol.Seal(key, &pb.MinerAnnounce{Version: 1, Seq: seq, Precisions: []uint32{1}, MaxOutputBytes: 1 << 20}); err == nil {
+			var env pb.Envelope
+			if proto.Unmarshal(raw, &env) == nil {
+				env.PublicKey = vpub // "I am the victim"
+				if forged, err := proto.Marshal(&env); err == nil {
+					a.topics[protocol.TopicAnnounce].Publish(ctx, forged)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (a *attacker) connect(ctx context.Context, to host.Host) error {
+	return a.host.Connect(ctx, peer.AddrInfo{ID: to.ID(), Addrs: to.Addrs()})
+}

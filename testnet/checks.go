@@ -1,0 +1,117 @@
+package testnet
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pog-network/pog/testnet/report"
+)
+
+// checks are the run's own expectations (issue: testnet).
+func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string) []report.Check {
+	var out []report.Check
+	add := func(name string, ok bool, format string, args ...any) {
+		out = append(out, report.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	last := s.Epochs[len(s.Epochs)-1]
+	nodes := map[string]report.Node{}
+	var honest []report.Node
+	for _, n := range s.Nodes {
+		nodes[n.Name] = n
+		if n.Role == "miner" && n.Adversary == "" {
+			honest = append(honest, n)
+		}
+	}
+
+	// Honest miners in profile order, by the last epoch's incentive.
+	sort.SliceStable(honest, func(i, j int) bool { return honest[i].ProfileTFLOPS > honest[j].ProfileTFLOPS })
+	ok, order := true, []string{}
+	for i, n := range honest {
+		order = append(order, fmt.Sprintf("%s(%s)=%.4f", n.Name, n.Profile, last.Incentive[n.Name]))
+		if i > 0 && honest[i-1].ProfileTFLOPS > n.ProfileTFLOPS && !(last.Incentive[honest[i-1].Name] > last.Incentive[n.Name]) {
+			ok = false
+		}
+	}
+	add("honest miners ranked in profile order", ok, "epoch %d incentives: %s", last.Epoch, strings.Join(order, " > "))
+
+	identical := true
+	for _, e := range s.Epochs {
+		identical = identical && e.Identical
+	}
+	add("identical consensus on every node", identical, "%d epochs, %d nodes each", len(s.Epochs), s.Validators+s.Miners)
+
+	var failing []string
+	for v, p := range audits {
+		if nodes[v].Adversary == "" && len(p) > 0 {
+			failing = append(failing, v+": "+p[0])
+		}
+	}
+	add("pog audit passes on every honest validator's store", len(failing) == 0, "%s", strings.Join(failing, "; "))
+
+	var fp []string
+	for _, d := range s.FalsePositives {
+		fp = append(fp, fmt.Sprintf("%s: %s %s", d.Node, d.Kind, d.Detail))
+	}
+	add("no honest miner penalised", len(fp) == 0, "%s", strings.Join(fp, "; "))
+
+	// Each adversary: detected by the first full epoch, and penalised.
+	honestOf := map[string]string{} // profile → an honest miner of it
+	for _, n := range honest {
+		if honestOf[n.Profile] == "" {
+			honestOf[n.Profile] = n.Name
+		}
+	}
+	minHonestTrust := 2.0
+	for v, t := range last.Trust {
+		if nodes[v].Adversary == "" && t < minHonestTrust {
+			minHonestTrust = t
+		}
+	}
+	for _, a := range r.cfg.Adversaries {
+		var det *report.Detection
+		for i := range s.Detections {
+			if d := &s.Detections[i]; d.Adversary == a && (det == nil || d.AtSeconds < det.AtSeconds) {
+				det = d
+			}
+		}
+		if det == nil {
+			add("adversary "+a+" detected and penalised", false, "never detected")
+			continue
+		}
+		inTime := det.Epoch <= first || det.Kind == "peer-score" || det.Kind == "audit"
+		penalised, how := r.penalised(a, last, honestOf, minHonestTrust)
+		add("adversary "+a+" detected and penalised", inTime && penalised,
+			"%s in epoch %d (%s: %s); %s", det.Node, det.Epoch, det.Kind, truncate(det.Detail, 120), how)
+	}
+	return out
+}
+
+// penalised says how adversary class a fared in the last epoch.
+func (r *run) penalised(a string, last report.Epoch, honestOf map[string]string, minHonestTrust float64) (bool, string) {
+	cheater := map[string]string{"lazy": "lazy", "precision": "precision", "replay": "replay", "sybil": "sybil-b",
+		"overclaim": "overclaim", "slow": "slow"}[a]
+	claimed := map[string]string{"lazy": "H100", "precision": "A100", "replay": "A100", "sybil": "RTX4090",
+		"overclaim": "H200", "slow": "H100"}[a]
+	switch a {
+	case "spammer", "forger":
+		return true, "gossip score below zero at a validator"
+	case "dishonest-validator":
+		t := last.Trust["validator-dishonest"]
+		return t < minHonestTrust, fmt.Sprintf("trust %.3f vs honest validators' ≥ %.3f", t, minHonestTrust)
+	}
+	ref := honestOf[claimed]
+	got := last.Incentive[cheater]
+	if ref == "" {
+		return got < 1e-9, fmt.Sprintf("incentive %.4f", got)
+	}
+	want := last.Incentive[ref]
+	return got < want, fmt.Sprintf("incentive %.4f < %.4f of honest %s (%s)", got, want, ref, claimed)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

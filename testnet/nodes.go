@@ -1,0 +1,335 @@
+package testnet
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/store"
+	"github.com/pog-network/pog/testnet/report"
+)
+
+// minerSpec is one miner to start.
+type minerSpec struct {
+	name, profile, adversary string
+	announce                 string // GPU profile announced, if not its own
+	mode                     string // simBackend mode
+	extra                    time.Duration
+	share                    *sybilShare
+	offset                   int // validators: position in the round stagger
+}
+
+func (r *run) minerSpecs() []minerSpec {
+	var out []minerSpec
+	names := r.cfg.Profiles
+	if len(names) == 0 {
+		for _, p := range Profiles {
+			names = append(names, p.Name)
+		}
+	}
+	for i := 0; i < r.cfg.Miners; i++ {
+		out = append(out, minerSpec{name: fmt.Sprintf("miner-%d", i+1), profile: profileByName(names[i%len(names)]).Name})
+	}
+	for _, a := range r.cfg.Adversaries {
+		switch a {
+		case "lazy":
+			out = append(out, minerSpec{name: "lazy", profile: "H100", adversary: a, mode: "lazy"})
+		case "precision":
+			out = append(out, minerSpec{name: "precision", profile: "A100", adversary: a, mode: "precision"})
+		case "replay":
+			out = append(out, minerSpec{name: "replay", profile: "A100", adversary: a, mode: "replay"})
+		case "sybil":
+			sh := newSybilShare()
+			out = append(out, minerSpec{name: "sybil-a", profile: "RTX4090", adversary: a, share: sh},
+				minerSpec{name: "sybil-b", profile: "RTX4090", adversary: a, mode: "sybil-follower", share: sh})
+		case "overclaim":
+			out = append(out, minerSpec{name: "overclaim", profile: "RTX4090", announce: "H200", adversary: a})
+		case "slow":
+			h100 := profileByName("H100")
+			// Outsourcing adds 1.5× the H100 compute time: measured
+			// throughput falls below half the class figure.
+			base := time.Duration(2 * 256 * 256 * 256 / (h100.FP16TFLOPS * r.cfg.Scale * 1e12) * float64(time.Second))
+			out = append(out, minerSpec{name: "slow", profile: "H100", adversary: a, extra: base * 3 / 2})
+		}
+	}
+	return out
+}
+
+func (r *run) startNodes(ctx context.Context) error {
+	if err := os.MkdirAll(r.cfg.Out, 0o755); err != nil {
+		return err
+	}
+	dishonest := containsStr(r.cfg.Adversaries, "dishonest-validator")
+	var validators []*member
+	for i := 0; i < r.cfg.Validators; i++ {
+		m, err := r.newMember(ctx, fmt.Sprintf("validator-%d", i+1), node.RoleValidator, minerSpec{offset: i})
+		if err != nil {
+			return err
+		}
+		validators = append(validators, m)
+	}
+	if dishonest {
+		m, err := r.newMember(ctx, "validator-dishonest", node.RoleValidator, minerSpec{adversary: "dishonest-validator", offset: r.cfg.Validators})
+		if err != nil {
+			return err
+		}
+		validators = append(validators, m)
+	}
+	for i, v := range validators {
+		for _, w := range validators[:i] {
+			if err := v.node.Connect(ctx, w.node.Addrs()...); err != nil {
+				return err
+			}
+		}
+	}
+	for _, spec := range r.minerSpecs() {
+		m, err := r.newMember(ctx, spec.name, node.RoleMiner, spec)
+		if err != nil {
+			return err
+		}
+		for _, v := range validators {
+			if err := m.node.Connect(ctx, v.node.Addrs()...); err != nil {
+				return err
+			}
+		}
+	}
+	for _, a := range r.cfg.Adversaries {
+		if a != "spammer" && a != "forger" {
+			continue
+		}
+		att, err := newAttacker(ctx)
+		if err != nil {
+			return err
+		}
+		r.attackers[att.host.ID()] = a
+		r.members = append(r.members, &member{info: report.Node{Name: a, PeerID: att.host.ID().String(), Role: "attacker", Adversary: a}})
+		for _, v := range validators {
+			if err := att.connect(ctx, v.node.Host()); err != nil {
+				return err
+			}
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			defer att.host.Close()
+			if a == "spammer" {
+				att.spam(ctx, 500*time.Millisecond)
+			} else {
+				att.forge(ctx, validators[0].node.Host().Peerstore().PubKey(validators[0].node.ID()), 500*time.Millisecond)
+			}
+		}()
+	}
+	return nil
+}
+
+func containsStr(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// newMember creates a node's home (key, config, Pebble store) under
+// Out/nodes and starts it.
+func (r *run) newMember(ctx context.Context, name string, role node.Role, spec minerSpec) (*member, error) {
+	home := filepath.Join(r.cfg.Out, "nodes", name)
+	if err := os.RemoveAll(home); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
+	key, err := node.CreateKey(home)
+	if err != nil {
+		return nil, err
+	}
+	cfg := r.nodeConfig()
+	if role == node.RoleValidator {
+		n := r.cfg.Validators
+		if containsStr(r.cfg.Adversaries, "dishonest-validator") {
+			n++
+		}
+		cfg.Validator.RoundOffset = node.Duration{Duration: cfg.Validator.RoundInterval.Duration * time.Duration(spec.offset) / time.Duration(n)}
+	}
+	if err := node.WriteConfig(home, cfg, "testnet"); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(filepath.Join(home, node.StoreDir), store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	id, _ := peer.IDFromPrivateKey(key)
+	m := &member{home: home, key: key, store: st,
+		info: report.Node{Name: name, PeerID: id.String(), Role: string(role), Adversary: spec.adversary}}
+	sc := r.scoringConfig()
+	o := node.Options{Config: cfg, Role: role, Key: key, Store: st, Scoring: &sc,
+		Logger:        r.cfg.Log.With("name", name),
+		OnEpochRecord: func(e uint64, _ peer.ID) { r.onEpochRecord(e) },
+		OnGossip:      func(topic string, o *protocol.Opened, at time.Time) { r.onGossip(id, topic, o, at) },
+	}
+	switch role {
+	case node.RoleValidator:
+		o.OnRecord = func(rec *store.RoundRecord) { r.onRound(m, rec) }
+		o.OnScores = func(s map[peer.ID]float64) { r.onScores(s) }
+		if spec.adversary == "dishonest-validator" {
+			o.AlterEpochRecord = skewWeights
+		}
+	case node.RoleMiner:
+		p := profileByName(spec.profile)
+		m.info.Profile, m.info.ProfileTFLOPS, m.info.SimTFLOPS = p.Name, p.FP16TFLOPS, p.FP16TFLOPS*r.cfg.Scale
+		o.Backend = &simBackend{simTFLOPS: m.info.SimTFLOPS, extra: spec.extra, mode: spec.mode, share: spec.share}
+		shown := p
+		if spec.announce != "" {
+			shown = profileByName(spec.announce)
+		}
+		o.Hardware, o.GPUs = shown.Host, announcedGPUs(shown.GPU, shown.MemoryMB)
+		if p.GPU == "" {
+			cfg.Miner.MaxOutputBytes = 64 << 10 // a CPU miner takes the smallest challenges
+			o.Config = cfg
+		}
+	}
+	n, err := node.New(ctx, o)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	m.node = n
+	r.mu.Lock()
+	r.members = append(r.members, m)
+	r.byID[id] = m
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		n.Run(ctx)
+	}()
+	return m, nil
+}
+
+// skewWeights is the dishonest validator: whatever its evidence says, it
+// gives all weight to the miner it weighed least.
+func skewWeights(rec *pb.EpochRecord) {
+	if len(rec.Weights) == 0 {
+		return
+	}
+	low := 0
+	for i, w := range rec.Weights {
+		if w.Weight < rec.Weights[low].Weight {
+			low = i
+		}
+	}
+	for i, w := range rec.Weights {
+		w.Weight = 0
+		if i == low {
+			w.Weight = 1
+		}
+	}
+}
+
+func (r *run) onRound(v *member, rec *store.RoundRecord) {
+	now := time.Since(r.start).Seconds()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.byID[peer.ID(rec.Miner)]
+	name := peer.ID(rec.Miner).String()
+	if m != nil {
+		name = m.info.Name
+	}
+	round := report.Round{Epoch: rec.Epoch, Round: rec.Round, Validator: v.info.Name, Miner: name,
+		Verified: rec.Verdict == store.VerdictVerified, Reason: rec.Reason, TFLOPS: rec.TFLOPS, AtSeconds: now}
+	r.rounds = append(r.rounds, round)
+	if o, err := protocol.Decode(rec.Challenge, pb.MessageType_CHALLENGE); err == nil {
+		r.sent[protocol.ID(o.Body)] = time.Unix(0, rec.SentUnixNano)
+	}
+	if !round.Verified && m != nil {
+		d := report.Detection{Adversary: m.info.Adversary, Node: name, Epoch: rec.Epoch, Round: rec.Round,
+			Kind: "failed-round", Detail: rec.Reason, AtSeconds: now}
+		r.detections = append(r.detections, d)
+		if m.info.Adversary != "" {
+			r.progress("%s caught by %s: %s", name, v.info.Name, rec.Reason)
+		}
+	}
+}
+
+func (r *run) onGossip(self peer.ID, topic string, o *protocol.Opened, at time.Time) {
+	if topic != protocol.TopicChallenge {
+		return
+	}
+	if c := o.Msg.(*pb.Challenge); peer.ID(c.Miner) == self {
+		r.mu.Lock()
+		r.received[protocol.ID(o.Body)] = at
+		r.mu.Unlock()
+	}
+}
+
+func (r *run) onScores(s map[peer.ID]float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for p, class := range r.attackers {
+		if v, ok := s[p]; ok && v < 0 && !r.scoreSeen[p] {
+			r.scoreSeen[p] = true
+			now := time.Now()
+			r.detections = append(r.detections, report.Detection{Adversary: class, Node: class,
+				Epoch: epochAt(now, r.cfg.EpochLength), Kind: "peer-score",
+				Detail: fmt.Sprintf("gossip score %.0f after rejected messages", v), AtSeconds: now.Sub(r.start).Seconds()})
+			r.progress("%s: peer score fell to %.0f", class, v)
+		}
+	}
+}
+
+// onEpochRecord counts stored records; an epoch is done when every node
+// holds every validator's record.
+func (r *run) onEpochRecord(e uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.have[e]++
+	nodes, validators := 0, 0
+	for _, m := range r.members {
+		if m.node == nil {
+			continue
+		}
+		nodes++
+		if m.info.Role == string(node.RoleValidator) {
+			validators++
+		}
+	}
+	if r.have[e] == nodes*validators {
+		select {
+		case r.epochsDone <- e:
+		default:
+		}
+	}
+}
+
+// stop ends every node and attacker; stores stay open for the summary.
+func (r *run) stop() {
+	r.cancel()
+	r.wg.Wait()
+}
+
+func (r *run) closeStores() {
+	for _, m := range r.members {
+		if m.store != nil {
+			m.store.Close()
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+

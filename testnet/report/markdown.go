@@ -1,0 +1,95 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// mdEscaper escapes text for a Markdown table cell or paragraph: characters
+// Markdown would read as markup or HTML, and line breaks.
+var mdEscaper = strings.NewReplacer(
+	`\`, `\\`, "|", `\|`, "<", `\<`, ">", `\>`, "`", "\\`", "*", `\*`, "[", `\[`, "]", `\]`,
+	"\r\n", " ", "\n", " ", "\r", " ",
+)
+
+func md(s string) string { return mdEscaper.Replace(s) }
+
+// mdCode is s as a code span, or escaped text if it holds a backtick.
+func mdCode(s string) string {
+	if s == "" {
+		return dash
+	}
+	if strings.ContainsAny(s, "`\r\n") {
+		return md(s)
+	}
+	return "`" + s + "`"
+}
+
+// markdown renders report.md.
+func markdown(v *view) []byte {
+	var b strings.Builder
+	b.WriteString("# pog testnet report\n\n")
+	fmt.Fprintf(&b, "**%s** — %s\n\n", v.Verdict, v.ChecksSummary)
+
+	b.WriteString("## Run\n\n")
+	mdTable(&b, v.Run, "")
+	b.WriteString("## Checks\n\n")
+	mdTable(&b, v.Checks, "No checks recorded.")
+	b.WriteString("## Nodes\n\n")
+	mdTable(&b, v.Nodes, "No nodes recorded.")
+
+	b.WriteString("## Epochs\n\n")
+	if len(v.Epochs) == 0 {
+		b.WriteString("No epoch closed.\n\n")
+	}
+	for _, e := range v.Epochs {
+		fmt.Fprintf(&b, "### Epoch %d\n\n", e.Epoch)
+		same := "✓ yes"
+		if !e.Identical {
+			same = "✗ **no**"
+		}
+		fmt.Fprintf(&b, "Consensus hash %s — identical on all nodes: %s\n\n", mdCode(e.Hash), same)
+		mdTable(&b, e.Miners, "No miner results.")
+		mdTable(&b, e.Trust, "No validator trust.")
+	}
+
+	b.WriteString("## Detections\n\n### Time to detection\n\n")
+	mdTable(&b, v.Adversaries, "No adversaries in this run.")
+	b.WriteString("### All detections\n\n")
+	mdTable(&b, v.Detections, "none")
+	b.WriteString("## False positives\n\n")
+	mdTable(&b, v.FalsePos, "none")
+	b.WriteString("## Gossip latency\n\n")
+	mdTable(&b, v.Gossip, "No latency samples.")
+
+	b.WriteString("## Plots\n\n")
+	for _, p := range v.Plots {
+		fmt.Fprintf(&b, "![%s](%s)\n\n", md(p.Alt), p.File)
+	}
+	return []byte(b.String())
+}
+
+// mdTable writes t as a GitHub table, or empty as a line when t has no
+// rows.
+func mdTable(b *strings.Builder, t table, empty string) {
+	if len(t.Rows) == 0 {
+		b.WriteString(empty + "\n\n")
+		return
+	}
+	line := func(cells []string) {
+		b.WriteString("|")
+		for _, c := range cells {
+			if c == "" {
+				c = " "
+			}
+			b.WriteString(" " + md(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	line(t.Head)
+	b.WriteString(strings.Repeat("|---", len(t.Head)) + "|\n")
+	for _, r := range t.Rows {
+		line(r.Cells)
+	}
+	b.WriteString("\n")
+}

@@ -1,0 +1,101 @@
+// Package report owns a testnet run's outputs: the machine-readable
+// summary.json, report.md and report.html for people, and PNG plots drawn
+// with gonum/plot. It only formats; the testnet package decides what
+// happened.
+package report
+
+// Summary is everything a testnet run measured; summary.json is its JSON.
+type Summary struct {
+	Seed            int64   `json:"seed"`
+	Validators      int     `json:"validators"`
+	Miners          int     `json:"miners"`
+	EpochLength     string  `json:"epoch_length"`
+	DurationSeconds float64 `json:"duration_seconds"`
+	Nodes           []Node  `json:"nodes"`
+	Epochs          []Epoch `json:"epochs"`
+	// Rounds are every round verdict the validators recorded.
+	Rounds     []Round     `json:"rounds"`
+	Detections []Detection `json:"detections"`
+	// FalsePositives are failed rounds or flags that hit honest miners.
+	FalsePositives []Detection `json:"false_positives"`
+	Gossip         Latency     `json:"gossip_latency"`
+	Checks         []Check     `json:"checks"`
+	Passed         bool        `json:"passed"`
+}
+
+// Node is one testnet participant.
+type Node struct {
+	Name      string `json:"name"` // e.g. "miner-3"
+	PeerID    string `json:"peer_id"`
+	Role      string `json:"role"`                // miner or validator
+	Profile   string `json:"profile,omitempty"`   // H200, H100, A100, RTX4090, CPU
+	Adversary string `json:"adversary,omitempty"` // empty: honest
+	// ProfileTFLOPS is the profile's fp16 figure (BRIEF §7 table) and
+	// SimTFLOPS what the paced CPU backend is set to deliver.
+	ProfileTFLOPS float64 `json:"profile_tflops,omitempty"`
+	SimTFLOPS     float64 `json:"sim_tflops,omitempty"`
+}
+
+// Epoch is one closed epoch as the network saw it.
+type Epoch struct {
+	Epoch uint64 `json:"epoch"`
+	// Scores and Weights are each validator's view: validator name → miner
+	// name → value.
+	Scores  map[string]map[string]float64 `json:"scores"`
+	Weights map[string]map[string]float64 `json:"weights"`
+	// Consensus and Incentive are by miner name; Trust by validator name.
+	Consensus     map[string]float64 `json:"consensus"`
+	Incentive     map[string]float64 `json:"incentive"`
+	Trust         map[string]float64 `json:"trust"`
+	ConsensusHash string             `json:"consensus_hash"`
+	// Identical is whether every node computed ConsensusHash.
+	Identical bool `json:"identical_on_all_nodes"`
+	// Verdicts counts rounds by miner name: verified and failed.
+	Verdicts map[string]Verdicts `json:"verdicts"`
+}
+
+// Verdicts counts round outcomes.
+type Verdicts struct {
+	Verified int `json:"verified"`
+	Failed   int `json:"failed"`
+}
+
+// Round is one round verdict.
+type Round struct {
+	Epoch     uint64  `json:"epoch"`
+	Round     uint64  `json:"round"`
+	Validator string  `json:"validator"`
+	Miner     string  `json:"miner"`
+	Verified  bool    `json:"verified"`
+	Reason    string  `json:"reason,omitempty"`
+	TFLOPS    float64 `json:"tflops"`
+	AtSeconds float64 `json:"at_seconds"` // since the run started
+}
+
+// Detection is when and how an adversary (or, as a false positive, an
+// honest node) was caught.
+type Detection struct {
+	Adversary string  `json:"adversary"`
+	Node      string  `json:"node"`
+	Epoch     uint64  `json:"epoch"`
+	Round     uint64  `json:"round,omitempty"`
+	Kind      string  `json:"kind"` // failed-round, flag, peer-score, audit, clipped
+	Detail    string  `json:"detail"`
+	AtSeconds float64 `json:"at_seconds"`
+}
+
+// Latency is challenge gossip latency: publication at the validator to
+// receipt at the miner, in milliseconds.
+type Latency struct {
+	Samples []float64 `json:"samples_ms"`
+	P50     float64   `json:"p50_ms"`
+	P90     float64   `json:"p90_ms"`
+	P99     float64   `json:"p99_ms"`
+}
+
+// Check is one of the run's own expectations.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}

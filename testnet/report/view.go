@@ -1,0 +1,319 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// view is the report's content, shared by report.md and report.html.
+type view struct {
+	Passed        bool
+	Verdict       string // PASSED or FAILED
+	ChecksSummary string
+	Run           table
+	Checks        table
+	Nodes         table
+	Epochs        []epochView
+	Adversaries   table // first detection per adversary class
+	Detections    table
+	FalsePos      table
+	Gossip        table
+	Plots         []plotRef
+}
+
+type epochView struct {
+	Epoch     uint64
+	Hash      string
+	Identical bool
+	Miners    table
+	Trust     table
+}
+
+type plotRef struct{ File, Alt string }
+
+// table is plain text cells; each renderer escapes them. An empty Rows
+// renders as "none".
+type table struct {
+	Head []string
+	Rows []row
+}
+
+// row is a table row; Class ("ok" or "fail") colours it in HTML.
+type row struct {
+	Class string
+	Cells []string
+}
+
+const dash = "—"
+
+func (t *table) add(class string, cells ...string) {
+	t.Rows = append(t.Rows, row{Class: class, Cells: cells})
+}
+
+func newView(s *Summary) *view {
+	nodes := nodeByName(s)
+	v := &view{Passed: s.Passed, Verdict: "FAILED"}
+	if s.Passed {
+		v.Verdict = "PASSED"
+	}
+	ok := 0
+	for _, c := range s.Checks {
+		if c.OK {
+			ok++
+		}
+	}
+	v.ChecksSummary = fmt.Sprintf("%d of %d checks passed", ok, len(s.Checks))
+
+	verified, failed := 0, 0
+	perMiner := make(map[string]*Verdicts)
+	for _, r := range s.Rounds {
+		c := perMiner[r.Miner]
+		if c == nil {
+			c = new(Verdicts)
+			perMiner[r.Miner] = c
+		}
+		if r.Verified {
+			verified++
+			c.Verified++
+		} else {
+			failed++
+			c.Failed++
+		}
+	}
+	honest, adversaries := 0, 0
+	for _, n := range s.Nodes {
+		if n.Role == "miner" {
+			if n.Adversary == "" {
+				honest++
+			} else {
+				adversaries++
+			}
+		}
+	}
+	v.Run.Head = []string{"parameter", "value"}
+	v.Run.add("", "seed", strconv.FormatInt(s.Seed, 10))
+	v.Run.add("", "validators", strconv.Itoa(s.Validators))
+	v.Run.add("", "miners", fmt.Sprintf("%d (%d honest, %d adversarial)", s.Miners, honest, adversaries))
+	v.Run.add("", "epoch length", orDash(s.EpochLength))
+	v.Run.add("", "duration", duration(s.DurationSeconds))
+	v.Run.add("", "epochs closed", strconv.Itoa(len(s.Epochs)))
+	v.Run.add("", "rounds", fmt.Sprintf("%d (%d verified, %d failed)", len(s.Rounds), verified, failed))
+	v.Run.add("", "detections", strconv.Itoa(len(s.Detections)))
+	v.Run.add("", "false positives", strconv.Itoa(len(s.FalsePositives)))
+
+	v.Checks.Head = []string{"", "check", "detail"}
+	for _, c := range s.Checks {
+		if c.OK {
+			v.Checks.add("ok", "✓", c.Name, c.Detail)
+		} else {
+			v.Checks.add("fail", "✗", c.Name, c.Detail)
+		}
+	}
+
+	measured := measuredTFLOPS(s)
+	v.Nodes.Head = []string{"node", "role", "profile", "adversary", "profile TFLOPS", "sim TFLOPS", "measured TFLOPS", "verified", "failed", "peer ID"}
+	for _, n := range s.Nodes {
+		adv, class := orDash(n.Adversary), ""
+		if n.Role == "miner" && n.Adversary == "" {
+			adv = "honest"
+		} else if n.Adversary != "" {
+			class = "adv"
+		}
+		meas, ver, fail := dash, dash, dash
+		if m, ok := measured[n.Name]; ok {
+			meas = num(m, 2)
+		}
+		if c := perMiner[n.Name]; c != nil {
+			ver, fail = strconv.Itoa(c.Verified), strconv.Itoa(c.Failed)
+		}
+		v.Nodes.add(class, n.Name, n.Role, orDash(n.Profile), adv, optNum(n.ProfileTFLOPS, 1), optNum(n.SimTFLOPS, 3),
+			meas, ver, fail, shortID(n.PeerID))
+	}
+
+	for _, e := range sortedEpochs(s) {
+		v.Epochs = append(v.Epochs, epochTables(s, e, nodes))
+	}
+
+	v.Adversaries.Head = []string{"adversary", "nodes", "detections", "first detected (s)", "first epoch", "kinds"}
+	for _, a := range adversaryClasses(s, nodes) {
+		var names []string
+		for _, n := range s.Nodes {
+			if n.Adversary == a {
+				names = append(names, n.Name)
+			}
+		}
+		var first *Detection
+		count := 0
+		kinds := make(map[string]bool)
+		for i, d := range s.Detections {
+			if adversaryOf(d, nodes) != a {
+				continue
+			}
+			count++
+			kinds[d.Kind] = true
+			if first == nil || d.AtSeconds < first.AtSeconds {
+				first = &s.Detections[i]
+			}
+		}
+		if first == nil {
+			v.Adversaries.add("fail", a, strings.Join(names, ", "), "0", "not detected", dash, dash)
+			continue
+		}
+		v.Adversaries.add("", a, strings.Join(names, ", "), strconv.Itoa(count), num(first.AtSeconds, 1),
+			strconv.FormatUint(first.Epoch, 10), strings.Join(sortedKeys(kinds), ", "))
+	}
+
+	v.Detections = detectionTable(s.Detections, nodes, "")
+	v.FalsePos = detectionTable(s.FalsePositives, nodes, "fail")
+
+	p50, p90, p99 := latency(s)
+	v.Gossip.Head = []string{"samples", "min (ms)", "p50 (ms)", "p90 (ms)", "p99 (ms)", "max (ms)"}
+	if len(s.Gossip.Samples) > 0 || p50 != 0 || p90 != 0 || p99 != 0 {
+		v.Gossip.add("", strconv.Itoa(len(s.Gossip.Samples)), ms(percentile(s.Gossip.Samples, 0)),
+			ms(p50), ms(p90), ms(p99), ms(percentile(s.Gossip.Samples, 100)))
+	}
+
+	for _, pf := range plotFiles {
+		v.Plots = append(v.Plots, plotRef{File: pf.file, Alt: pf.alt})
+	}
+	return v
+}
+
+// epochTables builds one epoch's miner and trust tables.
+func epochTables(s *Summary, e *Epoch, nodes map[string]Node) epochView {
+	ev := epochView{Epoch: e.Epoch, Hash: e.ConsensusHash, Identical: e.Identical}
+
+	mset := make(map[string]bool)
+	vset := make(map[string]bool)
+	for _, m := range []map[string]float64{e.Consensus, e.Incentive} {
+		for k := range m {
+			mset[k] = true
+		}
+	}
+	for k := range e.Verdicts {
+		mset[k] = true
+	}
+	for _, vm := range []map[string]map[string]float64{e.Scores, e.Weights} {
+		for val, m := range vm {
+			vset[val] = true
+			for k := range m {
+				mset[k] = true
+			}
+		}
+	}
+	for k := range e.Trust {
+		vset[k] = true
+	}
+	ms, vals := ordered(s, mset), ordered(s, vset)
+
+	ev.Miners.Head = []string{"miner", "profile", "adversary", "verified", "failed"}
+	for _, val := range vals {
+		ev.Miners.Head = append(ev.Miners.Head, "score by "+val)
+	}
+	ev.Miners.Head = append(ev.Miners.Head, "consensus weight", "incentive")
+	for _, m := range ms {
+		n, known := nodes[m]
+		adv, class := "honest", ""
+		if !known {
+			adv = dash
+		} else if n.Adversary != "" {
+			adv, class = n.Adversary, "adv"
+		}
+		cells := []string{m, orDash(n.Profile), adv, dash, dash}
+		if c, ok := e.Verdicts[m]; ok {
+			cells[3], cells[4] = strconv.Itoa(c.Verified), strconv.Itoa(c.Failed)
+		}
+		for _, val := range vals {
+			cells = append(cells, lookup(e.Scores[val], m))
+		}
+		cons := dash
+		if w, ok := epochWeight(e, m); ok {
+			cons = num(w, 4)
+		}
+		cells = append(cells, cons, lookup(e.Incentive, m))
+		ev.Miners.add(class, cells...)
+	}
+
+	ev.Trust.Head = []string{"validator", "trust"}
+	for _, val := range vals {
+		ev.Trust.add("", val, lookup(e.Trust, val))
+	}
+	return ev
+}
+
+func detectionTable(ds []Detection, nodes map[string]Node, class string) table {
+	t := table{Head: []string{"adversary", "node", "epoch", "round", "kind", "detail", "at (s)"}}
+	for _, d := range ds {
+		adv := d.Adversary
+		if adv == "" {
+			adv = nodes[d.Node].Adversary
+		}
+		round := dash
+		if d.Round != 0 {
+			round = strconv.FormatUint(d.Round, 10)
+		}
+		t.add(class, orDash(adv), d.Node, strconv.FormatUint(d.Epoch, 10), round, d.Kind, d.Detail, num(d.AtSeconds, 1))
+	}
+	return t
+}
+
+func lookup(m map[string]float64, k string) string {
+	if v, ok := m[k]; ok {
+		return num(v, 4)
+	}
+	return dash
+}
+
+func num(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+
+// optNum is num, or a dash for zero (an unset omitempty field).
+func optNum(v float64, prec int) string {
+	if v == 0 {
+		return dash
+	}
+	return num(v, prec)
+}
+
+func ms(v float64) string {
+	if math.IsNaN(v) {
+		return dash
+	}
+	return fmtMS(v)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return dash
+	}
+	return s
+}
+
+// duration is seconds with a rounded human form, e.g. "95.0 s (1m35s)".
+func duration(sec float64) string {
+	out := num(sec, 1) + " s"
+	if finite(sec) && sec >= 60 && sec < 1e9 {
+		out += " (" + time.Duration(sec*float64(time.Second)).Round(time.Second).String() + ")"
+	}
+	return out
+}
+
+// shortID abbreviates a peer ID to its first 8 and last 6 characters.
+func shortID(id string) string {
+	if r := []rune(id); len(r) > 20 {
+		return string(r[:8]) + "…" + string(r[len(r)-6:])
+	}
+	return orDash(id)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,183 @@
+package testnet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/store"
+	"github.com/pog-network/pog/testnet/report"
+)
+
+// Adversaries lists every adversary class, in the order they join.
+var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "spammer", "dishonest-validator"}
+
+// Config describes a testnet run.
+type Config struct {
+	Validators  int
+	Miners      int // honest miners; adversaries join beside them
+	// Profiles names the honest miners' profiles in turn (default: all of
+	// Profiles, fastest first).
+	Profiles []string
+	Epochs      int // full epochs to run after the first partial one
+	EpochLength time.Duration
+	Seed        int64
+	Out         string   // report directory; node homes go in Out/nodes
+	Adversaries []string // classes from Adversaries
+	// Scale maps a profile's TFLOPS to the paced CPU backend's: small
+	// enough that a 2-core machine delivers every miner's simulated rate.
+	Scale    float64
+	Log      *slog.Logger
+	Progress io.Writer // one line per event worth watching; nil: quiet
+}
+
+// DefaultConfig is `make testnet`: 2 validators, 6 miners, 3 epochs.
+func DefaultConfig() Config {
+	return Config{Validators: 2, Miners: 6, Epochs: 3, EpochLength: 20 * time.Second, Seed: 1, Out: "testnet-out", Scale: 4.6e-7}
+}
+
+// ParseAdversaries reads "all", "" or a comma-separated list.
+func ParseAdversaries(s string) ([]string, error) {
+	switch s {
+	case "":
+		return nil, nil
+	case "all":
+		return append([]string(nil), Adversaries...), nil
+	}
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if !slices.Contains(Adversaries, a) {
+			return nil, fmt.Errorf("unknown adversary %q (known: %s, or all)", a, strings.Join(Adversaries, ", "))
+		}
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// member is one node of the testnet.
+type member struct {
+	info  report.Node
+	node  *node.Node
+	store *store.Store
+	home  string
+	key   crypto.PrivKey
+}
+
+// run is the state of one testnet run.
+type run struct {
+	cfg     Config
+	start   time.Time
+	members []*member
+	byID    map[peer.ID]*member
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+
+	mu         sync.Mutex
+	rounds     []report.Round
+	detections []report.Detection
+	sent       map[[32]byte]time.Time // challenge ID → publication (validators)
+	received   map[[32]byte]time.Time // challenge ID → first receipt at its miner
+	have       map[uint64]int         // epoch → epoch records stored, over all nodes
+	scoreSeen  map[peer.ID]bool       // attackers already scored below zero
+	attackers  map[peer.ID]string     // attacker host → adversary class
+	epochsDone chan uint64
+}
+
+func (r *run) progress(format string, args ...any) {
+	if r.cfg.Progress != nil {
+		fmt.Fprintf(r.cfg.Progress, "[%5.1fs] %s\n", time.Since(r.start).Seconds(), fmt.Sprintf(format, args...))
+	}
+}
+
+// Run starts the network, runs cfg.Epochs full epochs, stops it, checks the
+// run's expectations and writes the report. The summary's Passed says
+// whether every check held; an error means the run itself broke.
+func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
+	if cfg.Validators < 1 || cfg.Miners < 1 || cfg.Epochs < 1 || cfg.EpochLength < time.Second || cfg.Scale <= 0 {
+		return nil, errors.New("testnet: need at least 1 validator, 1 miner, 1 epoch, a 1s epoch length and a positive scale")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	r := &run{cfg: cfg, start: time.Now(), byID: map[peer.ID]*member{}, sent: map[[32]byte]time.Time{},
+		received: map[[32]byte]time.Time{}, have: map[uint64]int{}, scoreSeen: map[peer.ID]bool{},
+		attackers: map[peer.ID]string{}, epochsDone: make(chan uint64, 64)}
+	ctx, cancel := context.WithCancel(ctx)
+	r.cancel = cancel
+	defer cancel()
+	if err := r.startNodes(ctx); err != nil {
+		r.stop()
+		return nil, err
+	}
+	first := epochAt(time.Now(), cfg.EpochLength)
+	r.progress("%d nodes up; epochs of %v; waiting for %d full epochs after epoch %d", len(r.members), cfg.EpochLength, cfg.Epochs, first)
+	last := first + uint64(cfg.Epochs)
+	timeout := time.After(time.Duration(cfg.Epochs+2)*cfg.EpochLength + time.Minute)
+wait:
+	for {
+		select {
+		case e := <-r.epochsDone:
+			r.progress("epoch %d: every node holds every validator's record", e)
+			if e >= last {
+				break wait
+			}
+		case <-timeout:
+			r.stop()
+			return nil, fmt.Errorf("testnet: epoch %d did not close on every node in time", last)
+		case <-ctx.Done():
+			r.stop()
+			return nil, ctx.Err()
+		}
+	}
+	r.stop()
+	s, err := r.summarise(first+1, last)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Out != "" {
+		if _, err := report.Write(cfg.Out, s); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+func epochAt(t time.Time, l time.Duration) uint64 { return uint64(t.UnixNano() / int64(l)) }
+
+// testnetConfig is the local profile with the run's epoch length and a
+// deadline the slowest simulated profile meets.
+func (r *run) nodeConfig() node.Config {
+	c := node.LocalConfig()
+	c.Node.Listen = []string{"/ip4/127.0.0.1/tcp/0"}
+	c.Network.EpochLength = node.Duration{Duration: r.cfg.EpochLength}
+	c.Validator.Deadline = node.Duration{Duration: 10 * time.Second}
+	c.Validator.ProofTimeout = node.Duration{Duration: 10 * time.Second}
+	c.Validator.MinerTTL = node.Duration{Duration: 30 * time.Second}
+	c.Miner.Workers = 1
+	return c
+}
+
+// scoringConfig scales the reference and GPU classes by the run's scale so
+// simulated throughput scores like the real hardware it stands for.
+func (r *run) scoringConfig() scoring.Config {
+	c := scoring.DefaultConfig()
+	c.Reference.GPUFP16TFLOPS *= r.cfg.Scale
+	c.Reference.GPUFP32TFLOPS *= r.cfg.Scale
+	for i := range c.Classes {
+		c.Classes[i].FP16TFLOPS *= r.cfg.Scale
+		c.Classes[i].FP32TFLOPS *= r.cfg.Scale
+	}
+	return c
+}

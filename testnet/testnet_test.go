@@ -1,0 +1,60 @@
+package testnet
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestSmallTestnet runs a small network with a lazy miner and a spammer for
+// one short epoch and requires every self-check to pass and the report to
+// be written.
+func TestSmallTestnet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a network for about 20 s")
+	}
+	cfg := DefaultConfig()
+	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 3, 1, 8*time.Second
+	cfg.Profiles = []string{"H200", "A100", "CPU"}
+	cfg.Adversaries = []string{"lazy", "spammer", "dishonest-validator"}
+	cfg.Out = t.TempDir()
+	s, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range s.Checks {
+		if !c.OK {
+			t.Errorf("check failed: %s: %s", c.Name, c.Detail)
+		}
+	}
+	for _, f := range []string{"summary.json", "report.md", "report.html", "weights.png", "tflops.png", "detections.png", "gossip.png"} {
+		if st, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("report file %s missing or empty: %v", f, err)
+		}
+	}
+	if len(s.Gossip.Samples) == 0 {
+		t.Error("no gossip latency samples")
+	}
+}
+
+func TestParseAdversaries(t *testing.T) {
+	if a, err := ParseAdversaries("all"); err != nil || len(a) != len(Adversaries) {
+		t.Fatalf("all: %v %v", a, err)
+	}
+	if a, err := ParseAdversaries("lazy,lazy,spammer"); err != nil || len(a) != 2 {
+		t.Fatalf("list: %v %v", a, err)
+	}
+	if _, err := ParseAdversaries("lazy,gremlin"); err == nil {
+		t.Fatal("unknown adversary accepted")
+	}
+}
+
+func TestRoundTiles(t *testing.T) {
+	b := []byte{0xc1, 0x0a, 0, 0} // 2753: 12 bits, rounds to 2752 in fp16
+	roundTiles(b)
+	if v := int32(b[0]) | int32(b[1])<<8; v != 2752 {
+		t.Fatalf("2753 rounded to %d, want 2752", v)
+	}
+}
