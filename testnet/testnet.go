@@ -24,11 +24,11 @@ var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "ov
 
 // Config describes a testnet run.
 type Config struct {
-	Validators  int
-	Miners      int // honest miners; adversaries join beside them
+	Validators int
+	Miners     int // honest miners; adversaries join beside them
 	// Profiles names the honest miners' profiles in turn (default: all of
 	// Profiles, fastest first).
-	Profiles []string
+	Profiles    []string
 	Epochs      int // full epochs to run after the first partial one
 	EpochLength time.Duration
 	Seed        int64
