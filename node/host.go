@@ -122,6 +122,15 @@ func newPubSub(ctx context.Context, h host.Host, inspect func(map[peer.ID]float6
 		}),
 		pubsub.WithPeerScore(params, thresholds),
 		pubsub.WithMaxMessageSize(2 * protocol.MaxEnvelope(pb.MessageType_EPOCH_RECORD)),
+		// A round sends bursts of small messages (challenge, commitment,
+		// reveal per miner); the default 32-deep queues drop some of them,
+		// epoch records included, once a validator serves tens of miners.
+		pubsub.WithPeerOutboundQueueSize(1024),
+		// A node's own messages (challenges, commitments, reveals, epoch
+		// records) go to every topic peer, not only its mesh: miners are
+		// often connected to validators alone, outside their mesh.
+		pubsub.WithFloodPublish(true),
+		pubsub.WithValidateQueueSize(1024),
 	}
 	if inspect != nil {
 		opts = append(opts, pubsub.WithPeerScoreInspect(pubsub.ExtendedPeerScoreInspectFn(func(m map[peer.ID]*pubsub.PeerScoreSnapshot) {

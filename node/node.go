@@ -262,7 +262,7 @@ func (n *Node) publish(ctx context.Context, topic string, msg proto.Message) ([]
 
 // subscribe delivers each validated message of topic to f until ctx ends.
 func (n *Node) subscribe(ctx context.Context, topic string, f func(gossipVal)) error {
-	sub, err := n.topics[topic].Subscribe()
+	sub, err := n.topics[topic].Subscribe(pubsub.WithBufferSize(1024))
 	if err != nil {
 		return err
 	}

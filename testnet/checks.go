@@ -9,7 +9,7 @@ import (
 )
 
 // checks are the run's own expectations (issue: testnet).
-func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string) []report.Check {
+func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string, missing map[string][]uint64) []report.Check {
 	var out []report.Check
 	add := func(name string, ok bool, format string, args ...any) {
 		out = append(out, report.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
@@ -39,7 +39,12 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 	for _, e := range s.Epochs {
 		identical = identical && e.Identical
 	}
-	add("identical consensus on every node", identical, "%d epochs, %d nodes each", len(s.Epochs), s.Validators+s.Miners)
+	add("identical consensus on every node", identical, "%d epochs, %d nodes each (nodes lacking records excluded)", len(s.Epochs), s.Validators+s.Miners)
+	var lacking []string
+	for _, n := range sortedKeys(missing) {
+		lacking = append(lacking, fmt.Sprintf("%s lacks epochs %v", n, missing[n]))
+	}
+	add("every node holds every validator's epoch records", len(lacking) == 0, "%d nodes short: %s", len(lacking), truncate(strings.Join(lacking, "; "), 400))
 
 	var failing []string
 	for v, p := range audits {

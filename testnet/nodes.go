@@ -292,17 +292,7 @@ func (r *run) onEpochRecord(e uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.have[e]++
-	nodes, validators := 0, 0
-	for _, m := range r.members {
-		if m.node == nil {
-			continue
-		}
-		nodes++
-		if m.info.Role == string(node.RoleValidator) {
-			validators++
-		}
-	}
-	if r.have[e] == nodes*validators {
+	if r.have[e] == r.expected() {
 		select {
 		case r.epochsDone <- e:
 		default:
@@ -332,3 +322,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+

@@ -46,17 +46,30 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 		scorers[v] = &node.EpochScorer{Store: v.store, Validator: v.node.ID(), Config: sc}
 	}
 	flagged := map[string]bool{}
+	missing := map[string][]uint64{} // node → epochs whose records it lacks
 	for e := from; e <= to; e++ {
 		ep := report.Epoch{Epoch: e, Scores: map[string]map[string]float64{}, Weights: map[string]map[string]float64{},
 			Consensus: map[string]float64{}, Incentive: map[string]float64{}, Trust: map[string]float64{},
 			Verdicts: map[string]report.Verdicts{}, Identical: true}
-		for i, m := range append(append([]*member{}, validators...), miners...) {
+		first := true
+		for _, m := range append(append([]*member{}, validators...), miners...) {
+			held := 0
+			for ent, err := range m.store.EpochRecords(e, e) {
+				if err == nil && ent.Epoch == e {
+					held++
+				}
+			}
+			if held < len(validators) {
+				missing[m.info.Name] = append(missing[m.info.Name], e)
+				continue // its consensus lacks a record: compared below as missing
+			}
 			res, err := node.Consensus(m.store, e, nil, consensus.DefaultParams())
 			if err != nil {
 				return nil, fmt.Errorf("consensus of epoch %d on %s: %w", e, m.info.Name, err)
 			}
 			h := res.Hash()
-			if i == 0 {
+			if first {
+				first = false
 				ep.ConsensusHash = fmt.Sprintf("%x", h)
 				for j, mi := range res.Miners {
 					ep.Consensus[name(mi)], ep.Incentive[name(mi)] = res.Consensus[j], res.Incentive[j]
@@ -138,7 +151,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	}
 	sort.SliceStable(s.Detections, func(i, j int) bool { return s.Detections[i].AtSeconds < s.Detections[j].AtSeconds })
 	s.Gossip = r.latency()
-	s.Checks = r.checks(s, from, audits)
+	s.Checks = r.checks(s, from, audits, missing)
 	s.Passed = true
 	for _, c := range s.Checks {
 		s.Passed = s.Passed && c.OK
