@@ -341,7 +341,10 @@ func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
 		rec := v.opened.Msg.(*pb.EpochRecord)
 		if err := n.store.PutEpochRecord(rec.Epoch, []byte(v.opened.Author), v.opened.Raw); err != nil {
 			n.log.Error("storing epoch record failed", "validator", v.opened.Author, "epoch", rec.Epoch, "err", err)
-		} else if n.onEpoch != nil {
+			return
+		}
+		n.log.Info("epoch record stored", "validator", v.opened.Author, "epoch", rec.Epoch, "miners", len(rec.Weights))
+		if n.onEpoch != nil {
 			n.onEpoch(rec.Epoch, v.opened.Author)
 		}
 		return

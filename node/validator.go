@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
@@ -114,6 +115,9 @@ func (v *validator) startRound(ctx context.Context) {
 		case now.Sub(e.seen) > v.n.cfg.Validator.MinerTTL.Duration:
 			delete(v.miners, p)
 			v.n.log.Info("miner left (no announce)", "miner", p)
+		case v.n.host.Network().Connectedness(p) != network.Connected:
+			// Announced through a relay: tiles are fetched over a direct
+			// stream, so wait until this node is connected to the miner.
 		case !e.busy:
 			e.busy = true
 			picked = append(picked, p)

@@ -3,6 +3,7 @@ package testnet
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -100,6 +101,14 @@ func (r *run) startNodes(ctx context.Context) error {
 			}
 		}
 	}
+	return r.startAttackers(ctx, validators, func(ctx context.Context, a *attacker, v *member) error {
+		return a.connect(ctx, v.node.Host())
+	})
+}
+
+// startAttackers runs the spammer and the forger in this process, each
+// connected to every validator.
+func (r *run) startAttackers(ctx context.Context, validators []*member, connect func(context.Context, *attacker, *member) error) error {
 	for _, a := range r.cfg.Adversaries {
 		if a != "spammer" && a != "forger" {
 			continue
@@ -108,13 +117,16 @@ func (r *run) startNodes(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		r.mu.Lock()
 		r.attackers[att.host.ID()] = a
 		r.members = append(r.members, &member{info: report.Node{Name: a, PeerID: att.host.ID().String(), Role: "attacker", Adversary: a}})
+		r.mu.Unlock()
 		for _, v := range validators {
-			if err := att.connect(ctx, v.node.Host()); err != nil {
+			if err := connect(ctx, att, v); err != nil {
 				return err
 			}
 		}
+		victim := validators[0].key.GetPublic()
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
@@ -122,7 +134,7 @@ func (r *run) startNodes(ctx context.Context) error {
 			if a == "spammer" {
 				att.spam(ctx, 500*time.Millisecond)
 			} else {
-				att.forge(ctx, validators[0].node.Host().Peerstore().PubKey(validators[0].node.ID()), 500*time.Millisecond)
+				att.forge(ctx, victim, 500*time.Millisecond)
 			}
 		}()
 	}
@@ -139,20 +151,33 @@ func containsStr(s []string, x string) bool {
 }
 
 // newMember creates a node's home (key, config, Pebble store) under
-// Out/nodes and starts it.
+// Out/nodes and starts it in this process.
 func (r *run) newMember(ctx context.Context, name string, role node.Role, spec minerSpec) (*member, error) {
-	home := filepath.Join(r.cfg.Out, "nodes", name)
-	if err := os.RemoveAll(home); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return nil, err
-	}
-	key, err := node.CreateKey(home)
+	m, cfg, err := r.prepareHome(name, role, spec, nil)
 	if err != nil {
 		return nil, err
 	}
+	if err := r.startNode(ctx, m, cfg, spec, r); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// prepareHome writes a node's key and config; bootstrap peers, if any, go
+// into the config.
+func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap []string) (*member, node.Config, error) {
+	home := filepath.Join(r.cfg.Out, "nodes", name)
 	cfg := r.nodeConfig()
+	if err := os.RemoveAll(home); err != nil {
+		return nil, cfg, err
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, cfg, err
+	}
+	key, err := node.CreateKey(home)
+	if err != nil {
+		return nil, cfg, err
+	}
 	if role == node.RoleValidator {
 		n := r.cfg.Validators
 		if containsStr(r.cfg.Adversaries, "dishonest-validator") {
@@ -160,59 +185,98 @@ func (r *run) newMember(ctx context.Context, name string, role node.Role, spec m
 		}
 		cfg.Validator.RoundOffset = node.Duration{Duration: cfg.Validator.RoundInterval.Duration * time.Duration(spec.offset) / time.Duration(n)}
 	}
-	if err := node.WriteConfig(home, cfg, "testnet"); err != nil {
-		return nil, err
+	if role == node.RoleMiner && profileByName(spec.profile).GPU == "" {
+		cfg.Miner.MaxOutputBytes = 64 << 10 // a CPU miner takes the smallest challenges
 	}
-	st, err := store.Open(filepath.Join(home, node.StoreDir), store.Options{})
-	if err != nil {
-		return nil, err
+	cfg.Node.Bootstrap = bootstrap
+	if r.cfg.Procs {
+		port, err := freePort()
+		if err != nil {
+			return nil, cfg, err
+		}
+		cfg.Node.Listen = []string{fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port)}
+	}
+	if err := node.WriteConfig(home, cfg, "testnet"); err != nil {
+		return nil, cfg, err
 	}
 	id, _ := peer.IDFromPrivateKey(key)
-	m := &member{home: home, key: key, store: st,
+	m := &member{home: home, key: key, id: id,
 		info: report.Node{Name: name, PeerID: id.String(), Role: string(role), Adversary: spec.adversary}}
+	if role == node.RoleMiner {
+		p := profileByName(spec.profile)
+		m.info.Profile, m.info.ProfileTFLOPS, m.info.SimTFLOPS = p.Name, p.FP16TFLOPS, p.FP16TFLOPS*r.cfg.Scale
+	}
+	if len(cfg.Node.Listen) == 1 && r.cfg.Procs {
+		m.addr = cfg.Node.Listen[0] + "/p2p/" + id.String()
+	}
+	r.mu.Lock()
+	r.members = append(r.members, m)
+	r.byID[id] = m
+	r.mu.Unlock()
+	return m, cfg, nil
+}
+
+// events receives what a node reports: in process the run itself, in a
+// child process (--procs) a writer of JSON lines the parent reads.
+type events interface {
+	round(validator string, rec *store.RoundRecord)
+	gossip(self peer.ID, topic string, o *protocol.Opened, at time.Time)
+	epochRecord(e uint64)
+	scores(s map[peer.ID]float64)
+}
+
+// startNode opens m's store and runs its node until ctx ends.
+func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec minerSpec, ev events) error {
+	st, err := store.Open(filepath.Join(m.home, node.StoreDir), store.Options{})
+	if err != nil {
+		return err
+	}
+	m.store = st
+	name, id := m.info.Name, m.id
 	sc := r.scoringConfig()
-	o := node.Options{Config: cfg, Role: role, Key: key, Store: st, Scoring: &sc,
+	role := node.Role(m.info.Role)
+	o := node.Options{Config: cfg, Role: role, Key: m.key, Store: st, Scoring: &sc,
 		Logger:        r.cfg.Log.With("name", name),
-		OnEpochRecord: func(e uint64, _ peer.ID) { r.onEpochRecord(e) },
-		OnGossip:      func(topic string, o *protocol.Opened, at time.Time) { r.onGossip(id, topic, o, at) },
+		OnEpochRecord: func(e uint64, _ peer.ID) { ev.epochRecord(e) },
+		OnGossip:      func(topic string, o *protocol.Opened, at time.Time) { ev.gossip(id, topic, o, at) },
 	}
 	switch role {
 	case node.RoleValidator:
-		o.OnRecord = func(rec *store.RoundRecord) { r.onRound(m, rec) }
-		o.OnScores = func(s map[peer.ID]float64) { r.onScores(s) }
+		o.OnRecord = func(rec *store.RoundRecord) { ev.round(name, rec) }
+		o.OnScores = ev.scores
 		if spec.adversary == "dishonest-validator" {
 			o.AlterEpochRecord = skewWeights
 		}
 	case node.RoleMiner:
 		p := profileByName(spec.profile)
-		m.info.Profile, m.info.ProfileTFLOPS, m.info.SimTFLOPS = p.Name, p.FP16TFLOPS, p.FP16TFLOPS*r.cfg.Scale
-		o.Backend = &simBackend{simTFLOPS: m.info.SimTFLOPS, extra: spec.extra, mode: spec.mode, share: spec.share}
+		o.Backend = &simBackend{simTFLOPS: p.FP16TFLOPS * r.cfg.Scale, extra: spec.extra, mode: spec.mode, share: spec.share}
 		shown := p
 		if spec.announce != "" {
 			shown = profileByName(spec.announce)
 		}
 		o.Hardware, o.GPUs = shown.Host, announcedGPUs(shown.GPU, shown.MemoryMB)
-		if p.GPU == "" {
-			cfg.Miner.MaxOutputBytes = 64 << 10 // a CPU miner takes the smallest challenges
-			o.Config = cfg
-		}
 	}
 	n, err := node.New(ctx, o)
 	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	m.node = n
-	r.mu.Lock()
-	r.members = append(r.members, m)
-	r.byID[id] = m
-	r.mu.Unlock()
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
 		n.Run(ctx)
 	}()
-	return m, nil
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // skewWeights is the dishonest validator: whatever its evidence says, it
@@ -235,43 +299,73 @@ func skewWeights(rec *pb.EpochRecord) {
 	}
 }
 
-func (r *run) onRound(v *member, rec *store.RoundRecord) {
+func (r *run) round(validator string, rec *store.RoundRecord) {
+	ev := roundEvent{Epoch: rec.Epoch, Round: rec.Round, Validator: validator, Miner: peer.ID(rec.Miner).String(),
+		Verified: rec.Verdict == store.VerdictVerified, Reason: rec.Reason, TFLOPS: rec.TFLOPS, Sent: rec.SentUnixNano}
+	if o, err := protocol.Decode(rec.Challenge, pb.MessageType_CHALLENGE); err == nil {
+		id := protocol.ID(o.Body)
+		ev.Challenge = id[:]
+	}
+	r.onRound(ev)
+}
+
+// roundEvent is a round verdict as a node reports it.
+type roundEvent struct {
+	Epoch, Round uint64
+	Validator    string // name
+	Miner        string // peer ID
+	Verified     bool
+	Reason       string
+	TFLOPS       float64
+	Sent         int64  // challenge publication, unix ns
+	Challenge    []byte // its ID
+}
+
+func (r *run) onRound(e roundEvent) {
 	now := time.Since(r.start).Seconds()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	m := r.byID[peer.ID(rec.Miner)]
-	name := peer.ID(rec.Miner).String()
+	m := r.byID[mustPeer(e.Miner)]
+	name := e.Miner
 	if m != nil {
 		name = m.info.Name
 	}
-	round := report.Round{Epoch: rec.Epoch, Round: rec.Round, Validator: v.info.Name, Miner: name,
-		Verified: rec.Verdict == store.VerdictVerified, Reason: rec.Reason, TFLOPS: rec.TFLOPS, AtSeconds: now}
+	rec := struct {
+		Epoch, Round uint64
+		Reason       string
+	}{e.Epoch, e.Round, e.Reason}
+	round := report.Round{Epoch: e.Epoch, Round: e.Round, Validator: e.Validator, Miner: name,
+		Verified: e.Verified, Reason: e.Reason, TFLOPS: e.TFLOPS, AtSeconds: now}
 	r.rounds = append(r.rounds, round)
-	if o, err := protocol.Decode(rec.Challenge, pb.MessageType_CHALLENGE); err == nil {
-		r.sent[protocol.ID(o.Body)] = time.Unix(0, rec.SentUnixNano)
+	if len(e.Challenge) == 32 {
+		r.sent[[32]byte(e.Challenge)] = time.Unix(0, e.Sent)
 	}
 	if !round.Verified && m != nil {
 		d := report.Detection{Adversary: m.info.Adversary, Node: name, Epoch: rec.Epoch, Round: rec.Round,
 			Kind: "failed-round", Detail: rec.Reason, AtSeconds: now}
 		r.detections = append(r.detections, d)
 		if m.info.Adversary != "" {
-			r.progress("%s caught by %s: %s", name, v.info.Name, rec.Reason)
+			r.progress("%s caught by %s: %s", name, e.Validator, rec.Reason)
 		}
 	}
 }
 
-func (r *run) onGossip(self peer.ID, topic string, o *protocol.Opened, at time.Time) {
+func (r *run) gossip(self peer.ID, topic string, o *protocol.Opened, at time.Time) {
 	if topic != protocol.TopicChallenge {
 		return
 	}
 	if c := o.Msg.(*pb.Challenge); peer.ID(c.Miner) == self {
-		r.mu.Lock()
-		r.received[protocol.ID(o.Body)] = at
-		r.mu.Unlock()
+		r.onReceived(protocol.ID(o.Body), at)
 	}
 }
 
-func (r *run) onScores(s map[peer.ID]float64) {
+func (r *run) onReceived(id [32]byte, at time.Time) {
+	r.mu.Lock()
+	r.received[id] = at
+	r.mu.Unlock()
+}
+
+func (r *run) scores(s map[peer.ID]float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for p, class := range r.attackers {
@@ -288,7 +382,7 @@ func (r *run) onScores(s map[peer.ID]float64) {
 
 // onEpochRecord counts stored records; an epoch is done when every node
 // holds every validator's record.
-func (r *run) onEpochRecord(e uint64) {
+func (r *run) epochRecord(e uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.have[e]++
@@ -300,9 +394,11 @@ func (r *run) onEpochRecord(e uint64) {
 	}
 }
 
-// stop ends every node and attacker; stores stay open for the summary.
+// stop ends every node and attacker; stores stay open (or, with
+// --procs, are opened) for the summary.
 func (r *run) stop() {
 	r.cancel()
+	r.stopChildren()
 	r.wg.Wait()
 }
 

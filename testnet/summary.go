@@ -43,7 +43,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	sc := r.scoringConfig()
 	scorers := map[*member]*node.EpochScorer{}
 	for _, v := range validators {
-		scorers[v] = &node.EpochScorer{Store: v.store, Validator: v.node.ID(), Config: sc}
+		scorers[v] = &node.EpochScorer{Store: v.store, Validator: v.id, Config: sc}
 	}
 	flagged := map[string]bool{}
 	missing := map[string][]uint64{} // node → epochs whose records it lacks
@@ -106,7 +106,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 					}
 				}
 			}
-			if raw, err := v.store.EpochRecord(e, []byte(v.node.ID())); err == nil {
+			if raw, err := v.store.EpochRecord(e, []byte(v.id)); err == nil {
 				if o, err := protocol.Open(raw, pb.MessageType_EPOCH_RECORD); err == nil {
 					ep.Weights[v.info.Name] = map[string]float64{}
 					for _, w := range o.Msg.(*pb.EpochRecord).Weights {
@@ -132,7 +132,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	// records contradict its evidence.
 	audits := map[string][]string{}
 	for _, v := range validators {
-		rep, err := node.Audit(v.store, node.AuditOptions{Scoring: sc, Consensus: consensus.DefaultParams(), Local: []peer.ID{v.node.ID()}})
+		rep, err := node.Audit(v.store, node.AuditOptions{Scoring: sc, Consensus: consensus.DefaultParams(), Local: []peer.ID{v.id}})
 		if err != nil {
 			return nil, err
 		}

@@ -36,7 +36,11 @@ type Config struct {
 	Adversaries []string // classes from Adversaries
 	// Scale maps a profile's TFLOPS to the paced CPU backend's: small
 	// enough that a 2-core machine delivers every miner's simulated rate.
-	Scale    float64
+	Scale float64
+	// Procs runs every node (a sybil pair shares one) as its own OS process:
+	// Exe testnet-node --spec FILE, reporting events as JSON lines.
+	Procs    bool
+	Exe      string // the pog binary for --procs; default os.Executable()
 	Log      *slog.Logger
 	Progress io.Writer // one line per event worth watching; nil: quiet
 }
@@ -69,10 +73,12 @@ func ParseAdversaries(s string) ([]string, error) {
 // member is one node of the testnet.
 type member struct {
 	info  report.Node
-	node  *node.Node
+	id    peer.ID
+	node  *node.Node // nil with --procs: it runs in a child process
 	store *store.Store
 	home  string
 	key   crypto.PrivKey
+	addr  string // --procs: the multiaddr it listens on, with /p2p
 }
 
 // run is the state of one testnet run.
@@ -93,6 +99,7 @@ type run struct {
 	scoreSeen  map[peer.ID]bool       // attackers already scored below zero
 	attackers  map[peer.ID]string     // attacker host → adversary class
 	epochsDone chan uint64
+	children   []*child // --procs
 }
 
 func (r *run) progress(format string, args ...any) {
@@ -109,7 +116,7 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 		return nil, errors.New("testnet: need at least 1 validator, 1 miner, 1 epoch, a 1s epoch length and a positive scale")
 	}
 	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
+		cfg.Log = nopLogger()
 	}
 	r := &run{cfg: cfg, start: time.Now(), byID: map[peer.ID]*member{}, sent: map[[32]byte]time.Time{},
 		received: map[[32]byte]time.Time{}, have: map[uint64]int{}, scoreSeen: map[peer.ID]bool{},
@@ -117,7 +124,11 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	r.cancel = cancel
 	defer cancel()
-	if err := r.startNodes(ctx); err != nil {
+	start := r.startNodes
+	if cfg.Procs {
+		start = r.startProcs
+	}
+	if err := start(ctx); err != nil {
 		r.stop()
 		return nil, err
 	}
@@ -166,16 +177,18 @@ wait:
 func (r *run) expected() int {
 	nodes, validators := 0, 0
 	for _, m := range r.members {
-		if m.node == nil {
-			continue
-		}
-		nodes++
-		if m.info.Role == "validator" {
+		switch m.info.Role {
+		case "validator":
 			validators++
+			nodes++
+		case "miner":
+			nodes++
 		}
 	}
 	return nodes * validators
 }
+
+func nopLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func epochAt(t time.Time, l time.Duration) uint64 { return uint64(t.UnixNano() / int64(l)) }
 

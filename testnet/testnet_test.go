@@ -3,6 +3,7 @@ package testnet
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -36,6 +37,36 @@ func TestSmallTestnet(t *testing.T) {
 	}
 	if len(s.Gossip.Samples) == 0 {
 		t.Error("no gossip latency samples")
+	}
+}
+
+// TestProcsTestnet runs every node as its own OS process (pog
+// testnet-node), with a sybil pair sharing one, and requires every check
+// to pass.
+func TestProcsTestnet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds pog and runs a network of processes for about 20 s")
+	}
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "pog")
+	build := exec.Command("go", "build", "-o", exe, "../cmd/pog")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 2, 1, 8*time.Second
+	cfg.Profiles = []string{"H200", "A100"}
+	cfg.Adversaries = []string{"sybil", "forger"}
+	cfg.Out, cfg.Procs, cfg.Exe = filepath.Join(dir, "out"), true, exe
+	s, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range s.Checks {
+		if !c.OK {
+			t.Errorf("check failed: %s: %s", c.Name, c.Detail)
+		}
 	}
 }
 

@@ -139,6 +139,16 @@ func TestThreeProcesses(t *testing.T) {
 			t.Fatalf("no verified round for every miner and epoch record in time: %v", miners)
 		}
 	}
+	// The validator's records are worth checking on a miner's home too:
+	// wait until miner1 has stored one that weighs both miners.
+	for stored := false; !stored; {
+		select {
+		case ev := <-mprocs[0].events:
+			stored = ev["msg"] == "epoch record stored" && ev["miners"] == float64(2)
+		case <-deadline:
+			t.Fatal("miner1 stored no epoch record weighing both miners")
+		}
+	}
 	v.stop(t, 20*time.Second)
 	for _, m := range mprocs {
 		m.stop(t, 20*time.Second)
@@ -158,12 +168,15 @@ func TestThreeProcesses(t *testing.T) {
 
 	// The epoch tools on the validator's home, and on a miner's (which holds
 	// the validator's epoch records too).
-	var epochs []epochRow
+	var epochs, minerEpochs []epochRow
 	json.Unmarshal([]byte(pogOut(t, bin, "epochs", "--home", homes["validator"], "--json")), &epochs)
-	if len(epochs) == 0 {
-		t.Fatal("pog epochs lists no records")
+	json.Unmarshal([]byte(pogOut(t, bin, "epochs", "--home", homes["miner1"], "--json")), &minerEpochs)
+	if len(epochs) == 0 || len(minerEpochs) == 0 {
+		t.Fatalf("pog epochs lists %d records on the validator, %d on a miner", len(epochs), len(minerEpochs))
 	}
-	last := epochs[len(epochs)-1].Epoch
+	// The validator's newest record may not have reached the miner before
+	// it stopped: ask about one the miner holds.
+	last := minerEpochs[len(minerEpochs)-1].Epoch
 	var w weightsOut
 	json.Unmarshal([]byte(pogOut(t, bin, "weights", "--home", homes["miner1"], "--epoch", fmt.Sprint(last), "--json")), &w)
 	if w.Hash == "" || len(w.Trust) != 1 {

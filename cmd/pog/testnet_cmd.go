@@ -17,6 +17,23 @@ import (
 
 func init() {
 	commands["testnet"] = command{"run a local network: validators, miners on simulated GPUs, adversaries; write a report", runTestnet}
+	commands["testnet-node"] = command{"(internal) run the nodes of one pog testnet --procs child", runTestnetNode}
+}
+
+func runTestnetNode(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pog testnet-node", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	spec := fs.String("spec", "", "child spec written by pog testnet --procs")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := testnet.RunChild(ctx, *spec, stdout); err != nil {
+		fmt.Fprintf(stderr, "pog testnet-node: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 func runTestnet(args []string, stdout, stderr io.Writer) int {
@@ -32,6 +49,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	adv := fs.String("adversaries", "", "adversary classes to add beside honest miners: a comma-separated list of "+
 		strings.Join(testnet.Adversaries, ", ")+", or all")
 	logLevel := fs.String("log-level", "", "write node logs to OUT/nodes.log at this level (debug, info, warn, error)")
+	procs := fs.Bool("procs", false, "run every node as its own OS process (a sybil pair shares one)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -43,6 +61,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	cfg := d
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength, cfg.Seed, cfg.Out, cfg.Adversaries = *validators, *miners, *epochs, *epochLength, *seed, *out, advs
 	cfg.Progress = stderr
+	cfg.Procs = *procs
 	if *logLevel != "" {
 		var lvl slog.Level
 		if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {

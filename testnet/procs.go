@@ -1,0 +1,300 @@
+package testnet
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/store"
+)
+
+// childSpec is what a child process runs: one node, or a sybil pair.
+type childSpec struct {
+	Out         string        `json:"out"`
+	Scale       float64       `json:"scale"`
+	EpochLength time.Duration `json:"epoch_length"`
+	Validators  int           `json:"validators"`
+	Adversaries []string      `json:"adversaries"`
+	Members     []childMember `json:"members"`
+}
+
+type childMember struct {
+	Name      string        `json:"name"`
+	Role      string        `json:"role"`
+	Profile   string        `json:"profile,omitempty"`
+	Adversary string        `json:"adversary,omitempty"`
+	Mode      string        `json:"mode,omitempty"`
+	Announce  string        `json:"announce,omitempty"`
+	Extra     time.Duration `json:"extra,omitempty"`
+	Offset    int           `json:"offset,omitempty"`
+	Sybil     bool          `json:"sybil,omitempty"`
+}
+
+// event is one JSON line from a child.
+type event struct {
+	Kind      string             `json:"k"`
+	Round     *roundEvent        `json:"round,omitempty"`
+	Challenge []byte             `json:"cid,omitempty"`
+	At        int64              `json:"at,omitempty"`
+	Epoch     uint64             `json:"epoch,omitempty"`
+	Scores    map[string]float64 `json:"scores,omitempty"`
+}
+
+type child struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startProcs prepares every home here and runs each node in a child
+// process; attackers stay in this process.
+func (r *run) startProcs(ctx context.Context) error {
+	exe := r.cfg.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(r.cfg.Out, 0o755); err != nil {
+		return err
+	}
+	var groups [][]childMember
+	var vaddrs []string
+	var validators []*member
+	addV := func(name, adv string, offset int) error {
+		spec := minerSpec{adversary: adv, offset: offset}
+		m, _, err := r.prepareHome(name, node.RoleValidator, spec, append([]string(nil), vaddrs...))
+		if err != nil {
+			return err
+		}
+		vaddrs = append(vaddrs, m.addr)
+		validators = append(validators, m)
+		groups = append(groups, []childMember{{Name: name, Role: "validator", Adversary: adv, Offset: offset}})
+		return nil
+	}
+	for i := 0; i < r.cfg.Validators; i++ {
+		if err := addV(fmt.Sprintf("validator-%d", i+1), "", i); err != nil {
+			return err
+		}
+	}
+	if containsStr(r.cfg.Adversaries, "dishonest-validator") {
+		if err := addV("validator-dishonest", "dishonest-validator", r.cfg.Validators); err != nil {
+			return err
+		}
+	}
+	var sybil []childMember
+	for _, s := range r.minerSpecs() {
+		if _, _, err := r.prepareHome(s.name, node.RoleMiner, s, vaddrs); err != nil {
+			return err
+		}
+		cm := childMember{Name: s.name, Role: "miner", Profile: s.profile, Adversary: s.adversary, Mode: s.mode,
+			Announce: s.announce, Extra: s.extra, Sybil: s.share != nil}
+		if cm.Sybil {
+			sybil = append(sybil, cm)
+		} else {
+			groups = append(groups, []childMember{cm})
+		}
+	}
+	if len(sybil) > 0 {
+		groups = append(groups, sybil)
+	}
+	for i, g := range groups {
+		spec := childSpec{Out: r.cfg.Out, Scale: r.cfg.Scale, EpochLength: r.cfg.EpochLength, Validators: r.cfg.Validators,
+			Adversaries: r.cfg.Adversaries, Members: g}
+		path := filepath.Join(r.cfg.Out, "nodes", fmt.Sprintf("child-%d.json", i))
+		b, _ := json.Marshal(spec)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			return err
+		}
+		cmd := exec.Command(exe, "testnet-node", "--spec", path)
+		cmd.Stderr = io.Discard
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("starting %s: %w", exe, err)
+		}
+		c := &child{cmd: cmd, done: make(chan error, 1)}
+		r.children = append(r.children, c)
+		go func() {
+			sc := bufio.NewScanner(out)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			for sc.Scan() {
+				var ev event
+				if json.Unmarshal(sc.Bytes(), &ev) == nil {
+					r.onEvent(ev)
+				}
+			}
+			c.done <- cmd.Wait()
+		}()
+	}
+	return r.startAttackers(ctx, validators, func(ctx context.Context, a *attacker, v *member) error {
+		info, err := peer.AddrInfoFromString(v.addr)
+		if err != nil {
+			return err
+		}
+		// The validator process may still be starting: retry briefly.
+		for i := 0; ; i++ {
+			if err = a.host.Connect(ctx, *info); err == nil || i == 50 {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	})
+}
+
+func (r *run) onEvent(ev event) {
+	switch ev.Kind {
+	case "round":
+		if ev.Round != nil {
+			r.onRound(*ev.Round)
+		}
+	case "recv":
+		if len(ev.Challenge) == 32 {
+			r.onReceived([32]byte(ev.Challenge), time.Unix(0, ev.At))
+		}
+	case "epoch":
+		r.epochRecord(ev.Epoch)
+	case "scores":
+		s := map[peer.ID]float64{}
+		for k, v := range ev.Scores {
+			if p, err := peer.Decode(k); err == nil {
+				s[p] = v
+			}
+		}
+		r.scores(s)
+	}
+}
+
+// stopChildren asks every child to stop and waits for it, then opens the
+// homes' stores for the summary.
+func (r *run) stopChildren() {
+	for _, c := range r.children {
+		c.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, c := range r.children {
+		select {
+		case <-c.done:
+		case <-time.After(30 * time.Second):
+			c.cmd.Process.Kill()
+			<-c.done
+		}
+	}
+	for _, m := range r.members {
+		if m.home != "" && m.store == nil {
+			if st, err := store.Open(filepath.Join(m.home, node.StoreDir), store.Options{}); err == nil {
+				m.store = st
+			}
+		}
+	}
+}
+
+// emitter writes a child's events as JSON lines.
+type emitter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (e *emitter) emit(ev event) {
+	b, _ := json.Marshal(ev)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.w.Write(append(b, '\n'))
+}
+
+func (e *emitter) round(validator string, rec *store.RoundRecord) {
+	ev := roundEvent{Epoch: rec.Epoch, Round: rec.Round, Validator: validator, Miner: peer.ID(rec.Miner).String(),
+		Verified: rec.Verdict == store.VerdictVerified, Reason: rec.Reason, TFLOPS: rec.TFLOPS, Sent: rec.SentUnixNano}
+	if o, err := protocol.Decode(rec.Challenge, pb.MessageType_CHALLENGE); err == nil {
+		id := protocol.ID(o.Body)
+		ev.Challenge = id[:]
+	}
+	e.emit(event{Kind: "round", Round: &ev})
+}
+
+func (e *emitter) gossip(self peer.ID, topic string, o *protocol.Opened, at time.Time) {
+	if topic != protocol.TopicChallenge {
+		return
+	}
+	if c := o.Msg.(*pb.Challenge); peer.ID(c.Miner) == self {
+		id := protocol.ID(o.Body)
+		e.emit(event{Kind: "recv", Challenge: id[:], At: at.UnixNano()})
+	}
+}
+
+func (e *emitter) epochRecord(ep uint64) { e.emit(event{Kind: "epoch", Epoch: ep}) }
+
+func (e *emitter) scores(s map[peer.ID]float64) {
+	out := map[string]float64{}
+	for p, v := range s {
+		out[p.String()] = v
+	}
+	e.emit(event{Kind: "scores", Scores: out})
+}
+
+// RunChild runs the nodes a --procs parent described in specPath until ctx
+// ends, writing events to w.
+func RunChild(ctx context.Context, specPath string, w io.Writer) error {
+	b, err := os.ReadFile(specPath)
+	if err != nil {
+		return err
+	}
+	var spec childSpec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return fmt.Errorf("spec %s: %w", specPath, err)
+	}
+	cfg := DefaultConfig()
+	cfg.Out, cfg.Scale, cfg.EpochLength, cfg.Validators, cfg.Adversaries = spec.Out, spec.Scale, spec.EpochLength, spec.Validators, spec.Adversaries
+	cfg.Log = nopLogger()
+	r := &run{cfg: cfg, start: time.Now(), byID: map[peer.ID]*member{}}
+	em := &emitter{w: w}
+	var share *sybilShare
+	for _, cm := range spec.Members {
+		home := filepath.Join(spec.Out, "nodes", cm.Name)
+		key, err := node.LoadKey(home)
+		if err != nil {
+			return err
+		}
+		ncfg, err := node.LoadConfig(home)
+		if err != nil {
+			return err
+		}
+		id, _ := peer.IDFromPrivateKey(key)
+		m := &member{home: home, key: key, id: id}
+		m.info.Name, m.info.Role, m.info.Adversary = cm.Name, cm.Role, cm.Adversary
+		ms := minerSpec{name: cm.Name, profile: cm.Profile, adversary: cm.Adversary, mode: cm.Mode, announce: cm.Announce, extra: cm.Extra, offset: cm.Offset}
+		if cm.Sybil {
+			if share == nil {
+				share = newSybilShare()
+			}
+			ms.share = share
+		}
+		if err := r.startNode(ctx, m, ncfg, ms, em); err != nil {
+			return err
+		}
+		r.members = append(r.members, m)
+	}
+	<-ctx.Done()
+	r.wg.Wait()
+	for _, m := range r.members {
+		m.store.Close()
+	}
+	return nil
+}
