@@ -153,7 +153,7 @@ func containsStr(s []string, x string) bool {
 // newMember creates a node's home (key, config, Pebble store) under
 // Out/nodes and starts it in this process.
 func (r *run) newMember(ctx context.Context, name string, role node.Role, spec minerSpec) (*member, error) {
-	m, cfg, err := r.prepareHome(name, role, spec, nil)
+	m, cfg, err := r.prepareHome(name, role, spec, nil, "")
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (r *run) newMember(ctx context.Context, name string, role node.Role, spec m
 
 // prepareHome writes a node's key and config; bootstrap peers, if any, go
 // into the config.
-func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap []string) (*member, node.Config, error) {
+func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap []string, listen string) (*member, node.Config, error) {
 	home := filepath.Join(r.cfg.Out, "nodes", name)
 	cfg := r.nodeConfig()
 	if err := os.RemoveAll(home); err != nil {
@@ -189,7 +189,10 @@ func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap
 		cfg.Miner.MaxOutputBytes = 64 << 10 // a CPU miner takes the smallest challenges
 	}
 	cfg.Node.Bootstrap = bootstrap
-	if r.cfg.Procs {
+	switch {
+	case listen != "":
+		cfg.Node.Listen = []string{listen}
+	case r.cfg.Procs:
 		port, err := freePort()
 		if err != nil {
 			return nil, cfg, err

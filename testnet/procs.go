@@ -70,35 +70,27 @@ func (r *run) startProcs(ctx context.Context) error {
 	if err := os.MkdirAll(r.cfg.Out, 0o755); err != nil {
 		return err
 	}
-	var groups [][]childMember
-	var vaddrs []string
-	var validators []*member
-	addV := func(name, adv string, offset int) error {
-		spec := minerSpec{adversary: adv, offset: offset}
-		m, _, err := r.prepareHome(name, node.RoleValidator, spec, append([]string(nil), vaddrs...))
+	if r.cfg.Netns {
+		lab, err := newNetLab()
 		if err != nil {
 			return err
 		}
-		vaddrs = append(vaddrs, m.addr)
-		validators = append(validators, m)
-		groups = append(groups, []childMember{{Name: name, Role: "validator", Adversary: adv, Offset: offset}})
-		return nil
+		r.lab = lab
 	}
-	for i := 0; i < r.cfg.Validators; i++ {
-		if err := addV(fmt.Sprintf("validator-%d", i+1), "", i); err != nil {
-			return err
-		}
+	// Groups are child processes: validators first, so every miner can
+	// bootstrap from all of them.
+	var groups [][]childMember
+	nv := r.cfg.Validators
+	for i := 0; i < nv; i++ {
+		groups = append(groups, []childMember{{Name: fmt.Sprintf("validator-%d", i+1), Role: "validator", Offset: i}})
 	}
 	if containsStr(r.cfg.Adversaries, "dishonest-validator") {
-		if err := addV("validator-dishonest", "dishonest-validator", r.cfg.Validators); err != nil {
-			return err
-		}
+		groups = append(groups, []childMember{{Name: "validator-dishonest", Role: "validator", Adversary: "dishonest-validator", Offset: nv}})
 	}
 	var sybil []childMember
+	specs := map[string]minerSpec{}
 	for _, s := range r.minerSpecs() {
-		if _, _, err := r.prepareHome(s.name, node.RoleMiner, s, vaddrs); err != nil {
-			return err
-		}
+		specs[s.name] = s
 		cm := childMember{Name: s.name, Role: "miner", Profile: s.profile, Adversary: s.adversary, Mode: s.mode,
 			Announce: s.announce, Extra: s.extra, Sybil: s.share != nil}
 		if cm.Sybil {
@@ -110,6 +102,46 @@ func (r *run) startProcs(ctx context.Context) error {
 	if len(sybil) > 0 {
 		groups = append(groups, sybil)
 	}
+	var vaddrs []string
+	var validators []*member
+	nss := make([]string, len(groups))
+	honestMiners := 0
+	for gi, g := range groups {
+		host := "127.0.0.1"
+		if r.lab != nil {
+			ns, addr, err := r.lab.host(gi, r.cfg.NetemDelay, r.cfg.NetemLoss)
+			if err != nil {
+				return err
+			}
+			nss[gi], host = ns, addr
+		}
+		for j, cm := range g {
+			listen := ""
+			if r.lab != nil {
+				listen = fmt.Sprintf("/ip4/%s/tcp/%d", host, 4001+j)
+			}
+			if cm.Role == "validator" {
+				m, _, err := r.prepareHome(cm.Name, node.RoleValidator, minerSpec{adversary: cm.Adversary, offset: cm.Offset}, append([]string(nil), vaddrs...), listen)
+				if err != nil {
+					return err
+				}
+				vaddrs = append(vaddrs, m.addr)
+				validators = append(validators, m)
+				continue
+			}
+			if _, _, err := r.prepareHome(cm.Name, node.RoleMiner, specs[cm.Name], vaddrs, listen); err != nil {
+				return err
+			}
+			// Half the honest miners are the ones a partition cuts off.
+			if cm.Adversary == "" {
+				if honestMiners%2 == 0 {
+					r.cut = append(r.cut, gi)
+					r.cutNames = append(r.cutNames, cm.Name)
+				}
+				honestMiners++
+			}
+		}
+	}
 	for i, g := range groups {
 		spec := childSpec{Out: r.cfg.Out, Scale: r.cfg.Scale, EpochLength: r.cfg.EpochLength, Validators: r.cfg.Validators,
 			Adversaries: r.cfg.Adversaries, Members: g}
@@ -119,6 +151,9 @@ func (r *run) startProcs(ctx context.Context) error {
 			return err
 		}
 		cmd := exec.Command(exe, "testnet-node", "--spec", path)
+		if r.lab != nil {
+			cmd = exec.Command("ip", "netns", "exec", nss[i], exe, "testnet-node", "--spec", path)
+		}
 		cmd.Stderr = io.Discard
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -196,6 +231,9 @@ func (r *run) stopChildren() {
 			c.cmd.Process.Kill()
 			<-c.done
 		}
+	}
+	if r.lab != nil {
+		r.lab.close()
 	}
 	for _, m := range r.members {
 		if m.home != "" && m.store == nil {
@@ -297,4 +335,35 @@ func RunChild(ctx context.Context, specPath string, w io.Writer) error {
 		m.store.Close()
 	}
 	return nil
+}
+
+// partition cuts the chosen miners' links two seconds into epoch e for two
+// round intervals, then restores them.
+func (r *run) partition(ctx context.Context, e uint64) {
+	defer r.wg.Done()
+	at := time.Unix(0, int64(e)*int64(r.cfg.EpochLength)).Add(2 * time.Second)
+	hold := 2 * r.nodeConfig().Validator.RoundInterval.Duration
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(time.Until(at)):
+	}
+	r.mu.Lock()
+	r.cutFrom = time.Since(r.start)
+	r.mu.Unlock()
+	for _, h := range r.cut {
+		r.lab.cut(h, true)
+	}
+	r.progress("partition: validators cut off from %v", r.cutNames)
+	select {
+	case <-ctx.Done():
+	case <-time.After(hold):
+	}
+	for _, h := range r.cut {
+		r.lab.cut(h, false)
+	}
+	r.mu.Lock()
+	r.cutTo = time.Since(r.start)
+	r.mu.Unlock()
+	r.progress("partition healed")
 }

@@ -101,7 +101,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 						AtSeconds: float64(int64(e+1)*int64(r.cfg.EpochLength)-r.start.UnixNano()) / 1e9}
 					if m.info.Adversary != "" {
 						r.detections = append(r.detections, d)
-					} else if !benignFlag(f) {
+					} else if !benignFlag(f) && !r.partitioned(d) {
 						s.FalsePositives = append(s.FalsePositives, d)
 					}
 				}
@@ -144,7 +144,9 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	}
 	for _, d := range r.detections {
 		if d.Adversary == "" {
-			s.FalsePositives = append(s.FalsePositives, d)
+			if !r.partitioned(d) {
+				s.FalsePositives = append(s.FalsePositives, d)
+			}
 		} else {
 			s.Detections = append(s.Detections, d)
 		}
@@ -185,4 +187,21 @@ func (r *run) latency() report.Latency {
 	}
 	l.P50, l.P90, l.P99 = pct(0.5), pct(0.9), pct(0.99)
 	return l
+}
+
+// partitioned tells a consequence of the deliberate partition (--netns
+// --partition) apart from a false accusation: a cut-off miner's failed
+// rounds during the cut, and the penalty flags that follow.
+func (r *run) partitioned(d report.Detection) bool {
+	if !strings.Contains(strings.Join(r.cutNames, ","), d.Node) || r.cutTo == 0 {
+		return false
+	}
+	switch d.Kind {
+	case "flag":
+		return true
+	case "failed-round":
+		slack := 25 * time.Second // deadline + proof timeout of a round started during the cut
+		return d.AtSeconds >= r.cutFrom.Seconds() && d.AtSeconds <= (r.cutTo+slack).Seconds()
+	}
+	return false
 }

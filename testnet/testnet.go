@@ -39,10 +39,19 @@ type Config struct {
 	Scale float64
 	// Procs runs every node (a sybil pair shares one) as its own OS process:
 	// Exe testnet-node --spec FILE, reporting events as JSON lines.
-	Procs    bool
-	Exe      string // the pog binary for --procs; default os.Executable()
-	Log      *slog.Logger
-	Progress io.Writer // one line per event worth watching; nil: quiet
+	Procs bool
+	Exe   string // the pog binary for --procs; default os.Executable()
+	// Netns (with Procs, root only) puts each process in its own network
+	// namespace behind a veth pair, with NetemDelay and NetemLoss applied
+	// by tc netem. Partition then cuts half the honest miners off for two
+	// rounds in the first full epoch, and a check requires them to be
+	// verified again afterwards.
+	Netns      bool
+	NetemDelay time.Duration
+	NetemLoss  float64 // percent
+	Partition  bool
+	Log        *slog.Logger
+	Progress   io.Writer // one line per event worth watching; nil: quiet
 }
 
 // DefaultConfig is `make testnet`: 2 validators, 6 miners, 3 epochs.
@@ -100,6 +109,11 @@ type run struct {
 	attackers  map[peer.ID]string     // attacker host → adversary class
 	epochsDone chan uint64
 	children   []*child // --procs
+	lab        *netLab  // --netns
+	cut        []int    // --netns: lab hosts of the partitioned miners
+	cutNames   []string
+	cutFrom    time.Duration // partition window, since start
+	cutTo      time.Duration
 }
 
 func (r *run) progress(format string, args ...any) {
@@ -133,6 +147,10 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 		return nil, err
 	}
 	first := epochAt(time.Now(), cfg.EpochLength)
+	if cfg.Partition && r.lab != nil && len(r.cut) > 0 {
+		r.wg.Add(1)
+		go r.partition(ctx, first+1)
+	}
 	r.progress("%d nodes up; epochs of %v; waiting for %d full epochs after epoch %d", len(r.members), cfg.EpochLength, cfg.Epochs, first)
 	last := first + uint64(cfg.Epochs)
 	// Normally every node soon holds every validator's record of the last

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,6 +68,47 @@ func TestProcsTestnet(t *testing.T) {
 		if !c.OK {
 			t.Errorf("check failed: %s: %s", c.Name, c.Detail)
 		}
+	}
+}
+
+// TestNetnsPartition puts every node in its own network namespace, cuts
+// the validators off from half the miners for two rounds and requires
+// those miners to be verified again afterwards.
+func TestNetnsPartition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds pog and runs namespaced processes for about 30 s")
+	}
+	if lab, err := newNetLab(); err != nil {
+		t.Skipf("network namespaces unavailable here: %v", err)
+	} else {
+		lab.close()
+	}
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "pog")
+	build := exec.Command("go", "build", "-o", exe, "../cmd/pog")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 4, 2, 10*time.Second
+	cfg.Out, cfg.Procs, cfg.Netns, cfg.Partition, cfg.Exe = filepath.Join(dir, "out"), true, true, true, exe
+	s, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	healed := false
+	for _, c := range s.Checks {
+		if !c.OK {
+			t.Errorf("check failed: %s: %s", c.Name, c.Detail)
+		}
+		healed = healed || c.Name == "network heals after the partition"
+	}
+	if !healed {
+		t.Fatal("the partition check did not run")
+	}
+	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), "pg") {
+		t.Errorf("namespaces left behind: %s", out)
 	}
 }
 

@@ -50,6 +50,10 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 		strings.Join(testnet.Adversaries, ", ")+", or all")
 	logLevel := fs.String("log-level", "", "write node logs to OUT/nodes.log at this level (debug, info, warn, error)")
 	procs := fs.Bool("procs", false, "run every node as its own OS process (a sybil pair shares one)")
+	netns := fs.Bool("netns", false, "with --procs, root only: each process in its own network namespace, joined by veth pairs")
+	delay := fs.Duration("netem-delay", 0, "with --netns: tc netem delay on every host's link")
+	loss := fs.Float64("netem-loss", 0, "with --netns: tc netem loss, percent")
+	partition := fs.Bool("partition", false, "with --netns: cut half the honest miners off for two rounds, then check the network heals")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -61,7 +65,11 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	cfg := d
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength, cfg.Seed, cfg.Out, cfg.Adversaries = *validators, *miners, *epochs, *epochLength, *seed, *out, advs
 	cfg.Progress = stderr
-	cfg.Procs = *procs
+	cfg.Procs, cfg.Netns, cfg.NetemDelay, cfg.NetemLoss, cfg.Partition = *procs || *netns, *netns, *delay, *loss, *partition
+	if (*delay > 0 || *loss > 0 || *partition) && !*netns {
+		fmt.Fprintln(stderr, "pog testnet: --netem-delay, --netem-loss and --partition need --netns")
+		return 2
+	}
 	if *logLevel != "" {
 		var lvl slog.Level
 		if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
