@@ -47,6 +47,19 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	}
 	flagged := map[string]bool{}
 	missing := map[string][]uint64{} // node → epochs whose records it lacks
+	// Consensus carries bonds from epoch to epoch: a node that started after
+	// an earlier record was gossiped computes from another history. Only
+	// nodes holding every record any node holds before `from` are compared.
+	early := map[*member]int{}
+	most := 0
+	for _, m := range append(append([]*member{}, validators...), miners...) {
+		for _, err := range m.store.EpochRecords(0, from-1) {
+			if err == nil {
+				early[m]++
+			}
+		}
+		most = max(most, early[m])
+	}
 	for e := from; e <= to; e++ {
 		ep := report.Epoch{Epoch: e, Scores: map[string]map[string]float64{}, Weights: map[string]map[string]float64{},
 			Consensus: map[string]float64{}, Incentive: map[string]float64{}, Trust: map[string]float64{},
@@ -62,6 +75,9 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 			if held < len(validators) {
 				missing[m.info.Name] = append(missing[m.info.Name], e)
 				continue // its consensus lacks a record: compared below as missing
+			}
+			if early[m] < most {
+				continue // joined after an earlier record: another bond history
 			}
 			res, err := node.Consensus(m.store, e, nil, consensus.DefaultParams())
 			if err != nil {
