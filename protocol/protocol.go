@@ -134,6 +134,37 @@ type Opened struct {
 // the author's signature, decodes the body and applies the type's stateless
 // rules. Every error wraps one of the Err values above.
 func Open(raw []byte, want pb.MessageType) (*Opened, error) {
+	env, err := envelope(raw, want)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := crypto.UnmarshalPublicKey(env.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: public key: %v", ErrMalformed, err)
+	}
+	if ok, err := pub.Verify(signedBytes(env.Type, env.Body), env.Signature); err != nil || !ok {
+		return nil, fmt.Errorf("%w: %v", ErrBadSignature, want)
+	}
+	return body(raw, env, pub)
+}
+
+// Decode is Open without the signature check, for evidence this node
+// stored after opening it itself (scoring re-reads its own records). The
+// author is still derived from the envelope's key.
+func Decode(raw []byte, want pb.MessageType) (*Opened, error) {
+	env, err := envelope(raw, want)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := crypto.UnmarshalPublicKey(env.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: public key: %v", ErrMalformed, err)
+	}
+	return body(raw, env, pub)
+}
+
+// envelope checks raw's size bound and type and decodes the envelope.
+func envelope(raw []byte, want pb.MessageType) (*pb.Envelope, error) {
 	limit, ok := maxEnvelope[want]
 	if !ok {
 		return nil, fmt.Errorf("%w: %v", ErrWrongType, want)
@@ -148,46 +179,23 @@ func Open(raw []byte, want pb.MessageType) (*Opened, error) {
 	if env.Type != want {
 		return nil, fmt.Errorf("%w: got %v, want %v", ErrWrongType, env.Type, want)
 	}
-	pub, err := crypto.UnmarshalPublicKey(env.PublicKey)
-	if err != nil {
-		return nil, fmt.Errorf("%w: public key: %v", ErrMalformed, err)
-	}
-	if ok, err := pub.Verify(signedBytes(env.Type, env.Body), env.Signature); err != nil || !ok {
-		return nil, fmt.Errorf("%w: %v", ErrBadSignature, want)
-	}
-	return Decode(raw, want)
+	return &env, nil
 }
 
-// Decode is Open without the signature check, for evidence this node
-// stored after opening it itself (scoring re-reads its own records). The
-// author is still derived from the envelope's key.
-func Decode(raw []byte, want pb.MessageType) (*Opened, error) {
-	if len(raw) > maxEnvelope[want] {
-		return nil, fmt.Errorf("%w: %v of %d bytes", ErrTooLarge, want, len(raw))
-	}
-	var env pb.Envelope
-	if err := proto.Unmarshal(raw, &env); err != nil {
-		return nil, fmt.Errorf("%w: envelope: %v", ErrMalformed, err)
-	}
-	if env.Type != want {
-		return nil, fmt.Errorf("%w: got %v, want %v", ErrWrongType, env.Type, want)
-	}
-	pub, err := crypto.UnmarshalPublicKey(env.PublicKey)
-	if err != nil {
-		return nil, fmt.Errorf("%w: public key: %v", ErrMalformed, err)
-	}
+// body decodes and validates an envelope's message.
+func body(raw []byte, env *pb.Envelope, pub crypto.PubKey) (*Opened, error) {
 	author, err := peer.IDFromPublicKey(pub)
 	if err != nil {
 		return nil, fmt.Errorf("%w: author: %v", ErrMalformed, err)
 	}
-	msg := newMessage(want)
+	msg := newMessage(env.Type)
 	if err := proto.Unmarshal(env.Body, msg); err != nil {
 		return nil, fmt.Errorf("%w: body: %v", ErrMalformed, err)
 	}
 	if err := Validate(msg); err != nil {
 		return nil, err
 	}
-	return &Opened{Type: want, Author: author, Body: env.Body, Raw: raw, Msg: msg}, nil
+	return &Opened{Type: env.Type, Author: author, Body: env.Body, Raw: raw, Msg: msg}, nil
 }
 
 // PeekChallengeParams decodes the sub-challenge parameters of a stored

@@ -303,13 +303,18 @@ func skewWeights(rec *pb.EpochRecord) {
 }
 
 func (r *run) round(validator string, rec *store.RoundRecord) {
+	r.onRound(roundEventOf(validator, rec))
+}
+
+// roundEventOf summarises a stored round for the run's bookkeeping.
+func roundEventOf(validator string, rec *store.RoundRecord) roundEvent {
 	ev := roundEvent{Epoch: rec.Epoch, Round: rec.Round, Validator: validator, Miner: peer.ID(rec.Miner).String(),
 		Verified: rec.Verdict == store.VerdictVerified, Reason: rec.Reason, TFLOPS: rec.TFLOPS, Sent: rec.SentUnixNano}
 	if o, err := protocol.Decode(rec.Challenge, pb.MessageType_CHALLENGE); err == nil {
 		id := protocol.ID(o.Body)
 		ev.Challenge = id[:]
 	}
-	r.onRound(ev)
+	return ev
 }
 
 // roundEvent is a round verdict as a node reports it.

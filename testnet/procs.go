@@ -258,12 +258,7 @@ func (e *emitter) emit(ev event) {
 }
 
 func (e *emitter) round(validator string, rec *store.RoundRecord) {
-	ev := roundEvent{Epoch: rec.Epoch, Round: rec.Round, Validator: validator, Miner: peer.ID(rec.Miner).String(),
-		Verified: rec.Verdict == store.VerdictVerified, Reason: rec.Reason, TFLOPS: rec.TFLOPS, Sent: rec.SentUnixNano}
-	if o, err := protocol.Decode(rec.Challenge, pb.MessageType_CHALLENGE); err == nil {
-		id := protocol.ID(o.Body)
-		ev.Challenge = id[:]
-	}
+	ev := roundEventOf(validator, rec)
 	e.emit(event{Kind: "round", Round: &ev})
 }
 
