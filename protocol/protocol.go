@@ -134,13 +134,9 @@ type Opened struct {
 // the author's signature, decodes the body and applies the type's stateless
 // rules. Every error wraps one of the Err values above.
 func Open(raw []byte, want pb.MessageType) (*Opened, error) {
-	env, err := envelope(raw, want)
+	env, pub, err := envelope(raw, want)
 	if err != nil {
 		return nil, err
-	}
-	pub, err := crypto.UnmarshalPublicKey(env.PublicKey)
-	if err != nil {
-		return nil, fmt.Errorf("%w: public key: %v", ErrMalformed, err)
 	}
 	if ok, err := pub.Verify(signedBytes(env.Type, env.Body), env.Signature); err != nil || !ok {
 		return nil, fmt.Errorf("%w: %v", ErrBadSignature, want)
@@ -152,34 +148,35 @@ func Open(raw []byte, want pb.MessageType) (*Opened, error) {
 // stored after opening it itself (scoring re-reads its own records). The
 // author is still derived from the envelope's key.
 func Decode(raw []byte, want pb.MessageType) (*Opened, error) {
-	env, err := envelope(raw, want)
+	env, pub, err := envelope(raw, want)
 	if err != nil {
 		return nil, err
-	}
-	pub, err := crypto.UnmarshalPublicKey(env.PublicKey)
-	if err != nil {
-		return nil, fmt.Errorf("%w: public key: %v", ErrMalformed, err)
 	}
 	return body(raw, env, pub)
 }
 
-// envelope checks raw's size bound and type and decodes the envelope.
-func envelope(raw []byte, want pb.MessageType) (*pb.Envelope, error) {
+// envelope checks raw's size bound and type, decodes the envelope and
+// parses the author's public key.
+func envelope(raw []byte, want pb.MessageType) (*pb.Envelope, crypto.PubKey, error) {
 	limit, ok := maxEnvelope[want]
 	if !ok {
-		return nil, fmt.Errorf("%w: %v", ErrWrongType, want)
+		return nil, nil, fmt.Errorf("%w: %v", ErrWrongType, want)
 	}
 	if len(raw) > limit {
-		return nil, fmt.Errorf("%w: %v of %d bytes, limit %d", ErrTooLarge, want, len(raw), limit)
+		return nil, nil, fmt.Errorf("%w: %v of %d bytes, limit %d", ErrTooLarge, want, len(raw), limit)
 	}
 	var env pb.Envelope
 	if err := proto.Unmarshal(raw, &env); err != nil {
-		return nil, fmt.Errorf("%w: envelope: %v", ErrMalformed, err)
+		return nil, nil, fmt.Errorf("%w: envelope: %v", ErrMalformed, err)
 	}
 	if env.Type != want {
-		return nil, fmt.Errorf("%w: got %v, want %v", ErrWrongType, env.Type, want)
+		return nil, nil, fmt.Errorf("%w: got %v, want %v", ErrWrongType, env.Type, want)
 	}
-	return &env, nil
+	pub, err := crypto.UnmarshalPublicKey(env.PublicKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: public key: %v", ErrMalformed, err)
+	}
+	return &env, pub, nil
 }
 
 // body decodes and validates an envelope's message.
