@@ -34,6 +34,9 @@ type Options struct {
 	Workers int
 	// Progress, if set, is called with the fraction done of a stage.
 	Progress func(s Stage, done float64)
+	// Device picks the device of a multi-device backend, modulo
+	// Backend.Devices; sub-challenges on different devices run concurrently.
+	Device int
 	// MemoryLimit, if positive, is the most bytes a job may allocate; a
 	// challenge that needs more fails at Start with a clear error.
 	MemoryLimit uint64
@@ -42,6 +45,8 @@ type Options struct {
 // Backend starts jobs on one compute device.
 type Backend interface {
 	Name() string
+	// Devices is the number of devices jobs can run on at once.
+	Devices() int
 	// MemoryNeeded reports the bytes a job for p allocates.
 	MemoryNeeded(p proof.Params) uint64
 	// Start allocates a job's buffers; it fails if p does not fit.

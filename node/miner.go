@@ -3,6 +3,7 @@ package node
 import (
 	"bufio"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -115,9 +116,9 @@ func (m *miner) work(ctx context.Context) {
 	}
 }
 
-// compute runs every sub-challenge and publishes the roots. The CPU backend
-// is one device, so sub-challenges run in turn; multi-GPU backends run one
-// job per device.
+// compute runs every sub-challenge and publishes the roots. Sub-challenge i
+// runs on device i mod Devices: one job per device at a time, devices
+// concurrently, so a multi-GPU miner's throughput adds up.
 func (m *miner) compute(ctx context.Context, c *openChallenge) {
 	deadline := c.received.Add(time.Duration(c.msg.DeadlineMs) * time.Millisecond)
 	if time.Now().After(deadline) {
@@ -125,15 +126,25 @@ func (m *miner) compute(ctx context.Context, c *openChallenge) {
 		return
 	}
 	start := time.Now()
-	s := &served{c: c}
-	for _, p := range c.params {
-		job, leaves, root, err := m.run(ctx, p)
-		if err != nil {
-			m.n.log.Error("challenge computation failed", "err", err)
-			s.close()
-			return
-		}
-		s.jobs, s.leaves, s.roots = append(s.jobs, job), append(s.leaves, leaves), append(s.roots, root)
+	n := len(c.params)
+	s := &served{c: c, jobs: make([]kernels.Job, n), leaves: make([][]commit.CV, n), roots: make([]commit.CV, n)}
+	devices := max(1, min(m.backend.Devices(), n))
+	errs := make([]error, devices)
+	var wg sync.WaitGroup
+	for d := 0; d < devices; d++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := d; i < n && errs[d] == nil; i += devices {
+				s.jobs[i], s.leaves[i], s.roots[i], errs[d] = m.run(ctx, c.params[i], d)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		m.n.log.Error("challenge computation failed", "err", err)
+		s.close()
+		return
 	}
 	roots := make([][]byte, len(s.roots))
 	for i := range s.roots {
@@ -151,8 +162,8 @@ func (m *miner) compute(ctx context.Context, c *openChallenge) {
 	m.n.log.Info("committed", "validator", c.validator, "round", c.msg.Round, "subs", len(roots), "compute_ms", ms)
 }
 
-func (m *miner) run(ctx context.Context, p proof.Params) (kernels.Job, []commit.CV, commit.CV, error) {
-	job, err := m.backend.Start(p, kernels.Options{Workers: m.n.cfg.Miner.Workers})
+func (m *miner) run(ctx context.Context, p proof.Params, device int) (kernels.Job, []commit.CV, commit.CV, error) {
+	job, err := m.backend.Start(p, kernels.Options{Workers: m.n.cfg.Miner.Workers, Device: device})
 	if err != nil {
 		return nil, nil, commit.CV{}, err
 	}
@@ -177,7 +188,9 @@ func (s *served) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, j := range s.jobs {
-		j.Close()
+		if j != nil {
+			j.Close()
+		}
 	}
 	s.jobs = nil
 }

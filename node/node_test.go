@@ -16,6 +16,7 @@ import (
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
 )
 
@@ -234,3 +235,64 @@ func TestMinerStopsMidRound(t *testing.T) {
 }
 
 func memFS() vfs.FS { return vfs.NewMem() }
+
+// pairedBackend is a two-device backend whose jobs meet in Multiply: each
+// waits until the other device's job has started multiplying, so a miner that
+// ran sub-challenges one after another never gets past the first.
+type pairedBackend struct {
+	cpu.Backend
+	arrived [2]chan struct{}
+	once    *[2]sync.Once // later rounds find the channels closed and pass
+}
+
+func (pairedBackend) Devices() int { return 2 }
+
+func (b pairedBackend) Start(p proof.Params, o kernels.Options) (kernels.Job, error) {
+	j, err := b.Backend.Start(p, o)
+	return pairedJob{j, b.arrived[o.Device], b.arrived[1-o.Device], &b.once[o.Device]}, err
+}
+
+type pairedJob struct {
+	kernels.Job
+	mine, other chan struct{}
+	once        *sync.Once
+}
+
+func (j pairedJob) Multiply(ctx context.Context) error {
+	j.once.Do(func() { close(j.mine) })
+	select {
+	case <-j.other:
+		return j.Job.Multiply(ctx)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func TestMinerRunsSubChallengesOnDevicesConcurrently(t *testing.T) {
+	tn := newTestNet(t)
+	cfg := testConfig()
+	v := tn.start(RoleValidator, cfg, nil)
+	be := pairedBackend{arrived: [2]chan struct{}{make(chan struct{}), make(chan struct{})}, once: new([2]sync.Once)}
+	m, _ := tn.startWith(RoleMiner, cfg, be, func(o *Options) {
+		o.GPUs = []*pb.GPU{{Name: "gpu0", Uuid: "GPU-0"}, {Name: "gpu1", Uuid: "GPU-1"}}
+	})
+	tn.connect(m, v)
+	deadline := time.After(90 * time.Second)
+	for {
+		select {
+		case r := <-tn.records:
+			if peer.ID(r.Miner) != m.ID() {
+				continue
+			}
+			if r.Verdict != store.VerdictVerified {
+				t.Fatalf("two-device miner got %v: %q", r.Verdict, r.Reason)
+			}
+			if len(r.Proofs) != 2 {
+				t.Fatalf("verified round has %d sub-challenge proofs, want one per device", len(r.Proofs))
+			}
+			return
+		case <-deadline:
+			t.Fatal("no verdict for the two-device miner")
+		}
+	}
+}

@@ -39,6 +39,21 @@ func NewGenerator(p Params) (*Generator, error) {
 	}, nil
 }
 
+// Stream returns the Philox key and the salt (counter word 3) of g's lines,
+// for generators outside Go (the CUDA kernels) that must match Line bit for
+// bit.
+func (g *Generator) Stream() (key [2]uint32, salt uint32) { return g.key, g.salt }
+
+// LineValues is the value set of matrix m's entries: each 16-bit draw w maps
+// to scale·(w & mask) − off. GPU generators use it to match Line.
+func (p Precision) LineValues(m Matrix) (mask uint32, off, scale int32) {
+	v := p.values()
+	if m == MatB {
+		return v.bMask, v.bOff, v.bScale
+	}
+	return v.aMask, v.aOff, 1
+}
+
 // Number is an element type lines can be generated into.
 type Number interface {
 	~int16 | ~int32 | ~int64 | ~float32

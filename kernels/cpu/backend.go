@@ -21,6 +21,9 @@ type Backend struct{}
 // Name implements kernels.Backend.
 func (Backend) Name() string { return "cpu" }
 
+// Devices implements kernels.Backend: the host is one device.
+func (Backend) Devices() int { return 1 }
+
 // MemoryNeeded counts A and Bᵀ for every batch, one batch's float32 product,
 // and the serialised output.
 func (Backend) MemoryNeeded(p proof.Params) uint64 {
