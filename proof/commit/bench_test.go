@@ -50,3 +50,26 @@ func BenchmarkB3sum(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRoot measures the root over a 16384×16384 fp16 round's 16384
+// leaves (64 KiB tiles), which a miner computes on its timed path; the
+// recursive one-parent-at-a-time tree is the reference.
+func BenchmarkRoot(b *testing.B) {
+	leaves := make([]CV, 16384)
+	for i := range leaves {
+		copy(leaves[i][:], randomBytes(uint64(i), 32))
+	}
+	b.Run("levels", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := Root(leaves); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("recursive", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			k := leftSize(uint64(len(leaves)))
+			parentRoot(subtree(leaves[:k]), subtree(leaves[k:]))
+		}
+	})
+}

@@ -51,3 +51,16 @@ func treeCV(cvs [][8]uint32, tile []byte, counter uint64) [8]uint32 {
 	}
 	return cvs[0]
 }
+
+// parents sets level[i] to the parent of level[2i] and level[2i+1] for i <
+// pairs, in place; level needs 32 entries of slack past 2·pairs for the
+// 16-wide calls' spare lanes, whose results land at or past pairs.
+func parents(level [][8]uint32, pairs int) {
+	if !useAVX512 {
+		parentsGuts(level, pairs)
+		return
+	}
+	for i := 0; i < pairs; i += 16 {
+		hashParents16((*[16][8]uint32)(level[i:]), (*[32][8]uint32)(level[2*i:]))
+	}
+}
