@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/pog
 PKGS    := ./...
 
-.PHONY: all testnet bench test build lint fuzz bench-go bench-openblas bench-net proto clean
+.PHONY: all testnet bench test build lint fuzz bench-go bench-openblas bench-net proto clean ptx ptx-check build-cuda gpu-bundle
 
 all: build
 
@@ -52,6 +52,31 @@ bench-net:
 # protobuf-compiler) and protoc-gen-go (go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12).
 proto:
 	cd protocol/pb && protoc --go_out=. --go_opt=paths=source_relative pog.proto
+
+# CUDA. The PTX is committed, so only kernel changes need nvcc (11.8 or newer:
+# Debian bookworm's nvidia-cuda-toolkit from contrib non-free). One module per
+# target architecture; kernels/cuda embeds them.
+NVCC      ?= nvcc
+PTX_ARCHS := 80 90
+PTX_DIR   := kernels/cuda/ptx
+ptx:
+	for a in $(PTX_ARCHS); do \
+	  $(NVCC) -ptx -O3 -std=c++14 -arch=compute_$$a -o $(PTX_DIR)/pog_sm$$a.ptx kernels/cuda/src/pog.cu || exit 1; \
+	done
+
+# Fails if the committed PTX is not what `make ptx` generates here.
+ptx-check:
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	$(MAKE) -s ptx PTX_DIR=$$tmp && diff -r -q $(PTX_DIR) $$tmp && echo "ptx: committed PTX matches make ptx"
+
+# The GPU miner: needs cuda.h and libcuda (nvidia-cuda-dev) to build, the
+# NVIDIA driver to run.
+build-cuda:
+	$(GO) build -tags cuda -trimpath -ldflags '-s -w' -o bin/pog-cuda ./cmd/pog
+
+# What a GPU machine without Go needs for scripts/gpu-check.sh.
+gpu-bundle: build-cuda
+	@ls -l bin/pog-cuda scripts/gpu-check.sh scripts/gpu_reference.py
 
 clean:
 	rm -rf bin

@@ -13,6 +13,7 @@ require (
 	golang.org/x/sys v0.50.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/protobuf v1.36.12
+	gorgonia.org/cu v0.9.6
 	lukechampine.com/blake3 v1.4.1
 )
 

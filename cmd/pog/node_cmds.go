@@ -172,7 +172,7 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	o := node.Options{Config: cfg, Role: role, Key: key, Logger: log}
 	switch role {
 	case node.RoleMiner:
-		if o.Backend, err = kernels.Open(cfg.Miner.Backend); err != nil {
+		if o.Backend, err = openBackend(cfg.Miner.Backend, log); err != nil {
 			log.Error("cannot start", "err", err)
 			return 1
 		}
@@ -306,4 +306,21 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	return 0
+}
+
+// openBackend opens the configured backend. A GPU backend that finds no
+// usable GPU falls back to the CPU with a warning saying why, so a node
+// configured for GPUs still joins (and is scored for what it computes).
+func openBackend(name string, log *slog.Logger) (kernels.Backend, error) {
+	be, err := kernels.Open(name)
+	if err != nil && name != "cpu" {
+		log.Warn("backend unusable; mining on the CPU instead", "backend", name, "err", err)
+		return kernels.Open("cpu")
+	}
+	if n, ok := be.(interface{ Notes() []string }); ok {
+		for _, note := range n.Notes() {
+			log.Warn("backend note", "backend", name, "note", note)
+		}
+	}
+	return be, err
 }

@@ -1,0 +1,305 @@
+//go:build cuda
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/pog-network/pog/kernels"
+	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/kernels/cuda"
+	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/commit"
+	"lukechampine.com/blake3"
+)
+
+func init() {
+	commands["gpu-check"] = command{"GPU correctness and speed against the CPU path and a cuBLAS reference (JSON lines)", runGPUCheck}
+}
+
+// runGPUCheck is what scripts/gpu-check.sh runs on a GPU machine: JSON lines
+// for the devices, bit-exactness against the CPU backend for each GEMM
+// implementation, then throughput at sizes measured for at least
+// --min-seconds each. Exit 1 if any correctness check fails.
+func runGPUCheck(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pog gpu-check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	ref16 := fs.Float64("reference-fp16", 0, "cuBLAS reference TFLOPS for the fp16 product (from scripts/gpu_reference.py)")
+	ref32 := fs.Float64("reference-fp32", 0, "cuBLAS reference TFLOPS for the fp32 product")
+	size16 := fs.Uint("size-fp16", 16384, "M = N of the fp16 speed runs (K is the class maximum, 8192)")
+	size32 := fs.Uint("size-fp32", 8192, "M = N of the fp32 speed runs (K is the class maximum, 4096)")
+	tile := fs.Uint("tile", 128, "tile edge of the speed runs")
+	minSec := fs.Float64("min-seconds", 1, "each speed figure is measured over at least this long")
+	cublasPath := fs.String("cublas", "", "libcublas to test beside the own kernels (default: search the usual sonames)")
+	skipSpeed := fs.Bool("correctness-only", false, "skip the speed runs")
+	if err := fs.Parse(args); err != nil {
+		return usageError(stderr, "gpu-check", err)
+	}
+	enc := json.NewEncoder(stdout)
+	emit := func(v map[string]any) { enc.Encode(v) }
+	fail := 0
+
+	backends := map[string]*cuda.Backend{}
+	own, err := cuda.Open(cuda.Config{GEMM: "own"})
+	if err != nil {
+		emit(map[string]any{"check": "open", "ok": false, "error": err.Error()})
+		return 1
+	}
+	defer own.Close()
+	backends["own"] = own
+	if b, err := cuda.Open(cuda.Config{GEMM: "cublas", CUBLAS: *cublasPath}); err != nil {
+		emit(map[string]any{"check": "cublas", "ok": false, "error": err.Error()})
+	} else {
+		defer b.Close()
+		backends["cublas"] = b
+	}
+	for i := 0; i < own.Devices(); i++ {
+		emit(map[string]any{"check": "device", "info": own.DeviceInfo(i), "notes": own.Notes()})
+	}
+	modes := []string{"own"}
+	if backends["cublas"] != nil {
+		modes = append(modes, "cublas")
+		emit(map[string]any{"check": "cublas", "ok": true, "info": backends["cublas"].DeviceInfo(0)})
+	}
+
+	ctx := context.Background()
+	for _, mode := range modes {
+		for _, c := range correctnessCases() {
+			r := checkCorrect(ctx, backends[mode], c)
+			r["check"], r["gemm"] = "correctness", mode
+			if r["ok"] != true {
+				fail = 1
+			}
+			emit(r)
+		}
+	}
+	if *skipSpeed {
+		return fail
+	}
+	for _, mode := range modes {
+		for _, s := range []struct {
+			prec proof.Precision
+			size uint32
+			ref  float64
+		}{{proof.FP16, uint32(*size16), *ref16}, {proof.FP32, uint32(*size32), *ref32}} {
+			p := proof.Params{Precision: s.prec, Batch: 1, M: s.size, N: s.size, K: s.prec.MaxK(), Tile: uint32(*tile), Miner: []byte("gpu-check")}
+			r, err := measureSpeed(ctx, backends[mode], p, time.Duration(*minSec*float64(time.Second)))
+			if err != nil {
+				emit(map[string]any{"check": "speed", "gemm": mode, "precision": s.prec.String(), "ok": false, "error": err.Error()})
+				fail = 1
+				continue
+			}
+			r["check"], r["gemm"] = "speed", mode
+			if s.ref > 0 {
+				r["reference_tflops"] = s.ref
+				r["gemm_vs_reference"] = r["gemm_tflops"].(float64) / s.ref
+				r["round_vs_reference"] = r["round_tflops"].(float64) / s.ref
+			}
+			emit(r)
+		}
+	}
+	for i := 0; i < own.Devices(); i++ {
+		bw, err := own.Bandwidth(ctx, i, 3*time.Second)
+		r := map[string]any{"check": "bandwidth", "device": i, "result": bw, "ok": err == nil}
+		if err != nil {
+			r["error"] = err.Error()
+		}
+		emit(r)
+	}
+	return fail
+}
+
+type correctnessCase struct {
+	prec       proof.Precision
+	batch      uint32
+	m, n, k, t uint32
+}
+
+// correctnessCases cover both classes, batches, shapes off the 128-row
+// padding, K off the 64 padding and at the class maximum, and the smallest
+// and largest tiles (the largest needs parent passes above the hash blocks).
+func correctnessCases() []correctnessCase {
+	return []correctnessCase{
+		{proof.FP16, 2, 1024, 1024, 1000, 64},
+		{proof.FP16, 1, 336, 208, 8192, 16},
+		{proof.FP32, 1, 512, 384, 777, 16},
+		{proof.FP32, 1, 1024, 1024, 4096, 512},
+		{proof.FP16, 3, 256, 512, 64, 32},
+	}
+}
+
+func checkCorrect(ctx context.Context, be kernels.Backend, c correctnessCase) map[string]any {
+	p := proof.Params{Precision: c.prec, Batch: c.batch, M: c.m, N: c.n, K: c.k, Tile: c.t, Miner: []byte("gpu-check")}
+	rand.NewChaCha8([32]byte{byte(c.m), byte(c.n), byte(c.k), byte(c.t)}).Read(p.Nonce[:])
+	r := map[string]any{"precision": c.prec.String(), "batch": c.batch, "m": c.m, "n": c.n, "k": c.k, "tile": c.t, "ok": false}
+	fail := func(err error) map[string]any { r["error"] = err.Error(); return r }
+
+	ref, err := cpu.Backend{}.Start(p, kernels.Options{})
+	if err != nil {
+		return fail(err)
+	}
+	defer ref.Close()
+	cpuCVs, err := runJob(ctx, ref)
+	if err != nil {
+		return fail(fmt.Errorf("cpu: %w", err))
+	}
+	job, err := be.Start(p, kernels.Options{})
+	if err != nil {
+		return fail(err)
+	}
+	defer job.Close()
+	if err := job.Generate(ctx); err != nil {
+		return fail(err)
+	}
+	// Generated lines: first, last and random rows of A and columns of B in
+	// every batch, against proof.Line.
+	g, _ := proof.NewGenerator(p)
+	liner := job.(interface {
+		Line(m proof.Matrix, b, idx uint32) ([]float32, error)
+	})
+	badLines, lines := 0, 0
+	want := make([]float32, p.K)
+	for b := uint32(0); b < p.Batch; b++ {
+		for _, ml := range []struct {
+			m proof.Matrix
+			n uint32
+		}{{proof.MatA, p.M}, {proof.MatB, p.N}} {
+			for _, idx := range []uint32{0, ml.n - 1, rand.Uint32N(ml.n)} {
+				got, err := liner.Line(ml.m, b, idx)
+				if err != nil {
+					return fail(err)
+				}
+				proof.Line(g, ml.m, b, idx, want)
+				lines++
+				if !equalPadded(got, want) {
+					badLines++
+				}
+			}
+		}
+	}
+	r["lines_checked"], r["lines_wrong"] = lines, badLines
+	if err := job.Multiply(ctx); err != nil {
+		return fail(err)
+	}
+	cvs, err := job.TileCVs(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	badCVs := 0
+	for i := range cvs {
+		if cvs[i] != cpuCVs[i] {
+			badCVs++
+		}
+	}
+	r["tiles"], r["cvs_wrong"] = len(cvs), badCVs
+	gpuRoot, _ := commit.Root(cvs)
+	cpuRoot, _ := commit.Root(cpuCVs)
+	// The GPU root against BLAKE3 of the GPU's whole output, and sampled
+	// tiles byte for byte against the CPU's.
+	h := blake3.New(32, nil)
+	gt, ct := make([]byte, p.TileBytes()), make([]byte, p.TileBytes())
+	badTiles := 0
+	for i := uint64(0); i < p.Tiles(); i++ {
+		if err := job.Tile(i, gt); err != nil {
+			return fail(err)
+		}
+		h.Write(gt)
+		if i%7 == 0 || i == p.Tiles()-1 {
+			if err := ref.Tile(i, ct); err != nil {
+				return fail(err)
+			}
+			if string(gt) != string(ct) || commit.TileCV(gt, i) != cvs[i] {
+				badTiles++
+			}
+		}
+	}
+	r["tiles_wrong"] = badTiles
+	r["root_equal"] = gpuRoot == cpuRoot
+	r["root_is_blake3_of_output"] = string(h.Sum(nil)) == string(gpuRoot[:])
+	r["ok"] = badLines == 0 && badCVs == 0 && badTiles == 0 && gpuRoot == cpuRoot && r["root_is_blake3_of_output"] == true
+	return r
+}
+
+// equalPadded reports whether the device line (padded to a multiple of 64
+// with zeros) matches want.
+func equalPadded(got, want []float32) bool {
+	for i, v := range got {
+		if (i < len(want) && v != want[i]) || (i >= len(want) && v != 0) {
+			return false
+		}
+	}
+	return len(got) >= len(want)
+}
+
+func runJob(ctx context.Context, j kernels.Job) ([]commit.CV, error) {
+	if err := j.Generate(ctx); err != nil {
+		return nil, err
+	}
+	if err := j.Multiply(ctx); err != nil {
+		return nil, err
+	}
+	return j.TileCVs(ctx)
+}
+
+// measureSpeed times, each for at least minDur: the GEMM alone, tile hashing
+// alone, and whole rounds (allocate, generate, multiply, hash, root, free).
+func measureSpeed(ctx context.Context, be *cuda.Backend, p proof.Params, minDur time.Duration) (map[string]any, error) {
+	r := map[string]any{"precision": p.Precision.String(), "m": p.M, "n": p.N, "k": p.K, "tile": p.Tile, "ok": true}
+	job, err := be.Start(p, kernels.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := runJob(ctx, job); err != nil { // warm-up, and the stage timings of one round
+		job.Close()
+		return nil, err
+	}
+	tm := job.(interface{ Timings() cuda.Timings }).Timings()
+	r["stage_ms"] = map[string]float64{"generate": ms(tm.Generate), "multiply": ms(tm.Multiply), "hash": ms(tm.Hash)}
+	repeat := func(f func() error) (time.Duration, int, error) {
+		start, n := time.Now(), 0
+		for time.Since(start) < minDur {
+			if err := f(); err != nil {
+				return 0, 0, err
+			}
+			n++
+		}
+		return time.Since(start), n, nil
+	}
+	d, n, err := repeat(func() error { return job.Multiply(ctx) })
+	if err != nil {
+		job.Close()
+		return nil, err
+	}
+	r["gemm_tflops"], r["gemm_iterations"] = p.FLOPs()*float64(n)/d.Seconds()/1e12, n
+	d, n, err = repeat(func() error { _, err := job.TileCVs(ctx); return err })
+	job.Close()
+	if err != nil {
+		return nil, err
+	}
+	r["hash_gbps"], r["hash_iterations"] = float64(p.OutputBytes())*float64(n)/d.Seconds()/1e9, n
+	d, n, err = repeat(func() error {
+		j, err := be.Start(p, kernels.Options{})
+		if err != nil {
+			return err
+		}
+		defer j.Close()
+		cvs, err := runJob(ctx, j)
+		if err == nil {
+			_, err = commit.Root(cvs)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r["round_tflops"], r["round_ms"], r["round_iterations"] = p.FLOPs()*float64(n)/d.Seconds()/1e12, ms(d)/float64(n), n
+	return r, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

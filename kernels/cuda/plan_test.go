@@ -1,0 +1,187 @@
+package cuda
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pog-network/pog/proof"
+)
+
+func TestPlanLayout(t *testing.T) {
+	tests := []struct {
+		name              string
+		p                 proof.Params
+		cublas            bool
+		mp, np, kp, elem  uint64
+		panelRows         uint64
+		groupLog2, passes int
+		cvBytes, cv2Bytes uint64
+	}{
+		{"fp16 padded K", proof.Params{Precision: proof.FP16, Batch: 2, M: 1024, N: 1024, K: 1000, Tile: 64}, false,
+			1024, 1024, 1024, 2, 0, 4, 0, 32 * 2 * 1024 * 1024 * 4 / 1024 / 16, 0},
+		{"fp32 odd shape", proof.Params{Precision: proof.FP32, Batch: 1, M: 336, N: 208, K: 8, Tile: 16}, false,
+			384, 256, 64, 4, 0, 0, 0, 32 * 336 * 208 * 4 / 1024, 0},
+		{"1 MiB tiles need parent passes", proof.Params{Precision: proof.FP32, Batch: 1, M: 1024, N: 1024, K: 4096, Tile: 512}, true,
+			1024, 1024, 4096, 4, 1024, 8, 2, 32 * 4 * 1024 * 1024 / 1024 / 256, 32 * 4 * 1024 * 1024 / 1024 / 512},
+		{"cuBLAS panel bounded by the scratch budget", proof.Params{Precision: proof.FP16, Batch: 1, M: 65536, N: 65536, K: 64, Tile: 128}, true,
+			65536, 65536, 64, 2, scratchBudget / (4 * 65536), 6, 0, 32 * 4 * 65536 * 65536 / 1024 / 64, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := planLayout(tt.p, tt.cublas)
+			if l.mp != tt.mp || l.np != tt.np || l.kp != tt.kp || l.elem != tt.elem {
+				t.Fatalf("padded %d×%d×%d elem %d, want %d×%d×%d elem %d", l.mp, l.np, l.kp, l.elem, tt.mp, tt.np, tt.kp, tt.elem)
+			}
+			if l.panelRows != tt.panelRows || l.panelRows%uint64(tt.p.Tile) != 0 {
+				t.Fatalf("panel rows %d, want %d (a multiple of the tile edge)", l.panelRows, tt.panelRows)
+			}
+			if l.groupLog2 != tt.groupLog2 || l.parentPasses != tt.passes {
+				t.Fatalf("hash plan group 2^%d + %d passes, want 2^%d + %d", l.groupLog2, l.parentPasses, tt.groupLog2, tt.passes)
+			}
+			// Every tile is one group merged up by the passes.
+			if l.groupLog2+l.parentPasses != int(math.Log2(float64(tt.p.TileBytes()/chunkSize))) {
+				t.Fatal("hash plan does not reach tile level")
+			}
+			if l.cvBytes != tt.cvBytes || l.cv2Bytes != tt.cv2Bytes {
+				t.Fatalf("CV buffers %d, %d; want %d, %d", l.cvBytes, l.cv2Bytes, tt.cvBytes, tt.cv2Bytes)
+			}
+			want := l.aBytes + l.bBytes + l.outBytes + l.scratchBytes + l.cvBytes + l.cv2Bytes
+			if got := l.total(); got < want || got > want+6*align {
+				t.Fatalf("total %d, buffers sum to %d", got, want)
+			}
+			if l.aBytes != uint64(tt.p.Batch)*l.mp*l.kp*l.elem || l.outBytes != tt.p.OutputBytes() {
+				t.Fatal("buffer sizes do not follow the padded shape")
+			}
+		})
+	}
+}
+
+func TestGenArgs(t *testing.T) {
+	for _, prec := range []proof.Precision{proof.FP16, proof.FP32} {
+		p := proof.Params{Precision: prec, Batch: 1, M: 64, N: 64, K: 64, Tile: 16, Miner: []byte("m")}
+		g, err := proof.NewGenerator(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []proof.Matrix{proof.MatA, proof.MatB} {
+			key, saltMat, vals := genArgs(p, g, m)
+			k, salt := g.Stream()
+			mask, off, scale := prec.LineValues(m)
+			if uint32(key) != k[0] || uint32(key>>32) != k[1] || uint32(saltMat) != salt || saltMat>>32 != uint64(m) ||
+				vals&0xffff != uint64(mask) || vals>>16&0xffff != uint64(off) || vals>>32&0xff != uint64(scale) {
+				t.Fatalf("%v matrix %d: packed %x %x %x", prec, m, key, saltMat, vals)
+			}
+		}
+	}
+}
+
+func TestHalfToFloat(t *testing.T) {
+	tests := []struct {
+		bits uint16
+		want float32
+	}{
+		{0x0000, 0}, {0x3c00, 1}, {0xbc00, -1}, {0xc800, -8}, {0x4700, 7}, {0x5bf8, 255}, {0xdc00, -256},
+		{0x6800, 2048}, {0x0001, 1.0 / (1 << 24)}, {0x8001, -1.0 / (1 << 24)}, {0x7bff, 65504},
+	}
+	for _, tt := range tests {
+		if got := halfToFloat(tt.bits); got != tt.want {
+			t.Errorf("halfToFloat(%#04x) = %v, want %v", tt.bits, got, tt.want)
+		}
+	}
+	if !math.IsInf(float64(halfToFloat(0x7c00)), 1) {
+		t.Error("0x7c00 is +Inf")
+	}
+	line := decodeLine([]byte{0x00, 0x3c, 0x00, 0xc8}, 2)
+	if len(line) != 2 || line[0] != 1 || line[1] != -8 {
+		t.Errorf("decodeLine fp16 = %v", line)
+	}
+	line = decodeLine([]byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0xc5}, 4)
+	if len(line) != 2 || line[0] != 1 || line[1] != -2048 {
+		t.Errorf("decodeLine fp32 = %v", line)
+	}
+}
+
+func TestGridSizes(t *testing.T) {
+	if got := genBlocks(1<<30, 132); got != 32*132 {
+		t.Errorf("genBlocks(2^30, 132 SMs) = %d, want the 32-per-SM cap", got)
+	}
+	if got := genBlocks(8, 132); got != 1 {
+		t.Errorf("genBlocks(8) = %d, want 1", got)
+	}
+	if x, y := toTilesGrid(4096, 16384, 128); x != 2048 || y != 32 {
+		t.Errorf("toTilesGrid = %d, %d; want 2048, 32", x, y)
+	}
+	if x, y := toTilesGrid(1<<20, 1<<20, 512); x != 65535 || y != 2048 {
+		t.Errorf("toTilesGrid huge = %d, %d; want x capped at 65535", x, y)
+	}
+}
+
+// TestConstantsMatchKernels keeps the Go mirrors of launch constants equal to
+// the #defines the kernels were compiled with.
+func TestConstantsMatchKernels(t *testing.T) {
+	defines := map[string]int{}
+	re := regexp.MustCompile(`(?m)^#define (POG_\w+) (\d+)u?\b`)
+	files, _ := filepath.Glob("src/*.cu*")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			defines[m[1]], _ = strconv.Atoi(m[2])
+		}
+	}
+	mirrors := map[string]int{
+		"POG_PAD_MN": padMN, "POG_PAD_K": padK, "POG_B3_THREADS": b3Threads, "POG_GEN_THREADS": genThreads,
+		"POG_GEMM_F16_BM": gemmF16BM, "POG_GEMM_F16_BN": gemmF16BN, "POG_GEMM_F16_THREADS": gemmF16Threads,
+		"POG_GEMM_F32_BM": gemmF32BM, "POG_GEMM_F32_BN": gemmF32BN, "POG_GEMM_F32_THREADS": gemmF32Threads,
+		"POG_TO_TILES_THREADS": toTilesThreads,
+	}
+	for name, want := range mirrors {
+		got, ok := defines[name]
+		if !ok {
+			t.Errorf("%s not defined in src/", name)
+		} else if got != want {
+			t.Errorf("%s = %d in src/, %d in Go", name, got, want)
+		}
+	}
+	if padMN%gemmF16BM != 0 || padMN%gemmF16BN != 0 || padMN%gemmF32BM != 0 || padMN%gemmF32BN != 0 {
+		t.Error("GEMM block tiles must divide the row padding")
+	}
+	if parentThreads != b3Threads {
+		t.Error("pog_parent_cvs is launched with the hash block size")
+	}
+}
+
+// TestEmbeddedPTX checks every module targets its architecture and defines
+// every kernel the backend loads.
+func TestEmbeddedPTX(t *testing.T) {
+	for _, arch := range ptxArchs {
+		src, got, err := ptxFor(arch/10, arch%10)
+		if err != nil || got != arch {
+			t.Fatalf("ptxFor(sm_%d) = sm_%d, %v", arch, got, err)
+		}
+		if !strings.Contains(src, ".target sm_"+strconv.Itoa(arch)) {
+			t.Errorf("sm_%d PTX has the wrong .target", arch)
+		}
+		for _, k := range kernelNames {
+			if !strings.Contains(src, ".entry "+k+"(") {
+				t.Errorf("sm_%d PTX lacks kernel %s", arch, k)
+			}
+		}
+	}
+	if _, got, _ := ptxFor(8, 9); got != 80 {
+		t.Errorf("sm_89 should run the sm_80 PTX, got sm_%d", got)
+	}
+	if _, got, _ := ptxFor(10, 0); got != 90 {
+		t.Errorf("sm_100 should run the sm_90 PTX, got sm_%d", got)
+	}
+	if _, _, err := ptxFor(7, 5); err == nil || !strings.Contains(err.Error(), "8.0 or newer") {
+		t.Errorf("sm_75: %v, want a clear refusal", err)
+	}
+}
