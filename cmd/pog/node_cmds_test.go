@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,5 +41,23 @@ func TestNodeCommands(t *testing.T) {
 		if code != tt.code || !strings.Contains(out+errs, tt.want) {
 			t.Errorf("pog %v: exit %d, %q; want exit %d mentioning %q", tt.args, code, out+errs, tt.code, tt.want)
 		}
+	}
+}
+
+// TestOpenBackendFallsBackToCPU: a node configured for a GPU backend that
+// cannot open (here, the default build has no cuda backend) mines on the CPU
+// and says why; the cpu backend itself must open.
+func TestOpenBackendFallsBackToCPU(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	be, err := openBackend("cuda", log)
+	if err != nil || be.Name() != "cpu" {
+		t.Fatalf("openBackend(cuda) = %v, %v; want the cpu backend", be, err)
+	}
+	if !strings.Contains(logs.String(), "mining on the CPU instead") || !strings.Contains(logs.String(), `unknown backend`) {
+		t.Fatalf("fallback not explained: %s", logs.String())
+	}
+	if be, err := openBackend("cpu", log); err != nil || be.Name() != "cpu" {
+		t.Fatalf("openBackend(cpu) = %v, %v", be, err)
 	}
 }

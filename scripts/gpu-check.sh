@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# GPU check: bit-exactness and speed of the CUDA backend on this machine,
+# against the CPU path and a cuBLAS reference measured in the same run.
+#
+#   scripts/gpu-check.sh [path/to/pog-cuda]      (default: bin/pog-cuda)
+#
+# Needs the NVIDIA driver and PyTorch; no Go (build the binary elsewhere with
+# `make build-cuda`). Prints JSON lines — reference, device, correctness,
+# speed, bandwidth — then a summary line with the targets. Exits 1 if any
+# result is not bit-identical. About 3 minutes on one H200.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-bin/pog-cuda}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# 1. The reference, and the libcublas PyTorch uses.
+timeout 180 python3 scripts/gpu_reference.py | tee -a "$log"
+field() { python3 -c "
+import json, sys
+for l in open('$log'):
+    r = json.loads(l)
+    if r.get('check') == 'reference' and r.get('ok') and r.get('precision') == '$1':
+        print(r['$2'] or ''); break
+"; }
+ref16=$(field fp16 tflops)
+ref32=$(field fp32 tflops)
+cublas=$(field fp16 cublas_path)
+
+# 2. pog: devices, correctness for each GEMM, speed, bandwidth.
+args=()
+[ -n "$ref16" ] && args+=(--reference-fp16 "$ref16")
+[ -n "$ref32" ] && args+=(--reference-fp32 "$ref32")
+[ -n "$cublas" ] && args+=(--cublas "$cublas")
+timeout 360 "$bin" gpu-check "${args[@]}" | tee -a "$log"
+rc=${PIPESTATUS[0]}
+
+# 3. Summary against the targets (BENCHMARKS.md): bit-identical everywhere,
+# an fp16 round at >= 90% of cuBLAS's TFLOPS, tile hashing >= 200 GB/s.
+python3 - "$log" "$rc" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+correct = [r for r in rows if r.get("check") == "correctness"]
+speed = [r for r in rows if r.get("check") == "speed" and r.get("ok")]
+fp16 = [r for r in speed if r["precision"] == "fp16"]
+best_round = max((r.get("round_vs_reference", 0) for r in fp16), default=0)
+best_hash = max((r.get("hash_gbps", 0) for r in speed), default=0)
+summary = {
+    "check": "summary",
+    "exit_code": int(sys.argv[2]),
+    "correctness_cases": len(correct),
+    "bit_identical": bool(correct) and all(r.get("ok") for r in correct),
+    "fp16_round_vs_cublas": best_round,
+    "fp16_round_target_met": best_round >= 0.9,
+    "hash_gbps": best_hash,
+    "hash_target_met": best_hash >= 200,
+}
+print(json.dumps(summary))
+sys.exit(0 if summary["bit_identical"] and summary["exit_code"] == 0 else 1)
+PY

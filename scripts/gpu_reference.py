@@ -1,0 +1,76 @@
+"""cuBLAS reference for scripts/gpu-check.sh: the challenge products through
+PyTorch, timed with CUDA events over at least --min-seconds, as JSON lines.
+
+fp16: fp16 inputs, fp32 accumulation (reduced-precision reductions off), the
+same M, N, K and value ranges as pog's fp16 class; fp32: TF32 off. Also
+reports which libcublas PyTorch loaded, so pog can load the same one."""
+import argparse
+import json
+import sys
+import time
+
+
+def tflops(torch, a, bt, min_seconds):
+    for _ in range(3):  # warm-up: cuBLAS picks and caches its kernel
+        a @ bt.t()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    n, total = 0, 0.0
+    while total < min_seconds * 1000:
+        start.record()
+        for _ in range(10):
+            a @ bt.t()
+        end.record()
+        end.synchronize()
+        total += start.elapsed_time(end)
+        n += 10
+    m, k = a.shape
+    return 2.0 * m * bt.shape[0] * k * n / (total / 1000) / 1e12, n
+
+
+def cublas_path():
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            if "/libcublas.so" in path:
+                return path
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size-fp16", type=int, default=16384)
+    ap.add_argument("--size-fp32", type=int, default=8192)
+    ap.add_argument("--min-seconds", type=float, default=1.0)
+    args = ap.parse_args()
+    try:
+        import torch
+    except ImportError as e:
+        print(json.dumps({"check": "reference", "ok": False, "error": str(e)}))
+        return 1
+    if not torch.cuda.is_available():
+        print(json.dumps({"check": "reference", "ok": False, "error": "torch.cuda is not available"}))
+        return 1
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    dev = torch.device("cuda")
+    cases = [
+        ("fp16", torch.float16, args.size_fp16, 8192, 256, 8),
+        ("fp32", torch.float32, args.size_fp32, 4096, 4096, 1),
+    ]
+    for name, dtype, n, k, amax, bmax in cases:
+        t0 = time.time()
+        a = torch.randint(-amax, amax, (n, k), device=dev).to(dtype)
+        bt = torch.randint(-bmax, bmax, (n, k), device=dev).to(dtype)
+        tf, iters = tflops(torch, a, bt, args.min_seconds)
+        print(json.dumps({"check": "reference", "ok": True, "precision": name, "m": n, "n": n, "k": k,
+                          "tflops": tf, "iterations": iters, "seconds": time.time() - t0,
+                          "torch": torch.__version__, "cuda": torch.version.cuda,
+                          "cublas_path": cublas_path()}), flush=True)
+        del a, bt
+        torch.cuda.empty_cache()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
