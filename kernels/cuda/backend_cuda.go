@@ -119,7 +119,7 @@ func (b *Backend) Close() {
 				d.blas.close()
 			}
 			d.stream.Destroy()
-			return d.mod.Unload()
+			return errors.Join(d.drain(), d.mod.Unload())
 		})
 		close(d.work)
 	}
@@ -167,6 +167,47 @@ type device struct {
 	fn     map[string]cu.Function
 	stream cu.Stream
 	blas   *cublasHandle
+
+	// pool keeps freed buffers by size for the next job of the same shape:
+	// cuMemAlloc and cuMemFree of gigabytes cost milliseconds (and cuMemFree
+	// synchronises), which a round would otherwise pay every time. Used only
+	// on the device's thread.
+	pool    map[uint64][]cu.DevicePtr
+	pooled  uint64
+	poolCap uint64
+}
+
+// take returns a buffer of n bytes (a multiple of align) from the pool or a
+// new allocation.
+func (d *device) take(n uint64) (cu.DevicePtr, error) {
+	if l := d.pool[n]; len(l) > 0 {
+		d.pool[n], d.pooled = l[:len(l)-1], d.pooled-n
+		return l[len(l)-1], nil
+	}
+	return cu.MemAlloc(int64(n))
+}
+
+// put returns a buffer to the pool, or frees it once the pool holds poolCap.
+func (d *device) put(p cu.DevicePtr, n uint64) error {
+	if d.pooled+n > d.poolCap {
+		return cu.MemFree(p)
+	}
+	d.pool[n] = append(d.pool[n], p)
+	d.pooled += n
+	return nil
+}
+
+// drain frees every pooled buffer, for a job that needs the memory.
+func (d *device) drain() error {
+	var errs []error
+	for n, l := range d.pool {
+		for _, p := range l {
+			errs = append(errs, cu.MemFree(p))
+		}
+		delete(d.pool, n)
+	}
+	d.pooled = 0
+	return errors.Join(errs...)
 }
 
 func openDevice(ordinal int, blas *cublasLib) (*device, error) {
@@ -174,7 +215,7 @@ func openDevice(ordinal int, blas *cublasLib) (*device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &device{work: make(chan func()), fn: map[string]cu.Function{}}
+	d := &device{work: make(chan func()), fn: map[string]cu.Function{}, pool: map[uint64][]cu.DevicePtr{}}
 	d.info.Ordinal = ordinal
 	d.info.Name, _ = dev.Name()
 	if u, err := dev.UUID(); err == nil {
@@ -185,6 +226,7 @@ func openDevice(ordinal int, blas *cublasLib) (*device, error) {
 	}
 	d.info.SMs, _ = dev.Attribute(cu.MultiprocessorCount)
 	d.info.MemoryBytes, _ = dev.TotalMem()
+	d.poolCap = uint64(d.info.MemoryBytes) / 2
 	d.info.Driver = cu.Version()
 	ptx, arch, err := ptxFor(d.info.ComputeMajor, d.info.ComputeMinor)
 	if err != nil {
@@ -280,22 +322,36 @@ type job struct {
 	times                        Timings
 }
 
+// buffers lists the job's device buffers and their sizes.
+func (j *job) buffers() []struct {
+	p *cu.DevicePtr
+	n uint64
+} {
+	return []struct {
+		p *cu.DevicePtr
+		n uint64
+	}{{&j.a, j.l.aBytes}, {&j.bt, j.l.bBytes}, {&j.out, j.l.outBytes}, {&j.scratch, j.l.scratchBytes}, {&j.cv, j.l.cvBytes}, {&j.cv2, j.l.cv2Bytes}}
+}
+
 func (j *job) alloc() error {
 	free, _, err := cu.MemInfo()
 	if err != nil {
 		return err
 	}
-	if need := j.l.total(); uint64(free) < need {
-		return fitError(fmt.Sprintf("device %d (%s)", j.d.info.Ordinal, j.d.info.Name), j.p, need, uint64(free))
+	need := j.l.total()
+	if uint64(free)+j.d.pooled < need {
+		return fitError(fmt.Sprintf("device %d (%s)", j.d.info.Ordinal, j.d.info.Name), j.p, need, uint64(free)+j.d.pooled)
 	}
-	for _, b := range []struct {
-		p *cu.DevicePtr
-		n uint64
-	}{{&j.a, j.l.aBytes}, {&j.bt, j.l.bBytes}, {&j.out, j.l.outBytes}, {&j.scratch, j.l.scratchBytes}, {&j.cv, j.l.cvBytes}, {&j.cv2, j.l.cv2Bytes}} {
+	if uint64(free) < need {
+		if err := j.d.drain(); err != nil {
+			return err
+		}
+	}
+	for _, b := range j.buffers() {
 		if b.n == 0 {
 			continue
 		}
-		if *b.p, err = cu.MemAlloc(int64(roundup(b.n, align))); err != nil {
+		if *b.p, err = j.d.take(roundup(b.n, align)); err != nil {
 			return fmt.Errorf("cuda: allocating %d bytes on device %d: %w", b.n, j.d.info.Ordinal, err)
 		}
 	}
@@ -309,10 +365,10 @@ func (j *job) alloc() error {
 
 func (j *job) free() error {
 	var errs []error
-	for _, p := range []*cu.DevicePtr{&j.a, &j.bt, &j.out, &j.scratch, &j.cv, &j.cv2} {
-		if *p != 0 {
-			errs = append(errs, cu.MemFree(*p))
-			*p = 0
+	for _, b := range j.buffers() {
+		if *b.p != 0 {
+			errs = append(errs, j.d.put(*b.p, roundup(b.n, align)))
+			*b.p = 0
 		}
 	}
 	for i := range j.ev {
