@@ -129,7 +129,7 @@ func decodeLine(raw []byte, elem uint64) []float32 {
 	out := make([]float32, uint64(len(raw))/elem)
 	for i := range out {
 		if elem == 2 {
-			out[i] = halfToFloat(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
+			out[i] = HalfToFloat(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
 		} else {
 			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
@@ -137,8 +137,9 @@ func decodeLine(raw []byte, elem uint64) []float32 {
 	return out
 }
 
-// halfToFloat converts IEEE binary16 bits to float32 exactly.
-func halfToFloat(h uint16) float32 {
+// HalfToFloat converts IEEE binary16 bits to float32 exactly: how fp16-class
+// matrices read back from a device are compared with proof.Line.
+func HalfToFloat(h uint16) float32 {
 	sign := uint32(h>>15) << 31
 	exp, frac := uint32(h>>10)&0x1f, uint32(h&0x3ff)
 	switch {

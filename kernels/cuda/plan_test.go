@@ -89,11 +89,11 @@ func TestHalfToFloat(t *testing.T) {
 		{0x6800, 2048}, {0x0001, 1.0 / (1 << 24)}, {0x8001, -1.0 / (1 << 24)}, {0x7bff, 65504},
 	}
 	for _, tt := range tests {
-		if got := halfToFloat(tt.bits); got != tt.want {
-			t.Errorf("halfToFloat(%#04x) = %v, want %v", tt.bits, got, tt.want)
+		if got := HalfToFloat(tt.bits); got != tt.want {
+			t.Errorf("HalfToFloat(%#04x) = %v, want %v", tt.bits, got, tt.want)
 		}
 	}
-	if !math.IsInf(float64(halfToFloat(0x7c00)), 1) {
+	if !math.IsInf(float64(HalfToFloat(0x7c00)), 1) {
 		t.Error("0x7c00 is +Inf")
 	}
 	line := decodeLine([]byte{0x00, 0x3c, 0x00, 0xc8}, 2)

@@ -12,6 +12,7 @@ import (
 	"lukechampine.com/blake3"
 	"lukechampine.com/blake3/guts"
 
+	"github.com/pog-network/pog/kernels/cuda"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/philox"
@@ -33,24 +34,8 @@ func TestHeaderLink(t *testing.T) {
 	}
 }
 
-func TestPhiloxKnownAnswers(t *testing.T) {
-	// Random123 kat_vectors, as in proof/philox.
-	tests := []struct {
-		ctr  [4]uint32
-		key  [2]uint32
-		want [4]uint32
-	}{
-		{[4]uint32{0, 0, 0, 0}, [2]uint32{0, 0}, [4]uint32{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
-		{[4]uint32{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, [2]uint32{0xffffffff, 0xffffffff}, [4]uint32{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
-		{[4]uint32{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, [2]uint32{0xa4093822, 0x299f31d0}, [4]uint32{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
-	}
-	for _, tt := range tests {
-		if got := Philox(tt.ctr, tt.key); got != tt.want {
-			t.Errorf("Philox(%08x, %08x) = %08x, want %08x", tt.ctr, tt.key, got, tt.want)
-		}
-	}
-}
-
+// TestPhiloxRandom checks the kernels' Philox against philox.Block, whose
+// tests hold the Random123 known answers.
 func TestPhiloxRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 1000 {
@@ -71,7 +56,7 @@ func TestPackVals(t *testing.T) {
 func TestHalfBits(t *testing.T) {
 	for v := int32(-2048); v <= 2048; v++ {
 		h := HalfBits(v)
-		if got := halfToFloat(h); got != float32(v) {
+		if got := cuda.HalfToFloat(h); got != float32(v) {
 			t.Fatalf("HalfBits(%d) = %#04x = %v", v, h, got)
 		}
 		if v == 0 && h != 0 {
@@ -80,37 +65,10 @@ func TestHalfBits(t *testing.T) {
 	}
 }
 
-// halfToFloat decodes IEEE binary16.
-func halfToFloat(h uint16) float32 {
-	sign := float32(1)
-	if h&0x8000 != 0 {
-		sign = -1
-	}
-	e, m := int(h>>10&0x1f), float64(h&0x3ff)
-	switch e {
-	case 0:
-		return sign * float32(math.Ldexp(m, -24))
-	case 31:
-		if m == 0 {
-			return sign * float32(math.Inf(1))
-		}
-		return float32(math.NaN())
-	}
-	return sign * float32(math.Ldexp(1024+m, e-25))
-}
-
-// valueSet mirrors proof's unexported Precision.values, packed for the
-// kernel; TestGenerate checks it against proof.Line.
+// valueSet packs proof's value set of matrix m for the kernel.
 func valueSet(p proof.Precision, m proof.Matrix) uint64 {
-	switch {
-	case p == proof.FP32 && m == proof.MatA:
-		return PackVals(8191, 4096, 1)
-	case p == proof.FP32:
-		return PackVals(1, 1, 2)
-	case m == proof.MatA:
-		return PackVals(511, 256, 1)
-	}
-	return PackVals(15, 8, 1)
+	mask, off, scale := p.LineValues(m)
+	return PackVals(mask, uint32(off), uint32(scale))
 }
 
 // genArgs returns the pog_generate arguments for matrix m of p.
@@ -179,7 +137,7 @@ func TestGenerate(t *testing.T) {
 						var v float32
 						if a.FP16 {
 							h := binary.LittleEndian.Uint16(got[2*(r*a.Kp+e):])
-							v = halfToFloat(h)
+							v = cuda.HalfToFloat(h)
 							if h == 0x8000 {
 								t.Errorf("%v %+v matrix %d row %d elem %d: -0", prec, tt, m, r, e)
 							}
