@@ -9,8 +9,8 @@
 # speed, bandwidth — then a summary line with the targets. Exits 1 if any
 # result is not bit-identical. About 3 minutes on one H200.
 set -uo pipefail
+bin=$(realpath "${1:-$(dirname "$0")/../bin/pog-cuda}")
 cd "$(dirname "$0")/.."
-bin=${1:-bin/pog-cuda}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -32,12 +32,12 @@ args=()
 [ -n "$ref16" ] && args+=(--reference-fp16 "$ref16")
 [ -n "$ref32" ] && args+=(--reference-fp32 "$ref32")
 [ -n "$cublas" ] && args+=(--cublas "$cublas")
-timeout 360 "$bin" gpu-check "${args[@]}" | tee -a "$log"
+timeout 360 "$bin" gpu-check ${args[@]+"${args[@]}"} | tee -a "$log"
 rc=${PIPESTATUS[0]}
 
 # 3. Summary against the targets (BENCHMARKS.md): bit-identical everywhere,
 # an fp16 round at >= 90% of cuBLAS's TFLOPS, tile hashing >= 200 GB/s.
-python3 - "$log" "$rc" <<'PY'
+python3 - "$log" "$rc" "$cublas" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 correct = [r for r in rows if r.get("check") == "correctness"]
@@ -45,10 +45,14 @@ speed = [r for r in rows if r.get("check") == "speed" and r.get("ok")]
 fp16 = [r for r in speed if r["precision"] == "fp16"]
 best_round = max((r.get("round_vs_reference", 0) for r in fp16), default=0)
 best_hash = max((r.get("hash_gbps", 0) for r in speed), default=0)
+gemms = sorted({r.get("gemm") for r in correct})
 summary = {
     "check": "summary",
     "exit_code": int(sys.argv[2]),
     "correctness_cases": len(correct),
+    "gemms_checked": gemms,
+    # PyTorch's cuBLAS was found, so pog's cuBLAS path must have been checked.
+    "cublas_checked": "cublas" in gemms or not sys.argv[3],
     "bit_identical": bool(correct) and all(r.get("ok") for r in correct),
     "fp16_round_vs_cublas": best_round,
     "fp16_round_target_met": best_round >= 0.9,
@@ -56,5 +60,5 @@ summary = {
     "hash_target_met": best_hash >= 200,
 }
 print(json.dumps(summary))
-sys.exit(0 if summary["bit_identical"] and summary["exit_code"] == 0 else 1)
+sys.exit(0 if summary["bit_identical"] and summary["cublas_checked"] and summary["exit_code"] == 0 else 1)
 PY

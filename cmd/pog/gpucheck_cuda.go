@@ -53,19 +53,27 @@ func runGPUCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	defer own.Close()
 	backends["own"] = own
-	if b, err := cuda.Open(cuda.Config{GEMM: "cublas", CUBLAS: *cublasPath}); err != nil {
-		emit(map[string]any{"check": "cublas", "ok": false, "error": err.Error()})
-	} else {
-		defer b.Close()
-		backends["cublas"] = b
-	}
 	for i := 0; i < own.Devices(); i++ {
 		emit(map[string]any{"check": "device", "info": own.DeviceInfo(i), "notes": own.Notes()})
 	}
-	modes := []string{"own"}
-	if backends["cublas"] != nil {
-		modes = append(modes, "cublas")
-		emit(map[string]any{"check": "cublas", "ok": true, "info": backends["cublas"].DeviceInfo(0)})
+	// cuBLAS twice: as a miner runs it, and with 1 MiB panels so that the
+	// correctness cases cross several panels per batch.
+	modes, speedModes := []string{"own"}, []string{"own"}
+	if b, err := cuda.Open(cuda.Config{GEMM: "cublas", CUBLAS: *cublasPath}); err != nil {
+		emit(map[string]any{"check": "cublas", "ok": false, "error": err.Error()})
+		if *cublasPath != "" { // asked for, so its absence is a failure
+			fail = 1
+		}
+	} else {
+		defer b.Close()
+		backends["cublas"] = b
+		emit(map[string]any{"check": "cublas", "ok": true, "info": b.DeviceInfo(0)})
+		if bp, err := cuda.Open(cuda.Config{GEMM: "cublas", CUBLAS: *cublasPath, PanelBytes: 1 << 20}); err == nil {
+			defer bp.Close()
+			backends["cublas-panels"] = bp
+			modes = append(modes, "cublas", "cublas-panels")
+			speedModes = append(speedModes, "cublas")
+		}
 	}
 
 	ctx := context.Background()
@@ -82,7 +90,7 @@ func runGPUCheck(args []string, stdout, stderr io.Writer) int {
 	if *skipSpeed {
 		return fail
 	}
-	for _, mode := range modes {
+	for _, mode := range speedModes {
 		for _, s := range []struct {
 			prec proof.Precision
 			size uint32

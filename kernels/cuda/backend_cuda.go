@@ -31,6 +31,9 @@ type Config struct {
 	GEMM string
 	// CUBLAS is the libcublas path to load; empty tries the usual sonames.
 	CUBLAS string
+	// PanelBytes bounds the float32 panel cuBLAS writes before conversion
+	// (0: 512 MiB). Checks set it small to exercise several panels.
+	PanelBytes uint64
 }
 
 // ConfigFromEnv reads POG_CUDA_GEMM and POG_CUBLAS.
@@ -41,9 +44,10 @@ func ConfigFromEnv() Config {
 // Backend runs jobs on every visible GPU of compute capability 8.0 or newer,
 // one primary context and stream per device.
 type Backend struct {
-	devs  []*device
-	blas  *cublasLib
-	notes []string
+	devs       []*device
+	blas       *cublasLib
+	panelBytes uint64
+	notes      []string
 }
 
 // Open starts a worker per device, loads the PTX and, per cfg, cuBLAS. It
@@ -61,7 +65,10 @@ func Open(cfg Config) (*Backend, error) {
 	if n == 0 {
 		return nil, errors.New("cuda: the driver sees no GPU")
 	}
-	b := &Backend{}
+	b := &Backend{panelBytes: cfg.PanelBytes}
+	if b.panelBytes == 0 {
+		b.panelBytes = scratchBudget
+	}
 	if cfg.GEMM != "own" {
 		if b.blas, err = loadCublas(cfg.CUBLAS); err != nil {
 			if cfg.GEMM == "cublas" {
@@ -71,7 +78,10 @@ func Open(cfg Config) (*Backend, error) {
 		}
 	}
 	for i := 0; i < n; i++ {
-		d, err := openDevice(i, b.blas)
+		d, note, err := openDevice(i, b.blas, cfg.GEMM == "cublas")
+		if note != "" {
+			b.notes = append(b.notes, note)
+		}
 		if err != nil {
 			b.notes = append(b.notes, fmt.Sprintf("device %d unusable: %v", i, err))
 			continue
@@ -94,7 +104,13 @@ func (b *Backend) Devices() int { return len(b.devs) }
 func (b *Backend) Notes() []string { return b.notes }
 
 // DeviceInfo describes device i for reports.
-func (b *Backend) DeviceInfo(i int) DeviceInfo { return b.devs[i%len(b.devs)].info }
+func (b *Backend) DeviceInfo(i int) DeviceInfo { return b.dev(i).info }
+
+// dev maps any device number onto the usable devices.
+func (b *Backend) dev(i int) *device {
+	n := len(b.devs)
+	return b.devs[(i%n+n)%n]
+}
 
 // DeviceInfo is what a job's device is.
 type DeviceInfo struct {
@@ -129,7 +145,7 @@ func (b *Backend) Close() {
 // MemoryNeeded implements kernels.Backend, for the GEMM the first device
 // would use.
 func (b *Backend) MemoryNeeded(p proof.Params) uint64 {
-	return planLayout(p, b.devs[0].blas != nil).total()
+	return planLayout(p, b.devs[0].panelBytes(b.panelBytes)).total()
 }
 
 // Start implements kernels.Backend: it allocates the job's device memory on
@@ -138,8 +154,8 @@ func (b *Backend) Start(p proof.Params, opts kernels.Options) (kernels.Job, erro
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	d := b.devs[opts.Device%len(b.devs)]
-	l := planLayout(p, d.blas != nil)
+	d := b.dev(opts.Device)
+	l := planLayout(p, d.panelBytes(b.panelBytes))
 	if err := kernels.CheckMemory("cuda", p, l.total(), opts.MemoryLimit); err != nil {
 		return nil, err
 	}
@@ -210,19 +226,22 @@ func (d *device) drain() error {
 	return errors.Join(errs...)
 }
 
-func openDevice(ordinal int, blas *cublasLib) (*device, error) {
+// openDevice starts device ordinal's worker and loads the kernels. A cuBLAS
+// handle that cannot be created there is an error only when cuBLAS is
+// required; otherwise the device uses the own kernels and note says why.
+func openDevice(ordinal int, blas *cublasLib, needBLAS bool) (d *device, note string, err error) {
 	dev, err := cu.GetDevice(ordinal)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	d := &device{work: make(chan func()), fn: map[string]cu.Function{}, pool: map[uint64][]cu.DevicePtr{}}
+	d = &device{work: make(chan func()), fn: map[string]cu.Function{}, pool: map[uint64][]cu.DevicePtr{}}
 	d.info.Ordinal = ordinal
 	d.info.Name, _ = dev.Name()
 	if u, err := dev.UUID(); err == nil {
 		d.info.UUID = "GPU-" + u.String() // NVML's spelling, to match kernels/hw
 	}
 	if d.info.ComputeMajor, d.info.ComputeMinor, err = dev.ComputeCapability(); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	d.info.SMs, _ = dev.Attribute(cu.MultiprocessorCount)
 	d.info.MemoryBytes, _ = dev.TotalMem()
@@ -230,13 +249,13 @@ func openDevice(ordinal int, blas *cublasLib) (*device, error) {
 	d.info.Driver = cu.Version()
 	ptx, arch, err := ptxFor(d.info.ComputeMajor, d.info.ComputeMinor)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	d.info.PTXArch = arch
 	ready := make(chan error)
 	go d.loop(dev, ready)
 	if err := <-ready; err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	err = d.do(func() error {
 		if d.mod, err = cu.LoadData(ptx); err != nil {
@@ -252,19 +271,35 @@ func openDevice(ordinal int, blas *cublasLib) (*device, error) {
 		if d.stream, err = cu.MakeStream(cu.DefaultStream); err != nil {
 			return err
 		}
-		if blas != nil {
-			if d.blas, err = blas.newHandle(d.stream); err != nil {
-				return err
-			}
-			d.info.CUBLAS, d.info.CUBLASPath = d.blas.version, blas.path
+		if blas == nil {
+			return nil
+		}
+		h, err := blas.newHandle(d.stream)
+		switch {
+		case err != nil && needBLAS:
+			return err
+		case err != nil:
+			note = fmt.Sprintf("device %d: %v; using pog's own GEMM kernels", ordinal, err)
+		default:
+			d.blas = h
+			d.info.CUBLAS, d.info.CUBLASPath = h.version, blas.path
 		}
 		return nil
 	})
 	if err != nil {
 		close(d.work)
-		return nil, err
+		return nil, "", err
 	}
-	return d, nil
+	return d, note, nil
+}
+
+// panelBytes is the cuBLAS panel budget on this device, 0 for the own
+// kernels.
+func (d *device) panelBytes(budget uint64) uint64 {
+	if d.blas == nil {
+		return 0
+	}
+	return budget
 }
 
 func (d *device) loop(dev cu.Device, ready chan<- error) {
@@ -436,7 +471,7 @@ func (j *job) Multiply(ctx context.Context) error {
 	if j.d.blas != nil {
 		err = j.multiplyCublas(ctx)
 	} else {
-		err = j.d.do(j.multiplyOwn)
+		err = j.d.do(func() error { return j.multiplyOwn(ctx) })
 	}
 	if err != nil {
 		return fmt.Errorf("cuda: multiply: %w", err)
@@ -447,8 +482,12 @@ func (j *job) Multiply(ctx context.Context) error {
 }
 
 // multiplyOwn runs the project's GEMM kernel over every batch, in launches
-// of at most maxGridZ batches.
-func (j *job) multiplyOwn() error {
+// of at most maxGridZ batches; the kernels cannot be interrupted, so ctx is
+// checked before they are queued.
+func (j *job) multiplyOwn(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	l, p := j.l, j.p
 	name, bm, bn, threads := "pog_gemm_f32", gemmF32BM, gemmF32BN, gemmF32Threads
 	if p.Precision == proof.FP16 {

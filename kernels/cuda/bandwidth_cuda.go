@@ -4,6 +4,8 @@ package cuda
 
 /*
 #cgo LDFLAGS: -lcuda
+#cgo linux CFLAGS: -I/usr/local/cuda/include
+#cgo linux LDFLAGS: -L/usr/local/cuda/lib64 -L/usr/local/cuda/lib64/stubs
 #include <cuda.h>
 
 static int pog_host_alloc(void **p, size_t n) { return cuMemAllocHost(p, n); }

@@ -19,8 +19,9 @@ const (
 	chunkSize = 1024
 )
 
-// scratchBudget bounds the float32 panel cuBLAS writes before conversion to
-// tile-major int32; panels this big keep cuBLAS at full speed.
+// scratchBudget is the default bound on the float32 panel cuBLAS writes
+// before conversion to tile-major int32; panels this big keep cuBLAS at full
+// speed.
 const scratchBudget = 512 << 20
 
 // layout is one job's device memory: padded inputs, the tile-major output,
@@ -45,7 +46,9 @@ func roundup(x, m uint64) uint64 { return (x + m - 1) / m * m }
 // and cuBLAS expect.
 const align = 256
 
-func planLayout(p proof.Params, cublas bool) layout {
+// planLayout plans a job for the own kernels (panelBytes 0) or for cuBLAS
+// writing panels of at most panelBytes (at least one t-row strip).
+func planLayout(p proof.Params, panelBytes uint64) layout {
 	l := layout{p: p, elem: 4}
 	if p.Precision == proof.FP16 {
 		l.elem = 2
@@ -55,9 +58,9 @@ func planLayout(p proof.Params, cublas bool) layout {
 	l.aBytes = b * l.mp * l.kp * l.elem
 	l.bBytes = b * l.np * l.kp * l.elem
 	l.outBytes = p.OutputBytes()
-	if cublas {
+	if panelBytes > 0 {
 		t, n := uint64(p.Tile), uint64(p.N)
-		l.panelRows = min(uint64(p.M), max(t, scratchBudget/(4*n)/t*t))
+		l.panelRows = min(uint64(p.M), max(t, panelBytes/(4*n)/t*t))
 		l.scratchBytes = 4 * l.panelRows * n
 	}
 	l.chunks = l.outBytes / chunkSize

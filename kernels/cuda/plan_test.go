@@ -16,24 +16,26 @@ func TestPlanLayout(t *testing.T) {
 	tests := []struct {
 		name              string
 		p                 proof.Params
-		cublas            bool
+		panelBytes        uint64
 		mp, np, kp, elem  uint64
 		panelRows         uint64
 		groupLog2, passes int
 		cvBytes, cv2Bytes uint64
 	}{
-		{"fp16 padded K", proof.Params{Precision: proof.FP16, Batch: 2, M: 1024, N: 1024, K: 1000, Tile: 64}, false,
+		{"fp16 padded K", proof.Params{Precision: proof.FP16, Batch: 2, M: 1024, N: 1024, K: 1000, Tile: 64}, 0,
 			1024, 1024, 1024, 2, 0, 4, 0, 32 * 2 * 1024 * 1024 * 4 / 1024 / 16, 0},
-		{"fp32 odd shape", proof.Params{Precision: proof.FP32, Batch: 1, M: 336, N: 208, K: 8, Tile: 16}, false,
+		{"fp32 odd shape", proof.Params{Precision: proof.FP32, Batch: 1, M: 336, N: 208, K: 8, Tile: 16}, 0,
 			384, 256, 64, 4, 0, 0, 0, 32 * 336 * 208 * 4 / 1024, 0},
-		{"1 MiB tiles need parent passes", proof.Params{Precision: proof.FP32, Batch: 1, M: 1024, N: 1024, K: 4096, Tile: 512}, true,
+		{"1 MiB tiles need parent passes", proof.Params{Precision: proof.FP32, Batch: 1, M: 1024, N: 1024, K: 4096, Tile: 512}, scratchBudget,
 			1024, 1024, 4096, 4, 1024, 8, 2, 32 * 4 * 1024 * 1024 / 1024 / 256, 32 * 4 * 1024 * 1024 / 1024 / 512},
-		{"cuBLAS panel bounded by the scratch budget", proof.Params{Precision: proof.FP16, Batch: 1, M: 65536, N: 65536, K: 64, Tile: 128}, true,
+		{"cuBLAS panel bounded by the scratch budget", proof.Params{Precision: proof.FP16, Batch: 1, M: 65536, N: 65536, K: 64, Tile: 128}, scratchBudget,
 			65536, 65536, 64, 2, scratchBudget / (4 * 65536), 6, 0, 32 * 4 * 65536 * 65536 / 1024 / 64, 0},
+		{"small panels: four per batch", proof.Params{Precision: proof.FP16, Batch: 2, M: 1024, N: 1024, K: 64, Tile: 64}, 1 << 20,
+			1024, 1024, 64, 2, 256, 4, 0, 32 * 2 * 1024 * 1024 * 4 / 1024 / 16, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := planLayout(tt.p, tt.cublas)
+			l := planLayout(tt.p, tt.panelBytes)
 			if l.mp != tt.mp || l.np != tt.np || l.kp != tt.kp || l.elem != tt.elem {
 				t.Fatalf("padded %d×%d×%d elem %d, want %d×%d×%d elem %d", l.mp, l.np, l.kp, l.elem, tt.mp, tt.np, tt.kp, tt.elem)
 			}

@@ -12,13 +12,14 @@ package preinit
 #include <dlfcn.h>
 #include <stddef.h>
 
-// pog_cu_init loads the driver library and calls cuInit(0) and
-// cuDeviceGetCount. It returns 0 and the device count, or a negative code:
-// -1 no libcuda, -2 missing symbols, or the driver's CUresult (> 0) with the
-// error name when the driver provides one.
+// pog_cu_init calls cuInit(0) and cuDeviceGetCount through the driver
+// library the binary already links (the dynamic loader refuses to start it
+// without libcuda.so.1, before any of this runs). It returns 0 and the
+// device count, -2 for missing symbols, or the driver's CUresult (> 0) with
+// its name when the driver provides one.
 static int pog_cu_init(int *count, const char **name) {
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-	if (!h) return -1;
+	if (!h) return -2;
 	int (*init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
 	int (*cnt)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
 	int (*ename)(int, const char **) = (int (*)(int, const char **))dlsym(h, "cuGetErrorName");
@@ -37,13 +38,11 @@ import (
 )
 
 func init() {
-	var count C.int // zero devices is the backend's to report: the node falls back to the CPU
+	var count C.int
 	var name *C.char
 	r := C.pog_cu_init(&count, &name)
 	var why string
 	switch {
-	case r == -1:
-		why = "libcuda.so.1 (the NVIDIA driver library) was not found"
 	case r == -2:
 		why = "libcuda.so.1 lacks cuInit or cuDeviceGetCount"
 	case r != 0 && name != nil:
@@ -51,6 +50,9 @@ func init() {
 	case r != 0:
 		why = fmt.Sprintf("the CUDA driver failed to start: CUresult %d", int(r))
 	default:
+		// A driver that starts but finds no usable GPU is the backend's to
+		// report; a miner then falls back to the CPU. (With no GPU at all
+		// cuInit itself fails with CUDA_ERROR_NO_DEVICE, above.)
 		return
 	}
 	fmt.Fprintf(os.Stderr, "pog: this is the cuda build and no GPU is usable: %s.\n"+
