@@ -168,7 +168,10 @@ func benchRound(ctx context.Context, be kernels.Backend, p proof.Params, secret 
 	if res.Workers <= 0 {
 		res.Workers = runtime.GOMAXPROCS(0)
 	}
-	opts := kernels.Options{Workers: workers, MemoryLimit: memoryLimit()}
+	opts := kernels.Options{Workers: workers}
+	if be.Name() == "cpu" { // a GPU backend checks its device's free memory itself
+		opts.MemoryLimit = memoryLimit()
+	}
 	if prog != nil {
 		opts.Progress = prog.update
 	}
