@@ -325,15 +325,24 @@ func (d *device) do(f func() error) error {
 	return <-errc
 }
 
-// launch queues kernel name on the device's stream; it must run inside do.
-// Every argument is 8 bytes, as the kernels declare them.
-func (d *device) launch(name string, gx, gy, gz, block int, args ...uint64) error {
-	ptrs := make([]unsafe.Pointer, len(args))
-	for i := range args {
-		ptrs[i] = unsafe.Pointer(&args[i])
+// run queues a kernel launch on the device's stream; it must run inside do.
+func (d *device) run(k launch) error {
+	ptrs := make([]unsafe.Pointer, len(k.args))
+	for i := range k.args {
+		ptrs[i] = unsafe.Pointer(&k.args[i])
 	}
-	if err := d.fn[name].Launch(gx, gy, gz, block, 1, 1, 0, d.stream, ptrs); err != nil {
-		return fmt.Errorf("launching %s (%d,%d,%d)×%d: %w", name, gx, gy, gz, block, err)
+	if err := d.fn[k.kernel].Launch(k.gx, k.gy, k.gz, k.block, 1, 1, 0, d.stream, ptrs); err != nil {
+		return fmt.Errorf("launching %s (%d,%d,%d)×%d: %w", k.kernel, k.gx, k.gy, k.gz, k.block, err)
+	}
+	return nil
+}
+
+// runAll queues launches in order.
+func (d *device) runAll(ks []launch) error {
+	for _, k := range ks {
+		if err := d.run(k); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -428,26 +437,12 @@ func (j *job) Generate(ctx context.Context) error {
 		return err
 	}
 	j.opts.Progress(kernels.StageGenerate, 0)
-	l, p := j.l, j.p
-	fp16 := uint64(0)
-	if p.Precision == proof.FP16 {
-		fp16 = 1
-	}
 	err := j.d.do(func() error {
 		if err := j.ev[0].Record(j.d.stream); err != nil {
 			return err
 		}
-		for _, m := range []struct {
-			mat       proof.Matrix
-			dst       cu.DevicePtr
-			lines, lp uint64
-		}{{proof.MatA, j.a, uint64(p.Batch) * l.mp, uint64(p.M)}, {proof.MatB, j.bt, uint64(p.Batch) * l.np, uint64(p.N)}} {
-			key, saltMat, vals := genArgs(p, j.g, m.mat)
-			blocks := genBlocks(m.lines*l.kp, j.d.info.SMs)
-			if err := j.d.launch("pog_generate", blocks, 1, 1, genThreads,
-				uint64(m.dst), m.lines, m.lp, uint64(p.K), l.kp, key, saltMat, vals, fp16); err != nil {
-				return err
-			}
+		if err := j.d.runAll(j.l.generateLaunches(j.g, j.bufs(), j.d.info.SMs)); err != nil {
+			return err
 		}
 		if err := j.ev[1].Record(j.d.stream); err != nil {
 			return err
@@ -460,6 +455,11 @@ func (j *job) Generate(ctx context.Context) error {
 	j.generated = true
 	j.opts.Progress(kernels.StageGenerate, 1)
 	return nil
+}
+
+// bufs is the job's buffers as kernel arguments.
+func (j *job) bufs() buffers {
+	return buffers{uint64(j.a), uint64(j.bt), uint64(j.out), uint64(j.scratch), uint64(j.cv), uint64(j.cv2)}
 }
 
 func (j *job) Multiply(ctx context.Context) error {
@@ -481,27 +481,14 @@ func (j *job) Multiply(ctx context.Context) error {
 	return nil
 }
 
-// multiplyOwn runs the project's GEMM kernel over every batch, in launches
-// of at most maxGridZ batches; the kernels cannot be interrupted, so ctx is
-// checked before they are queued.
+// multiplyOwn runs the project's GEMM kernel over every batch; the kernels
+// cannot be interrupted, so ctx is checked before they are queued.
 func (j *job) multiplyOwn(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	l, p := j.l, j.p
-	name, bm, bn, threads := "pog_gemm_f32", gemmF32BM, gemmF32BN, gemmF32Threads
-	if p.Precision == proof.FP16 {
-		name, bm, bn, threads = "pog_gemm_f16", gemmF16BM, gemmF16BN, gemmF16Threads
-	}
-	for b0 := uint64(0); b0 < uint64(p.Batch); b0 += maxGridZ {
-		nb := min(maxGridZ, uint64(p.Batch)-b0)
-		a := uint64(j.a) + b0*l.mp*l.kp*l.elem
-		bt := uint64(j.bt) + b0*l.np*l.kp*l.elem
-		c := uint64(j.out) + b0*uint64(p.M)*uint64(p.N)*4
-		if err := j.d.launch(name, int(l.np)/bn, int(l.mp)/bm, int(nb), threads,
-			a, bt, c, uint64(p.M), uint64(p.N), l.kp, uint64(p.Tile)); err != nil {
-			return err
-		}
+	if err := j.d.runAll(j.l.gemmLaunches(j.bufs())); err != nil {
+		return err
 	}
 	if err := j.ev[2].Record(j.d.stream); err != nil {
 		return err
@@ -510,28 +497,25 @@ func (j *job) multiplyOwn(ctx context.Context) error {
 }
 
 // multiplyCublas multiplies panel by panel into the float32 scratch with
-// cuBLAS and converts each panel to tile-major int32 (a panel of whole tile
-// rows is a contiguous run of the output). It checks ctx between batches.
+// cuBLAS and converts each panel to tile-major int32. It checks ctx between
+// batches.
 func (j *job) multiplyCublas(ctx context.Context) error {
-	l, p := j.l, j.p
-	m, n, t := uint64(p.M), uint64(p.N), uint64(p.Tile)
+	p := j.p
+	panels := j.l.panels(j.bufs())
 	for b := uint64(0); b < uint64(p.Batch); b++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		err := j.d.do(func() error {
-			for r0 := uint64(0); r0 < m; r0 += l.panelRows {
-				rows := min(l.panelRows, m-r0)
-				a := uint64(j.a) + (b*l.mp+r0)*l.kp*l.elem
-				bt := uint64(j.bt) + b*l.np*l.kp*l.elem
-				if err := j.d.blas.gemmTN(p.Precision == proof.FP16, int(rows), int(n), int(l.kp),
-					cu.DevicePtr(a), cu.DevicePtr(bt), j.scratch); err != nil {
+			for _, pn := range panels {
+				if pn.b != b {
+					continue
+				}
+				if err := j.d.blas.gemmTN(p.Precision == proof.FP16, int(pn.rows), int(p.N), int(j.l.kp),
+					cu.DevicePtr(pn.a), cu.DevicePtr(pn.bt), j.scratch); err != nil {
 					return err
 				}
-				c := uint64(j.out) + (b*m+r0)*n*4
-				gx, gy := toTilesGrid(rows, n, t)
-				if err := j.d.launch("pog_f32_to_tiles", gx, gy, 1, toTilesThreads,
-					uint64(j.scratch), c, m, n, t, rows); err != nil {
+				if err := j.d.run(pn.convert); err != nil {
 					return err
 				}
 			}
@@ -559,21 +543,11 @@ func (j *job) TileCVs(ctx context.Context) ([]commit.CV, error) {
 		return nil, err
 	}
 	j.opts.Progress(kernels.StageHash, 0)
-	l := j.l
 	cvs := make([]commit.CV, j.p.Tiles())
 	err := j.d.do(func() error {
-		if err := j.d.launch("pog_chunk_cvs", int((l.chunks+b3Threads-1)/b3Threads), 1, 1, b3Threads,
-			uint64(j.out), uint64(j.cv), l.chunks, 0, uint64(l.groupLog2)); err != nil {
+		ks, result := j.l.hashLaunches(j.bufs())
+		if err := j.d.runAll(ks); err != nil {
 			return err
-		}
-		src, dst, count := j.cv, j.cv2, l.chunks>>l.groupLog2
-		for i := 0; i < l.parentPasses; i++ {
-			count /= 2
-			if err := j.d.launch("pog_parent_cvs", int((count+parentThreads-1)/parentThreads), 1, 1, parentThreads,
-				uint64(src), uint64(dst), count); err != nil {
-				return err
-			}
-			src, dst = dst, src
 		}
 		if err := j.ev[3].Record(j.d.stream); err != nil {
 			return err
@@ -582,7 +556,7 @@ func (j *job) TileCVs(ctx context.Context) ([]commit.CV, error) {
 			return err
 		}
 		j.times = Timings{Generate: elapsed(j.ev[0], j.ev[1]), Multiply: elapsed(j.ev[1], j.ev[2]), Hash: elapsed(j.ev[2], j.ev[3])}
-		return cu.MemcpyDtoH(unsafe.Pointer(&cvs[0]), src, int64(32*len(cvs)))
+		return cu.MemcpyDtoH(unsafe.Pointer(&cvs[0]), cu.DevicePtr(result), int64(32*len(cvs)))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cuda: hashing tiles: %w", err)

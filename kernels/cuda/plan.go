@@ -160,3 +160,96 @@ func HalfToFloat(h uint16) float32 {
 	}
 	return f
 }
+
+// launch is one kernel launch: grid, block and the 8-byte arguments.
+type launch struct {
+	kernel     string
+	gx, gy, gz int
+	block      int
+	args       []uint64
+}
+
+// buffers are a job's device addresses.
+type buffers struct{ a, bt, out, scratch, cv, cv2 uint64 }
+
+// generateLaunches fill A and Bᵀ, padding included.
+func (l layout) generateLaunches(g *proof.Generator, buf buffers, sms int) []launch {
+	p := l.p
+	fp16 := uint64(0)
+	if p.Precision == proof.FP16 {
+		fp16 = 1
+	}
+	var out []launch
+	for _, m := range []struct {
+		mat       proof.Matrix
+		dst       uint64
+		lines, lp uint64
+	}{{proof.MatA, buf.a, uint64(p.Batch) * l.mp, uint64(p.M)}, {proof.MatB, buf.bt, uint64(p.Batch) * l.np, uint64(p.N)}} {
+		key, saltMat, vals := genArgs(p, g, m.mat)
+		out = append(out, launch{"pog_generate", genBlocks(m.lines*l.kp, sms), 1, 1, genThreads,
+			[]uint64{m.dst, m.lines, m.lp, uint64(p.K), l.kp, key, saltMat, vals, fp16}})
+	}
+	return out
+}
+
+// gemmLaunches run the own GEMM kernel over every batch, at most maxGridZ
+// batches per launch, with the pointers moved to the launch's first batch.
+func (l layout) gemmLaunches(buf buffers) []launch {
+	p := l.p
+	name, bm, bn, threads := "pog_gemm_f32", gemmF32BM, gemmF32BN, gemmF32Threads
+	if p.Precision == proof.FP16 {
+		name, bm, bn, threads = "pog_gemm_f16", gemmF16BM, gemmF16BN, gemmF16Threads
+	}
+	var out []launch
+	for b0 := uint64(0); b0 < uint64(p.Batch); b0 += maxGridZ {
+		nb := min(maxGridZ, uint64(p.Batch)-b0)
+		out = append(out, launch{name, int(l.np) / bn, int(l.mp) / bm, int(nb), threads, []uint64{
+			buf.a + b0*l.mp*l.kp*l.elem, buf.bt + b0*l.np*l.kp*l.elem, buf.out + b0*uint64(p.M)*uint64(p.N)*4,
+			uint64(p.M), uint64(p.N), l.kp, uint64(p.Tile)}})
+	}
+	return out
+}
+
+// panel is one cuBLAS product: rows [r0, r0+rows) of batch b's output,
+// computed into the scratch buffer from the A panel at a and Bᵀ at bt, then
+// converted by convert into the output, where a panel of whole tile rows is
+// one contiguous run of tiles.
+type panel struct {
+	b, r0, rows uint64
+	a, bt       uint64
+	convert     launch
+}
+
+func (l layout) panels(buf buffers) []panel {
+	p := l.p
+	m, n, t := uint64(p.M), uint64(p.N), uint64(p.Tile)
+	var out []panel
+	for b := uint64(0); b < uint64(p.Batch); b++ {
+		for r0 := uint64(0); r0 < m; r0 += l.panelRows {
+			rows := min(l.panelRows, m-r0)
+			gx, gy := toTilesGrid(rows, n, t)
+			out = append(out, panel{b: b, r0: r0, rows: rows,
+				a:  buf.a + (b*l.mp+r0)*l.kp*l.elem,
+				bt: buf.bt + b*l.np*l.kp*l.elem,
+				convert: launch{"pog_f32_to_tiles", gx, gy, 1, toTilesThreads,
+					[]uint64{buf.scratch, buf.out + (b*m+r0)*n*4, m, n, t, rows}}})
+		}
+	}
+	return out
+}
+
+// hashLaunches reduce the output to one chaining value per tile: chunk CVs
+// merged into groups inside blocks, then parent passes ping-ponging between
+// the two CV buffers. result is the buffer holding the tile CVs.
+func (l layout) hashLaunches(buf buffers) (out []launch, result uint64) {
+	out = append(out, launch{"pog_chunk_cvs", int((l.chunks + b3Threads - 1) / b3Threads), 1, 1, b3Threads,
+		[]uint64{buf.out, buf.cv, l.chunks, 0, uint64(l.groupLog2)}})
+	src, dst, count := buf.cv, buf.cv2, l.chunks>>l.groupLog2
+	for i := 0; i < l.parentPasses; i++ {
+		count /= 2
+		out = append(out, launch{"pog_parent_cvs", int((count + parentThreads - 1) / parentThreads), 1, 1, parentThreads,
+			[]uint64{src, dst, count}})
+		src, dst = dst, src
+	}
+	return out, src
+}

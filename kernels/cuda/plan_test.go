@@ -187,3 +187,126 @@ func TestEmbeddedPTX(t *testing.T) {
 		t.Errorf("sm_75: %v, want a clear refusal", err)
 	}
 }
+
+var testBufs = buffers{a: 1 << 40, bt: 2 << 40, out: 3 << 40, scratch: 4 << 40, cv: 5 << 40, cv2: 6 << 40}
+
+func TestGenerateLaunches(t *testing.T) {
+	p := proof.Params{Precision: proof.FP16, Batch: 3, M: 336, N: 208, K: 100, Tile: 16, Miner: []byte("m")}
+	g, err := proof.NewGenerator(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := planLayout(p, 0)
+	ks := l.generateLaunches(g, testBufs, 132)
+	want := [][]uint64{
+		{testBufs.a, 3 * 384, 336, 100, 128}, // 3 batches of 336 rows padded to 384; K 100 padded to 128
+		{testBufs.bt, 3 * 256, 208, 100, 128},
+	}
+	if len(ks) != 2 {
+		t.Fatalf("%d launches, want one per matrix", len(ks))
+	}
+	for i, k := range ks {
+		if k.kernel != "pog_generate" || len(k.args) != 9 || k.block != genThreads {
+			t.Fatalf("launch %d: %s with %d args", i, k.kernel, len(k.args))
+		}
+		for j, w := range want[i] {
+			if k.args[j] != w {
+				t.Errorf("launch %d arg %d = %d, want %d", i, j, k.args[j], w)
+			}
+		}
+		if k.args[8] != 1 {
+			t.Error("fp16 flag not set")
+		}
+		if saltMat := k.args[6]; saltMat>>32 != uint64(i) {
+			t.Errorf("launch %d generates matrix %d", i, saltMat>>32)
+		}
+	}
+}
+
+func TestGemmLaunchesSplitBatches(t *testing.T) {
+	p := proof.Params{Precision: proof.FP32, Batch: proof.MaxBatch, M: 16, N: 32, K: 10, Tile: 16}
+	l := planLayout(p, 0)
+	ks := l.gemmLaunches(testBufs)
+	if len(ks) != 2 || ks[0].gz != maxGridZ || ks[1].gz != proof.MaxBatch-maxGridZ {
+		t.Fatalf("launches %+v, want %d batches then the rest", ks, maxGridZ)
+	}
+	for _, k := range ks {
+		if k.kernel != "pog_gemm_f32" || k.gx != 1 || k.gy != 1 || k.block != gemmF32Threads || len(k.args) != 7 {
+			t.Fatalf("launch %+v", k)
+		}
+	}
+	second := ks[1].args
+	if second[0] != testBufs.a+maxGridZ*128*64*4 || second[1] != testBufs.bt+maxGridZ*128*64*4 || second[2] != testBufs.out+maxGridZ*16*32*4 {
+		t.Fatalf("second launch does not start at batch %d: %v", maxGridZ, second[:3])
+	}
+}
+
+// TestPanelsCoverOutput: the cuBLAS panels of every batch write consecutive,
+// whole runs of tiles, together exactly the output, each where tile-major
+// order puts its first tile, from the right rows of A.
+func TestPanelsCoverOutput(t *testing.T) {
+	p := proof.Params{Precision: proof.FP16, Batch: 2, M: 1024, N: 512, K: 64, Tile: 64}
+	l := planLayout(p, 1<<20)
+	ps := l.panels(testBufs)
+	if len(ps) != 4 {
+		t.Fatalf("%d panels, want 2 per batch", len(ps))
+	}
+	next := testBufs.out
+	for _, pn := range ps {
+		out, rows := pn.convert.args[1], pn.convert.args[5]
+		first := uint64(pn.b)*p.TilesPerMatrix() + pn.r0/uint64(p.Tile)*uint64(p.N/p.Tile)
+		if out != next || out != testBufs.out+first*uint64(p.TileBytes()) {
+			t.Fatalf("panel b=%d r0=%d writes at %d, want %d", pn.b, pn.r0, out-testBufs.out, next-testBufs.out)
+		}
+		if rows != pn.rows || rows%uint64(p.Tile) != 0 {
+			t.Fatalf("panel of %d rows", rows)
+		}
+		if pn.a != testBufs.a+(pn.b*l.mp+pn.r0)*l.kp*2 || pn.bt != testBufs.bt+pn.b*l.np*l.kp*2 {
+			t.Fatalf("panel b=%d r0=%d reads the wrong inputs", pn.b, pn.r0)
+		}
+		if pn.convert.args[0] != testBufs.scratch || rows*uint64(p.N)*4 > l.scratchBytes {
+			t.Fatal("panel does not fit the scratch buffer")
+		}
+		next = out + rows*uint64(p.N)*4
+	}
+	if next != testBufs.out+p.OutputBytes() {
+		t.Fatalf("panels end at %d of %d output bytes", next-testBufs.out, p.OutputBytes())
+	}
+}
+
+func TestHashLaunches(t *testing.T) {
+	tests := []struct {
+		name     string
+		p        proof.Params
+		launches int
+		result   uint64
+	}{
+		{"64 KiB tiles: one pass", proof.Params{Precision: proof.FP16, Batch: 1, M: 256, N: 512, K: 8, Tile: 128}, 1, testBufs.cv},
+		{"1 MiB tiles: two parent passes", proof.Params{Precision: proof.FP16, Batch: 1, M: 1024, N: 1024, K: 8, Tile: 512}, 3, testBufs.cv},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := planLayout(tt.p, 0)
+			ks, result := l.hashLaunches(testBufs)
+			if len(ks) != tt.launches || result != tt.result {
+				t.Fatalf("%d launches, result in %#x; want %d, %#x", len(ks), result, tt.launches, tt.result)
+			}
+			if ks[0].args[0] != testBufs.out || ks[0].args[2] != tt.p.OutputBytes()/chunkSize {
+				t.Fatal("chunk pass does not cover the output")
+			}
+			last := ks[len(ks)-1]
+			if len(ks) > 1 {
+				if last.args[2] != tt.p.Tiles() || last.args[1] != result {
+					t.Fatalf("last pass writes %d CVs to %#x, want %d tile CVs", last.args[2], last.args[1], tt.p.Tiles())
+				}
+				for i := 1; i < len(ks); i++ {
+					if ks[i].args[0] == ks[i].args[1] {
+						t.Fatal("a parent pass runs in place")
+					}
+				}
+			} else if ks[0].args[2]>>ks[0].args[4] != tt.p.Tiles() {
+				t.Fatal("chunk pass alone does not reach tile level")
+			}
+		})
+	}
+}
