@@ -7,7 +7,8 @@
 # Needs the NVIDIA driver and PyTorch; no Go (build the binary elsewhere with
 # `make build-cuda`). Prints JSON lines — reference, device, correctness,
 # speed, bandwidth — then a summary line with the targets. Exits 1 if any
-# result is not bit-identical. About 3 minutes on one H200.
+# result is not bit-identical. About 3 minutes on one H200; the timeouts
+# below keep it under 8.
 set -uo pipefail
 bin=$(realpath "${1:-$(dirname "$0")/../bin/pog-cuda}")
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
 # 1. The reference, and the libcublas PyTorch uses.
-timeout 180 python3 scripts/gpu_reference.py | tee -a "$log"
+timeout 150 python3 scripts/gpu_reference.py | tee -a "$log"
 field() { python3 -c "
 import json, sys
 for l in open('$log'):
@@ -32,7 +33,7 @@ args=()
 [ -n "$ref16" ] && args+=(--reference-fp16 "$ref16")
 [ -n "$ref32" ] && args+=(--reference-fp32 "$ref32")
 [ -n "$cublas" ] && args+=(--cublas "$cublas")
-timeout 360 "$bin" gpu-check ${args[@]+"${args[@]}"} | tee -a "$log"
+timeout 270 "$bin" gpu-check ${args[@]+"${args[@]}"} | tee -a "$log"
 rc=${PIPESTATUS[0]}
 
 # 3. Summary against the targets (BENCHMARKS.md): bit-identical everywhere,
