@@ -41,7 +41,7 @@ rc=${PIPESTATUS[0]}
 python3 - "$log" "$rc" "$cublas" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-correct = [r for r in rows if r.get("check") == "correctness"]
+correct = [r for r in rows if r.get("check") in ("correctness", "extremes")]
 speed = [r for r in rows if r.get("check") == "speed" and r.get("ok")]
 fp16 = [r for r in speed if r["precision"] == "fp16"]
 best_round = max((r.get("round_vs_reference", 0) for r in fp16), default=0)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -81,6 +82,16 @@ func runGPUCheck(args []string, stdout, stderr io.Writer) int {
 		for _, c := range correctnessCases() {
 			r := checkCorrect(ctx, backends[mode], c)
 			r["check"], r["gemm"] = "correctness", mode
+			if r["ok"] != true {
+				fail = 1
+			}
+			emit(r)
+		}
+	}
+	for _, mode := range modes {
+		for _, c := range extremeCases() {
+			r := checkExtreme(ctx, backends[mode], c)
+			r["check"], r["gemm"] = "extremes", mode
 			if r["ok"] != true {
 				fail = 1
 			}
@@ -311,3 +322,89 @@ func measureSpeed(ctx context.Context, be *cuda.Backend, p proof.Params, minDur 
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// extremeCase fills every row of A with a(k) and of Bᵀ with b(k); every
+// output element must then equal want.
+type extremeCase struct {
+	name string
+	prec proof.Precision
+	k    uint32
+	a, b func(k int) int32
+	want int32
+}
+
+// extremeCases put the partial sums at the exactness bound, 2^24, or take
+// them close to it and back: tensor-core accumulation must keep every bit.
+func extremeCases() []extremeCase {
+	const k16, k32 = 8192, 4096
+	return []extremeCase{
+		{"fp16 all -256 × -8", proof.FP16, k16, func(int) int32 { return -256 }, func(int) int32 { return -8 }, 1 << 24},
+		{"fp16 rise to 2^23 and back", proof.FP16, k16,
+			func(k int) int32 { return pick(k < k16/2, 255, -256) }, func(int) int32 { return 7 }, k16 / 2 * (255*7 - 256*7)},
+		{"fp16 alternating extremes", proof.FP16, k16,
+			func(k int) int32 { return pick(k%2 == 0, 255, -256) }, func(int) int32 { return -8 }, k16 / 2 * (-255*8 + 256*8)},
+		{"fp32 all -4096 × -1", proof.FP32, k32, func(int) int32 { return -4096 }, func(int) int32 { return -1 }, 1 << 24},
+		{"fp32 rise and fall", proof.FP32, k32,
+			func(k int) int32 { return pick(k < k32/2, 4095, -4096) }, func(int) int32 { return 1 }, k32 / 2 * (4095 - 4096)},
+	}
+}
+
+func checkExtreme(ctx context.Context, be kernels.Backend, c extremeCase) map[string]any {
+	p := proof.Params{Precision: c.prec, Batch: 1, M: 256, N: 128, K: c.k, Tile: 64, Miner: []byte("gpu-check")}
+	r := map[string]any{"case": c.name, "precision": c.prec.String(), "k": c.k, "want": c.want, "ok": false}
+	fail := func(err error) map[string]any { r["error"] = err.Error(); return r }
+	row := func(f func(int) int32) []int32 {
+		out := make([]int32, c.k)
+		for i := range out {
+			out[i] = f(i)
+		}
+		return out
+	}
+	rows := func(n uint32, f func(int) int32) [][]int32 {
+		line, out := row(f), make([][]int32, n)
+		for i := range out {
+			out[i] = line
+		}
+		return out
+	}
+	job, err := be.Start(p, kernels.Options{})
+	if err != nil {
+		return fail(err)
+	}
+	defer job.Close()
+	setter := job.(interface{ SetInputs(a, bt [][]int32) error })
+	if err := setter.SetInputs(rows(p.M, c.a), rows(p.N, c.b)); err != nil {
+		return fail(err)
+	}
+	if err := job.Multiply(ctx); err != nil {
+		return fail(err)
+	}
+	tile, wrong := make([]byte, p.TileBytes()), 0
+	var first int32
+	for i := uint64(0); i < p.Tiles(); i++ {
+		if err := job.Tile(i, tile); err != nil {
+			return fail(err)
+		}
+		for q := 0; q < len(tile); q += 4 {
+			if v := int32(binary.LittleEndian.Uint32(tile[q:])); v != c.want {
+				if wrong == 0 {
+					first = v
+				}
+				wrong++
+			}
+		}
+	}
+	r["elements_wrong"] = wrong
+	if wrong > 0 {
+		r["first_wrong_value"] = first
+	}
+	r["ok"] = wrong == 0
+	return r
+}
+
+func pick(cond bool, x, y int32) int32 {
+	if cond {
+		return x
+	}
+	return y
+}

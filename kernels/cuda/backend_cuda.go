@@ -583,6 +583,26 @@ func (j *job) Tile(i uint64, dst []byte) error {
 	})
 }
 
+// SetInputs replaces the generated inputs of batch 0 with a (M rows of K)
+// and bt (N rows of K), so a check can multiply chosen values: the extremes
+// of a class, where fp32 exactness on tensor cores is tightest.
+func (j *job) SetInputs(a, bt [][]int32) error {
+	if uint32(len(a)) != j.p.M || uint32(len(bt)) != j.p.N {
+		return fmt.Errorf("cuda: SetInputs with %d×%d rows, want %d×%d", len(a), len(bt), j.p.M, j.p.N)
+	}
+	ea, eb := encodeInputs(a, j.l.kp, j.l.elem), encodeInputs(bt, j.l.kp, j.l.elem)
+	err := j.d.do(func() error {
+		if err := cu.MemcpyHtoD(j.a, unsafe.Pointer(&ea[0]), int64(len(ea))); err != nil {
+			return err
+		}
+		return cu.MemcpyHtoD(j.bt, unsafe.Pointer(&eb[0]), int64(len(eb)))
+	})
+	if err == nil {
+		j.generated = true
+	}
+	return err
+}
+
 // Line copies line idx of matrix m in batch b back from the device, as
 // float32, for checks against proof.Line.
 func (j *job) Line(m proof.Matrix, b, idx uint32) ([]float32, error) {

@@ -253,3 +253,34 @@ func (l layout) hashLaunches(buf buffers) (out []launch, result uint64) {
 	}
 	return out, src
 }
+
+// intToHalf is the binary16 encoding of an integer of magnitude at most 2048
+// (all exact in fp16), for inputs a host writes to the device.
+func intToHalf(v int32) uint16 {
+	var sign uint16
+	if v < 0 {
+		sign, v = 0x8000, -v
+	}
+	if v == 0 {
+		return sign
+	}
+	e := bits.Len32(uint32(v)) - 1
+	return sign | uint16(e+15)<<10 | uint16(uint32(v)<<10>>e)&0x3ff
+}
+
+// encodeInputs lays rows (each k integers) out as the device holds them:
+// padded to rows of kp elements of elem bytes, little-endian fp16 or fp32.
+func encodeInputs(rows [][]int32, kp, elem uint64) []byte {
+	out := make([]byte, uint64(len(rows))*kp*elem)
+	for r, row := range rows {
+		for c, v := range row {
+			at := (uint64(r)*kp + uint64(c)) * elem
+			if elem == 2 {
+				binary.LittleEndian.PutUint16(out[at:], intToHalf(v))
+			} else {
+				binary.LittleEndian.PutUint32(out[at:], math.Float32bits(float32(v)))
+			}
+		}
+	}
+	return out
+}

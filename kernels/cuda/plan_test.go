@@ -310,3 +310,25 @@ func TestHashLaunches(t *testing.T) {
 		})
 	}
 }
+
+func TestIntToHalf(t *testing.T) {
+	for v := int32(-2048); v <= 2048; v++ {
+		if got := HalfToFloat(intToHalf(v)); got != float32(v) {
+			t.Fatalf("intToHalf(%d) = %#04x = %v", v, intToHalf(v), got)
+		}
+	}
+	raw := encodeInputs([][]int32{{1, -8}, {255}}, 4, 2)
+	line := decodeLine(raw, 2)
+	if want := []float32{1, -8, 0, 0, 255, 0, 0, 0}; len(line) != len(want) {
+		t.Fatalf("encodeInputs = %v", line)
+	} else {
+		for i := range want {
+			if line[i] != want[i] {
+				t.Fatalf("encodeInputs = %v, want %v", line, want)
+			}
+		}
+	}
+	if line := decodeLine(encodeInputs([][]int32{{-4096, 1}}, 2, 4), 4); line[0] != -4096 || line[1] != 1 {
+		t.Fatalf("fp32 encodeInputs = %v", line)
+	}
+}
