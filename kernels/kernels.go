@@ -68,6 +68,18 @@ type Job interface {
 	Close() error
 }
 
+// Compute runs a started job's stages in order and returns its tile
+// chaining values.
+func Compute(ctx context.Context, j Job) ([]commit.CV, error) {
+	if err := j.Generate(ctx); err != nil {
+		return nil, err
+	}
+	if err := j.Multiply(ctx); err != nil {
+		return nil, err
+	}
+	return j.TileCVs(ctx)
+}
+
 var registry = map[string]func() (Backend, error){}
 
 // Register makes a backend constructor available by name; backends call it

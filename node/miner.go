@@ -167,12 +167,7 @@ func (m *miner) run(ctx context.Context, p proof.Params, device int) (kernels.Jo
 	if err != nil {
 		return nil, nil, commit.CV{}, err
 	}
-	var leaves []commit.CV
-	if err = job.Generate(ctx); err == nil {
-		if err = job.Multiply(ctx); err == nil {
-			leaves, err = job.TileCVs(ctx)
-		}
-	}
+	leaves, err := kernels.Compute(ctx, job)
 	var root commit.CV
 	if err == nil {
 		root, err = commit.Root(leaves)

@@ -79,19 +79,17 @@ func runGPUCheck(args []string, stdout, stderr io.Writer) int {
 
 	ctx := context.Background()
 	for _, mode := range modes {
+		var rs []map[string]any
 		for _, c := range correctnessCases() {
-			r := checkCorrect(ctx, backends[mode], c)
-			r["check"], r["gemm"] = "correctness", mode
-			if r["ok"] != true {
-				fail = 1
-			}
-			emit(r)
+			rs = append(rs, checkCorrect(ctx, backends[mode], c))
+			rs[len(rs)-1]["check"] = "correctness"
 		}
-	}
-	for _, mode := range modes {
 		for _, c := range extremeCases() {
-			r := checkExtreme(ctx, backends[mode], c)
-			r["check"], r["gemm"] = "extremes", mode
+			rs = append(rs, checkExtreme(ctx, backends[mode], c))
+			rs[len(rs)-1]["check"] = "extremes"
+		}
+		for _, r := range rs {
+			r["gemm"] = mode
 			if r["ok"] != true {
 				fail = 1
 			}
@@ -164,7 +162,7 @@ func checkCorrect(ctx context.Context, be kernels.Backend, c correctnessCase) ma
 		return fail(err)
 	}
 	defer ref.Close()
-	cpuCVs, err := runJob(ctx, ref)
+	cpuCVs, err := kernels.Compute(ctx, ref)
 	if err != nil {
 		return fail(fmt.Errorf("cpu: %w", err))
 	}
@@ -256,16 +254,6 @@ func equalPadded(got, want []float32) bool {
 	return len(got) >= len(want)
 }
 
-func runJob(ctx context.Context, j kernels.Job) ([]commit.CV, error) {
-	if err := j.Generate(ctx); err != nil {
-		return nil, err
-	}
-	if err := j.Multiply(ctx); err != nil {
-		return nil, err
-	}
-	return j.TileCVs(ctx)
-}
-
 // measureSpeed times, each for at least minDur: the GEMM alone, tile hashing
 // alone, and whole rounds (allocate, generate, multiply, hash, root, free).
 func measureSpeed(ctx context.Context, be *cuda.Backend, p proof.Params, minDur time.Duration) (map[string]any, error) {
@@ -274,7 +262,7 @@ func measureSpeed(ctx context.Context, be *cuda.Backend, p proof.Params, minDur 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := runJob(ctx, job); err != nil { // warm-up, and the stage timings of one round
+	if _, err := kernels.Compute(ctx, job); err != nil { // warm-up, and the stage timings of one round
 		job.Close()
 		return nil, err
 	}
@@ -308,7 +296,7 @@ func measureSpeed(ctx context.Context, be *cuda.Backend, p proof.Params, minDur 
 			return err
 		}
 		defer j.Close()
-		cvs, err := runJob(ctx, j)
+		cvs, err := kernels.Compute(ctx, j)
 		if err == nil {
 			_, err = commit.Root(cvs)
 		}
