@@ -161,3 +161,9 @@ func (m *Metrics) Own(e uint64, weight, incentive float64) {
 		m.ownIncentive.Set(incentive)
 	}
 }
+
+// RoundsCounter is the pog_rounds_total series for a verdict and reason
+// class, for tests.
+func (m *Metrics) RoundsCounter(verdict, reason string) prometheus.Counter {
+	return m.rounds.WithLabelValues(verdict, reason)
+}
