@@ -53,6 +53,10 @@ function showStatus(st) {
     ? st.own_weight.weight.toFixed(4) + " (incentive " + st.own_weight.incentive.toFixed(4) + ", epoch " + st.own_weight.epoch + ")"
     : "–";
   el("queue").textContent = st.queue_length;
+  // Weights and queues are a miner's.
+  for (const id of ["own", "queue"]) {
+    el(id).hidden = el(id).previousElementSibling.hidden = st.role !== "miner";
+  }
   const ws = el("warnings");
   ws.replaceChildren();
   for (const w of st.warnings) {
