@@ -1,8 +1,12 @@
 package metrics
 
 import (
+	"encoding/json"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -38,4 +42,48 @@ func TestRoundLabelsAreBounded(t *testing.T) {
 	var nilMetrics *Metrics
 	nilMetrics.Round(true, "", 1, 1, 1) // a node without an API
 	nilMetrics.Gossip("t", "accept")
+}
+
+// The example Grafana dashboard queries only metrics a node exports.
+func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
+	raw, err := os.ReadFile("../../deploy/grafana/pog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct{ Targets []struct{ Expr string } }
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatalf("pog.json: %v", err)
+	}
+	m := New()
+	one := func() float64 { return 1 }
+	m.AddGauges(Gauges{Peers: one, StoreBytes: one, Queue: one})
+	m.Round(true, "", time.Second, time.Second, 1) // histograms and vectors export once observed
+	m.Gossip("t", "accept")
+	m.EpochClosed(time.Second)
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]bool{}
+	for _, f := range families {
+		exported[f.GetName()] = true
+	}
+	name := regexp.MustCompile(`pog_[a-z_]+`)
+	used := 0
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			for _, n := range name.FindAllString(tg.Expr, -1) {
+				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, "_bucket"), "_sum"), "_count")
+				if !exported[n] && !exported[base] {
+					t.Errorf("dashboard queries %s, which the node does not export", n)
+				}
+				used++
+			}
+		}
+	}
+	if used < 10 {
+		t.Fatalf("only %d metric references found in the dashboard", used)
+	}
 }
