@@ -36,16 +36,18 @@ func apiToken(home string, c node.NodeConfig) (string, error) {
 	return api.ReadToken(path)
 }
 
+// checkAPIConfig reads the token and checks the address before the node
+// starts, so a refused setting stops it before it joins the network.
+func checkAPIConfig(home string, c node.NodeConfig) (token string, err error) {
+	if token, err = apiToken(home, c); err != nil {
+		return "", err
+	}
+	return token, api.CheckAddr(c.API, token != "")
+}
+
 // startAPI serves the API on the configured address and records the
 // address it bound in the home. stop shuts it down and removes the file.
-func startAPI(home string, cfg node.Config, n *node.Node, st *store.Store, stakes map[string]float64, m *metrics.Metrics, log *slog.Logger) (stop func(), err error) {
-	token, err := apiToken(home, cfg.Node)
-	if err != nil {
-		return nil, err
-	}
-	if err := api.CheckAddr(cfg.Node.API, token != ""); err != nil {
-		return nil, err
-	}
+func startAPI(home, token string, cfg node.Config, n *node.Node, st *store.Store, stakes map[string]float64, m *metrics.Metrics, log *slog.Logger) (stop func(), err error) {
 	storeDir := filepath.Join(home, node.StoreDir)
 	m.AddGauges(metrics.Gauges{
 		Peers:      func() float64 { return float64(len(n.Host().Network().Peers())) },

@@ -178,7 +178,7 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	h := res.Hash()
-	out = weightsOut{Epoch: e, Hash: hex.EncodeToString(h[:]), Trust: map[string]float64{}, Dividends: map[string]float64{}}
+	out = weightsOut{Epoch: e, Hash: hex.EncodeToString(h[:]), Miners: []weightRow{}, Trust: map[string]float64{}, Dividends: map[string]float64{}}
 	per := map[string]map[string]float64{}
 	for ent, err := range st.EpochRecords(e, e) {
 		if err != nil {

@@ -204,7 +204,12 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	o.Store = st
+	var apiToken string
 	if cfg.Node.API != "" {
+		if apiToken, err = checkAPIConfig(*home, cfg.Node); err != nil {
+			log.Error("cannot start the api", "err", err)
+			return 1
+		}
 		o.Metrics = metrics.New()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -215,7 +220,7 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if cfg.Node.API != "" {
-		stopAPI, err := startAPI(*home, cfg, n, st, o.Stakes, o.Metrics, log)
+		stopAPI, err := startAPI(*home, apiToken, cfg, n, st, o.Stakes, o.Metrics, log)
 		if err != nil {
 			n.Close()
 			log.Error("cannot start the api", "err", err)
