@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -96,6 +98,9 @@ func fromRunningNode(stderr io.Writer, name, home, path string, v any) (ok bool,
 	return true, 0
 }
 
+// isDialError: nothing listens at the address (the client wraps the
+// *net.OpError in a *url.Error).
 func isDialError(err error) bool {
-	return strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "connect:")
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }

@@ -173,15 +173,22 @@ function showTFLOPS(rounds) {
   plot(el("tflops-chart"), series, (x) => new Date(x).toLocaleTimeString());
 }
 
+// Weights change once per epoch, and recomputing them replays every
+// record: refresh them when the epoch changes or every tenth poll.
+let historyEpoch = -1, polls = 0;
+
 async function refresh() {
   try {
     const st = await get("api/v1/status");
     showStatus(st);
     const since = Math.max(0, st.epoch - 20);
-    const [rounds, history] = await Promise.all([get("api/v1/rounds?since=" + since), get("api/v1/weights/history?last=30")]);
-    showRounds(rounds || [], st.epoch);
-    showTFLOPS(rounds || []);
-    showWeights(history || []);
+    const rounds = (await get("api/v1/rounds?since=" + since)) || [];
+    showRounds(rounds, st.epoch);
+    showTFLOPS(rounds);
+    if (st.epoch !== historyEpoch || polls++ % 10 === 0) {
+      showWeights((await get("api/v1/weights/history?last=30")) || []);
+      historyEpoch = st.epoch;
+    }
     el("error").hidden = true;
     document.body.dataset.loaded = "1";
   } catch (e) {
