@@ -79,7 +79,7 @@ const maxSeenValidators = 256
 func (ob *observer) gossip(at time.Time, validator peer.ID, challenge *pb.Challenge, record *pb.EpochRecord) {
 	ob.mu.Lock()
 	defer ob.mu.Unlock()
-	if _, ok := ob.seen[validator]; ok || len(ob.seen) < maxSeenValidators {
+	if _, ok := ob.seen[validator]; validator != ob.n.ID() && (ok || len(ob.seen) < maxSeenValidators) {
 		ob.seen[validator] = at
 	}
 	if challenge != nil && peer.ID(challenge.Miner) == ob.n.ID() {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,9 +51,12 @@ func checkRunningAPI(t *testing.T, bin string, homes map[string]string) {
 	if !strings.Contains(out, "validator 12D3") || !strings.Contains(out, "last rounds:") || !strings.Contains(out, "verified") {
 		t.Errorf("pog status on the validator:\n%s", out)
 	}
-	if out := pogOut(t, bin, "status", "--home", homes["miner1"]); !regexp.MustCompile(`weight +0\.\d*[1-9]`).MatchString(out) {
-		t.Errorf("pog status on a miner shows no weight:\n%s", out)
+	out = pogOut(t, bin, "status", "--home", homes["miner1"])
+	if !regexp.MustCompile(`weight +0\.\d*[1-9]`).MatchString(out) || !strings.Contains(out, ", connected") {
+		t.Errorf("pog status on a miner shows no weight or no connected validator:\n%s", out)
 	}
+	t.Logf("pog status on a miner:\n%s", out)
+	checkStatusWatch(t, bin, homes["validator"])
 	// The offline commands answer while the node runs (the store is locked).
 	var rows []roundRow
 	if err := json.Unmarshal([]byte(pogOut(t, bin, "rounds", "--home", homes["validator"], "--json")), &rows); err != nil || len(rows) == 0 {
@@ -161,4 +165,37 @@ func checkAPIStopped(t *testing.T, homes map[string]string) {
 			t.Errorf("%s: %s left behind after a clean stop (%v)", name, APIAddrFile, err)
 		}
 	}
+}
+
+// checkStatusWatch: pog status --watch redraws until SIGINT, then exits 0.
+func checkStatusWatch(t *testing.T, bin, home string) {
+	t.Helper()
+	cmd := exec.Command(bin, "status", "--home", home, "--watch", "--interval", "100ms")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	buf := make([]byte, 64<<10)
+	var seen []byte
+	for strings.Count(string(seen), "\033[2J") < 3 {
+		n, err := out.Read(buf)
+		if err != nil {
+			t.Fatalf("pog status --watch stopped before redrawing 3 times: %v\n%s", err, seen)
+		}
+		seen = append(seen, buf[:n]...)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("pog status --watch after SIGINT: %v", err)
+	}
+	if !strings.Contains(string(seen), "last rounds:") {
+		t.Fatalf("pog status --watch printed:\n%s", seen)
+	}
+	frames := strings.Split(string(seen), "\033[H\033[2J")
+	t.Logf("pog status --watch on the validator:\n%s", frames[len(frames)-2])
 }

@@ -85,7 +85,7 @@ func showStatus(c *apiClient, stdout, stderr io.Writer) int {
 
 // writeStatus prints the human summary of a node's status.
 func writeStatus(w io.Writer, st api.Status) {
-	fmt.Fprintf(w, "%s %s  (%s, up %s)\n", st.Role, st.PeerID, st.Version, time.Duration(st.UptimeS*float64(time.Second)).Round(time.Second))
+	fmt.Fprintf(w, "%s %s  version %s, up %s\n", st.Role, st.PeerID, st.Version, time.Duration(st.UptimeS*float64(time.Second)).Round(time.Second))
 	fmt.Fprintf(w, "epoch      %d, ends in %s\n", st.Epoch, time.Until(st.EpochEnd).Round(time.Second))
 	if st.Own != nil {
 		fmt.Fprintf(w, "weight     %.6f  incentive %.6f  (epoch %d, %d validators)\n", st.Own.Weight, st.Own.Incentive, st.Own.Epoch, st.Own.Validators)
