@@ -29,7 +29,18 @@ type observer struct {
 	seen    map[peer.ID]time.Time // validators seen on gossip, by last message
 	pending map[uint64]time.Time  // epochs whose own weight is due, by when
 	own     *OwnWeight
+	recent  []ReceivedChallenge // miner: the last challenges to it, oldest first
 }
+
+// ReceivedChallenge is a challenge this miner received.
+type ReceivedChallenge struct {
+	Validator    peer.ID
+	Epoch, Round uint64
+	At           time.Time
+}
+
+// recentChallenges is how many received challenges a miner remembers.
+const recentChallenges = 10
 
 // OwnWeight is this node's consensus weight and incentive in an epoch.
 type OwnWeight struct {
@@ -84,6 +95,10 @@ func (ob *observer) gossip(at time.Time, validator peer.ID, challenge *pb.Challe
 	}
 	if challenge != nil && peer.ID(challenge.Miner) == ob.n.ID() {
 		ob.log(ob.watch.challenged(validator, at))
+		if len(ob.recent) == recentChallenges {
+			ob.recent = ob.recent[1:]
+		}
+		ob.recent = append(ob.recent, ReceivedChallenge{Validator: validator, Epoch: challenge.Epoch, Round: challenge.Round, At: at})
 	}
 	if record != nil {
 		ob.metrics.EpochRecord()
@@ -176,8 +191,9 @@ type Snapshot struct {
 	Queue      int // miner: challenges waiting
 	Hardware   *pb.Hardware
 	GPUs       []*pb.GPU
-	Own        *OwnWeight // miner: latest epoch weight, nil before the first
-	Warnings   []string   // conditions warned about that still hold
+	Own        *OwnWeight          // miner: latest epoch weight, nil before the first
+	Challenges []ReceivedChallenge // miner: the last challenges it received
+	Warnings   []string            // conditions warned about that still hold
 }
 
 // PeerInfo is one connected peer.
@@ -214,6 +230,7 @@ func (n *Node) Snapshot() Snapshot {
 		s.Own = &own
 	}
 	s.Warnings = ob.watch.active()
+	s.Challenges = append([]ReceivedChallenge(nil), ob.recent...)
 	ob.mu.Unlock()
 	sort.Slice(s.Validators, func(i, j int) bool { return s.Validators[i].ID < s.Validators[j].ID })
 	for _, c := range n.host.Network().Conns() {

@@ -43,8 +43,8 @@ func checkRunningAPI(t *testing.T, bin string, homes map[string]string) {
 		if len(st.Peers) == 0 || st.UptimeS <= 0 || st.PeerID != pogOut(t, bin, "id", "--home", home) {
 			t.Errorf("%s status: %+v", name, st)
 		}
-		if name != "validator" && (st.Own == nil || st.Own.Weight <= 0 || len(st.Validators) != 1) {
-			t.Errorf("%s (a weighed miner) status: own weight %+v, validators %+v", name, st.Own, st.Validators)
+		if name != "validator" && (st.Own == nil || st.Own.Weight <= 0 || len(st.Validators) != 1 || len(st.Challenges) == 0) {
+			t.Errorf("%s (a weighed miner) status: own weight %+v, validators %+v, challenges %+v", name, st.Own, st.Validators, st.Challenges)
 		}
 	}
 	out := pogOut(t, bin, "status", "--home", homes["validator"])
@@ -52,7 +52,7 @@ func checkRunningAPI(t *testing.T, bin string, homes map[string]string) {
 		t.Errorf("pog status on the validator:\n%s", out)
 	}
 	out = pogOut(t, bin, "status", "--home", homes["miner1"])
-	if !regexp.MustCompile(`weight +0\.\d*[1-9]`).MatchString(out) || !strings.Contains(out, ", connected") {
+	if !regexp.MustCompile(`weight +0\.\d*[1-9]`).MatchString(out) || !strings.Contains(out, ", connected") || !strings.Contains(out, "last challenges received:") {
 		t.Errorf("pog status on a miner shows no weight or no connected validator:\n%s", out)
 	}
 	t.Logf("pog status on a miner:\n%s", out)

@@ -112,6 +112,15 @@ func writeStatus(w io.Writer, st api.Status) {
 	for _, warn := range st.Warnings {
 		fmt.Fprintf(w, "WARNING    %s\n", warn)
 	}
+	if len(st.Challenges) > 0 {
+		fmt.Fprintln(w, "\nlast challenges received:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "EPOCH\tROUND\tVALIDATOR\tAGO")
+		for _, c := range st.Challenges {
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\n", c.Epoch, c.Round, shortPeer(c.Validator), time.Since(c.Received).Round(time.Second))
+		}
+		tw.Flush()
+	}
 	if len(st.LastRounds) == 0 {
 		if st.Role == "validator" {
 			fmt.Fprintln(w, "rounds     none yet")

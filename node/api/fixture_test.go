@@ -81,7 +81,8 @@ func newFixture(t *testing.T) *fixture {
 		Hardware:   &pb.Hardware{CpuCores: 8, CpuGhz: 3.5, RamBytes: 32 << 30},
 		GPUs:       []*pb.GPU{{Name: "H100", Uuid: "GPU-1", MemoryBytes: 80 << 30}},
 		Own:        &node.OwnWeight{Epoch: 5, Weight: 0.75, Incentive: 0.75, Validators: 1},
-		Warnings:   []string{"no challenge received"}}
+		Warnings:   []string{"no challenge received"},
+		Challenges: []node.ReceivedChallenge{{Validator: v, Epoch: 5, Round: 50, At: sent}}}
 	return f
 }
 

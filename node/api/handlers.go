@@ -58,6 +58,15 @@ type Status struct {
 	Own         *node.OwnWeight `json:"own_weight"`
 	Warnings    []string        `json:"warnings"`
 	LastRounds  []Round         `json:"last_rounds"`
+	Challenges  []Challenge     `json:"challenges"`
+}
+
+// Challenge is one challenge a miner received.
+type Challenge struct {
+	Validator string    `json:"validator"`
+	Epoch     uint64    `json:"epoch"`
+	Round     uint64    `json:"round"`
+	Received  time.Time `json:"received"`
 }
 
 // Peer is a connected peer.
@@ -82,7 +91,11 @@ func (s *server) status(w http.ResponseWriter, r *http.Request) {
 	snap := s.o.Live.Snapshot()
 	st := Status{PeerID: snap.ID.String(), Role: string(snap.Role), Version: s.o.Version, Started: snap.Started.UTC(),
 		UptimeS: time.Since(snap.Started).Seconds(), Epoch: snap.Epoch, EpochEnd: snap.EpochEnd.UTC(), Listen: snap.Listen,
-		Peers: []Peer{}, Validators: []Validator{}, QueueLength: snap.Queue, Own: snap.Own, Warnings: snap.Warnings}
+		Peers: []Peer{}, Validators: []Validator{}, QueueLength: snap.Queue, Own: snap.Own, Warnings: snap.Warnings,
+		Challenges: []Challenge{}}
+	for _, c := range snap.Challenges {
+		st.Challenges = append(st.Challenges, Challenge{Validator: c.Validator.String(), Epoch: c.Epoch, Round: c.Round, Received: c.At.UTC()})
+	}
 	if st.Listen == nil {
 		st.Listen = []string{}
 	}

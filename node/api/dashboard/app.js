@@ -64,6 +64,13 @@ function showStatus(st) {
     li.textContent = w;
     ws.appendChild(li);
   }
+  el("challenges-card").hidden = st.role !== "miner";
+  fill("challenges", st.challenges.slice().reverse(), (tr, c) => {
+    cell(tr, c.epoch);
+    cell(tr, c.round);
+    cell(tr, short(c.validator), "id");
+    cell(tr, new Date(c.received).toLocaleTimeString());
+  });
   fill("peers", st.peers, (tr, p) => {
     cell(tr, short(p.id), "id");
     cell(tr, p.addr);
