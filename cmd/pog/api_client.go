@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
 )
 
@@ -103,4 +104,17 @@ func fromRunningNode(stderr io.Writer, name, home, path string, v any) (ok bool,
 func isDialError(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// homePeer is the peer ID of home's key, or "" if it has none.
+func homePeer(home string) string {
+	key, err := node.LoadKey(home)
+	if err != nil {
+		return ""
+	}
+	id, err := peer.IDFromPrivateKey(key)
+	if err != nil {
+		return ""
+	}
+	return id.String()
 }

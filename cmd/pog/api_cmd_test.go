@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
 	"net"
 	"os"
 	"path/filepath"
@@ -33,7 +32,8 @@ func TestOfflineCommandsSameThroughAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, miner := newKeyID(t)
+	// The home's own key is a miner here too, to see it marked.
+	miner := peerOf(t, key)
 	for e := uint64(7); e <= 8; e++ {
 		raw, err := protocol.Seal(key, &pb.EpochRecord{Version: protocol.Version, Epoch: e,
 			Weights:    []*pb.MinerWeight{{Miner: []byte(miner), Weight: 1}},
@@ -66,7 +66,8 @@ func TestOfflineCommandsSameThroughAPI(t *testing.T) {
 		viaAPI[i] = out
 	}
 	// Without --epoch, weights asks the node for the latest.
-	if code, out, _ := runPog("weights", "--home", home); code != 0 || !strings.HasPrefix(out, "epoch 8 ") {
+	if code, out, _ := runPog("weights", "--home", home); code != 0 || !strings.HasPrefix(out, "epoch 8 ") ||
+		!strings.Contains(out, miner.String()+"  (this node)") {
 		t.Fatalf("weights without --epoch via the API: %d %q", code, out)
 	}
 	srv.Close()
@@ -96,14 +97,6 @@ func TestRunRefusesPublicAPIWithoutToken(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, APIAddrFile)); !os.IsNotExist(err) {
 		t.Fatalf("%s written by a node that did not start its API", APIAddrFile)
 	}
-}
-
-func newKeyID(t *testing.T) (crypto.PrivKey, peer.ID) {
-	k, _, err := crypto.GenerateEd25519Key(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k, peerOf(t, k)
 }
 
 func peerOf(t *testing.T, key crypto.PrivKey) peer.ID {

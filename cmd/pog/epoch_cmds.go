@@ -158,7 +158,7 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 	}
 	if ok, code := fromRunningNode(stderr, "weights", *home, path, &out); ok {
 		if code == 0 {
-			printWeights(stdout, out, *jsonOut)
+			printWeights(stdout, out, *jsonOut, homePeer(*home))
 		}
 		return code
 	}
@@ -201,11 +201,12 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 	for i, v := range res.Validators {
 		out.Trust[v], out.Dividends[v] = res.Trust[i], res.Dividends[i]
 	}
-	printWeights(stdout, out, *jsonOut)
+	printWeights(stdout, out, *jsonOut, homePeer(*home))
 	return 0
 }
 
-func printWeights(stdout io.Writer, out weightsOut, jsonOut bool) {
+// printWeights marks self, the home's own peer, in the table.
+func printWeights(stdout io.Writer, out weightsOut, jsonOut bool, self string) {
 	if jsonOut {
 		writeJSON(stdout, out)
 		return
@@ -214,7 +215,11 @@ func printWeights(stdout io.Writer, out weightsOut, jsonOut bool) {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MINER\tCONSENSUS\tINCENTIVE\tVALIDATORS")
 	for _, r := range out.Miners {
-		fmt.Fprintf(tw, "%s\t%.6f\t%.6f\t%d\n", r.Miner, r.Consensus, r.Incentive, len(r.Validators))
+		mark := ""
+		if r.Miner == self {
+			mark = "  (this node)"
+		}
+		fmt.Fprintf(tw, "%s%s\t%.6f\t%.6f\t%d\n", r.Miner, mark, r.Consensus, r.Incentive, len(r.Validators))
 	}
 	tw.Flush()
 	for _, v := range slices.Sorted(maps.Keys(out.Trust)) {
