@@ -14,7 +14,7 @@ import (
 	"github.com/pog-network/pog/node/metrics"
 )
 
-func get(t *testing.T, h http.Handler, path string, header ...string) (int, []byte) {
+func get(t testing.TB, h http.Handler, path string, header ...string) (int, []byte) {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, path, nil)
 	for i := 0; i+1 < len(header); i += 2 {

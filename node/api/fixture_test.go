@@ -26,7 +26,7 @@ type fixture struct {
 
 func (f *fixture) Snapshot() node.Snapshot { return f.snap }
 
-func newID(t *testing.T) (crypto.PrivKey, peer.ID) {
+func newID(t testing.TB) (crypto.PrivKey, peer.ID) {
 	t.Helper()
 	k, _, err := crypto.GenerateEd25519Key(rand.Reader)
 	if err != nil {
