@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pog-network/pog/testnet/report"
 )
 
 // TestSmallTestnet runs a small network with a lazy miner and a spammer for
@@ -20,11 +22,25 @@ func TestSmallTestnet(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 3, 1, 8*time.Second
 	cfg.Profiles = []string{"H200", "A100", "CPU"}
-	cfg.Adversaries = []string{"lazy", "spammer", "dishonest-validator"}
+	cfg.Adversaries = []string{"lazy", "spammer", "dishonest-validator", "far", "timeshare"}
 	cfg.Out = t.TempDir()
 	s, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// far reaches the validators only through its delay proxies, and
+	// still completes rounds; timeshare's figures are there.
+	var far *report.Throughput
+	for i := range s.Throughput {
+		if s.Throughput[i].Node == "far" {
+			far = &s.Throughput[i]
+		}
+	}
+	if far == nil || far.AddedLatencyMs != 200 || far.Rounds == 0 || far.Reference != "miner-1" {
+		t.Errorf("far miner's figures: %+v", far)
+	}
+	if len(s.Gains) != 1 || len(s.Gains[0].Members) != 3 || s.Gains[0].Reference != "miner-1" || s.Gains[0].Gain <= 0 {
+		t.Errorf("timeshare gain: %+v", s.Gains)
 	}
 	for _, c := range s.Checks {
 		if !c.OK {
@@ -42,8 +58,8 @@ func TestSmallTestnet(t *testing.T) {
 }
 
 // TestProcsTestnet runs every node as its own OS process (pog
-// testnet-node), with a sybil pair sharing one, and requires every check
-// to pass.
+// testnet-node), with a sybil pair sharing one and the timeshare
+// identities another, and requires every check to pass.
 func TestProcsTestnet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds pog and runs a network of processes for about 20 s")
@@ -58,11 +74,21 @@ func TestProcsTestnet(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 2, 1, 8*time.Second
 	cfg.Profiles = []string{"H200", "A100"}
-	cfg.Adversaries = []string{"sybil", "forger"}
+	cfg.Adversaries = []string{"sybil", "forger", "far", "timeshare"}
 	cfg.Out, cfg.Procs, cfg.Exe = filepath.Join(dir, "out"), true, exe
 	s, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The far child dials through its own delay proxies; the timeshare
+	// identities share one child and one device.
+	for _, tp := range s.Throughput {
+		if tp.Node == "far" && (tp.Rounds == 0 || tp.AddedLatencyMs != 200) {
+			t.Errorf("far in its own process: %+v", tp)
+		}
+	}
+	if len(s.Gains) != 1 || len(s.Gains[0].Members) != 3 {
+		t.Errorf("timeshare gain: %+v", s.Gains)
 	}
 	for _, c := range s.Checks {
 		if !c.OK {
