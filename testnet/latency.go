@@ -37,6 +37,24 @@ func (r *run) delayFor(name, profile string) time.Duration {
 	return r.cfg.Delays[profile]
 }
 
+// checkDelays refuses a Delays key that names no miner of the run and no
+// profile: a typo would silently leave the miner undelayed.
+func (r *run) checkDelays() error {
+	known := map[string]bool{}
+	for _, p := range Profiles {
+		known[p.Name] = true
+	}
+	for _, s := range r.minerSpecs() {
+		known[s.name] = true
+	}
+	for _, k := range sortedKeys(r.cfg.Delays) {
+		if !known[k] {
+			return fmt.Errorf("testnet: delay for %q: no such miner or profile in this run", k)
+		}
+	}
+	return nil
+}
+
 // ParseDelays reads "NAME=DURATION,…" (e.g. "miner-2=50ms,H100=200ms"):
 // a miner's name or a profile, and the latency to add each way.
 func ParseDelays(s string) (map[string]time.Duration, error) {

@@ -158,3 +158,18 @@ func TestLatencyChecks(t *testing.T) {
 		t.Error("far check passed without a reference miner")
 	}
 }
+
+func TestCheckDelays(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Miners, cfg.Adversaries = 2, []string{"far"}
+	for _, c := range []struct {
+		key string
+		ok  bool
+	}{{"miner-2", true}, {"far", true}, {"A100", true}, {"miner-3", false}, {"validator-1", false}, {"h100", false}} {
+		cfg.Delays = map[string]time.Duration{c.key: time.Millisecond}
+		r := &run{cfg: cfg}
+		if err := r.checkDelays(); (err == nil) != c.ok {
+			t.Errorf("delay for %q: err %v, want ok=%v", c.key, err, c.ok)
+		}
+	}
+}

@@ -152,6 +152,9 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 	r := &run{cfg: cfg, start: time.Now(), byID: map[peer.ID]*member{}, sent: map[[32]byte]time.Time{},
 		received: map[[32]byte]time.Time{}, have: map[uint64]int{}, scoreSeen: map[peer.ID]bool{},
 		attackers: map[peer.ID]string{}, epochsDone: make(chan uint64, 64)}
+	if err := r.checkDelays(); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	r.cancel = cancel
 	defer cancel()
