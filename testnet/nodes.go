@@ -42,15 +42,15 @@ func (r *run) minerSpecs() []minerSpec {
 	}
 	// far and timeshare take miner-1's profile, so an undelayed honest
 	// miner of the same profile is there to compare with.
-	base := profileByName(names[0])
+	first := profileByName(names[0])
 	for _, a := range r.cfg.Adversaries {
 		switch a {
 		case "far":
-			out = append(out, minerSpec{name: "far", profile: base.Name})
+			out = append(out, minerSpec{name: "far", profile: first.Name})
 		case "timeshare":
-			dev := newSimDevice(base.FP16TFLOPS * r.cfg.Scale)
+			dev := newSimDevice(first.FP16TFLOPS * r.cfg.Scale)
 			for i := 1; i <= timeshareIdentities; i++ {
-				out = append(out, minerSpec{name: fmt.Sprintf("timeshare-%d", i), profile: base.Name, adversary: a, device: dev})
+				out = append(out, minerSpec{name: fmt.Sprintf("timeshare-%d", i), profile: first.Name, adversary: a, device: dev})
 			}
 		case "lazy":
 			out = append(out, minerSpec{name: "lazy", profile: "H100", adversary: a, mode: "lazy"})
