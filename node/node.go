@@ -67,6 +67,9 @@ type Options struct {
 	// AlterEpochRecord, if set, edits a validator's epoch record before it
 	// is signed. Only the testnet's dishonest-validator adversary sets it.
 	AlterEpochRecord func(*pb.EpochRecord)
+	// OnEquivocation, if set, is called when this node first stores a proof
+	// that validator equivocated in epoch.
+	OnEquivocation func(epoch uint64, validator peer.ID)
 }
 
 // Node is a running pog peer.
@@ -84,13 +87,15 @@ type Node struct {
 	scores   map[peer.ID]float64
 	onScores func(map[peer.ID]float64)
 
-	miner     *miner
-	validator *validator
-	store     *store.Store
-	scoring   scoring.Config
-	onEpoch   func(uint64, peer.ID)
-	onGossip  func(string, *protocol.Opened, time.Time)
-	alterRec  func(*pb.EpochRecord)
+	miner          *miner
+	validator      *validator
+	store          *store.Store
+	scoring        scoring.Config
+	onEpoch        func(uint64, peer.ID)
+	onGossip       func(string, *protocol.Opened, time.Time)
+	alterRec       func(*pb.EpochRecord)
+	finality       *finality
+	onEquivocation func(uint64, peer.ID)
 
 	ctx        context.Context // cancelled by Close
 	cancel     context.CancelFunc
@@ -140,7 +145,8 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		view:   newView(o.Config.Network.EpochLength.Duration, o.Config.Network.TrustAnyValidator, validators),
 		scores: map[peer.ID]float64{}, onScores: o.OnScores,
 		store: o.Store, scoring: scoring.DefaultConfig(), onEpoch: o.OnEpochRecord,
-		onGossip: o.OnGossip, alterRec: o.AlterEpochRecord,
+		onGossip: o.OnGossip, alterRec: o.AlterEpochRecord, onEquivocation: o.OnEquivocation,
+		finality: &finality{st: o.Store, f: o.Config.Network.FinalityEpochs, length: o.Config.Network.EpochLength.Duration, started: time.Now()},
 	}
 	if o.Scoring != nil {
 		n.scoring = *o.Scoring
@@ -175,6 +181,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		n.miner.hardware, n.miner.gpus = o.Hardware, o.GPUs
 	case RoleValidator:
 		n.validator = newValidator(n, o.Store, o.OnRecord)
+		n.validator.scorer.Resume, n.validator.scorer.Checkpoint = true, true
 	}
 	n.log.Info("node started", "peer", h.ID(), "addrs", n.Addrs())
 	return n, nil
@@ -231,6 +238,9 @@ func (n *Node) gossipValidator(topic string) pubsub.ValidatorEx {
 	return func(_ context.Context, from peer.ID, msg *pubsub.Message) pubsub.ValidationResult {
 		now := time.Now()
 		o, d := n.view.topicCheck(topic, msg.Data, msg.GetFrom(), now)
+		if d.result == pubsub.ValidationAccept {
+			d = n.checkStored(o)
+		}
 		if d.result != pubsub.ValidationAccept {
 			n.log.Debug("gossip not accepted", "topic", topic, "from", from, "author", msg.GetFrom(),
 				"result", resultName(d.result), "reason", d.reason)
@@ -309,6 +319,11 @@ func (n *Node) Run(ctx context.Context) error {
 		defer n.wg.Done()
 		keepBootstrapped(ctx, n.host, n.cfg.Node.Bootstrap, n.log)
 	}()
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.finalityLoop(ctx)
+	}()
 	var err error
 	for topic := range topicType {
 		// Every node subscribes to every topic so it relays and validates all
@@ -337,16 +352,12 @@ func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
 	if n.onGossip != nil {
 		n.onGossip(topic, v.opened, v.at)
 	}
-	if topic == protocol.TopicEpoch {
-		rec := v.opened.Msg.(*pb.EpochRecord)
-		if err := n.store.PutEpochRecord(rec.Epoch, []byte(v.opened.Author), v.opened.Raw); err != nil {
-			n.log.Error("storing epoch record failed", "validator", v.opened.Author, "epoch", rec.Epoch, "err", err)
-			return
-		}
-		n.log.Info("epoch record stored", "validator", v.opened.Author, "epoch", rec.Epoch, "miners", len(rec.Weights))
-		if n.onEpoch != nil {
-			n.onEpoch(rec.Epoch, v.opened.Author)
-		}
+	switch topic {
+	case protocol.TopicEpoch:
+		n.onEpochRecord(ctx, v.opened)
+		return
+	case protocol.TopicEquivocation:
+		n.addEquivocation(ctx, v.opened.Msg.(*pb.EquivocationProof), false)
 		return
 	}
 	if topic == protocol.TopicChallenge {

@@ -246,6 +246,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	home := homeFlag(fs)
 	epoch := fs.Int64("epoch", -1, "recompute only this epoch (the record chain is still checked from the start)")
+	since := fs.Int64("since", -1, "incremental: re-verify only epochs from this one on (earlier ones were audited before; chains and consensus still run from the start)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -264,6 +265,10 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		e := uint64(*epoch)
 		opts.Epoch = &e
 	}
+	if *since >= 0 {
+		e := uint64(*since)
+		opts.Since = &e
+	}
 	rep, err := node.Audit(st, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog audit: %v\n", err)
@@ -272,8 +277,8 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	if *jsonOut {
 		writeJSON(stdout, rep)
 	} else {
-		fmt.Fprintf(stdout, "epoch records  %d (%d recomputed from evidence)\nround records  %d (%d proofs re-verified)\nconsensus      %d epochs recomputed\n",
-			rep.EpochRecords, rep.Recomputed, rep.Rounds, rep.ProofsVerified, len(rep.ConsensusHashes))
+		fmt.Fprintf(stdout, "epoch records  %d (%d recomputed from evidence, %d with pruned evidence)\nround records  %d (%d proofs re-verified)\nequivocations  %d proofs checked\nconsensus      %d epochs recomputed\n",
+			rep.EpochRecords, rep.Recomputed, rep.Pruned, rep.Rounds, rep.ProofsVerified, rep.Equivocations, len(rep.ConsensusHashes))
 	}
 	if len(rep.Problems) > 0 {
 		fmt.Fprintf(stderr, "pog audit: FAILED: %s\n", rep.Problems[0])
