@@ -40,16 +40,16 @@ type AuditOptions struct {
 // AuditReport is what an audit checked; Problems is empty when everything
 // matched, and otherwise lists each failure, the first bad record first.
 type AuditReport struct {
-	EpochRecords    int               `json:"epoch_records"`
-	Recomputed      int               `json:"recomputed_records"`
-	Rounds          int               `json:"rounds"`
-	ProofsVerified  int               `json:"proofs_verified"`
-	Equivocations   int               `json:"equivocation_proofs"`
+	EpochRecords   int `json:"epoch_records"`
+	Recomputed     int `json:"recomputed_records"`
+	Rounds         int `json:"rounds"`
+	ProofsVerified int `json:"proofs_verified"`
+	Equivocations  int `json:"equivocation_proofs"`
 	// Pruned counts this node's records whose round evidence was pruned
 	// (SPEC.md §21): signature and chain checked, weights not recomputed.
 	Pruned int `json:"pruned_records"`
 	// EvidenceFrom is the first epoch whose round evidence the store keeps.
-	EvidenceFrom uint64 `json:"evidence_from"`
+	EvidenceFrom    uint64            `json:"evidence_from"`
 	ConsensusHashes map[uint64]string `json:"consensus_hashes"` // hex Result.Hash by epoch
 	Problems        []string          `json:"problems"`
 }

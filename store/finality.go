@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -241,4 +242,22 @@ func (f FinalSet) Counts(validator []byte, id [32]byte) bool {
 func (f FinalSet) IsExcluded(validator []byte) bool {
 	_, found := slices.BinarySearchFunc(f.Excluded, validator, bytes.Compare)
 	return found
+}
+
+// HasEquivocation reports whether a proof against validator for epoch is
+// stored.
+func (s *Store) HasEquivocation(epoch uint64, validator []byte) (bool, error) {
+	if s.closed.Load() {
+		return false, ErrClosed
+	}
+	if err := checkPeerID("validator", validator); err != nil {
+		return false, fmt.Errorf("store: %w", err)
+	}
+	_, err := get(s, envelopeKey(equivocationTag, epoch, validator), describeEquivocationKey(epoch, validator), func([]byte) (struct{}, error) {
+		return struct{}{}, nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
