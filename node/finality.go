@@ -294,3 +294,24 @@ func consensusEpochs(st *store.Store, upto uint64, stakes map[string]float64, p 
 	}
 	return nil
 }
+
+// StakeSet is the stake set consensus measures its threshold against: the
+// genesis file's, or without one every validator in network.validators with
+// stake 1, or nil (equal stakes for every validator that has published:
+// local testing only, since nodes holding different records then measure
+// against different sets).
+func StakeSet(home string, c Config) (map[string]float64, error) {
+	stakes, err := LoadGenesis(home, c)
+	if err != nil || stakes != nil || len(c.Network.Validators) == 0 {
+		return stakes, err
+	}
+	stakes = map[string]float64{}
+	for _, v := range c.Network.Validators {
+		id, err := peer.Decode(v)
+		if err != nil {
+			return nil, fmt.Errorf("network.validators %q: %w", v, err)
+		}
+		stakes[id.String()] = 1
+	}
+	return stakes, nil
+}

@@ -459,3 +459,17 @@ func TestAuditEquivocation(t *testing.T) {
 		t.Fatal("forged proof passed audit")
 	}
 }
+
+func TestStakeSet(t *testing.T) {
+	home := t.TempDir()
+	c := DefaultConfig()
+	if s, err := StakeSet(home, c); s != nil || err != nil {
+		t.Fatalf("no genesis, no validators: %v %v", s, err)
+	}
+	a, b := testPeer(t), testPeer(t)
+	c.Network.Validators = []string{a.String(), b.String()}
+	s, err := StakeSet(home, c)
+	if err != nil || len(s) != 2 || s[a.String()] != 1 || s[b.String()] != 1 {
+		t.Fatalf("network.validators: %v %v", s, err)
+	}
+}

@@ -37,7 +37,7 @@ func openHome(stderr io.Writer, name, home string) (*store.Store, map[string]flo
 		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
 		return nil, nil, 1
 	}
-	stakes, err := node.LoadGenesis(home, cfg)
+	stakes, err := node.StakeSet(home, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
 		return nil, nil, 1
