@@ -85,6 +85,15 @@ func (n *Node) onEpochRecord(ctx context.Context, o *protocol.Opened) {
 	if n.onEpoch != nil {
 		n.onEpoch(rec.Epoch, o.Author)
 	}
+	if o.Author == n.ID() && n.equivocate != nil {
+		// The adversary: its own record came back from gossip, so it is
+		// stored and out; publish a second one.
+		alt := proto.Clone(rec).(*pb.EpochRecord)
+		n.equivocate(alt)
+		if _, err := n.publish(ctx, protocol.TopicEpoch, alt); err != nil && ctx.Err() == nil {
+			n.log.Error("publishing the second epoch record failed", "err", err)
+		}
+	}
 }
 
 // addEquivocation stores a checked proof and, if this node built it and it

@@ -70,6 +70,10 @@ type Options struct {
 	// OnEquivocation, if set, is called when this node first stores a proof
 	// that validator equivocated in epoch.
 	OnEquivocation func(epoch uint64, validator peer.ID)
+	// EquivocateEpochRecord, if set, makes a validator publish a second
+	// record for each epoch, its own record as this function alters it.
+	// Only the testnet's equivocator adversary sets it.
+	EquivocateEpochRecord func(*pb.EpochRecord)
 }
 
 // Node is a running pog peer.
@@ -96,6 +100,7 @@ type Node struct {
 	alterRec       func(*pb.EpochRecord)
 	finality       *finality
 	onEquivocation func(uint64, peer.ID)
+	equivocate     func(*pb.EpochRecord)
 
 	ctx        context.Context // cancelled by Close
 	cancel     context.CancelFunc
@@ -145,7 +150,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		view:   newView(o.Config.Network.EpochLength.Duration, o.Config.Network.TrustAnyValidator, validators),
 		scores: map[peer.ID]float64{}, onScores: o.OnScores,
 		store: o.Store, scoring: scoring.DefaultConfig(), onEpoch: o.OnEpochRecord,
-		onGossip: o.OnGossip, alterRec: o.AlterEpochRecord, onEquivocation: o.OnEquivocation,
+		onGossip: o.OnGossip, alterRec: o.AlterEpochRecord, onEquivocation: o.OnEquivocation, equivocate: o.EquivocateEpochRecord,
 		finality: &finality{st: o.Store, f: o.Config.Network.FinalityEpochs, length: o.Config.Network.EpochLength.Duration, started: time.Now()},
 	}
 	if o.Scoring != nil {
