@@ -6,6 +6,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/peer"
+
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
@@ -20,7 +22,11 @@ import (
 
 // checkStored refines an accepted gossip message with what the store
 // holds.
-func (n *Node) checkStored(o *protocol.Opened) decision {
+func (n *Node) checkStored(o *protocol.Opened) decision { return checkStored(n.store, n.ID(), o) }
+
+// checkStored decides an epoch record or proof by what st holds; self is
+// this node's ID.
+func checkStored(st *store.Store, self peer.ID, o *protocol.Opened) decision {
 	var epoch uint64
 	var validator []byte
 	switch m := o.Msg.(type) {
@@ -35,7 +41,7 @@ func (n *Node) checkStored(o *protocol.Opened) decision {
 	default:
 		return accept
 	}
-	proven, err := n.store.HasEquivocation(epoch, validator)
+	proven, err := st.HasEquivocation(epoch, validator)
 	switch {
 	case err != nil:
 		return ignore("store: " + err.Error())
@@ -44,13 +50,13 @@ func (n *Node) checkStored(o *protocol.Opened) decision {
 	case o.Type == pb.MessageType_EQUIVOCATION_PROOF:
 		return accept
 	}
-	stored, err := n.store.EpochRecord(epoch, validator)
+	stored, err := st.EpochRecord(epoch, validator)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return accept
 	case err != nil:
 		return ignore("store: " + err.Error())
-	case bytes.Equal(stored, o.Raw) && o.Author == n.ID():
+	case bytes.Equal(stored, o.Raw) && o.Author == self:
 		return accept // this validator's own record, stored before it is published
 	case bytes.Equal(stored, o.Raw):
 		return ignore("duplicate epoch record")

@@ -5,12 +5,15 @@ import (
 	"testing"
 	"time"
 
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
+	"google.golang.org/protobuf/proto"
 )
 
 // A validator that publishes two different records per epoch is proven on
@@ -119,6 +122,67 @@ func TestEquivocatorProvenOnEveryNode(t *testing.T) {
 		rep, err := Audit(stores[i], AuditOptions{Epoch: &e, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{nodes[i].ID()}})
 		if err != nil || len(rep.Problems) > 0 || rep.Equivocations == 0 {
 			t.Fatalf("validator %d audit: %v %v (%d proofs)", i, err, rep.Problems, rep.Equivocations)
+		}
+	}
+}
+
+// TestEquivocationGossipRules walks epoch records and proofs through the
+// view and the stored-state check (SPEC.md §15).
+func TestEquivocationGossipRules(t *testing.T) {
+	val, other, self := newActor(t), newActor(t), newActor(t)
+	now := time.Unix(1_800_000_000, 0)
+	v := newView(time.Minute, false, []peer.ID{val.id, self.id})
+	e := v.epochAt(now) - 1
+	st := memStore(t)
+	x, _ := testEpochRecord(t, val.key, e, [32]byte{}, nil)
+	y, _ := testEpochRecord(t, val.key, e, [32]byte{1}, nil)
+	z, _ := testEpochRecord(t, val.key, e, [32]byte{2}, nil)
+	future, _ := testEpochRecord(t, val.key, e+2, [32]byte{}, nil)
+	mine, _ := testEpochRecord(t, self.key, e, [32]byte{}, nil)
+	stranger, _ := testEpochRecord(t, other.key, e, [32]byte{}, nil)
+	strangerB, _ := testEpochRecord(t, other.key, e, [32]byte{3}, nil)
+	proofOf := func(a, b []byte) []byte {
+		p, err := protocol.NewEquivocationProof(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return other.seal(t, p)
+	}
+	steps := []struct {
+		name   string
+		topic  string
+		data   []byte
+		from   peer.ID
+		before func()
+		want   pubsub.ValidationResult
+	}{
+		{"record", protocol.TopicEpoch, x, val.id, nil, pubsub.ValidationAccept},
+		{"record from a non-validator", protocol.TopicEpoch, stranger, other.id, nil, pubsub.ValidationReject},
+		{"record for a future epoch", protocol.TopicEpoch, future, val.id, nil, pubsub.ValidationReject},
+		{"stored record again", protocol.TopicEpoch, x, val.id, func() { st.PutEpochRecord(e, []byte(val.id), x) }, pubsub.ValidationIgnore},
+		{"own stored record, being published", protocol.TopicEpoch, mine, self.id, func() { st.PutEpochRecord(e, []byte(self.id), mine) }, pubsub.ValidationAccept},
+		{"a second, different record: relayed", protocol.TopicEpoch, y, val.id, nil, pubsub.ValidationAccept},
+		{"proof relayed under another author", protocol.TopicEquivocation, proofOf(x, y), val.id, nil, pubsub.ValidationReject},
+		{"proof against a non-validator", protocol.TopicEquivocation, proofOf(stranger, strangerB), other.id, nil, pubsub.ValidationReject},
+		{"proof", protocol.TopicEquivocation, proofOf(x, y), other.id, nil, pubsub.ValidationAccept},
+		{"proof already stored", protocol.TopicEquivocation, proofOf(x, z), other.id, func() {
+			p, _ := protocol.NewEquivocationProof(x, y)
+			raw, _ := proto.Marshal(p)
+			st.PutEquivocation(e, []byte(val.id), raw)
+		}, pubsub.ValidationIgnore},
+		{"a third record after the proof", protocol.TopicEpoch, z, val.id, nil, pubsub.ValidationIgnore},
+		{"garbage proof", protocol.TopicEquivocation, []byte{1, 2, 3}, other.id, nil, pubsub.ValidationReject},
+	}
+	for _, s := range steps {
+		if s.before != nil {
+			s.before()
+		}
+		o, d := v.topicCheck(s.topic, s.data, s.from, now)
+		if d.result == pubsub.ValidationAccept {
+			d = checkStored(st, self.id, o)
+		}
+		if d.result != s.want {
+			t.Errorf("%s: got %s (%s), want %s", s.name, resultName(d.result), d.reason, resultName(s.want))
 		}
 	}
 }
