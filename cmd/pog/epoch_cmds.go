@@ -251,6 +251,12 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	sinceSet := false
+	fs.Visit(func(f *flag.Flag) { sinceSet = sinceSet || f.Name == "since" })
+	if sinceSet && *since < 0 {
+		fmt.Fprintln(stderr, "pog audit: --since must be an epoch (0 or more)")
+		return 2
+	}
 	st, stakes, code := openHome(stderr, "audit", *home)
 	if st == nil {
 		return code
