@@ -310,8 +310,9 @@ type PriceRow struct {
 	Price float64 // USD per GPU-hour
 }
 
-// Pricing scores the latest epoch holding round evidence in st (replaying
-// earlier epochs for penalties) and prices each miner's GPU-hour from its
+// Pricing scores the latest epoch holding round evidence in st (from the
+// validator's latest checkpoint, replaying the epochs after it for
+// penalties) and prices each miner's GPU-hour from its
 // measured throughput and the demand the utilisation implies.
 func Pricing(st *store.Store, c scoring.Config, utilisation float64) ([]PriceRow, error) {
 	var last uint64
@@ -327,7 +328,7 @@ func Pricing(st *store.Store, c scoring.Config, utilisation float64) ([]PriceRow
 	if !found {
 		return nil, errors.New("no round evidence in this store (pricing needs a validator's home)")
 	}
-	s := &EpochScorer{Store: st, Validator: validator, Config: c}
+	s := &EpochScorer{Store: st, Validator: validator, Config: c, Resume: true}
 	_, scores, err := s.Close(last)
 	if err != nil {
 		return nil, err

@@ -76,6 +76,7 @@ type finality struct {
 	length  time.Duration
 	started time.Time
 	mu      sync.Mutex
+	next    uint64 // epochs below it are frozen, if they were to be
 }
 
 // tick freezes every epoch that became final since the node started and has
@@ -87,10 +88,11 @@ func (z *finality) tick(now time.Time) error {
 	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	for e := from; e <= to; e++ {
+	for e := max(from, z.next); e <= to; e++ {
 		if err := z.freeze(e); err != nil {
 			return err
 		}
+		z.next = e + 1
 	}
 	return nil
 }
