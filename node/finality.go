@@ -248,6 +248,10 @@ func consensusEpochs(st *store.Store, upto uint64, stakes map[string]float64, p 
 		if err != nil {
 			return fmt.Errorf("epoch %d: %w", cur, err)
 		}
+		// A record of a validator outside the genesis set is ignored.
+		counted = slices.DeleteFunc(counted, func(r recordRow) bool {
+			return stakes != nil && stakes[peer.ID(r.validator).String()] == 0
+		})
 		if len(counted) == 0 {
 			return nil // no record counts: as if the epoch had none
 		}
@@ -276,9 +280,6 @@ func consensusEpochs(st *store.Store, upto uint64, stakes map[string]float64, p 
 		o, err := open(ent.Envelope, pb.MessageType_EPOCH_RECORD)
 		if err != nil || !bytes.Equal([]byte(o.Author), ent.Validator) {
 			return fmt.Errorf("epoch %d: record of %s does not verify: %v", ent.Epoch, peer.ID(ent.Validator), err)
-		}
-		if stakes != nil && stakes[o.Author.String()] == 0 {
-			continue // not in the genesis validator set
 		}
 		row := recordRow{validator: ent.Validator, id: protocol.ID(o.Body), weights: map[string]float64{}}
 		for _, w := range o.Msg.(*pb.EpochRecord).Weights {

@@ -473,3 +473,34 @@ func TestStakeSet(t *testing.T) {
 		t.Fatalf("network.validators: %v %v", s, err)
 	}
 }
+
+// A frozen epoch that holds a record of a validator outside the genesis
+// set computes as if the record were absent.
+func TestFinalSetWithOutsider(t *testing.T) {
+	key, v := testKey(t)
+	okey, _ := testKey(t)
+	m := testPeer(t)
+	in, _ := testEpochRecord(t, key, 5, [32]byte{}, map[peer.ID]float64{m: 1})
+	out, _ := testEpochRecord(t, okey, 5, [32]byte{}, map[peer.ID]float64{m: 1})
+	stakes := map[string]float64{v.String(): 1}
+	hash := func(recs ...[]byte) [32]byte {
+		st := memStore(t)
+		z := &finality{st: st, f: 2, length: testLength, started: at(0)}
+		for _, raw := range recs {
+			o, _ := protocol.Open(raw, pb.MessageType_EPOCH_RECORD)
+			if err := z.putRecord(at(61), 5, []byte(o.Author), raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := z.tick(at(80)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Final(5); err != nil {
+			t.Fatal(err)
+		}
+		return consensusHash(t, st, 5, stakes)
+	}
+	if hash(in, out) != hash(in) {
+		t.Fatal("an outsider's record changed a final epoch's consensus")
+	}
+}
