@@ -120,3 +120,21 @@ func TestEquivocationProofsStored(t *testing.T) {
 		t.Fatalf("proofs %v, want %v", got, want)
 	}
 }
+
+// FuzzDecodeFinal: whatever the disk holds, decoding never panics, and
+// what decodes is canonical (re-encodes to the same bytes).
+func FuzzDecodeFinal(f *testing.F) {
+	good, _ := encodeFinal(FinalSet{Included: []FinalRecord{{Validator: []byte("a"), ID: [32]byte{1}}}, Excluded: [][]byte{[]byte("b")}})
+	f.Add(good)
+	f.Add([]byte{1, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, v []byte) {
+		fs, err := decodeFinal(v)
+		if err != nil {
+			return
+		}
+		re, err := encodeFinal(fs)
+		if err != nil || string(re) != string(v) {
+			t.Fatalf("decoded %x, re-encoded %x (%v)", v, re, err)
+		}
+	})
+}

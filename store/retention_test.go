@@ -113,3 +113,21 @@ func TestPruneEvidence(t *testing.T) {
 		t.Errorf("checkpoint pruned: %v %v", found, err)
 	}
 }
+
+// FuzzDecodeCheckpoint: decoding never panics, and what decodes is
+// canonical.
+func FuzzDecodeCheckpoint(f *testing.F) {
+	good, _ := encodeCheckpoint(map[string]float64{"a": 0.5, "b": 1})
+	f.Add(good)
+	f.Add([]byte{0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, v []byte) {
+		p, err := decodeCheckpoint(v)
+		if err != nil {
+			return
+		}
+		re, err := encodeCheckpoint(p)
+		if err != nil || string(re) != string(v) {
+			t.Fatalf("decoded %x, re-encoded %x (%v)", v, re, err)
+		}
+	})
+}
