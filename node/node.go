@@ -91,13 +91,15 @@ type Node struct {
 	scores   map[peer.ID]float64
 	onScores func(map[peer.ID]float64)
 
-	miner          *miner
-	validator      *validator
-	store          *store.Store
-	scoring        scoring.Config
-	onEpoch        func(uint64, peer.ID)
-	onGossip       func(string, *protocol.Opened, time.Time)
-	alterRec       func(*pb.EpochRecord)
+	miner     *miner
+	validator *validator
+	store     *store.Store
+	scoring   scoring.Config
+	onEpoch   func(uint64, peer.ID)
+	onGossip  func(string, *protocol.Opened, time.Time)
+	alterRec  func(*pb.EpochRecord)
+
+	// Finality and equivocation (finality.go, equivocation.go).
 	finality       *finality
 	onEquivocation func(uint64, peer.ID)
 	equivocate     func(*pb.EpochRecord)
