@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
@@ -91,5 +93,59 @@ func TestAuditIncrementalAndPruned(t *testing.T) {
 	rep = audit(nil)
 	if len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "no scorer checkpoint") {
 		t.Fatalf("missing checkpoint: %v", rep.Problems)
+	}
+}
+
+// A running validator prunes round evidence past its retention and its home
+// still audits clean: the pruned epochs' records are checked without
+// evidence and the later ones recomputed from the stored checkpoint.
+func TestValidatorPrunesOldEvidence(t *testing.T) {
+	tn := newTestNet(t)
+	cfg := testConfig()
+	cfg.Network.EpochLength = Duration{2 * time.Second}
+	cfg.Network.FinalityEpochs, cfg.Node.RetainEvidence = 1, 0
+	type closed struct {
+		e uint64
+		v peer.ID
+	}
+	events := make(chan closed, 256)
+	v, st := tn.startWith(RoleValidator, cfg, cpu.Backend{}, func(o *Options) {
+		o.OnEpochRecord = func(e uint64, p peer.ID) { events <- closed{e, p} }
+	})
+	tn.connect(tn.start(RoleMiner, cfg, cpu.Backend{}), v)
+	var first uint64
+	deadline := time.After(60 * time.Second)
+	for first == 0 {
+		select {
+		case r := <-tn.records:
+			if r.Verdict == store.VerdictVerified {
+				first = r.Epoch
+			}
+		case <-deadline:
+			t.Fatal("no verified round")
+		}
+	}
+	// Epoch first's evidence goes at the boundary that starts first+2 (final
+	// at the end of first+1, kept 0 epochs more); wait one epoch past that.
+	for done := false; !done; {
+		select {
+		case ev := <-events:
+			done = ev.v == v.ID() && ev.e >= first+2
+		case <-deadline:
+			t.Fatal("the validator did not close enough epochs")
+		}
+	}
+	tn.cancel()
+	tn.wg.Wait()
+	from, err := st.EvidenceFrom()
+	if err != nil || from <= first {
+		t.Fatalf("evidence kept from epoch %d (%v), want past %d", from, err, first)
+	}
+	for r, err := range st.Rounds(0, from-1) {
+		t.Fatalf("round of epoch %d survived pruning below %d (%v)", r.Epoch, from, err)
+	}
+	rep, err := Audit(st, AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{v.ID()}})
+	if err != nil || len(rep.Problems) > 0 || rep.Pruned == 0 || rep.Recomputed == 0 {
+		t.Fatalf("audit of the pruned home: %v %v (%d pruned, %d recomputed)", err, rep.Problems, rep.Pruned, rep.Recomputed)
 	}
 }
