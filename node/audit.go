@@ -105,6 +105,7 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 	covered := map[coverKey]bool{}
 
 	prev := map[peer.ID][][32]byte{} // IDs the next record may link to
+	lastEpoch := map[peer.ID]uint64{}
 	scorers := map[peer.ID]*EpochScorer{}
 	skipped := map[peer.ID]bool{} // local validators with records before start
 	epochs := []uint64{}
@@ -137,16 +138,18 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 		// node may have joined later. From the first record held on, and for
 		// the node's own validators from the start, links must match.
 		if p, held := prev[v]; held || local[v] {
-			if p == nil {
+			if !held {
 				p = [][32]byte{{}}
 			}
+			// After a proven equivocation since the record held before,
+			// the chain may continue from either record of the proof (this
+			// node may hold neither: it ignores both once it has the proof).
+			p = append(p, links.since(v, lastEpoch[v], held, ent.Epoch)...)
 			if !slices.Contains(p, [32]byte(rec.PrevRecordHash)) {
 				bad("epoch record %d of %s: hash chain broken (a record before it was deleted, altered or reordered)", ent.Epoch, v)
 			}
 		}
-		// After a proven equivocation the chain may continue from either
-		// record.
-		prev[v] = append([][32]byte{protocol.ID(o.Body)}, links[linkKey{v, ent.Epoch}]...)
+		prev[v], lastEpoch[v] = [][32]byte{protocol.ID(o.Body)}, ent.Epoch
 		if len(epochs) == 0 || epochs[len(epochs)-1] != ent.Epoch {
 			epochs = append(epochs, ent.Epoch)
 		}

@@ -11,19 +11,35 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// linkKey names a validator's epoch, for the record IDs its next record may
-// link to.
-type linkKey struct {
-	v peer.ID
-	e uint64
+// proofLinks are, per validator, the record IDs of its proven
+// equivocations, by epoch in increasing order: a later record may link to
+// either record of a proof.
+type proofLinks map[peer.ID][]proofLink
+
+type proofLink struct {
+	e   uint64
+	ids [][32]byte
+}
+
+// since returns the IDs of v's proofs for epochs in [after, before), after
+// being the epoch of the record held before, or in [0, before) if nothing
+// of v is held yet (!held).
+func (l proofLinks) since(v peer.ID, after uint64, held bool, before uint64) [][32]byte {
+	var out [][32]byte
+	for _, p := range l[v] {
+		if (!held || p.e >= after) && p.e < before {
+			out = append(out, p.ids...)
+		}
+	}
+	return out
 }
 
 // auditEquivocations checks every stored equivocation proof of the epochs
 // audited (both records verify, one author, one epoch, the key it is stored
 // under) and returns the IDs of both records of each proof: after a proven
 // equivocation, the validator's next record may link to either.
-func auditEquivocations(st *store.Store, since, last uint64, want func(uint64) bool, rep *AuditReport, bad func(string, ...any)) (map[linkKey][][32]byte, error) {
-	links := map[linkKey][][32]byte{}
+func auditEquivocations(st *store.Store, since, last uint64, want func(uint64) bool, rep *AuditReport, bad func(string, ...any)) (proofLinks, error) {
+	links := proofLinks{}
 	for q, err := range st.Equivocations(0, last) {
 		if err != nil {
 			bad("equivocation proofs: %v", err)
@@ -57,7 +73,7 @@ func auditEquivocations(st *store.Store, since, last uint64, want func(uint64) b
 		if want(q.Epoch) {
 			rep.Equivocations++
 		}
-		links[linkKey{v, q.Epoch}] = ids
+		links[v] = append(links[v], proofLink{q.Epoch, ids})
 	}
 	return links, nil
 }

@@ -458,6 +458,30 @@ func TestAuditEquivocation(t *testing.T) {
 	if rep := audit(); len(rep.Problems) == 0 {
 		t.Fatal("forged proof passed audit")
 	}
+
+	// A node that got the proof before either record ignores both: it
+	// holds the validator's records before and after, and the proof.
+	prevRec, prevID := testEpochRecord(t, key, 4, [32]byte{}, map[peer.ID]float64{m: 1})
+	x2, _ := testEpochRecord(t, key, 5, prevID, map[peer.ID]float64{m: 1})
+	y2, idy2 := testEpochRecord(t, key, 5, prevID, map[peer.ID]float64{m: 0.5})
+	next2, _ := testEpochRecord(t, key, 6, idy2, map[peer.ID]float64{m: 1})
+	p2, _ := protocol.NewEquivocationProof(x2, y2)
+	raw2, _ := proto.Marshal(p2)
+	st = memStore(t)
+	for _, r := range []signed{{4, v, prevRec}, {6, v, next2}} {
+		if err := st.PutEpochRecord(r.e, []byte(r.v), r.raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep := audit(); len(rep.Problems) != 1 {
+		t.Fatalf("gap without the proof: %v", rep.Problems)
+	}
+	if _, err := st.PutEquivocation(5, []byte(v), raw2); err != nil {
+		t.Fatal(err)
+	}
+	if rep := audit(); len(rep.Problems) != 0 {
+		t.Fatalf("gap covered by a proof: %v", rep.Problems)
+	}
 }
 
 func TestStakeSet(t *testing.T) {
