@@ -88,6 +88,9 @@ func (n *Node) onEpochRecord(ctx context.Context, o *protocol.Opened) {
 		return
 	}
 	n.log.Info("epoch record stored", "validator", o.Author, "epoch", rec.Epoch, "miners", len(rec.Weights))
+	if f, err := n.store.Final(rec.Epoch); err == nil && !f.Counts([]byte(o.Author), protocol.ID(o.Body)) {
+		n.log.Warn("epoch record arrived after its epoch was final: stored, not counted", "validator", o.Author, "epoch", rec.Epoch)
+	}
 	if n.onEpoch != nil {
 		n.onEpoch(rec.Epoch, o.Author)
 	}
