@@ -128,6 +128,8 @@ func (r *run) penalised(a string, last report.Epoch, honestOf map[string]string,
 	case "dishonest-validator":
 		t := last.Trust["validator-dishonest"]
 		return t < minHonestTrust, fmt.Sprintf("trust %.3f vs honest validators' ≥ %.3f", t, minHonestTrust)
+	case "equivocator":
+		return r.equivocatorIgnored(last.Epoch)
 	}
 	ref := honestOf[claimed]
 	got := last.Incentive[cheater]

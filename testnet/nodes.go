@@ -82,7 +82,6 @@ func (r *run) startNodes(ctx context.Context) error {
 	if err := os.MkdirAll(r.cfg.Out, 0o755); err != nil {
 		return err
 	}
-	dishonest := containsStr(r.cfg.Adversaries, "dishonest-validator")
 	var validators []*member
 	for i := 0; i < r.cfg.Validators; i++ {
 		m, err := r.newMember(ctx, fmt.Sprintf("validator-%d", i+1), node.RoleValidator, minerSpec{offset: i}, nil)
@@ -91,8 +90,8 @@ func (r *run) startNodes(ctx context.Context) error {
 		}
 		validators = append(validators, m)
 	}
-	if dishonest {
-		m, err := r.newMember(ctx, "validator-dishonest", node.RoleValidator, minerSpec{adversary: "dishonest-validator", offset: r.cfg.Validators}, nil)
+	for i, a := range r.extraValidators() {
+		m, err := r.newMember(ctx, validatorName(a), node.RoleValidator, minerSpec{adversary: a, offset: r.cfg.Validators + i}, nil)
 		if err != nil {
 			return err
 		}
@@ -201,10 +200,7 @@ func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap
 		return nil, cfg, err
 	}
 	if role == node.RoleValidator {
-		n := r.cfg.Validators
-		if containsStr(r.cfg.Adversaries, "dishonest-validator") {
-			n++
-		}
+		n := r.cfg.Validators + len(r.extraValidators())
 		cfg.Validator.RoundOffset = node.Duration{Duration: cfg.Validator.RoundInterval.Duration * time.Duration(spec.offset) / time.Duration(n)}
 	}
 	if role == node.RoleMiner && profileByName(spec.profile).GPU == "" {
@@ -285,6 +281,9 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		o.OnScores = ev.scores
 		if spec.adversary == "dishonest-validator" {
 			o.AlterEpochRecord = skewWeights
+		}
+		if spec.adversary == "equivocator" {
+			o.EquivocateEpochRecord = equivocate
 		}
 	case node.RoleMiner:
 		p := profileByName(spec.profile)

@@ -88,8 +88,8 @@ func (r *run) startProcs(ctx context.Context) error {
 	for i := 0; i < nv; i++ {
 		groups = append(groups, []childMember{{Name: fmt.Sprintf("validator-%d", i+1), Role: "validator", Offset: i}})
 	}
-	if containsStr(r.cfg.Adversaries, "dishonest-validator") {
-		groups = append(groups, []childMember{{Name: "validator-dishonest", Role: "validator", Adversary: "dishonest-validator", Offset: nv}})
+	for i, a := range r.extraValidators() {
+		groups = append(groups, []childMember{{Name: validatorName(a), Role: "validator", Adversary: a, Offset: nv + i}})
 	}
 	var sybil, shared []childMember
 	specs := map[string]minerSpec{}

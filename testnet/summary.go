@@ -158,6 +158,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 				Epoch: from, Kind: "audit", Detail: rep.Problems[0], AtSeconds: s.DurationSeconds})
 		}
 	}
+	r.detectEquivocation(s.DurationSeconds)
 	for _, d := range r.detections {
 		if d.Adversary == "" {
 			if !r.partitioned(d) {

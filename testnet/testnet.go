@@ -22,7 +22,7 @@ import (
 // Adversaries lists every adversary class, in the order they join.
 // far is no adversary but an honest miner behind FarDelay; like them it
 // joins by name.
-var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "spammer", "dishonest-validator", "far", "timeshare"}
+var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "spammer", "dishonest-validator", "equivocator", "far", "timeshare"}
 
 // Config describes a testnet run.
 type Config struct {

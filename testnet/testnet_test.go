@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// TestSmallTestnet runs a small network with a lazy miner and a spammer for
+// TestSmallTestnet runs a small network with a lazy miner, a spammer, a
+// dishonest validator and an equivocator for
 // one short epoch and requires every self-check to pass and the report to
 // be written.
 func TestSmallTestnet(t *testing.T) {
@@ -20,7 +21,7 @@ func TestSmallTestnet(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 3, 1, 8*time.Second
 	cfg.Profiles = []string{"H200", "A100", "CPU"}
-	cfg.Adversaries = []string{"lazy", "spammer", "dishonest-validator"}
+	cfg.Adversaries = []string{"lazy", "spammer", "dishonest-validator", "equivocator"}
 	cfg.Out = t.TempDir()
 	s, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -30,6 +31,7 @@ func TestSmallTestnet(t *testing.T) {
 		if !c.OK {
 			t.Errorf("check failed: %s: %s", c.Name, c.Detail)
 		}
+		t.Logf("%s: %s", c.Name, c.Detail)
 	}
 	for _, f := range []string{"summary.json", "report.md", "report.html", "weights.png", "tflops.png", "detections.png", "gossip.png"} {
 		if st, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil || st.Size() == 0 {
