@@ -34,6 +34,7 @@ func init() {
 
 // parseFlags parses args, mapping -h to exit 0 and other errors to 2.
 func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	fs.Usage = func() { printFlags(fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, false
@@ -48,12 +49,24 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 }
 
 func homeFlag(fs *flag.FlagSet) *string {
-	return fs.String("home", "", "node home directory (key, config.toml, store)")
+	return fs.String("home", defaultHome(), "node home directory (key, config.toml, store); $"+node.EnvHome+" sets the default")
+}
+
+// defaultHome is $POG_HOME, else ~/.pog, else empty (no home directory
+// known: --home is then required).
+func defaultHome() string {
+	if h := os.Getenv(node.EnvHome); h != "" {
+		return h
+	}
+	if u, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(u, ".pog")
+	}
+	return ""
 }
 
 func needHome(stderr io.Writer, name, home string) int {
 	if home == "" {
-		fmt.Fprintf(stderr, "pog %s: --home is required\n", name)
+		fmt.Fprintf(stderr, "pog %s: --home is required (no $%s and no home directory)\n", name, node.EnvHome)
 		return 2
 	}
 	return 0
@@ -63,17 +76,40 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pog init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	home := homeFlag(fs)
-	profile := fs.String("profile", "default", "configuration profile: default (a real network) or local (small, fast rounds on 127.0.0.1)")
+	profile := fs.String("profile", "default", "configuration profile: default (a real network) or local (small, fast rounds on 127.0.0.1); a network file may name one")
+	network := fs.String("network", "", "join this network: a network file, or NAME for NAME.toml in "+strings.Join(node.NetworkSearchPath, " or ")+
+		" (sets bootstrap peers, validators and genesis)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if code := needHome(stderr, "init", *home); code != 0 {
 		return code
 	}
+	var net *node.Network
+	if *network != "" {
+		path, err := node.FindNetwork(*network)
+		if err == nil {
+			net, err = node.ReadNetwork(path)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "pog init: %v\n", err)
+			return 2
+		}
+		if net.Profile != "" && !flagSet(fs, "profile") {
+			*profile = net.Profile
+		}
+	}
 	mk, ok := node.Profiles[*profile]
 	if !ok {
 		fmt.Fprintf(stderr, "pog init: unknown profile %q (want default or local)\n", *profile)
 		return 2
+	}
+	cfg := mk()
+	if net != nil {
+		if err := net.Apply(&cfg); err != nil {
+			fmt.Fprintf(stderr, "pog init: %v\n", err)
+			return 2
+		}
 	}
 	if err := os.MkdirAll(*home, 0o700); err != nil {
 		fmt.Fprintf(stderr, "pog init: %v\n", err)
@@ -84,8 +120,11 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	key, err := node.CreateKey(*home)
+	if err == nil && net != nil {
+		err = net.WriteGenesis(*home)
+	}
 	if err == nil {
-		err = node.WriteConfig(*home, mk(), *profile)
+		err = node.WriteConfig(*home, cfg, *profile)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pog init: %v\n", err)
@@ -94,7 +133,17 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	id, _ := peer.IDFromPrivateKey(key)
 	fmt.Fprintf(stdout, "peer ID  %s\nkey      %s (mode 0600)\nconfig   %s (profile %s)\n", id,
 		filepath.Join(*home, node.KeyFile), filepath.Join(*home, node.ConfigFile), *profile)
+	if net != nil {
+		fmt.Fprintf(stdout, "network  %s: %d validators, %d bootstrap peers, genesis %s\n", net.Name, len(net.Validators),
+			len(net.Bootstrap), filepath.Join(*home, node.GenesisFile))
+	}
 	return 0
+}
+
+// flagSet reports whether the command line set the named flag.
+func flagSet(fs *flag.FlagSet, name string) (set bool) {
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func runID(args []string, stdout, stderr io.Writer) int {
