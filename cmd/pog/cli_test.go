@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -174,4 +175,20 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// make build links the commit in where the Go VCS stamp is missing.
+func TestVersionLinkedCommit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "pog")
+	build := exec.Command("go", "build", "-buildvcs=false", "-ldflags", "-X main.ldCommit=0123abcd-modified", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil || !strings.Contains(string(out), "\ncommit    0123abcd-modified\n") {
+		t.Fatalf("%v: %s", err, out)
+	}
 }
