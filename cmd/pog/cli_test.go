@@ -192,3 +192,18 @@ func TestVersionLinkedCommit(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 }
+
+// Precedence: a pog run flag replaces what the environment set.
+func TestFlagOverridesEnv(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "n")
+	runPog("init", "--home", home, "--profile", "local")
+	t.Setenv("POG_NODE_LISTEN", "/ip4/127.0.0.1/tcp/1")
+	code, _, errs := runPog("run", "--home", home, "--role", "miner", "--listen", "flag-value")
+	if code != 2 || !strings.Contains(errs, `node.listen "flag-value"`) {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	t.Setenv("POG_NODE_LISTEN", "env-value")
+	if code, _, errs := runPog("run", "--home", home, "--role", "miner"); code != 1 || !strings.Contains(errs, `node.listen "env-value"`) {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
