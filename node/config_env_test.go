@@ -138,7 +138,7 @@ func TestREADMEListsEnvVars(t *testing.T) {
 		t.Fatalf("README.md lacks the markers %q ... %q", begin, end)
 	}
 	var table strings.Builder
-	table.WriteString("| variable | key | value |\n|---|---|---|\n")
+	table.WriteString("| variable | key | type |\n|---|---|---|\n")
 	for _, v := range EnvVars() {
 		fmt.Fprintf(&table, "| `%s` | `%s` | %s |\n", v.Name, v.Key, v.Type)
 	}
