@@ -85,31 +85,10 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	if code := needHome(stderr, "init", *home); code != 0 {
 		return code
 	}
-	var net *node.Network
-	if *network != "" {
-		path, err := node.FindNetwork(*network)
-		if err == nil {
-			net, err = node.ReadNetwork(path)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "pog init: %v\n", err)
-			return 2
-		}
-		if net.Profile != "" && !flagSet(fs, "profile") {
-			*profile = net.Profile
-		}
-	}
-	mk, ok := node.Profiles[*profile]
-	if !ok {
-		fmt.Fprintf(stderr, "pog init: unknown profile %q (want default or local)\n", *profile)
+	cfg, net, err := initConfig(profile, *network, flagSet(fs, "profile"))
+	if err != nil {
+		fmt.Fprintf(stderr, "pog init: %v\n", err)
 		return 2
-	}
-	cfg := mk()
-	if net != nil {
-		if err := net.Apply(&cfg); err != nil {
-			fmt.Fprintf(stderr, "pog init: %v\n", err)
-			return 2
-		}
 	}
 	if err := os.MkdirAll(*home, 0o700); err != nil {
 		fmt.Fprintf(stderr, "pog init: %v\n", err)
@@ -138,6 +117,36 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 			len(net.Bootstrap), filepath.Join(*home, node.GenesisFile))
 	}
 	return 0
+}
+
+// initConfig is the config pog init writes: the profile's defaults with
+// the network file's settings, if one is named. A network file's profile
+// replaces the default unless --profile was given.
+func initConfig(profile *string, network string, profileGiven bool) (node.Config, *node.Network, error) {
+	var net *node.Network
+	if network != "" {
+		path, err := node.FindNetwork(network)
+		if err == nil {
+			net, err = node.ReadNetwork(path)
+		}
+		if err != nil {
+			return node.Config{}, nil, err
+		}
+		if net.Profile != "" && !profileGiven {
+			*profile = net.Profile
+		}
+	}
+	mk, ok := node.Profiles[*profile]
+	if !ok {
+		return node.Config{}, nil, fmt.Errorf("unknown profile %q (want default or local)", *profile)
+	}
+	cfg := mk()
+	if net != nil {
+		if err := net.Apply(&cfg); err != nil {
+			return node.Config{}, nil, err
+		}
+	}
+	return cfg, net, nil
 }
 
 // flagSet reports whether the command line set the named flag.
