@@ -187,8 +187,8 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	home := homeFlag(fs)
 	roleFlag := fs.String("role", "", "miner or validator")
 	var listen, bootstrap multiFlag
-	fs.Var(&listen, "listen", "listen multiaddr (repeatable; replaces the config's node.listen)")
-	fs.Var(&bootstrap, "bootstrap", "peer to dial at start, /ip4/…/p2p/<id> (repeatable; added to node.bootstrap)")
+	fs.Var(&listen, "listen", "listen `multiaddr` (repeatable; replaces the config's node.listen)")
+	fs.Var(&bootstrap, "bootstrap", "peer to dial at start, a `multiaddr` /ip4/…/p2p/<id> (repeatable; added to node.bootstrap)")
 	logLevel := fs.String("log-level", "", "override node.log_level: debug, info, warn, error")
 	logFormat := fs.String("log-format", "", "override node.log_format: text or json")
 	if code, ok := parseFlags(fs, args); !ok {
