@@ -1,13 +1,17 @@
 #!/bin/sh
 # Compose entrypoint: entrypoint.sh validator|miner P2P_PORT API_PORT.
-# All services share the validator's network namespace, so every listener
-# is on 127.0.0.1 (the node API needs no token there). The validator
-# publishes a network file naming itself in $SHARED; miners wait for it and
-# join with pog init --network.
+# All services share the validator's network namespace, so the node APIs
+# listen on 127.0.0.1 (no token needed there) and miners reach the
+# validator there; the validator's p2p port also listens on the container's
+# address, which compose publishes. The validator publishes a network file
+# naming itself in $SHARED; miners wait for it and join with pog init
+# --network.
 set -eu
 role=$1 p2p=$2 api=$3
 SHARED=${SHARED:-/shared}
-export POG_NODE_LISTEN="/ip4/127.0.0.1/tcp/$p2p,/ip4/127.0.0.1/udp/$p2p/quic-v1"
+host=127.0.0.1
+if [ "$role" = validator ]; then host=0.0.0.0; fi
+export POG_NODE_LISTEN="/ip4/$host/tcp/$p2p,/ip4/$host/udp/$p2p/quic-v1"
 export POG_NODE_API="127.0.0.1:$api"
 
 if [ "$role" = validator ]; then
