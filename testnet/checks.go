@@ -150,6 +150,13 @@ func (r *run) penalised(a string, last report.Epoch, honestOf map[string]string,
 	return got < want, fmt.Sprintf("incentive %.4f < %.4f of honest %s (%s)", got, want, ref, claimed)
 }
 
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
 func honestValidators(s *report.Summary) int {
 	n := 0
 	for _, v := range s.Nodes {
@@ -158,11 +165,4 @@ func honestValidators(s *report.Summary) int {
 		}
 	}
 	return n
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -245,7 +245,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pog audit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	home := homeFlag(fs)
-	epoch := fs.Int64("epoch", -1, "recompute only this epoch (default: all; the record chain is still checked from the start)")
+	epoch := fs.Int64("epoch", -1, "recompute only this epoch (the record chain is still checked from the start)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code

@@ -9,7 +9,7 @@ import (
 // printFlags is every command's flag help: the flag package's layout with
 // -- names, and the default printed only where the help text does not
 // already say what happens without the flag ("(default: all)", "(0: one
-// per CPU)", "(required)"), so sentinel values such as -1 never show.
+// per CPU)", "(required)"), and never a "not given" sentinel such as -1.
 func printFlags(fs *flag.FlagSet) {
 	w := fs.Output()
 	fmt.Fprintf(w, "usage: %s [flags]\n\nflags:\n", fs.Name())
@@ -30,8 +30,10 @@ func printFlags(fs *flag.FlagSet) {
 	})
 }
 
+// isZeroDefault: zero values, and -1, which this CLI's integer flags use
+// for "not given".
 func isZeroDefault(def string) bool {
-	return def == "" || def == "false" || def == "0" || def == "0s"
+	return def == "" || def == "false" || def == "0" || def == "0s" || def == "-1"
 }
 
 func statesDefault(help string) bool {
