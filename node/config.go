@@ -105,22 +105,32 @@ func LoadGenesis(home string, c Config) (map[string]float64, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, fmt.Errorf("genesis %s: unknown setting %q", path, und[0].String())
 	}
+	stakes, err := g.Stakes()
+	if err != nil {
+		return nil, fmt.Errorf("genesis %s: %w", path, err)
+	}
+	return stakes, nil
+}
+
+// Stakes checks the validators (decodable IDs, positive stakes, no
+// duplicates, at least one) and returns their stakes by peer ID.
+func (g Genesis) Stakes() (map[string]float64, error) {
 	stakes := map[string]float64{}
 	for i, v := range g.Validators {
 		id, err := peer.Decode(v.ID)
 		if err != nil {
-			return nil, fmt.Errorf("genesis %s: validator %d: %w", path, i, err)
+			return nil, fmt.Errorf("validator %d: %w", i, err)
 		}
 		if !(v.Stake > 0) || v.Stake > 1e18 {
-			return nil, fmt.Errorf("genesis %s: validator %s: stake %v must be positive", path, v.ID, v.Stake)
+			return nil, fmt.Errorf("validator %s: stake %v must be positive", v.ID, v.Stake)
 		}
 		if _, dup := stakes[id.String()]; dup {
-			return nil, fmt.Errorf("genesis %s: validator %s listed twice", path, v.ID)
+			return nil, fmt.Errorf("validator %s listed twice", v.ID)
 		}
 		stakes[id.String()] = v.Stake
 	}
 	if len(stakes) == 0 {
-		return nil, fmt.Errorf("genesis %s: no validators", path)
+		return nil, errors.New("no validators")
 	}
 	return stakes, nil
 }
@@ -272,8 +282,9 @@ func isSquareTile(b int) bool {
 	return false
 }
 
-// LoadConfig reads home/config.toml over the defaults and validates it;
-// unknown keys are errors, so typos do not pass silently.
+// LoadConfig reads home/config.toml over the defaults, then the POG_*
+// environment overrides (ApplyEnv), and validates the result; unknown keys
+// are errors, so typos do not pass silently.
 func LoadConfig(home string) (Config, error) {
 	c := DefaultConfig()
 	path := filepath.Join(home, ConfigFile)
@@ -283,6 +294,9 @@ func LoadConfig(home string) (Config, error) {
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		return c, fmt.Errorf("config %s: unknown setting %q", path, und[0].String())
+	}
+	if err := ApplyEnv(&c, os.Environ()); err != nil {
+		return c, err
 	}
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)

@@ -50,8 +50,12 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 				unhealed = append(unhealed, n)
 			}
 		}
+		healed := "every one verified again since"
+		if len(unhealed) > 0 {
+			healed = "not verified since: " + strings.Join(unhealed, ", ")
+		}
 		add("network heals after the partition", r.cutTo > 0 && len(unhealed) == 0,
-			"cut %v from %.1f s to %.1f s; not verified since: %v", r.cutNames, r.cutFrom.Seconds(), r.cutTo.Seconds(), unhealed)
+			"cut %v from %.1f s to %.1f s; %s", r.cutNames, r.cutFrom.Seconds(), r.cutTo.Seconds(), healed)
 	}
 
 	identical := true
@@ -63,7 +67,12 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 	for _, n := range sortedKeys(missing) {
 		lacking = append(lacking, fmt.Sprintf("%s lacks epochs %v", n, missing[n]))
 	}
-	add("every node holds every validator's epoch records", len(lacking) == 0, "%d nodes short: %s", len(lacking), truncate(strings.Join(lacking, "; "), 400))
+	if len(lacking) == 0 {
+		add("every node holds every validator's epoch records", true, "all %d nodes hold %d validators' records of epochs %d–%d",
+			s.Validators+s.Miners, s.Validators, first, last.Epoch)
+	} else {
+		add("every node holds every validator's epoch records", false, "%d nodes short: %s", len(lacking), truncate(strings.Join(lacking, "; "), 400))
+	}
 
 	var failing []string
 	for v, p := range audits {
@@ -71,7 +80,11 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			failing = append(failing, v+": "+p[0])
 		}
 	}
-	add("pog audit passes on every honest validator's store", len(failing) == 0, "%s", strings.Join(failing, "; "))
+	if len(failing) == 0 {
+		add("pog audit passes on every honest validator's store", true, "%d honest validators' stores audited clean", honestValidators(s))
+	} else {
+		add("pog audit passes on every honest validator's store", false, "%s", strings.Join(failing, "; "))
+	}
 
 	var fp []string
 	for _, d := range s.FalsePositives {
@@ -79,7 +92,11 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			fp = append(fp, fmt.Sprintf("%s: %s %s", d.Node, d.Kind, d.Detail))
 		}
 	}
-	add("no honest miner penalised", len(fp) == 0, "%s", strings.Join(fp, "; "))
+	if len(fp) == 0 {
+		add("no honest miner penalised", true, "no failed round or accusing flag on any of %d honest miners", len(honest))
+	} else {
+		add("no honest miner penalised", false, "%s", truncate(strings.Join(fp, "; "), 400))
+	}
 
 	// Each adversary: detected by the first full epoch, and penalised.
 	honestOf := map[string]string{} // profile → an honest miner of it
@@ -145,4 +162,14 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+func honestValidators(s *report.Summary) int {
+	n := 0
+	for _, v := range s.Nodes {
+		if v.Role == "validator" && v.Adversary == "" {
+			n++
+		}
+	}
+	return n
 }

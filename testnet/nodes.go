@@ -397,10 +397,7 @@ func (r *run) onRound(e roundEvent) {
 	if !round.Verified && m != nil {
 		d := report.Detection{Adversary: m.info.Adversary, Node: name, Epoch: rec.Epoch, Round: rec.Round,
 			Kind: "failed-round", Detail: rec.Reason, AtSeconds: now}
-		r.detections = append(r.detections, d)
-		if m.info.Adversary != "" {
-			r.progress("%s caught by %s: %s", name, e.Validator, rec.Reason)
-		}
+		r.detections = append(r.detections, d) // the console summarises them per epoch (epochLine)
 	}
 }
 

@@ -182,7 +182,7 @@ wait:
 	for {
 		select {
 		case e := <-r.epochsDone:
-			r.progress("epoch %d: every node holds every validator's record", e)
+			r.progress("%s", r.epochLine(e))
 			if e >= last {
 				break wait
 			}
