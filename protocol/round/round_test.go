@@ -152,11 +152,11 @@ func printActions(acts []any) string {
 func TestData(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		var (
-			v       *Validator
-			m       *Miner
-			h       *honest
-			groups  []proof.Group
-			epochs  Epochs
+			v      *Validator
+			m      *Miner
+			h      *honest
+			groups []proof.Group
+			epochs Epochs
 		)
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			var acts []any
