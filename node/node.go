@@ -67,6 +67,8 @@ type Options struct {
 	// AlterEpochRecord, if set, edits a validator's epoch record before it
 	// is signed. Only the testnet's dishonest-validator adversary sets it.
 	AlterEpochRecord func(*pb.EpochRecord)
+	// RoundHooks alter a miner's rounds (testnet adversaries only).
+	RoundHooks RoundHooks
 }
 
 // Node is a running pog peer.
@@ -171,7 +173,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	}
 	switch o.Role {
 	case RoleMiner:
-		n.miner = newMiner(n, o.Backend)
+		n.miner = newMiner(n, o.Backend, o.RoundHooks)
 		n.miner.hardware, n.miner.gpus = o.Hardware, o.GPUs
 	case RoleValidator:
 		n.validator = newValidator(n, o.Store, o.OnRecord)
@@ -354,13 +356,10 @@ func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
 		// connection when the connection manager trims.
 		n.host.ConnManager().Protect(v.opened.Author, "validator")
 	}
-	switch {
-	case n.miner != nil && topic == protocol.TopicChallenge:
-		n.miner.onChallenge(ctx, v)
-	case n.validator != nil && topic == protocol.TopicAnnounce:
+	// Challenges and commitments reach the miner and validator of a round
+	// over their round stream; gossip lets everyone else audit them.
+	if n.validator != nil && topic == protocol.TopicAnnounce {
 		n.validator.onAnnounce(v)
-	case n.validator != nil && topic == protocol.TopicCommitment:
-		n.validator.onCommitment(v)
 	}
 }
 

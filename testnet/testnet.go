@@ -219,6 +219,9 @@ func (r *run) nodeConfig() node.Config {
 	c.Validator.Deadline = node.Duration{Duration: 10 * time.Second}
 	c.Validator.ProofTimeout = node.Duration{Duration: 10 * time.Second}
 	c.Validator.MinerTTL = node.Duration{Duration: 30 * time.Second}
+	// A short inner dimension keeps the simulated CPU miner's probe (22
+	// steps) within the deadline.
+	c.Validator.K = 32
 	c.Miner.Workers = 1
 	return c
 }

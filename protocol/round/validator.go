@@ -55,7 +55,14 @@ type (
 		At  time.Duration
 		Err error
 	}
+	// Abandon: the caller ends the round for Reason (a bad frame, its own
+	// shutdown).
+	Abandon struct{ Reason string }
 )
+
+// PeakWindow is the steps of the peak-throughput window nodes use: with
+// one step of slack (SPEC.md §10) a burst gains at most 1/20 over it.
+const PeakWindow = 21
 
 // Actions a Validator asks for.
 type (
@@ -163,6 +170,8 @@ func (v *Validator) Step(ev any) []any {
 			return nil // tiles come over their own stream
 		}
 		return v.fail("round stream closed: %v", e.Err)
+	case Abandon:
+		return v.fail("%s", e.Reason)
 	}
 	return nil
 }
