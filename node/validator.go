@@ -72,25 +72,29 @@ func (v *validator) onAnnounce(g gossipVal) {
 	e.ann, e.seen = g.opened.Msg.(*pb.MinerAnnounce), g.at
 }
 
-// resumeRounds continues round numbering after the highest round this
-// validator stored around epoch e, so a restart never reuses a number.
-func (v *validator) resumeRounds(e uint64) error {
-	for r, err := range v.store.Rounds(max(e, 1)-1, e+1) {
+// lastRound is the highest round validator self stored in epochs e−1 to
+// e+1: a restarted validator numbers its rounds above it, so it never
+// reuses a number (and never has a record refused as existing).
+func lastRound(st *store.Store, self peer.ID, e uint64) (uint64, error) {
+	var last uint64
+	for r, err := range st.Rounds(max(e, 1)-1, e+1) {
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if peer.ID(r.Validator) == v.n.ID() {
-			v.round = max(v.round, r.Round)
+		if peer.ID(r.Validator) == self {
+			last = max(last, r.Round)
 		}
 	}
-	return nil
+	return last, nil
 }
 
 func (v *validator) start(ctx context.Context) {
-	if err := v.resumeRounds(v.n.view.epochAt(time.Now())); err != nil {
+	last, err := lastRound(v.store, v.n.ID(), v.n.view.epochAt(time.Now()))
+	if err != nil {
 		v.n.log.Error("reading stored rounds failed; numbering from the clock", "err", err)
-		v.round = uint64(time.Now().UnixMilli())
+		last = uint64(time.Now().UnixMilli())
 	}
+	v.round = last
 	v.n.wg.Add(2)
 	go v.epochLoop(ctx)
 	go func() {

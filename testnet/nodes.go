@@ -23,6 +23,7 @@ type minerSpec struct {
 	announce                 string // GPU profile announced, if not its own
 	mode                     string // simBackend mode
 	extra                    time.Duration
+	hooks                    node.RoundHooks // burst, distant
 	share                    *sybilShare
 	offset                   int // validators: position in the round stagger
 }
@@ -58,10 +59,19 @@ func (r *run) minerSpecs() []minerSpec {
 			// throughput falls below half the class figure.
 			base := time.Duration(2 * 256 * 256 * 256 / (h100.FP16TFLOPS * r.cfg.Scale * 1e12) * float64(time.Second))
 			out = append(out, minerSpec{name: "slow", profile: "H100", adversary: a, extra: base * 3 / 2})
+		case "burst":
+			// Real speed, roots held back and sent in bursts.
+			out = append(out, minerSpec{name: "burst", profile: "H100", adversary: a, hooks: node.RoundHooks{HoldRoots: true}})
+		case "distant":
+			// Real speed, 200 ms of faked latency on roots and pongs.
+			out = append(out, minerSpec{name: "distant", profile: "H100", adversary: a, hooks: node.RoundHooks{Delay: distantDelay}})
 		}
 	}
 	return out
 }
+
+// distantDelay is the latency the distant adversary fakes.
+const distantDelay = 200 * time.Millisecond
 
 func (r *run) startNodes(ctx context.Context) error {
 	if err := os.MkdirAll(r.cfg.Out, 0o755); err != nil {
@@ -258,6 +268,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 			shown = profileByName(spec.announce)
 		}
 		o.Hardware, o.GPUs = shown.Host, announcedGPUs(shown.GPU, shown.MemoryMB)
+		o.RoundHooks = spec.hooks
 	}
 	n, err := node.New(ctx, o)
 	if err != nil {

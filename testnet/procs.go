@@ -40,6 +40,8 @@ type childMember struct {
 	Extra     time.Duration `json:"extra,omitempty"`
 	Offset    int           `json:"offset,omitempty"`
 	Sybil     bool          `json:"sybil,omitempty"`
+	Hold      bool          `json:"hold,omitempty"`
+	Delay     time.Duration `json:"delay,omitempty"`
 }
 
 // event is one JSON line from a child.
@@ -92,7 +94,7 @@ func (r *run) startProcs(ctx context.Context) error {
 	for _, s := range r.minerSpecs() {
 		specs[s.name] = s
 		cm := childMember{Name: s.name, Role: "miner", Profile: s.profile, Adversary: s.adversary, Mode: s.mode,
-			Announce: s.announce, Extra: s.extra, Sybil: s.share != nil}
+			Announce: s.announce, Extra: s.extra, Sybil: s.share != nil, Hold: s.hooks.HoldRoots, Delay: s.hooks.Delay}
 		if cm.Sybil {
 			sybil = append(sybil, cm)
 		} else {
@@ -312,7 +314,8 @@ func RunChild(ctx context.Context, specPath string, w io.Writer) error {
 		id, _ := peer.IDFromPrivateKey(key)
 		m := &member{home: home, key: key, id: id}
 		m.info.Name, m.info.Role, m.info.Adversary = cm.Name, cm.Role, cm.Adversary
-		ms := minerSpec{name: cm.Name, profile: cm.Profile, adversary: cm.Adversary, mode: cm.Mode, announce: cm.Announce, extra: cm.Extra, offset: cm.Offset}
+		ms := minerSpec{name: cm.Name, profile: cm.Profile, adversary: cm.Adversary, mode: cm.Mode, announce: cm.Announce, extra: cm.Extra, offset: cm.Offset,
+			hooks: node.RoundHooks{HoldRoots: cm.Hold, Delay: cm.Delay}}
 		if cm.Sybil {
 			if share == nil {
 				share = newSybilShare()
