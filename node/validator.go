@@ -214,7 +214,7 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	m, err := round.NewValidator(round.Plan{Chain: chain, Secret: plan.secret, Commitment: [32]byte(msg.SecretCommitment),
 		Samples: plan.samples, FirstRootBy: time.Duration(msg.FirstRootMs) * time.Millisecond,
 		Deadline: time.Duration(msg.DeadlineMs) * time.Millisecond, Window: round.PeakWindow,
-		OtherRoots: v.n.view.otherRoots(miner)})
+		OtherRoots: func() map[commit.CV]bool { return v.n.view.otherRoots(miner) }})
 	if err != nil {
 		return failed("round: %v", err)
 	}

@@ -107,6 +107,7 @@ type run struct {
 	have       map[uint64]int         // epoch → epoch records stored, over all nodes
 	scoreSeen  map[peer.ID]bool       // attackers already scored below zero
 	attackers  map[peer.ID]string     // attacker host → adversary class
+	stopping   bool                   // shutting down: round streams break as nodes stop
 	epochsDone chan uint64
 	children   []*child // --procs
 	lab        *netLab  // --netns
