@@ -77,11 +77,7 @@ func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, pr
 		// the device; its throughput sizes the next round.
 		shape.M, shape.N = min(size, probeTiles*t), min(size, probeTiles*t)
 	} else {
-		target := cfg.RoundTargetCPU.Duration
-		if len(ann.Gpus) > 0 {
-			target = cfg.RoundTarget.Duration
-		}
-		target = max(target, time.Duration(cfg.MinRTTMultiple*float64(rtt)))
+		target := max(roundTarget(cfg, ann), time.Duration(cfg.MinRTTMultiple*float64(rtt)))
 		maxSteps := min(cfg.MaxSteps, proof.MaxRoundRoots/subs)
 		step := max(target/time.Duration(maxSteps), time.Duration(stepRTTMargin*float64(rtt)))
 		pl.steps = max(pl.steps, min(maxSteps, int(target/max(step, 1))))
@@ -112,6 +108,15 @@ func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, pr
 	tiles := uint64(pl.steps) * uint64(subs) * shape.Tiles()
 	pl.samples, err = sample.Count(cfg.DetectFraction, cfg.DetectProbability, tiles)
 	return pl, err
+}
+
+// roundTarget is the nominal round length for a miner: round_target for
+// a GPU miner, round_target_cpu for a CPU-only one.
+func roundTarget(cfg ValidatorConfig, ann *pb.MinerAnnounce) time.Duration {
+	if len(ann.Gpus) > 0 {
+		return cfg.RoundTarget.Duration
+	}
+	return cfg.RoundTargetCPU.Duration
 }
 
 // fitStep shapes one sub-challenge to about flops of work. Too much work:

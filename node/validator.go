@@ -166,7 +166,9 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 		if rec.Verdict == store.VerdictVerified {
 			e.tflops = rec.TFLOPS
 		}
-		e.next = time.Now().Add(nextGap(v.rnd, time.Since(start), v.n.cfg.Validator.DutyCycle))
+		// The pause follows the round's nominal length, so a slow or
+		// stalled round does not also space the next ones out.
+		e.next = time.Now().Add(nextGap(v.rnd, min(time.Since(start), roundTarget(v.n.cfg.Validator, ann)), v.n.cfg.Validator.DutyCycle))
 	}
 	v.epochs.End(epoch)
 	v.closed.Broadcast()
