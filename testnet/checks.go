@@ -112,6 +112,11 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 		}
 	}
 	for _, a := range r.cfg.Adversaries {
+		if a == "burst" || a == "distant" {
+			ok, detail := r.noGain(a, s, last, honestOf)
+			add("adversary "+a+" gains at most 5%", ok, "%s", detail)
+			continue
+		}
 		if a == "far" || a == "timeshare" {
 			continue // honest, or cheats without a detectable fault: latencyChecks
 		}
@@ -155,6 +160,36 @@ func (r *run) penalised(a string, last report.Epoch, honestOf map[string]string,
 	}
 	want := last.Incentive[ref]
 	return got < want, fmt.Sprintf("incentive %.4f < %.4f of honest %s (%s)", got, want, ref, claimed)
+}
+
+// noGain checks a timing adversary (burst, distant), which computes at its
+// profile's real speed: its median measured throughput is at most 1.05×
+// that speed (SPEC.md §10.1), and its incentive at most 1.05× that of the
+// honest miner of its profile (reported; that ratio also carries the
+// noise between two miners' round times).
+func (r *run) noGain(a string, s *report.Summary, last report.Epoch, honestOf map[string]string) (bool, string) {
+	var sim float64
+	for _, n := range s.Nodes {
+		if n.Name == a {
+			sim = n.SimTFLOPS
+		}
+	}
+	var measured []float64
+	for _, rd := range s.Rounds {
+		if rd.Miner == a && rd.Verified {
+			measured = append(measured, rd.TFLOPS)
+		}
+	}
+	if len(measured) == 0 || sim <= 0 {
+		return false, "no verified round"
+	}
+	sort.Float64s(measured)
+	ratio := measured[len(measured)/2] / sim
+	detail := fmt.Sprintf("median measured/true throughput %.3f over %d rounds", ratio, len(measured))
+	if ref := honestOf["H100"]; ref != "" && last.Incentive[ref] > 0 {
+		detail += fmt.Sprintf("; incentive %.4f vs %.4f of honest %s (%.3f×)", last.Incentive[a], last.Incentive[ref], ref, last.Incentive[a]/last.Incentive[ref])
+	}
+	return ratio <= 1.05, detail
 }
 
 func truncate(s string, n int) string {
