@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"time"
@@ -56,6 +55,7 @@ type NodeConfig struct {
 	ProofStreamMemory int64  `toml:"proof_stream_memory" comment:"bytes all /pog/proof streams may buffer at once"`
 	LogLevel          string `toml:"log_level" comment:"debug, info, warn or error"`
 	LogFormat         string `toml:"log_format" comment:"text or json"`
+	PeerID            string `toml:"peer_id" comment:"this node's peer ID, written by pog init: node.key must match it"`
 }
 
 // NetworkConfig is what all nodes of one network agree on.
@@ -204,11 +204,14 @@ func (c *Config) Validate() error {
 			bad("node.bootstrap %q: want a multiaddr ending in /p2p/<peer id>: %v", a, err)
 		}
 	}
-	if c.Node.LowWater < 1 || c.Node.HighWater < c.Node.LowWater {
-		bad("node.conn_low_water %d and conn_high_water %d: want 1 <= low <= high", c.Node.LowWater, c.Node.HighWater)
+	errs = append(errs, c.checkRanges()...)
+	if c.Node.HighWater < c.Node.LowWater {
+		bad("node.conn_low_water %d and conn_high_water %d: want low <= high", c.Node.LowWater, c.Node.HighWater)
 	}
-	if c.Node.ProofStreamMemory < 1<<20 {
-		bad("node.proof_stream_memory %d: at least 1 MiB", c.Node.ProofStreamMemory)
+	if c.Node.PeerID != "" {
+		if _, err := peer.Decode(c.Node.PeerID); err != nil {
+			bad("node.peer_id %q: %v", c.Node.PeerID, err)
+		}
 	}
 	switch c.Node.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -223,14 +226,8 @@ func (c *Config) Validate() error {
 			bad("network.validators %q: %v", v, err)
 		}
 	}
-	if c.Network.EpochLength.Duration < time.Second {
-		bad("network.epoch_length %v: at least 1s", c.Network.EpochLength)
-	}
-	if c.Miner.MaxOutputBytes < 8<<10 || c.Miner.MaxOutputBytes > proof.MaxOutputBytes {
-		bad("miner.max_output_bytes %d: want 8 KiB..256 GiB", c.Miner.MaxOutputBytes)
-	}
-	if c.Miner.AnnounceInterval.Duration <= 0 || c.Miner.ProofWindow.Duration <= 0 || c.Miner.QueueLength < 1 {
-		bad("miner.announce_interval, proof_window and queue_length must be positive")
+	if !knownBackend(c.Miner.Backend) {
+		bad("miner.backend %q: want one of %v", c.Miner.Backend, backendNames())
 	}
 	v := c.Validator
 	if _, err := proof.ParsePrecision(v.Precision); err != nil {
@@ -238,12 +235,6 @@ func (c *Config) Validate() error {
 	}
 	if err := commit.CheckTileBytes(v.TileBytes); err != nil || !isSquareTile(v.TileBytes) {
 		bad("validator.tile_bytes %d: want 4·t² for t a power of two in [16, 512]", v.TileBytes)
-	}
-	if v.Size < proof.MinTile || v.Size > proof.MaxDim || v.K < 1 {
-		bad("validator.size %d or k %d out of range", v.Size, v.K)
-	}
-	if v.RoundOffset.Duration < 0 || v.RoundInterval.Duration <= 0 || v.Deadline.Duration <= 0 || v.ProofTimeout.Duration <= 0 || v.MinerTTL.Duration <= 0 {
-		bad("validator durations must be positive")
 	}
 	if !(v.DetectFraction > 0 && v.DetectFraction < 1 && v.DetectProbability > 0 && v.DetectProbability < 1) {
 		bad("validator.detect_fraction and detect_probability must be in (0, 1)")
@@ -265,7 +256,11 @@ func isSquareTile(b int) bool {
 func LoadConfig(home string) (Config, error) {
 	c := DefaultConfig()
 	path := filepath.Join(home, ConfigFile)
-	md, err := toml.DecodeFile(path, &c)
+	b, _, err := readRegular(path, maxConfigBytes)
+	if err != nil {
+		return c, fmt.Errorf("config: %w", err)
+	}
+	md, err := toml.Decode(string(b), &c)
 	if err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -289,7 +284,7 @@ func WriteConfig(home string, c Config, profile string) error {
 		sec := sections.Field(i)
 		for j := 0; j < sec.NumField(); j++ {
 			f := sec.Type().Field(j)
-			if doc := f.Tag.Get("comment"); doc != "" {
+			if doc := f.Tag.Get("comment") + rangeDoc(sections.Type().Field(i).Tag.Get("toml")+"."+f.Tag.Get("toml")); doc != "" {
 				fmt.Fprintf(&buf, "# %s\n", doc)
 			}
 			v := sec.Field(j).Interface()
@@ -303,13 +298,5 @@ func WriteConfig(home string, c Config, profile string) error {
 			buf.Write(line)
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(home, ConfigFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeNewFile(filepath.Join(home, ConfigFile), buf.Bytes(), 0o644)
 }
