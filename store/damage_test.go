@@ -310,3 +310,18 @@ func TestHeadDeleted(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestLocked: a store in use is refused with ErrLocked, read-only too.
+func TestLocked(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, ro := range []bool{true, false} {
+		if _, err := Open(dir, Options{ReadOnly: ro}); !errors.Is(err, ErrLocked) {
+			t.Errorf("Open(ReadOnly=%v) of a store in use: %v, want ErrLocked", ro, err)
+		}
+	}
+}

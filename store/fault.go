@@ -138,7 +138,7 @@ func (l logger) Fatalf(format string, args ...any) {
 			break
 		}
 	}
-	l.f.record(classify(fmt.Errorf("store: %w", fe)))
+	l.f.record(classify(fe))
 	if underGuard() {
 		panic(fe)
 	}

@@ -23,8 +23,10 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -36,6 +38,7 @@ var (
 	ErrExists   = errors.New("store: record already exists")
 	ErrCorrupt  = errors.New("store: corrupt data")
 	ErrClosed   = errors.New("store: closed")
+	ErrLocked   = errors.New("store: in use by another process (a running node?)")
 )
 
 // schemaVersion is the key layout and value formats this build reads and
@@ -136,6 +139,9 @@ func open(dir string, fs vfs.FS, readOnly bool, onDisk *head) (*Store, error) {
 	if errors.Is(err, pebble.ErrDBDoesNotExist) && onDisk != nil {
 		return nil, fmt.Errorf("%w: %s: the head %s counts records but Pebble finds no database (MANIFEST or its marker lost?): %w",
 			ErrCorrupt, dir, fs.PathJoin(dir, HeadFile), err)
+	}
+	if errors.Is(err, syscall.EAGAIN) || err != nil && strings.Contains(err.Error(), "lock held") {
+		return nil, fmt.Errorf("%w: %s: %w", ErrLocked, dir, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, classify(err))
@@ -276,7 +282,7 @@ func (s *Store) putNew(key, val []byte, opts *pebble.WriteOptions, desc string, 
 func (s *Store) fail(err error) error {
 	err = classify(err)
 	s.faults.record(err)
-	if first := s.Err(); first != err {
+	if first := s.Err(); !errors.Is(err, first) {
 		return fmt.Errorf("%w; first fault: %w", err, first)
 	}
 	return err

@@ -44,6 +44,10 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
 		return 2, false
 	}
+	if err := checkFlagRanges(fs); err != nil {
+		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
+		return 2, false
+	}
 	return 0, true
 }
 
@@ -84,14 +88,17 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	key, err := node.CreateKey(*home)
+	var id peer.ID
 	if err == nil {
-		err = node.WriteConfig(*home, mk(), *profile)
+		id, _ = peer.IDFromPrivateKey(key)
+		cfg := mk()
+		cfg.Node.PeerID = id.String() // LoadKey checks the key against it
+		err = node.WriteConfig(*home, cfg, *profile)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pog init: %v\n", err)
 		return 1
 	}
-	id, _ := peer.IDFromPrivateKey(key)
 	fmt.Fprintf(stdout, "peer ID  %s\nkey      %s (mode 0600)\nconfig   %s (profile %s)\n", id,
 		filepath.Join(*home, node.KeyFile), filepath.Join(*home, node.ConfigFile), *profile)
 	return 0
@@ -191,28 +198,32 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
-	// Every node keeps every validator's epoch records; validators also
-	// keep their round evidence.
-	st, err := store.Open(filepath.Join(*home, node.StoreDir), store.Options{})
-	if err != nil {
-		log.Error("cannot open the store", "err", err)
-		return 1
-	}
-	defer st.Close()
-	o.Store = st
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	n, err := node.New(ctx, o)
+	err = runWithReopen(ctx, log, reopenBackoff, func() error { return runOnce(ctx, filepath.Join(*home, node.StoreDir), o) })
 	if err != nil {
-		log.Error("cannot start", "err", err)
-		return 1
-	}
-	if err := n.Run(ctx); err != nil {
 		log.Error("stopped with an error", "err", err)
 		return 1
 	}
 	log.Info("stopped cleanly")
 	return 0
+}
+
+// runOnce opens the store and runs the node on it until ctx ends or the
+// store fails. Every node keeps every validator's epoch records;
+// validators also keep their round evidence.
+func runOnce(ctx context.Context, dir string, o node.Options) (err error) {
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		return fmt.Errorf("%w: %w", errStoreOpen, err)
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	o.Store = st
+	n, err := node.New(ctx, o)
+	if err != nil {
+		return fmt.Errorf("cannot start: %w", err)
+	}
+	return n.Run(ctx)
 }
 
 // announcedHardware maps a hardware report to what a miner announces.
@@ -272,9 +283,9 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pog rounds: no evidence store at %s (has a validator run with this home?)\n", dir)
 		return 1
 	}
-	st, err := store.Open(dir, store.Options{})
+	st, err := openStoreReadOnly(dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "pog rounds: %v (is a node using this home? stop it first)\n", err)
+		fmt.Fprintf(stderr, "pog rounds: %v\n", err)
 		return 1
 	}
 	defer st.Close()
