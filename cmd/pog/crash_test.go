@@ -59,7 +59,7 @@ func TestCrashLoop(t *testing.T) {
 	counts := map[string][2]int{} // rounds, epoch records per home at its last kill
 	for kill := range 5 {
 		time.Sleep(time.Duration(2000+rng.IntN(6000)) * time.Millisecond) // a random point in the run, not synchronisation
-		n := names[0] // the validator every other kill, so its evidence is checked across kills
+		n := names[0]                                                     // the validator every other kill, so its evidence is checked across kills
 		if kill%2 == 1 {
 			n = names[1+rng.IntN(2)]
 		}
