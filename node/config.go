@@ -55,6 +55,8 @@ type NodeConfig struct {
 	ProofStreamMemory int64  `toml:"proof_stream_memory" comment:"bytes all /pog/proof streams may buffer at once"`
 	LogLevel          string `toml:"log_level" comment:"debug, info, warn or error"`
 	LogFormat         string `toml:"log_format" comment:"text or json"`
+	API               string `toml:"api" comment:"local HTTP API, metrics and dashboard address, e.g. 127.0.0.1:9090 (empty: off)"`
+	APITokenFile      string `toml:"api_token_file" comment:"bearer token file (relative to the home) required for a non-loopback api address"`
 	PeerID            string `toml:"peer_id" comment:"this node's peer ID, written by pog init: node.key must match it"`
 }
 

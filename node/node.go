@@ -13,6 +13,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
+	"github.com/pog-network/pog/node/metrics"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
@@ -67,6 +68,8 @@ type Options struct {
 	// AlterEpochRecord, if set, edits a validator's epoch record before it
 	// is signed. Only the testnet's dishonest-validator adversary sets it.
 	AlterEpochRecord func(*pb.EpochRecord)
+	// Metrics, if set, collects the node's Prometheus metrics.
+	Metrics *metrics.Metrics
 }
 
 // ErrStoreFailed is what Run returns, wrapping the store's fault, when the
@@ -95,6 +98,7 @@ type Node struct {
 	onEpoch   func(uint64, peer.ID)
 	onGossip  func(string, *protocol.Opened, time.Time)
 	alterRec  func(*pb.EpochRecord)
+	obs       *observer
 
 	ctx        context.Context // cancelled by Close
 	cancel     context.CancelFunc
@@ -149,6 +153,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	if o.Scoring != nil {
 		n.scoring = *o.Scoring
 	}
+	n.obs = newObserver(n, o, bootstrapIDs(o.Config.Node.Bootstrap))
 	for _, v := range validators {
 		h.ConnManager().Protect(v, "validator")
 	}
@@ -178,7 +183,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		n.miner = newMiner(n, o.Backend)
 		n.miner.hardware, n.miner.gpus = o.Hardware, o.GPUs
 	case RoleValidator:
-		n.validator = newValidator(n, o.Store, o.OnRecord)
+		n.validator = newValidator(n, o.Store, n.obs.onRecord(o.OnRecord))
 	}
 	n.log.Info("node started", "peer", h.ID(), "addrs", n.Addrs())
 	return n, nil
@@ -235,6 +240,7 @@ func (n *Node) gossipValidator(topic string) pubsub.ValidatorEx {
 	return func(_ context.Context, from peer.ID, msg *pubsub.Message) pubsub.ValidationResult {
 		now := time.Now()
 		o, d := n.view.topicCheck(topic, msg.Data, msg.GetFrom(), now)
+		n.obs.metrics.Gossip(topic, resultName(d.result))
 		if d.result != pubsub.ValidationAccept {
 			n.log.Debug("gossip not accepted", "topic", topic, "from", from, "author", msg.GetFrom(),
 				"result", resultName(d.result), "reason", d.reason)
@@ -313,6 +319,8 @@ func (n *Node) Run(ctx context.Context) error {
 		defer n.wg.Done()
 		keepBootstrapped(ctx, n.host, n.cfg.Node.Bootstrap, n.log)
 	}()
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.obs.run(ctx) }()
 	var err error
 	for topic := range topicType {
 		// Every node subscribes to every topic so it relays and validates all
@@ -354,6 +362,7 @@ func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
 			return
 		}
 		n.log.Info("epoch record stored", "validator", v.opened.Author, "epoch", rec.Epoch, "miners", len(rec.Weights))
+		n.obs.gossip(v.at, v.opened.Author, nil, rec)
 		if n.onEpoch != nil {
 			n.onEpoch(rec.Epoch, v.opened.Author)
 		}
@@ -363,6 +372,7 @@ func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
 		// A peer that sends valid challenges is a validator: keep its
 		// connection when the connection manager trims.
 		n.host.ConnManager().Protect(v.opened.Author, "validator")
+		n.obs.gossip(v.at, v.opened.Author, v.opened.Msg.(*pb.Challenge), nil)
 	}
 	switch {
 	case n.miner != nil && topic == protocol.TopicChallenge:

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/kernels/hw"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/metrics"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
 )
@@ -140,6 +140,7 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&bootstrap, "bootstrap", "peer to dial at start, /ip4/…/p2p/<id> (repeatable; added to node.bootstrap)")
 	logLevel := fs.String("log-level", "", "override node.log_level: debug, info, warn, error")
 	logFormat := fs.String("log-format", "", "override node.log_format: text or json")
+	apiAddr := fs.String("api", "", "override node.api: serve the local API, /metrics and the dashboard on host:port")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -165,6 +166,9 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	}
 	if *logFormat != "" {
 		cfg.Node.LogFormat = *logFormat
+	}
+	if *apiAddr != "" {
+		cfg.Node.API = *apiAddr
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "pog run: %v\n", err)
@@ -198,9 +202,26 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
+	var apiToken string
+	if cfg.Node.API != "" {
+		if apiToken, err = checkAPIConfig(*home, cfg.Node); err != nil {
+			log.Error("cannot start the api", "err", err)
+			return 1
+		}
+		o.Metrics = metrics.New()
+	}
+	// The API serves one run's node and store: started anew after a reopen.
+	withAPI := func(n *node.Node, st *store.Store) (func(), error) {
+		if cfg.Node.API == "" {
+			return func() {}, nil
+		}
+		return startAPI(*home, apiToken, cfg, n, st, o.Stakes, o.Metrics, log)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	err = runWithReopen(ctx, log, reopenBackoff, func() error { return runOnce(ctx, filepath.Join(*home, node.StoreDir), o) })
+	err = runWithReopen(ctx, log, reopenBackoff, func() error {
+		return runOnce(ctx, filepath.Join(*home, node.StoreDir), o, withAPI)
+	})
 	if err != nil {
 		log.Error("stopped with an error", "err", err)
 		return 1
@@ -212,7 +233,7 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 // runOnce opens the store and runs the node on it until ctx ends or the
 // store fails. Every node keeps every validator's epoch records;
 // validators also keep their round evidence.
-func runOnce(ctx context.Context, dir string, o node.Options) (err error) {
+func runOnce(ctx context.Context, dir string, o node.Options, withAPI func(*node.Node, *store.Store) (func(), error)) (err error) {
 	st, err := store.Open(dir, store.Options{})
 	if err != nil {
 		return fmt.Errorf("%w: %w", errStoreOpen, err)
@@ -223,6 +244,12 @@ func runOnce(ctx context.Context, dir string, o node.Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("cannot start: %w", err)
 	}
+	stopAPI, err := withAPI(n, st)
+	if err != nil {
+		n.Close()
+		return fmt.Errorf("cannot start the api: %w", err)
+	}
+	defer stopAPI()
 	return n.Run(ctx)
 }
 
@@ -278,6 +305,17 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 	if code := needHome(stderr, "rounds", *home); code != 0 {
 		return code
 	}
+	var rows []roundRow
+	path := "/api/v1/rounds?limit=5000"
+	if *epoch >= 0 {
+		path += fmt.Sprintf("&epoch=%d", *epoch)
+	}
+	if ok, code := fromRunningNode(stderr, "rounds", *home, path, &rows); ok {
+		if code == 0 {
+			printRounds(stdout, rows, *jsonOut)
+		}
+		return code
+	}
 	dir := filepath.Join(*home, node.StoreDir)
 	if _, err := os.Stat(dir); err != nil {
 		fmt.Fprintf(stderr, "pog rounds: no evidence store at %s (has a validator run with this home?)\n", dir)
@@ -293,7 +331,7 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 	if *epoch >= 0 {
 		from, to = uint64(*epoch), uint64(*epoch)
 	}
-	rows := []roundRow{}
+	rows = []roundRow{}
 	for r, err := range st.Rounds(from, to) {
 		if err != nil {
 			fmt.Fprintf(stderr, "pog rounds: %v\n", err)
@@ -304,11 +342,14 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 			CommitMS: float64(r.CommitNanos) / 1e6, VerifyMS: float64(r.VerifyNanos) / 1e6, Samples: len(r.Indices),
 			Secret: hex.EncodeToString(r.Secret[:])})
 	}
-	if *jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rows)
-		return 0
+	printRounds(stdout, rows, *jsonOut)
+	return 0
+}
+
+func printRounds(stdout io.Writer, rows []roundRow, jsonOut bool) {
+	if jsonOut {
+		writeJSON(stdout, rows)
+		return
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "EPOCH\tROUND\tMINER\tVERDICT\tTFLOPS\tCOMMIT ms\tREASON")
@@ -316,7 +357,6 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%.4f\t%.1f\t%s\n", r.Epoch, r.Round, r.Miner, r.Verdict, r.TFLOPS, r.CommitMS, r.Reason)
 	}
 	tw.Flush()
-	return 0
 }
 
 // openBackend opens the configured backend. A GPU backend that finds no

@@ -100,7 +100,7 @@ func TestThreeProcesses(t *testing.T) {
 		os.WriteFile(path, []byte(strings.Replace(string(cfg), `epoch_length = "1m0s"`, `epoch_length = "2s"`, 1)), 0o644)
 	}
 	v := startProc(t, bin, "run", "--home", homes["validator"], "--role", "validator",
-		"--listen", "/ip4/127.0.0.1/tcp/0", "--log-format", "json")
+		"--listen", "/ip4/127.0.0.1/tcp/0", "--log-format", "json", "--api", "127.0.0.1:0")
 	deadline := time.After(90 * time.Second)
 	var vaddr string
 	for vaddr == "" {
@@ -121,7 +121,7 @@ func TestThreeProcesses(t *testing.T) {
 	var mprocs []*proc
 	for _, n := range []string{"miner1", "miner2"} {
 		miners[pogOut(t, bin, "id", "--home", homes[n])] = false
-		mprocs = append(mprocs, startProc(t, bin, "run", "--home", homes[n], "--role", "miner", "--bootstrap", vaddr, "--log-format", "json"))
+		mprocs = append(mprocs, startProc(t, bin, "run", "--home", homes[n], "--role", "miner", "--bootstrap", vaddr, "--log-format", "json", "--api", "127.0.0.1:0"))
 	}
 	// Wait for a verified round of each miner, then for an epoch record
 	// that weighs both.
@@ -149,10 +149,13 @@ func TestThreeProcesses(t *testing.T) {
 			t.Fatal("miner1 stored no epoch record weighing both miners")
 		}
 	}
+	waitWeighed(t, mprocs, deadline)
+	checkRunningAPI(t, bin, homes)
 	v.stop(t, 20*time.Second)
 	for _, m := range mprocs {
 		m.stop(t, 20*time.Second)
 	}
+	checkAPIStopped(t, homes)
 	var rows []roundRow
 	if err := json.Unmarshal([]byte(pogOut(t, bin, "rounds", "--home", homes["validator"], "--json")), &rows); err != nil {
 		t.Fatal(err)
