@@ -21,7 +21,6 @@ import (
 
 // faults records a store's first fault.
 type faults struct {
-	once   sync.Once
 	mu     sync.Mutex
 	err    error
 	parked bool // a Pebble goroutine waits forever in Fatalf: Close must not wait for it

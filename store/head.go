@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -254,8 +256,8 @@ func (s *Store) compareHead(want, have *head, path string) error {
 		}
 		if lost {
 			return fmt.Errorf("%w: %s lost %s: %s counts %d (greatest key %s, greatest number %d), the store holds %d (greatest number %d); "+
-				"a damaged WAL or MANIFEST is the usual cause: restore the store from a backup or resync it",
-				ErrCorrupt, s.dir, c.what, path, c.want.Count, c.want.Last, c.want.Max, c.have.Count, c.have.Max)
+				"a damaged WAL or MANIFEST (%s) is the usual cause: restore the store from a backup or resync it",
+				ErrCorrupt, s.dir, c.what, path, c.want.Count, c.want.Last, c.want.Max, c.have.Count, c.have.Max, logFiles(s.fs, s.dir))
 		}
 	}
 	return nil
@@ -284,4 +286,17 @@ func (s *Store) headDeleted(tag byte, n uint64) error {
 	}
 	*s.head = next
 	return nil
+}
+
+// logFiles names the WAL and MANIFEST files in dir, for errors about them.
+func logFiles(fs vfs.FS, dir string) string {
+	names, _ := fs.List(dir)
+	var out []string
+	for _, n := range names {
+		if strings.HasSuffix(n, ".log") || strings.HasPrefix(n, "MANIFEST-") {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
 }

@@ -143,6 +143,9 @@ func open(dir string, fs vfs.FS, readOnly bool, onDisk *head) (*Store, error) {
 	if errors.Is(err, syscall.EAGAIN) || err != nil && strings.Contains(err.Error(), "lock held") {
 		return nil, fmt.Errorf("%w: %s: %w", ErrLocked, dir, err)
 	}
+	if err != nil && strings.Contains(err.Error(), "WAL") {
+		return nil, fmt.Errorf("store: open %s (%s): %w", dir, logFiles(fs, dir), classify(err))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, classify(err))
 	}
