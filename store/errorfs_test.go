@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -268,4 +269,21 @@ func TestBackgroundFatal(t *testing.T) {
 func isManifest(path string) bool {
 	base := vfs.Default.PathBase(path)
 	return len(base) > 9 && base[:9] == "MANIFEST-"
+}
+
+// TestCorruptionEventFailsStore: corruption Pebble finds while the store
+// runs (a compaction or read meeting a bad block) fails the store with
+// ErrCorrupt naming the file, so a running node stops and is not restarted
+// on it.
+func TestCorruptionEventFailsStore(t *testing.T) {
+	s := fixtureMem(t, vfs.NewMem())
+	defer s.Close()
+	eventListener(s.faults).DataCorruption(pebble.DataCorruptionInfo{Path: "db/000005.sst", Details: errors.New("checksum mismatch")})
+	<-s.Failed()
+	if err := s.Err(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "000005.sst") {
+		t.Fatalf("Err: %v, want ErrCorrupt naming the file", err)
+	}
+	if err := s.PutRound(testRecord(3, 3, "m")); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("PutRound after corruption: %v, want refused with ErrCorrupt", err)
+	}
 }
