@@ -2,6 +2,7 @@ package store
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // The fixture's size: a stopped validator's home of the kind the issue
@@ -323,5 +325,30 @@ func TestLocked(t *testing.T) {
 		if _, err := Open(dir, Options{ReadOnly: ro}); !errors.Is(err, ErrLocked) {
 			t.Errorf("Open(ReadOnly=%v) of a store in use: %v, want ErrLocked", ro, err)
 		}
+	}
+}
+
+// TestHeadUpgrade: a store written before heads existed gets one at its
+// first writable open, and from then on a lost record is detected.
+func TestHeadUpgrade(t *testing.T) {
+	fs := vfs.NewMem()
+	rawSet(t, fs, schemaKey, binary.BigEndian.AppendUint64(nil, schemaVersion))
+	r := testRecord(1, 1, "m")
+	rawSet(t, fs, recordKey(r.Epoch, r.Round, r.Miner), encodeRound(r))
+	s, err := Open(testDir, Options{FS: fs, ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only open of a store without a head: %v", err)
+	}
+	s.Close()
+	closeStore(t, openMem(t, fs)) // writes the head
+	db, err := pebble.Open(testDir, &pebble.Options{FS: fs, Logger: logger{newFaults()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(db.Delete(recordKey(r.Epoch, r.Round, r.Miner), pebble.Sync), db.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(testDir, Options{FS: fs}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Open after a record of an upgraded store was lost: %v, want ErrCorrupt", err)
 	}
 }
