@@ -26,7 +26,7 @@ func BenchmarkPutRound(b *testing.B) {
 // of the directory.
 func BenchmarkWriteHead(b *testing.B) {
 	dir := b.TempDir()
-	h := &head{Version: headVersion}
+	h := newHead()
 	for i := range b.N {
 		h.Rounds.Count = uint64(i)
 		if err := writeHead(vfs.Default, dir, h); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -300,7 +301,7 @@ func TestHeadDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.mu.Lock()
-	err = errors.Join(s.db.Delete(recordKey(0, 0, []byte("miner")), pebble.Sync), s.headDeleted(recordTag, 1))
+	err = errors.Join(s.db.Delete(recordKey(0, 0, []byte("miner")), pebble.Sync), s.headDeleted(1))
 	s.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -350,5 +351,35 @@ func TestHeadUpgrade(t *testing.T) {
 	}
 	if _, err := Open(testDir, Options{FS: fs}); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Open after a record of an upgraded store was lost: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestHeadPerValidator: each validator's epoch records are a chain of their
+// own; losing one validator's record is loss even if another validator's
+// appeared meanwhile and the total is unchanged.
+func TestHeadPerValidator(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openMem(t, fs)
+	for _, e := range []uint64{1, 2} {
+		if err := s.PutEpochRecord(e, []byte("v1"), []byte("record")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutEpochRecord(1, []byte("v2"), []byte("record")); err != nil {
+		t.Fatal(err)
+	}
+	closeStore(t, s)
+	db, err := pebble.Open(testDir, &pebble.Options{FS: fs, Logger: logger{newFaults()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = errors.Join(db.Delete(envelopeKey(epochTag, 1, []byte("v1")), pebble.Sync),
+		db.Set(envelopeKey(epochTag, 2, []byte("v2")), envelopeValue([]byte("record")), pebble.Sync), db.Close())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(testDir, Options{FS: fs})
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "validator "+fmt.Sprintf("%x", "v1")) {
+		t.Fatalf("Open: %v, want ErrCorrupt naming v1's chain", err)
 	}
 }

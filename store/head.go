@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -24,15 +25,17 @@ import (
 // of the directory) after every synced record, so Open can tell a store that
 // lost records from a complete one.
 //
-// Per chain (round records, epoch records) it holds the number of records,
-// the greatest key and the greatest round (round records) or epoch (epoch
-// records) number. Open refuses a store holding fewer records, or lacking
+// Per chain (the round records; each validator's chain of epoch records)
+// it holds the number of records, the greatest key (the chain's last
+// record) and the greatest round (round records) or epoch (epoch records)
+// number. Open refuses a store holding fewer records of a chain, or lacking
 // that key or number. A crash between a record and its head update leaves
 // the store ahead of the head, which is fine; Open brings the head up to
 // date. Announces are not synced (see PutAnnounce) and not counted.
 //
-// Code that deletes records (retention) must lower the counts through
+// Code that deletes round records (retention) must lower the count through
 // headDeleted, under s.mu, or the next Open reports the deletion as loss.
+// Epoch records are kept for good.
 
 // HeadFile is the head's name inside the store's directory. Pebble ignores
 // files whose names it does not know.
@@ -43,6 +46,9 @@ const HeadFile = "POG-HEAD"
 var headMetaKey = []byte("meta/head")
 
 const headVersion = 1
+
+// maxHeadBytes bounds the head: about 200 bytes per validator.
+const maxHeadBytes = 4 << 20
 
 // chainHead is one chain's part of the head.
 type chainHead struct {
@@ -55,19 +61,45 @@ type chainHead struct {
 type head struct {
 	Version int       `json:"version"`
 	Rounds  chainHead `json:"rounds"`
-	Epochs  chainHead `json:"epochs"`
+	// Epochs are the epoch record chains by validator (peer ID bytes, hex).
+	Epochs map[string]chainHead `json:"epochs"`
 }
 
-func (h *head) chain(tag byte) *chainHead {
-	if tag == recordTag {
-		return &h.Rounds
+func newHead() *head { return &head{Version: headVersion, Epochs: map[string]chainHead{}} }
+
+func (h *head) clone() *head {
+	c := *h
+	c.Epochs = maps.Clone(h.Epochs)
+	return &c
+}
+
+func (h *head) equal(o *head) bool {
+	return h.Version == o.Version && h.Rounds == o.Rounds && maps.Equal(h.Epochs, o.Epochs)
+}
+
+// counts reports whether h counts any record.
+func (h *head) counts() bool {
+	for _, c := range h.Epochs {
+		if c.Count > 0 {
+			return true
+		}
 	}
-	return &h.Epochs
+	return h.Rounds.Count > 0
 }
 
 // add counts a new record stored under key.
 func (h *head) add(key []byte) {
-	c := h.chain(key[0])
+	if key[0] == recordTag {
+		h.Rounds.add(key)
+		return
+	}
+	v := hex.EncodeToString(key[9:])
+	c := h.Epochs[v]
+	c.add(key)
+	h.Epochs[v] = c
+}
+
+func (c *chainHead) add(key []byte) {
 	c.Count++
 	if hk := hex.EncodeToString(key); hk > c.Last {
 		c.Last = hk // hex preserves byte order
@@ -105,14 +137,17 @@ func decodeHead(b []byte) (*head, error) {
 	if !ok || string(sumLine) != fmt.Sprintf("sha256 %x\n", sum) {
 		return nil, errors.New("checksum mismatch")
 	}
-	var h head
-	if err := json.Unmarshal(body, &h); err != nil {
+	h := newHead()
+	if err := json.Unmarshal(body, h); err != nil {
 		return nil, err
 	}
 	if h.Version != headVersion {
 		return nil, fmt.Errorf("version %d, want %d", h.Version, headVersion)
 	}
-	return &h, nil
+	if h.Epochs == nil {
+		h.Epochs = map[string]chainHead{} // "epochs": null
+	}
+	return h, nil
 }
 
 // readHead reads dir's head; nil if there is none.
@@ -126,7 +161,10 @@ func readHead(fs vfs.FS, dir string) (*head, error) {
 		return nil, fmt.Errorf("store: head %s: %w", path, err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 4<<10))
+	b, err := io.ReadAll(io.LimitReader(f, maxHeadBytes+1))
+	if err == nil && len(b) > maxHeadBytes {
+		err = fmt.Errorf("more than %d bytes", maxHeadBytes)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: head %s: %w", path, err)
 	}
@@ -177,7 +215,7 @@ func syncDir(fs vfs.FS, dir string) error {
 // tally counts what the store holds, as a head. Reading every record key
 // and value also checks the checksums of every block that holds them.
 func tally(db *pebble.DB) (*head, error) {
-	h := &head{Version: headVersion}
+	h := newHead()
 	for _, tag := range []byte{recordTag, epochTag} {
 		it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{tag}, UpperBound: []byte{tag + 1}})
 		if err != nil {
@@ -224,7 +262,7 @@ func (s *Store) checkHead(onDisk *head) error {
 		}
 	}
 	s.head = have
-	if s.readOnly || (onDisk != nil && *onDisk == *have) {
+	if s.readOnly || (onDisk != nil && onDisk.equal(have)) {
 		return nil
 	}
 	if err := writeHead(s.fs, s.dir, have); err != nil {
@@ -237,11 +275,16 @@ func (s *Store) checkHead(onDisk *head) error {
 }
 
 func (s *Store) compareHead(want, have *head, path string) error {
-	for _, c := range []struct {
+	type pair struct {
 		what       string
-		tag        byte
 		want, have chainHead
-	}{{"round records", recordTag, want.Rounds, have.Rounds}, {"epoch records", epochTag, want.Epochs, have.Epochs}} {
+	}
+	chains := []pair{{"round records", want.Rounds, have.Rounds}}
+	vs := slices.Sorted(maps.Keys(want.Epochs))
+	for _, v := range vs {
+		chains = append(chains, pair{"epoch records of validator " + v, want.Epochs[v], have.Epochs[v]})
+	}
+	for _, c := range chains {
 		lost := c.have.Count < c.want.Count || c.have.Max < c.want.Max
 		if !lost && c.want.Last != "" {
 			k, _ := hex.DecodeString(c.want.Last)
@@ -266,25 +309,24 @@ func (s *Store) compareHead(want, have *head, path string) error {
 // headAdded counts a synced write under key and rewrites the head. It runs
 // under s.mu.
 func (s *Store) headAdded(key []byte) error {
-	next := *s.head
+	next := s.head.clone()
 	next.add(key)
-	if err := writeHead(s.fs, s.dir, &next); err != nil {
+	if err := writeHead(s.fs, s.dir, next); err != nil {
 		return err
 	}
-	*s.head = next
+	s.head = next
 	return nil
 }
 
-// headDeleted lowers the count of the chain of tag by n, for deletions that
+// headDeleted lowers the count of round records by n, for deletions that
 // are not loss (retention). It runs under s.mu.
-func (s *Store) headDeleted(tag byte, n uint64) error {
-	next := *s.head
-	c := next.chain(tag)
-	c.Count -= min(n, c.Count)
-	if err := writeHead(s.fs, s.dir, &next); err != nil {
+func (s *Store) headDeleted(n uint64) error {
+	next := s.head.clone()
+	next.Rounds.Count -= min(n, next.Rounds.Count)
+	if err := writeHead(s.fs, s.dir, next); err != nil {
 		return err
 	}
-	*s.head = next
+	s.head = next
 	return nil
 }
 

@@ -127,7 +127,7 @@ func open(dir string, fs vfs.FS, readOnly bool, onDisk *head) (*Store, error) {
 	f := newFaults()
 	// A head that counts records means a database must exist: never let
 	// Pebble start an empty one in its place.
-	mustExist := readOnly || onDisk != nil && (onDisk.Rounds.Count > 0 || onDisk.Epochs.Count > 0)
+	mustExist := readOnly || onDisk != nil && onDisk.counts()
 	var db *pebble.DB
 	err := f.await(func() (err error) {
 		db, err = pebble.Open(dir, &pebble.Options{
