@@ -2,7 +2,7 @@
 # Hardening checks (issue 14), called from .ci/run: the SIGKILL crash loop
 # (1 validator, 2 miners, 10 s epochs, 5 kills), the race detector on the
 # node, store and protocol packages, and each fuzz target for 10 s.
-# About 5 minutes on 2 cores (BENCHMARKS.md).
+# 3 to 5 minutes on 2 cores (BENCHMARKS.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
