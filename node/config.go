@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"time"
@@ -58,6 +59,8 @@ type NodeConfig struct {
 	API               string `toml:"api" comment:"local HTTP API, metrics and dashboard address, e.g. 127.0.0.1:9090 (empty: off)"`
 	APITokenFile      string `toml:"api_token_file" comment:"bearer token file (relative to the home) required for a non-loopback api address"`
 	PeerID            string `toml:"peer_id" comment:"this node's peer ID, written by pog init: node.key must match it"`
+	// RetainEvidence is how many epochs after finality round evidence is kept.
+	RetainEvidence int `toml:"retain_evidence_epochs" comment:"epochs after finality to keep round evidence and announces before pruning (-1: forever); epoch records are kept forever"`
 }
 
 // NetworkConfig is what all nodes of one network agree on.
@@ -66,6 +69,7 @@ type NetworkConfig struct {
 	TrustAnyValidator bool     `toml:"trust_any_validator" comment:"accept challenges from any peer (local testing only)"`
 	EpochLength       Duration `toml:"epoch_length" comment:"epoch = unix time / epoch_length"`
 	Genesis           string   `toml:"genesis" comment:"genesis file (relative to the home) listing validators and their stakes; empty: equal stakes"`
+	FinalityEpochs    uint64   `toml:"finality_epochs" comment:"epoch e's consensus is final at the end of epoch e + finality_epochs; later records for e are stored but ignored (1..1000)"`
 }
 
 // Genesis is a network's validator set with stakes, read from the file
@@ -102,22 +106,32 @@ func LoadGenesis(home string, c Config) (map[string]float64, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, fmt.Errorf("genesis %s: unknown setting %q", path, und[0].String())
 	}
+	stakes, err := g.Stakes()
+	if err != nil {
+		return nil, fmt.Errorf("genesis %s: %w", path, err)
+	}
+	return stakes, nil
+}
+
+// Stakes checks the validators (decodable IDs, positive stakes, no
+// duplicates, at least one) and returns their stakes by peer ID.
+func (g Genesis) Stakes() (map[string]float64, error) {
 	stakes := map[string]float64{}
 	for i, v := range g.Validators {
 		id, err := peer.Decode(v.ID)
 		if err != nil {
-			return nil, fmt.Errorf("genesis %s: validator %d: %w", path, i, err)
+			return nil, fmt.Errorf("validator %d: %w", i, err)
 		}
 		if !(v.Stake > 0) || v.Stake > 1e18 {
-			return nil, fmt.Errorf("genesis %s: validator %s: stake %v must be positive", path, v.ID, v.Stake)
+			return nil, fmt.Errorf("validator %s: stake %v must be positive", v.ID, v.Stake)
 		}
 		if _, dup := stakes[id.String()]; dup {
-			return nil, fmt.Errorf("genesis %s: validator %s listed twice", path, v.ID)
+			return nil, fmt.Errorf("validator %s listed twice", v.ID)
 		}
 		stakes[id.String()] = v.Stake
 	}
 	if len(stakes) == 0 {
-		return nil, fmt.Errorf("genesis %s: no validators", path)
+		return nil, errors.New("no validators")
 	}
 	return stakes, nil
 }
@@ -162,8 +176,9 @@ func DefaultConfig() Config {
 			LowWater: 100, HighWater: 400,
 			ProofStreamMemory: 512 << 20,
 			LogLevel:          "info", LogFormat: "text",
+			RetainEvidence: 4, // finality_epochs + 2
 		},
-		Network: NetworkConfig{EpochLength: Duration{72 * time.Minute}},
+		Network: NetworkConfig{EpochLength: Duration{72 * time.Minute}, FinalityEpochs: 2},
 		Miner: MinerConfig{Backend: "cpu", MaxOutputBytes: 16 << 30, AnnounceInterval: Duration{time.Minute},
 			QueueLength: 4, ProofWindow: Duration{2 * time.Minute}, MeasureHardware: true},
 		Validator: ValidatorConfig{RoundInterval: Duration{5 * time.Minute}, Size: 16384, K: 8192, TileBytes: 64 << 10,
@@ -253,8 +268,9 @@ func isSquareTile(b int) bool {
 	return false
 }
 
-// LoadConfig reads home/config.toml over the defaults and validates it;
-// unknown keys are errors, so typos do not pass silently.
+// LoadConfig reads home/config.toml over the defaults, then the POG_*
+// environment overrides (ApplyEnv), and validates the result; unknown keys
+// are errors, so typos do not pass silently.
 func LoadConfig(home string) (Config, error) {
 	c := DefaultConfig()
 	path := filepath.Join(home, ConfigFile)
@@ -268,6 +284,9 @@ func LoadConfig(home string) (Config, error) {
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		return c, fmt.Errorf("config %s: unknown setting %q", path, und[0].String())
+	}
+	if err := ApplyEnv(&c, os.Environ()); err != nil {
+		return c, err
 	}
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)

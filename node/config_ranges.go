@@ -64,6 +64,8 @@ var configRanges = []configRange{
 	{"node.conn_low_water", count, 1, 100_000, func(c *Config) any { return c.Node.LowWater }},
 	{"node.conn_high_water", count, 1, 100_000, func(c *Config) any { return c.Node.HighWater }},
 	{"node.proof_stream_memory", bytesKind, 1 * mib, 64 * gib, func(c *Config) any { return c.Node.ProofStreamMemory }},
+	{"node.retain_evidence_epochs", count, -1, 1 << 20, func(c *Config) any { return c.Node.RetainEvidence }},
+	{"network.finality_epochs", count, 1, 1000, func(c *Config) any { return c.Network.FinalityEpochs }},
 	{"network.epoch_length", duration, float64(time.Second), float64(30 * day), func(c *Config) any { return c.Network.EpochLength }},
 	{"miner.workers", count, 0, 4096, func(c *Config) any { return c.Miner.Workers }},
 	{"miner.max_output_bytes", bytesKind, 8 * kib, proof.MaxOutputBytes, func(c *Config) any { return c.Miner.MaxOutputBytes }},

@@ -70,6 +70,13 @@ type Options struct {
 	AlterEpochRecord func(*pb.EpochRecord)
 	// Metrics, if set, collects the node's Prometheus metrics.
 	Metrics *metrics.Metrics
+	// OnEquivocation, if set, is called when this node first stores a proof
+	// that validator equivocated in epoch.
+	OnEquivocation func(epoch uint64, validator peer.ID)
+	// EquivocateEpochRecord, if set, makes a validator publish a second
+	// record for each epoch, its own record as this function alters it.
+	// Only the testnet's equivocator adversary sets it.
+	EquivocateEpochRecord func(*pb.EpochRecord)
 }
 
 // ErrStoreFailed is what Run returns, wrapping the store's fault, when the
@@ -99,6 +106,11 @@ type Node struct {
 	onGossip  func(string, *protocol.Opened, time.Time)
 	alterRec  func(*pb.EpochRecord)
 	obs       *observer
+
+	// Finality and equivocation (finality.go, equivocation.go).
+	finality       *finality
+	onEquivocation func(uint64, peer.ID)
+	equivocate     func(*pb.EpochRecord)
 
 	ctx        context.Context // cancelled by Close
 	cancel     context.CancelFunc
@@ -148,7 +160,8 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		view:   newView(o.Config.Network.EpochLength.Duration, o.Config.Network.TrustAnyValidator, validators),
 		scores: map[peer.ID]float64{}, onScores: o.OnScores,
 		store: o.Store, scoring: scoring.DefaultConfig(), onEpoch: o.OnEpochRecord,
-		onGossip: o.OnGossip, alterRec: o.AlterEpochRecord,
+		onGossip: o.OnGossip, alterRec: o.AlterEpochRecord, onEquivocation: o.OnEquivocation, equivocate: o.EquivocateEpochRecord,
+		finality: &finality{st: o.Store, f: o.Config.Network.FinalityEpochs, length: o.Config.Network.EpochLength.Duration, started: time.Now()},
 	}
 	if o.Scoring != nil {
 		n.scoring = *o.Scoring
@@ -184,6 +197,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		n.miner.hardware, n.miner.gpus = o.Hardware, o.GPUs
 	case RoleValidator:
 		n.validator = newValidator(n, o.Store, n.obs.onRecord(o.OnRecord))
+		n.validator.scorer.Resume, n.validator.scorer.Checkpoint = true, true
 	}
 	n.log.Info("node started", "peer", h.ID(), "addrs", n.Addrs())
 	return n, nil
@@ -241,6 +255,9 @@ func (n *Node) gossipValidator(topic string) pubsub.ValidatorEx {
 		now := time.Now()
 		o, d := n.view.topicCheck(topic, msg.Data, msg.GetFrom(), now)
 		n.obs.metrics.Gossip(topic, resultName(d.result))
+		if d.result == pubsub.ValidationAccept {
+			d = n.checkStored(o)
+		}
 		if d.result != pubsub.ValidationAccept {
 			n.log.Debug("gossip not accepted", "topic", topic, "from", from, "author", msg.GetFrom(),
 				"result", resultName(d.result), "reason", d.reason)
@@ -321,6 +338,11 @@ func (n *Node) Run(ctx context.Context) error {
 	}()
 	n.wg.Add(1)
 	go func() { defer n.wg.Done(); n.obs.run(ctx) }()
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.finalityLoop(ctx)
+	}()
 	var err error
 	for topic := range topicType {
 		// Every node subscribes to every topic so it relays and validates all
@@ -355,17 +377,12 @@ func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
 	if n.onGossip != nil {
 		n.onGossip(topic, v.opened, v.at)
 	}
-	if topic == protocol.TopicEpoch {
-		rec := v.opened.Msg.(*pb.EpochRecord)
-		if err := n.store.PutEpochRecord(rec.Epoch, []byte(v.opened.Author), v.opened.Raw); err != nil {
-			n.log.Error("storing epoch record failed", "validator", v.opened.Author, "epoch", rec.Epoch, "err", err)
-			return
-		}
-		n.log.Info("epoch record stored", "validator", v.opened.Author, "epoch", rec.Epoch, "miners", len(rec.Weights))
-		n.obs.gossip(v.at, v.opened.Author, nil, rec)
-		if n.onEpoch != nil {
-			n.onEpoch(rec.Epoch, v.opened.Author)
-		}
+	switch topic {
+	case protocol.TopicEpoch:
+		n.onEpochRecord(ctx, v.opened)
+		return
+	case protocol.TopicEquivocation:
+		n.addEquivocation(ctx, v.opened.Msg.(*pb.EquivocationProof), false)
 		return
 	}
 	if topic == protocol.TopicChallenge {

@@ -293,25 +293,39 @@ func TestReadOnly(t *testing.T) {
 	}
 }
 
-// TestHeadDeleted: deletions the head is told about are not loss.
-func TestHeadDeleted(t *testing.T) {
-	dir := fixture(t, false)
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
+// TestHeadPruned: pruned round records are not loss, whether or not the
+// newest record is among them; records lost after pruning still are.
+func TestHeadPruned(t *testing.T) {
+	for _, below := range []uint64{2, 99} { // the fixture's rounds are in epochs 0..3
+		dir := fixture(t, false)
+		s, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PruneEvidence(below); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		s, err = Open(dir, Options{})
+		if err != nil {
+			t.Fatalf("Open after pruning below epoch %d: %v", below, err)
+		}
+		left := len(collect(t, s, 0, ^uint64(0)))
+		s.Close()
+		if below == 99 || left == 0 {
+			continue
+		}
+		db, err := pebble.Open(dir, &pebble.Options{Logger: logger{newFaults()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(db.Delete(recordKey(2, 10, []byte("miner")), pebble.Sync), db.Close()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Open(dir, Options{}); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("a record lost after pruning: Open %v, want ErrCorrupt", err)
+		}
 	}
-	s.mu.Lock()
-	err = errors.Join(s.db.Delete(recordKey(0, 0, []byte("miner")), pebble.Sync), s.headDeleted(1))
-	s.mu.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	s, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatalf("Open after a counted deletion: %v", err)
-	}
-	s.Close()
 }
 
 // TestLocked: a store in use is refused with ErrLocked, read-only too.

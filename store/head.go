@@ -33,9 +33,9 @@ import (
 // the store ahead of the head, which is fine; Open brings the head up to
 // date. Announces are not synced (see PutAnnounce) and not counted.
 //
-// Code that deletes round records (retention) must lower the count through
-// headDeleted, under s.mu, or the next Open reports the deletion as loss.
-// Epoch records are kept for good.
+// Pruning (PruneEvidence) lowers the round records' chain through
+// headPruned before it deletes them, or the next Open would report the
+// deletion as loss. Epoch records are kept for good.
 
 // HeadFile is the head's name inside the store's directory. Pebble ignores
 // files whose names it does not know.
@@ -318,11 +318,24 @@ func (s *Store) headAdded(key []byte) error {
 	return nil
 }
 
-// headDeleted lowers the count of round records by n, for deletions that
-// are not loss (retention). It runs under s.mu.
-func (s *Store) headDeleted(n uint64) error {
+// headPruned sets the round records' chain to those of epochs from below
+// on, the records PruneEvidence keeps. It runs under s.mu.
+func (s *Store) headPruned(below uint64) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: epochPrefix(recordTag, below), UpperBound: []byte{recordTag + 1}})
+	if err != nil {
+		return err
+	}
+	var kept chainHead
+	for ok := it.First(); ok; ok = it.Next() {
+		if k := it.Key(); len(k) >= recordKeyMin {
+			kept.add(k)
+		}
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return err
+	}
 	next := s.head.clone()
-	next.Rounds.Count -= min(n, next.Rounds.Count)
+	next.Rounds = kept
 	if err := writeHead(s.fs, s.dir, next); err != nil {
 		return err
 	}

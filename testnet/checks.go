@@ -16,10 +16,10 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 	}
 	last := s.Epochs[len(s.Epochs)-1]
 	nodes := map[string]report.Node{}
-	var honest []report.Node
+	var honest []report.Node // undelayed: latencyChecks judges the others
 	for _, n := range s.Nodes {
 		nodes[n.Name] = n
-		if n.Role == "miner" && n.Adversary == "" {
+		if n.Role == "miner" && n.Adversary == "" && n.AddedLatencyMs == 0 {
 			honest = append(honest, n)
 		}
 	}
@@ -50,8 +50,12 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 				unhealed = append(unhealed, n)
 			}
 		}
+		healed := "every one verified again since"
+		if len(unhealed) > 0 {
+			healed = "not verified since: " + strings.Join(unhealed, ", ")
+		}
 		add("network heals after the partition", r.cutTo > 0 && len(unhealed) == 0,
-			"cut %v from %.1f s to %.1f s; not verified since: %v", r.cutNames, r.cutFrom.Seconds(), r.cutTo.Seconds(), unhealed)
+			"cut %v from %.1f s to %.1f s; %s", r.cutNames, r.cutFrom.Seconds(), r.cutTo.Seconds(), healed)
 	}
 
 	identical := true
@@ -63,7 +67,12 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 	for _, n := range sortedKeys(missing) {
 		lacking = append(lacking, fmt.Sprintf("%s lacks epochs %v", n, missing[n]))
 	}
-	add("every node holds every validator's epoch records", len(lacking) == 0, "%d nodes short: %s", len(lacking), truncate(strings.Join(lacking, "; "), 400))
+	if len(lacking) == 0 {
+		add("every node holds every validator's epoch records", true, "all %d nodes hold %d validators' records of epochs %d–%d",
+			s.Validators+s.Miners, s.Validators, first, last.Epoch)
+	} else {
+		add("every node holds every validator's epoch records", false, "%d nodes short: %s", len(lacking), truncate(strings.Join(lacking, "; "), 400))
+	}
 
 	var failing []string
 	for v, p := range audits {
@@ -71,13 +80,23 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			failing = append(failing, v+": "+p[0])
 		}
 	}
-	add("pog audit passes on every honest validator's store", len(failing) == 0, "%s", strings.Join(failing, "; "))
+	if len(failing) == 0 {
+		add("pog audit passes on every honest validator's store", true, "%d honest validators' stores audited clean", honestValidators(s))
+	} else {
+		add("pog audit passes on every honest validator's store", false, "%s", strings.Join(failing, "; "))
+	}
 
 	var fp []string
 	for _, d := range s.FalsePositives {
-		fp = append(fp, fmt.Sprintf("%s: %s %s", d.Node, d.Kind, d.Detail))
+		if nodes[d.Node].AddedLatencyMs == 0 {
+			fp = append(fp, fmt.Sprintf("%s: %s %s", d.Node, d.Kind, d.Detail))
+		}
 	}
-	add("no honest miner penalised", len(fp) == 0, "%s", strings.Join(fp, "; "))
+	if len(fp) == 0 {
+		add("no honest miner penalised", true, "no failed round or accusing flag on any of %d honest miners", len(honest))
+	} else {
+		add("no honest miner penalised", false, "%s", truncate(strings.Join(fp, "; "), 400))
+	}
 
 	// Each adversary: detected by the first full epoch, and penalised.
 	honestOf := map[string]string{} // profile → an honest miner of it
@@ -93,6 +112,9 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 		}
 	}
 	for _, a := range r.cfg.Adversaries {
+		if a == "far" || a == "timeshare" {
+			continue // honest, or cheats without a detectable fault: latencyChecks
+		}
 		var det *report.Detection
 		for i := range s.Detections {
 			if d := &s.Detections[i]; d.Adversary == a && (det == nil || d.AtSeconds < det.AtSeconds) {
@@ -123,6 +145,8 @@ func (r *run) penalised(a string, last report.Epoch, honestOf map[string]string,
 	case "dishonest-validator":
 		t := last.Trust["validator-dishonest"]
 		return t < minHonestTrust, fmt.Sprintf("trust %.3f vs honest validators' ≥ %.3f", t, minHonestTrust)
+	case "equivocator":
+		return r.equivocatorIgnored(last.Epoch)
 	}
 	ref := honestOf[claimed]
 	got := last.Incentive[cheater]
@@ -138,4 +162,14 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+func honestValidators(s *report.Summary) int {
+	n := 0
+	for _, v := range s.Nodes {
+		if v.Role == "validator" && v.Adversary == "" {
+			n++
+		}
+	}
+	return n
 }

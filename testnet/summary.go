@@ -20,7 +20,7 @@ import (
 func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	defer r.closeStores()
 	s := &report.Summary{Seed: r.cfg.Seed, EpochLength: r.cfg.EpochLength.String(), Rounds: r.rounds,
-		DurationSeconds: time.Since(r.start).Seconds()}
+		DurationSeconds: time.Since(r.start).Seconds(), StartedAt: r.start.UTC().Format(time.RFC3339Nano), Scale: r.cfg.Scale}
 	var validators, miners []*member
 	for _, m := range r.members {
 		s.Nodes = append(s.Nodes, m.info)
@@ -158,6 +158,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 				Epoch: from, Kind: "audit", Detail: rep.Problems[0], AtSeconds: s.DurationSeconds})
 		}
 	}
+	r.detectEquivocation(s.DurationSeconds)
 	for _, d := range r.detections {
 		if d.Adversary == "" {
 			if !r.partitioned(d) {
@@ -169,7 +170,8 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	}
 	sort.SliceStable(s.Detections, func(i, j int) bool { return s.Detections[i].AtSeconds < s.Detections[j].AtSeconds })
 	s.Gossip = r.latency()
-	s.Checks = r.checks(s, from, audits, missing)
+	s.Throughput, s.Gains = r.figures(s, from, to)
+	s.Checks = append(r.checks(s, from, audits, missing), latencyChecks(s, r.cfg.ChainedRoundChecks)...)
 	s.Passed = true
 	for _, c := range s.Checks {
 		s.Passed = s.Passed && c.OK

@@ -40,7 +40,7 @@ func openHome(stderr io.Writer, name, home string) (*store.Store, map[string]flo
 		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
 		return nil, nil, 1
 	}
-	stakes, err := node.LoadGenesis(home, cfg)
+	stakes, err := node.StakeSet(home, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
 		return nil, nil, 1
@@ -294,9 +294,16 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	home := homeFlag(fs)
 	epoch := fs.Int64("epoch", -1, "recompute only this epoch (the record chain is still checked from the start)")
+	since := fs.Int64("since", -1, "incremental: re-verify only epochs from this one on (earlier ones were audited before; chains and consensus still run from the start)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	sinceSet := false
+	fs.Visit(func(f *flag.Flag) { sinceSet = sinceSet || f.Name == "since" })
+	if sinceSet && *since < 0 {
+		fmt.Fprintln(stderr, "pog audit: --since must be an epoch (0 or more)")
+		return 2
 	}
 	st, stakes, code := openHome(stderr, "audit", *home)
 	if st == nil {
@@ -312,6 +319,10 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		e := uint64(*epoch)
 		opts.Epoch = &e
 	}
+	if *since >= 0 {
+		e := uint64(*since)
+		opts.Since = &e
+	}
 	if opts.Epoch != nil && !holdsEpoch(st, *opts.Epoch) {
 		fmt.Fprintf(stderr, "pog audit: epoch %d: this store holds no records of it, so there is nothing to audit\n", *opts.Epoch)
 		return 1
@@ -324,8 +335,8 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	if *jsonOut {
 		writeJSON(stdout, rep)
 	} else {
-		fmt.Fprintf(stdout, "epoch records  %d (%d recomputed from evidence)\nround records  %d (%d proofs re-verified)\nconsensus      %d epochs recomputed\n",
-			rep.EpochRecords, rep.Recomputed, rep.Rounds, rep.ProofsVerified, len(rep.ConsensusHashes))
+		fmt.Fprintf(stdout, "epoch records  %d (%d recomputed from evidence, %d with pruned evidence)\nround records  %d (%d proofs re-verified)\nequivocations  %d proofs checked\nconsensus      %d epochs recomputed\n",
+			rep.EpochRecords, rep.Recomputed, rep.Pruned, rep.Rounds, rep.ProofsVerified, rep.Equivocations, len(rep.ConsensusHashes))
 	}
 	if len(rep.Problems) > 0 {
 		fmt.Fprintf(stderr, "pog audit: FAILED: %s\n", rep.Problems[0])

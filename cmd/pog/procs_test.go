@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pog-network/pog/node"
 )
 
 // proc is a `pog run` child whose JSON log lines arrive on events.
@@ -194,5 +196,13 @@ func TestThreeProcesses(t *testing.T) {
 		if out := pogOut(t, bin, "audit", "--home", h); !strings.Contains(out, "audit          OK") {
 			t.Fatalf("pog audit on %s: %s", h, out)
 		}
+	}
+	// An incremental audit of the last epoch checks no more and agrees.
+	var full, inc node.AuditReport
+	json.Unmarshal([]byte(pogOut(t, bin, "audit", "--home", homes["validator"], "--json")), &full)
+	json.Unmarshal([]byte(pogOut(t, bin, "audit", "--home", homes["validator"], "--since", fmt.Sprint(last), "--json")), &inc)
+	if len(inc.Problems) > 0 || inc.Recomputed == 0 || inc.Rounds > full.Rounds || inc.Recomputed > full.Recomputed || inc.ConsensusHashes[last] != full.ConsensusHashes[last] {
+		t.Fatalf("pog audit --since %d: %d of %d rounds, hash %s vs %s, problems %v", last, inc.Rounds, full.Rounds,
+			inc.ConsensusHashes[last], full.ConsensusHashes[last], inc.Problems)
 	}
 }
