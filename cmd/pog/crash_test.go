@@ -39,7 +39,10 @@ func TestCrashLoop(t *testing.T) {
 		pogOut(t, bin, "init", "--home", homes[n], "--profile", "local")
 		path := filepath.Join(homes[n], "config.toml")
 		cfg, _ := os.ReadFile(path)
-		os.WriteFile(path, []byte(strings.Replace(string(cfg), `epoch_length = "1m0s"`, `epoch_length = "10s"`, 1)), 0o644)
+		// No pruning: counts must never decrease.
+		c := strings.Replace(string(cfg), `epoch_length = "1m0s"`, `epoch_length = "10s"`, 1)
+		c = strings.Replace(c, "retain_evidence_epochs = 4", "retain_evidence_epochs = -1", 1)
+		os.WriteFile(path, []byte(c), 0o644)
 	}
 	vaddr := fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freeTCPPort(t))
 	vid := pogOut(t, bin, "id", "--home", homes["validator"])
