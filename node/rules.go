@@ -106,8 +106,10 @@ func (v *view) checkChallenge(o *protocol.Opened, from peer.ID, now time.Time) d
 	if !v.trustAny && !v.validators[o.Author] {
 		return reject("challenge from a peer that is not a validator")
 	}
+	// Clock windows Ignore: an honest peer whose clock is off must not be
+	// graylisted; what is outside the window is only of no use here.
 	if e := v.epochAt(now); m.Epoch+1 < e || m.Epoch > e+1 {
-		return reject("challenge for epoch outside the current ±1 (expired or from the future)")
+		return ignore("challenge for epoch outside the current ±1 (expired, from the future, or a skewed clock)")
 	}
 	id := protocol.ID(o.Body)
 	if v.challenges[id] != nil {
@@ -190,7 +192,7 @@ func (v *view) checkEpochRecord(o *protocol.Opened, from peer.ID, now time.Time)
 		return reject("epoch record from a peer that is not a validator")
 	}
 	if m.Epoch > v.epochAt(now) {
-		return reject("epoch record for an epoch that has not ended")
+		return ignore("epoch record for an epoch that has not ended here (a skewed clock)")
 	}
 	k, id := recordKey{o.Author, m.Epoch}, protocol.ID(o.Body)
 	switch prev, seen := v.records[k]; {

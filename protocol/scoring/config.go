@@ -106,7 +106,8 @@ type GPUClass struct {
 	MemoryBytes uint64  `json:"memory_bytes"`
 }
 
-// DefaultConfig returns version 1 of the rules:
+// DefaultConfig returns version 2 of the rules (version 1 credited announced
+// host figures and had no availability factor):
 //
 //   - Parts: GPU 0.55, CPU 0.20, RAM 0.15, storage 0.10 (the SN27 paper).
 //   - GPU part: sustained 0.7 / peak 0.3 (sustained counts more: it is what a
@@ -131,7 +132,7 @@ type GPUClass struct {
 //     to [0.5, 2].
 func DefaultConfig() Config {
 	return Config{
-		Version:   1,
+		Version:   2,
 		GPUWeight: 0.55, CPUWeight: 0.20, RAMWeight: 0.15, StorageWeight: 0.10,
 		SustainedWeight: 0.7, PeakWeight: 0.3,
 		FP16Weight: 0.6, FP32Weight: 0.4,

@@ -70,12 +70,58 @@ func TestScoreMiner(t *testing.T) {
 		want want
 	}{
 		{
-			// Every quantity at the reference: each part 1, total
-			// 0.55 + 0.20 + 0.15 + 0.10 = 1.
+			// Every quantity at the reference, host figures proven: each
+			// part 1, total 0.55 + 0.20 + 0.15 + 0.10 = 1.
 			name: "reference 8xH200 node",
 			cfg:  def,
-			in:   Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "NVIDIA H200"))},
+			in:   Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "NVIDIA H200")), ProvenHost: refAux(nil)},
 			want: want{gpu: 1, cpu: 1, ram: 1, storage: 1, total: 1},
+		},
+		{
+			// The same announce without a host proof: the host parts
+			// earn nothing and the score says why; 0.55.
+			name: "announced host figures without a proof",
+			cfg:  def,
+			in:   Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "NVIDIA H200"))},
+			want: want{gpu: 1, total: 0.55,
+				flags: []string{"announced CPU, RAM, storage not covered by a host proof: not credited"}},
+		},
+		{
+			// A proof covering only the CPU: RAM and storage stay unpaid
+			// and flagged. 0.55 + 0.2·1 = 0.75.
+			name: "host proof covering the CPU only",
+			cfg:  def,
+			in: Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "NVIDIA H200")),
+				ProvenHost: Hardware{CPUCores: 96, CPUGHz: 2.4}},
+			want: want{gpu: 1, cpu: 1, total: 0.75,
+				flags: []string{"announced RAM, storage not covered by a host proof: not credited"}},
+		},
+		{
+			// Up for 2 of 30 scheduled rounds: 2/30 of the reference GPU
+			// part, 0.55·2/30 = 0.0366666667; missing is not failing.
+			name: "available for 2 of 30 rounds",
+			cfg:  def,
+			in: Input{Rounds: append(cat(rounds(FP16, 1128e9, 4880), rounds(FP32, 1128e9, 396.8)),
+				slices.Repeat([]Round{{Precision: FP16, Missed: true}}, 28)...),
+				Hardware: Hardware{GPUNames: gpus(8, "H200")}},
+			want: want{gpu: 2.0 / 30, total: 0.55 * 2 / 30,
+				flags: []string{"availability 0.07: 2 of 30 scheduled rounds answered and passed"}},
+		},
+		{
+			// Only missed rounds: availability 0, nothing earned, no penalty.
+			name: "every round missed",
+			cfg:  def,
+			in:   Input{Rounds: slices.Repeat([]Round{{Precision: FP16, Missed: true}}, 3), Hardware: Hardware{GPUNames: gpus(8, "H200")}},
+			want: want{flags: []string{"availability 0: 0 of 3 scheduled rounds answered and passed"}},
+		},
+		{
+			// A proven fault beside missed rounds still zeroes the epoch.
+			name: "fault beside missed rounds",
+			cfg:  def,
+			in: Input{Rounds: append(refRounds(), Round{Precision: FP16, Missed: true}, Round{Precision: FP16}),
+				Hardware: Hardware{GPUNames: gpus(8, "H200")}},
+			want: want{flags: []string{"1 of 8 rounds failed: GPU part zeroed, penalty reset to 1",
+				"availability 0.86: 6 of 7 scheduled rounds answered and passed"}},
 		},
 		{
 			// GPU part 1, nothing else reported: 0.55·1 = 0.55.
@@ -264,7 +310,7 @@ func TestScoreMiner(t *testing.T) {
 			// 0.1·0.3166666667 = 0.55 + 0.0833333333 + 0.0567 + 0.0316666667 = 0.7217.
 			name: "aux hardware below the reference",
 			cfg:  def,
-			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200"), CPUCores: 32, CPUGHz: 3.0,
+			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: Hardware{CPUCores: 32, CPUGHz: 3.0,
 				RAMBytes: 512e9, RAMGBps: 150, StorageBytes: 4e12, StorageMBps: 3500}},
 			want: want{gpu: 1, cpu: 0.41666666666667, ram: 0.378, storage: 0.31666666666667, total: 0.7217},
 		},
@@ -274,31 +320,31 @@ func TestScoreMiner(t *testing.T) {
 			// Total = 0.55 + 0.45 = 1.
 			name: "aux hardware capped",
 			cfg:  def,
-			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200"), CPUCores: 512, CPUGHz: 3.7,
+			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: Hardware{CPUCores: 512, CPUGHz: 3.7,
 				RAMBytes: 12e12, RAMGBps: 900, StorageBytes: 100e12, StorageMBps: 14000}},
 			want: want{gpu: 1, cpu: 1, ram: 1, storage: 1, total: 1},
 		},
 		{
-			// No round proven: self-reported aux earns nothing.
+			// No round proven: even proven host figures earn nothing.
 			name: "no verified round, aux not credited",
 			cfg:  def,
-			in:   Input{Hardware: refAux(gpus(8, "H200"))},
-			want: want{flags: []string{"no verified round: self-reported CPU, RAM and storage not credited"}},
+			in:   Input{Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: refAux(nil)},
+			want: want{},
 		},
 		{
 			// The same with the gate off: 0.2 + 0.15 + 0.1 = 0.45.
 			name: "no verified round, gate off",
 			cfg:  open,
-			in:   Input{Hardware: refAux(gpus(8, "H200"))},
+			in:   Input{Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: refAux(nil)},
 			want: want{cpu: 1, ram: 1, storage: 1, total: 0.45},
 		},
 		{
 			// A failed round zeroes the GPU part but, with one verified
-			// round, aux still counts: 0.45.
+			// round, proven aux still counts: 0.45.
 			name: "failed round zeroes the GPU part",
 			cfg:  def,
 			in: Input{Rounds: append(refRounds(), Round{Precision: FP16}),
-				Hardware: refAux(gpus(8, "H200"))},
+				Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: refAux(nil)},
 			want: want{cpu: 1, ram: 1, storage: 1, total: 0.45,
 				flags: []string{"1 of 7 rounds failed: GPU part zeroed, penalty reset to 1"}},
 		},
@@ -308,7 +354,7 @@ func TestScoreMiner(t *testing.T) {
 			name: "non-finite and negative values",
 			cfg:  def,
 			in: Input{Rounds: cat(rounds(FP16, 0, math.NaN()), rounds(FP32, 0, math.Inf(1), -5)),
-				Hardware: Hardware{CPUCores: -96, CPUGHz: -2.4, RAMGBps: math.NaN(), StorageMBps: math.Inf(1)}},
+				ProvenHost: Hardware{CPUCores: -96, CPUGHz: -2.4, RAMGBps: math.NaN(), StorageMBps: math.Inf(1)}},
 			want: want{},
 		},
 	}
@@ -336,7 +382,7 @@ func TestScoreMiner(t *testing.T) {
 // The reference node scores 1.0 with no rounding at all, not just within
 // tolerance: the weights add up in binary exactly enough.
 func TestReferenceExact(t *testing.T) {
-	s := ScoreMiner(DefaultConfig(), Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "H200"))})
+	s := ScoreMiner(DefaultConfig(), Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "H200")), ProvenHost: refAux(nil)})
 	if s.Total != 1 || s.GPU != 1 {
 		t.Fatalf("total %.17g, gpu %.17g, want exactly 1", s.Total, s.GPU)
 	}
