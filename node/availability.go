@@ -23,10 +23,10 @@ var missedPrefixes = []string{
 // before its commitment.
 var missedSteps = regexp.MustCompile(`^\d+ of \d+ steps and no commitment within `)
 
-// missedRound tells a missed round from a proven fault by the record's
+// MissedRound tells a missed round from a proven fault by the record's
 // reason. Only a round without a commitment can be missed: once the miner has
 // committed, a closed stream or a missing tile is a refusal to prove, a fault.
-func missedRound(r *store.RoundRecord) bool {
+func MissedRound(r *store.RoundRecord) bool {
 	if r.Verdict != store.VerdictFailed || len(r.Commitment) > 0 {
 		return false
 	}

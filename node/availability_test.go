@@ -57,11 +57,11 @@ func TestMissedRound(t *testing.T) {
 		if tt.committed {
 			r.Commitment = []byte{1}
 		}
-		if got := missedRound(r); got != tt.missed {
+		if got := MissedRound(r); got != tt.missed {
 			t.Errorf("%s (%q): missed = %v, want %v", tt.name, tt.reason, got, tt.missed)
 		}
 	}
-	if missedRound(&store.RoundRecord{Verdict: store.VerdictVerified}) {
+	if MissedRound(&store.RoundRecord{Verdict: store.VerdictVerified}) {
 		t.Error("a verified round counted as missed")
 	}
 }

@@ -92,9 +92,22 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			minHonestTrust = t
 		}
 	}
+	out = append(out, profitCheck(s.Profitability))
 	for _, a := range r.cfg.Adversaries {
 		if a == "burst" || a == "distant" {
 			ok, detail := r.noGain(a, s, last, honestOf)
+			add("adversary "+a+" gains at most 5%", ok, "%s", detail)
+			continue
+		}
+		if a == "intermittent" || a == "host-overclaim" {
+			// Nothing to detect: they are paid for what they prove.
+			ok, detail := false, "not in the profitability table"
+			for _, p := range s.Profitability {
+				if p.Adversary == a {
+					ok = p.Gain <= gainLimit(a)
+					detail = fmt.Sprintf("incentive %.4f vs %.4f owed at honest %s rates: %.3f×", p.Incentive, p.HonestIncentive, p.RealProfile, p.Gain)
+				}
+			}
 			add("adversary "+a+" gains at most 5%", ok, "%s", detail)
 			continue
 		}

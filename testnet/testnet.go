@@ -20,7 +20,7 @@ import (
 )
 
 // Adversaries lists every adversary class, in the order they join.
-var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "spammer", "dishonest-validator"}
+var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "intermittent", "host-overclaim", "spammer", "dishonest-validator"}
 
 // Config describes a testnet run.
 type Config struct {

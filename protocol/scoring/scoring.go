@@ -12,8 +12,7 @@
 // host proof covers them; announced figures alone earn nothing.
 //
 // Announced GPU models are checked against the measurement: an announcement
-// the measurement cannot support is flagged, and memory credit is scaled down
-// to what the measurement supports. A failed round zeroes the epoch's GPU part
+// the measurement cannot support is flagged and earns no memory credit. A failed round zeroes the epoch's GPU part
 // and starts a penalty that decays over later epochs; the penalty is an input
 // and an output, so every function here is pure: no I/O, no clock, no
 // randomness, and no result depends on map order or input order.
@@ -109,7 +108,7 @@ type Score struct {
 //
 //	fpX        = min(Cap, (SustainedWeight·median + PeakWeight·best) ÷ (GPUs·GPUfpX))
 //	Throughput = FP16Weight·fp16 + FP32Weight·fp32           (a class without rounds is 0)
-//	Memory     = min(Cap, credited bytes ÷ (GPUs·GPUMemoryBytes))
+//	Memory     = min(Cap, proven bytes ÷ (GPUs·GPUMemoryBytes))  (0: see memoryCredit)
 //	penalty    = failed ? 1 : carried·PenaltyDecay (0 below PenaltyFloor)
 //	Avail      = verified ÷ (verified + missed)              (0 without rounds)
 //	GPU        = (ThroughputWeight·Throughput + MemoryWeight·Memory)·Avail·(1 − penalty)
@@ -118,9 +117,7 @@ type Score struct {
 //	Storage    = StorageSpeedWeight·min(Cap, MB/s÷ref) + StorageCapacityWeight·min(Cap, bytes÷ref)
 //	Total      = GPUWeight·GPU + CPUWeight·CPU + RAMWeight·RAM + StorageWeight·Storage
 //
-// Credited memory is the proven memory, at most the announced GPUs' class
-// memory, scaled by measured ÷ announced throughput when the announcement is
-// flagged. Host parts use in.ProvenHost, never the announce; announced host
+// Credited memory is the proven memory (see memoryCredit). Host parts use in.ProvenHost, never the announce; announced host
 // figures without a proof are flagged as uncredited. The penalty returned is
 // the one to carry into the next epoch.
 func ScoreMiner(c Config, in Input) Score {
@@ -175,24 +172,37 @@ func ScoreMiner(c Config, in Input) Score {
 	s.Throughput = c.FP16Weight*fp16n + c.FP32Weight*fp32n
 
 	cl := checkClaims(c, in.Hardware.GPUNames, len(fp16) > 0, len(fp32) > 0, &s)
-	if s.ProvenMemoryBytes > 0 {
-		credit := float64(s.ProvenMemoryBytes)
-		if credit > cl.memory {
-			s.Flags = append(s.Flags, fmt.Sprintf("proven memory %s GB > %s GB of announced GPUs of known classes: credit capped",
-				num(credit/1e9), num(cl.memory/1e9)))
-			credit = cl.memory
-		}
-		if cl.supported < 1 && credit > 0 {
-			s.Flags = append(s.Flags, fmt.Sprintf("memory credit scaled to %s%% of proven: what the measured throughput supports",
-				num(100*cl.supported)))
-			credit *= cl.supported
-		}
-		s.Memory = norm(credit, g*float64(ref.GPUMemoryBytes), c.Cap)
-	}
+	s.Memory = memoryCredit(c, cl, &s)
 	s.GPU = (c.ThroughputWeight*s.Throughput + c.MemoryWeight*s.Memory) * s.Availability * (1 - s.Penalty)
 	scoreHost(c, in, &s)
 	s.Total = c.GPUWeight*s.GPU + c.CPUWeight*s.CPU + c.RAMWeight*s.RAM + c.StorageWeight*s.Storage
 	return s
+}
+
+// memoryCredit normalises the proven working set. The announce only takes
+// credit away, never sets it: no GPU of a known class announced, an unknown
+// class beside them, or a measurement contradicting the announcement earn
+// none. Capping at the announced GPUs' memory would pay a lie: an RTX 4090
+// announcing an A100 passes the claim floor and would be capped at 80 GB
+// where the honest announce is capped at 24 GB.
+func memoryCredit(c Config, cl claims, s *Score) float64 {
+	if s.ProvenMemoryBytes == 0 {
+		return 0
+	}
+	why := ""
+	switch {
+	case cl.contradicted:
+		why = "the measurement contradicts the announced GPUs"
+	case cl.unknown:
+		why = "an announced GPU is of no known class"
+	case cl.memory == 0:
+		why = "no GPU announced"
+	}
+	if why != "" {
+		s.Flags = append(s.Flags, fmt.Sprintf("proven memory %s GB not credited: %s", num(float64(s.ProvenMemoryBytes)/1e9), why))
+		return 0
+	}
+	return norm(float64(s.ProvenMemoryBytes), float64(c.Reference.GPUs)*float64(c.Reference.GPUMemoryBytes), c.Cap)
 }
 
 // scoreHost fills the CPU, RAM and storage parts from the proven host
@@ -301,8 +311,9 @@ func nextPenalty(c Config, carried float64, failed bool) float64 {
 
 // claims is what the announced GPUs support.
 type claims struct {
-	memory    float64 // bytes: Σ class memory of announced GPUs of known classes
-	supported float64 // in (0, 1]: measured ÷ announced when flagged, else 1
+	memory       float64 // bytes: Σ class memory of announced GPUs of known classes
+	unknown      bool    // an announced GPU is of no known class
+	contradicted bool    // a measured class is below the floor of the announced GPUs
 }
 
 // checkClaims matches announced GPU names to classes, flags an announcement
@@ -325,7 +336,7 @@ func checkClaims(c Config, names []string, have16, have32 bool, s *Score) claims
 	}
 
 	var claimed16, claimed32 float64
-	cl := claims{supported: 1}
+	var cl claims
 	var parts []string
 	order := make([]int, 0, len(c.Classes))
 	for i, n := range counts {
@@ -349,12 +360,13 @@ func checkClaims(c Config, names []string, have16, have32 bool, s *Score) claims
 		}
 		s.Flags = append(s.Flags, fmt.Sprintf("announced %s, measured %s TFLOPS %s < floor %s",
 			announced, num(measured), class, num(c.ClaimFloor*claimed)))
-		cl.supported = min(cl.supported, measured/claimed)
+		cl.contradicted = true
 	}
 	check(have16, s.FP16Sustained, claimed16, "fp16")
 	check(have32, s.FP32Sustained, claimed32, "fp32")
 
 	slices.Sort(unknown)
+	cl.unknown = len(unknown) > 0
 	for i := 0; i < len(unknown); {
 		j := i
 		for j < len(unknown) && unknown[j] == unknown[i] {

@@ -233,30 +233,29 @@ func TestScoreMiner(t *testing.T) {
 			want: want{gpu: 0.87812879972696, total: 0.55 * 0.87812879972696},
 		},
 		{
-			// The largest verified round counts: 100 GB beats 10 GB. A
-			// 4090 holds 24 GB, so credit is capped at 24 GB: same GPU
-			// part as the plain 4090 case, 0.0588108453.
-			name: "proven memory above the announced GPUs' is capped",
+			// The largest verified round counts: 100 GB beats 10 GB, and
+			// the announced class's 24 GB does not cap it (the announce
+			// never sets credit): the plain 4090 case's 0.0588108453 −
+			// 0.2·24/1128 + 0.2·100/1128 = 0.0722860227.
+			name: "proven memory is credited whatever the announced GPUs hold",
 			cfg:  def,
 			in: Input{Rounds: cat(rounds(FP16, 10e9, 157), rounds(FP32, 100e9, 48.5)),
 				Hardware: Hardware{GPUNames: gpus(1, "RTX 4090")}},
-			want: want{gpu: 0.05881084532556, total: 0.55 * 0.05881084532556,
-				flags: []string{"proven memory 100 GB > 24 GB of announced GPUs of known classes: credit capped"}},
+			want: want{gpu: 0.07228602263053, total: 0.55 * 0.07228602263053},
 		},
 		{
 			// Announces 8×H200 but measures like 8×RTX 4090 (fp16
 			// 8·157 = 1256 < floor 0.5·4880 = 2440; fp32 8·48.5 = 388 ≥
-			// 198.4, not flagged). Supported fraction 1256/4880 =
-			// 0.2573770492 scales the 1128 GB proven: memn 0.2573770492.
-			// GPU = 0.8·(0.6·0.2573770492 + 0.4·388/396.8) + 0.2·0.2573770492
-			// = 0.8·(0.1544262295 + 0.3911290323) + 0.0514754098 = 0.4879196192.
+			// 198.4, not flagged). The contradicted announcement earns no
+			// memory credit. GPU = 0.8·(0.6·1256/4880 + 0.4·388/396.8)
+			// = 0.8·(0.1544262295 + 0.3911290323) = 0.4364442094.
 			name: "over-claimer flagged: H200 announced, RTX 4090 measured",
 			cfg:  def,
 			in: Input{Rounds: cat(rounds(FP16, 1128e9, 1256), rounds(FP32, 1128e9, 388)),
 				Hardware: Hardware{GPUNames: gpus(8, "NVIDIA H200")}},
-			want: want{gpu: 0.48791961924907, total: 0.55 * 0.48791961924907, flags: []string{
+			want: want{gpu: 0.43644420941301, total: 0.55 * 0.43644420941301, flags: []string{
 				"announced 8× H200, measured 1256 TFLOPS fp16 < floor 2440",
-				"memory credit scaled to 25.74% of proven: what the measured throughput supports",
+				"proven memory 1128 GB not credited: the measurement contradicts the announced GPUs",
 			}},
 		},
 		{
@@ -299,7 +298,7 @@ func TestScoreMiner(t *testing.T) {
 			in:   Input{Rounds: rounds(FP16, 48e9, 362), Hardware: Hardware{GPUNames: gpus(1, "NVIDIA L40S")}},
 			want: want{gpu: 0.03560655737705, total: 0.55 * 0.03560655737705, flags: []string{
 				`unknown GPU class "NVIDIA L40S" (1 announced): not checked, no memory credit`,
-				"proven memory 48 GB > 0 GB of announced GPUs of known classes: credit capped",
+				"proven memory 48 GB not credited: an announced GPU is of no known class",
 			}},
 		},
 		{
@@ -376,6 +375,27 @@ func TestScoreMiner(t *testing.T) {
 				t.Errorf("miner = %q", s.Miner)
 			}
 		})
+	}
+}
+
+// Announcing bigger GPUs or a bigger host than one has never pays: the same
+// measured rounds score at most what the honest announce scores.
+func TestOverclaimNeverPays(t *testing.T) {
+	c := DefaultConfig()
+	rs := cat(rounds(FP16, 1128e9, 1256, 1256), rounds(FP32, 1128e9, 388))
+	host := Hardware{CPUCores: 16, CPUGHz: 4.5, RAMBytes: 128e9, RAMGBps: 80, StorageBytes: 4e12, StorageMBps: 5000}
+	honest := host
+	honest.GPUNames = gpus(8, "RTX 4090")
+	base := ScoreMiner(c, Input{Rounds: rs, Hardware: honest}).Total
+	for _, claim := range []string{"H200", "B200", "H100 80GB HBM3", "A100-SXM4-80GB", "no-such-gpu"} {
+		for _, f := range []float64{1, 4} {
+			lie := Hardware{GPUNames: gpus(8, claim), CPUCores: int(f) * host.CPUCores, CPUGHz: host.CPUGHz,
+				RAMBytes: uint64(f) * host.RAMBytes, RAMGBps: f * host.RAMGBps,
+				StorageBytes: uint64(f) * host.StorageBytes, StorageMBps: f * host.StorageMBps}
+			if got := ScoreMiner(c, Input{Rounds: rs, Hardware: lie}).Total; got > base {
+				t.Errorf("announcing 8× %s and %g× the host scores %.6f > honest %.6f", claim, f, got, base)
+			}
+		}
 	}
 }
 

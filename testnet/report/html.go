@@ -45,6 +45,8 @@ figcaption { color: #555; font-size: .9rem; }
 <body>
 <h1>pog testnet report</h1>
 <p><span class="verdict {{if .Passed}}ok{{else}}fail{{end}}">{{.Verdict}}</span> {{.ChecksSummary}}</p>
+<h2>Profitability</h2>
+{{if .Profit.Rows}}{{template "table" .Profit}}{{else}}<p>No adversary miners.</p>{{end}}
 
 <h2>Run</h2>
 {{template "table" .Run}}

@@ -30,6 +30,8 @@ func markdown(v *view) []byte {
 	var b strings.Builder
 	b.WriteString("# pog testnet report\n\n")
 	fmt.Fprintf(&b, "**%s** — %s\n\n", v.Verdict, v.ChecksSummary)
+	b.WriteString("## Profitability\n\n")
+	mdTable(&b, v.Profit, "No adversary miners.")
 
 	b.WriteString("## Run\n\n")
 	mdTable(&b, v.Run, "")

@@ -19,8 +19,24 @@ type Summary struct {
 	// FalsePositives are failed rounds or flags that hit honest miners.
 	FalsePositives []Detection `json:"false_positives"`
 	Gossip         Latency     `json:"gossip_latency"`
-	Checks         []Check     `json:"checks"`
-	Passed         bool        `json:"passed"`
+	// Profitability is each adversary identity's (or group's) consensus
+	// incentive against the honest miner of the same real hardware.
+	Profitability []Profit `json:"profitability"`
+	Checks        []Check  `json:"checks"`
+	Passed        bool     `json:"passed"`
+}
+
+// Profit is what one adversary earned in the last epoch. Gain is Incentive ÷
+// HonestIncentive; HonestIncentive is the consensus incentive of the honest
+// miner with the same real profile (scaled by the adversary's designed
+// availability where it is only part-time up). A sybil or timeshare group
+// is one entry with its summed incentive.
+type Profit struct {
+	Adversary       string  `json:"adversary"`
+	RealProfile     string  `json:"real_profile"`
+	Incentive       float64 `json:"incentive"`
+	HonestIncentive float64 `json:"honest_incentive"`
+	Gain            float64 `json:"gain"`
 }
 
 // Node is one testnet participant.

@@ -14,6 +14,7 @@ type view struct {
 	Passed        bool
 	Verdict       string // PASSED or FAILED
 	ChecksSummary string
+	Profit        table // profitability, shown near the top
 	Run           table
 	Checks        table
 	Nodes         table
@@ -67,6 +68,7 @@ func newView(s *Summary) *view {
 		}
 	}
 	v.ChecksSummary = fmt.Sprintf("%d of %d checks passed", ok, len(s.Checks))
+	v.Profit = profitTable(s.Profitability)
 
 	verified, failed := 0, 0
 	perMiner := make(map[string]*Verdicts)
@@ -316,4 +318,22 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// profitTable lists each adversary's incentive against honest work on its
+// real hardware; a gain above 1.05 (timeshare 1.1) is marked failed.
+func profitTable(ps []Profit) table {
+	t := table{Head: []string{"adversary", "real profile", "incentive", "honest incentive", "gain"}}
+	for _, p := range ps {
+		class, limit := "ok", 1.05
+		if p.Adversary == "timeshare" {
+			limit = 1.1
+		}
+		if p.Gain > limit {
+			class = "fail"
+		}
+		t.add(class, p.Adversary, p.RealProfile, fmt.Sprintf("%.4f", p.Incentive), fmt.Sprintf("%.4f", p.HonestIncentive),
+			fmt.Sprintf("%.3f×", p.Gain))
+	}
+	return t
 }
