@@ -107,7 +107,7 @@ type Score struct {
 // ScoreMiner scores one miner's epoch. c must pass Validate.
 //
 //	fpX        = min(Cap, (SustainedWeight·median + PeakWeight·best) ÷ (GPUs·GPUfpX))
-//	Throughput = FP16Weight·fp16 + FP32Weight·fp32           (a class without rounds is 0)
+//	Throughput = Σ weight·fpX ÷ Σ weight over classes with verified rounds
 //	Memory     = min(Cap, proven bytes ÷ (GPUs·GPUMemoryBytes))  (0: see memoryCredit)
 //	penalty    = failed ? 1 : carried·PenaltyDecay (0 below PenaltyFloor)
 //	Avail      = verified ÷ (verified + missed)              (0 without rounds)
@@ -169,7 +169,7 @@ func ScoreMiner(c Config, in Input) Score {
 	blend := func(sustained, peak float64) float64 { return c.SustainedWeight*sustained + c.PeakWeight*peak }
 	fp16n := norm(blend(s.FP16Sustained, s.FP16Peak), g*ref.GPUFP16TFLOPS, c.Cap)
 	fp32n := norm(blend(s.FP32Sustained, s.FP32Peak), g*ref.GPUFP32TFLOPS, c.Cap)
-	s.Throughput = c.FP16Weight*fp16n + c.FP32Weight*fp32n
+	s.Throughput = classBlend(c, fp16n, fp32n, len(fp16) > 0, len(fp32) > 0)
 
 	cl := checkClaims(c, in.Hardware.GPUNames, len(fp16) > 0, len(fp32) > 0, &s)
 	s.Memory = memoryCredit(c, cl, &s)
@@ -177,6 +177,24 @@ func ScoreMiner(c Config, in Input) Score {
 	scoreHost(c, in, &s)
 	s.Total = c.GPUWeight*s.GPU + c.CPUWeight*s.CPU + c.RAMWeight*s.RAM + c.StorageWeight*s.Storage
 	return s
+}
+
+// classBlend weighs the classes measured this epoch, renormalised over
+// them: the validator picks each round's class, so a class without rounds
+// is chance (few rounds), not the miner's choice. Dodging a class by not
+// answering its rounds costs availability, which a class share never repays.
+func classBlend(c Config, fp16n, fp32n float64, have16, have32 bool) float64 {
+	var w16, w32 float64
+	if have16 {
+		w16 = c.FP16Weight
+	}
+	if have32 {
+		w32 = c.FP32Weight
+	}
+	if w16+w32 == 0 {
+		return 0
+	}
+	return (w16*fp16n + w32*fp32n) / (w16 + w32)
 }
 
 // memoryCredit normalises the proven working set. The announce only takes

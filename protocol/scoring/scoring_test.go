@@ -11,10 +11,12 @@ import (
 )
 
 // Reference figures used in the arithmetic below (DefaultConfig):
-// node fp16 8·610 = 4880 TFLOPS, fp32 8·49.6 = 396.8, memory 8·141 GB =
-// 1128 GB; CPU 96·2.4 = 230.4 core-GHz; RAM 2000 GB, 300 GB/s; storage
-// 7000 MB/s, 30 TB. GPU part = 0.8·(0.6·fp16n + 0.4·fp32n) + 0.2·memn with
-// fpXn = (0.7·median + 0.3·peak) ÷ reference.
+// node fp16 8·610 = 4880 TFLOPS, fp32 8·610 = 4880 (fp32 inputs are SIMT
+// figures × k32, so their ratios read as against 8·49.6 = 396.8), memory
+// 8·141 GB = 1128 GB; CPU 96·2.4 = 230.4 core-GHz; RAM 2000 GB, 300 GB/s;
+// storage 7000 MB/s, 30 TB. GPU part = 0.8·(0.6·fp16n + 0.4·fp32n) +
+// 0.2·memn with fpXn = (0.7·median + 0.3·peak) ÷ reference; with one class
+// measured, its weight is 1.
 
 const tol = 1e-12
 
@@ -40,6 +42,12 @@ func rounds(p Precision, mem uint64, tflops ...float64) []Round {
 
 func cat(rs ...[]Round) []Round { return slices.Concat(rs...) }
 
+// k32 turns a GPU's SIMT fp32 figure into its fp32-class rate by the
+// fastest exact method (two int8 tensor-core passes, SPEC §11), the scale
+// the reference uses: 49.6 → 610 for an H200. fp32 ratios below are
+// written with SIMT figures, which k32 leaves unchanged.
+const k32 = 610.0 / 49.6
+
 // refAux is the reference node's CPU, RAM and storage.
 func refAux(names []string) Hardware {
 	return Hardware{GPUNames: names, CPUCores: 96, CPUGHz: 2.4, RAMBytes: 2e12, RAMGBps: 300,
@@ -49,7 +57,7 @@ func refAux(names []string) Hardware {
 // refRounds is an 8×H200 node measured exactly at the table: three fp16 and
 // three fp32 rounds, each proving the reference 1128 GB.
 func refRounds() []Round {
-	return cat(rounds(FP16, 1128e9, 4880, 4880, 4880), rounds(FP32, 1128e9, 396.8, 396.8, 396.8))
+	return cat(rounds(FP16, 1128e9, 4880, 4880, 4880), rounds(FP32, 1128e9, 396.8*k32, 396.8*k32, 396.8*k32))
 }
 
 func TestScoreMiner(t *testing.T) {
@@ -101,7 +109,7 @@ func TestScoreMiner(t *testing.T) {
 			// part, 0.55·2/30 = 0.0366666667; missing is not failing.
 			name: "available for 2 of 30 rounds",
 			cfg:  def,
-			in: Input{Rounds: append(cat(rounds(FP16, 1128e9, 4880), rounds(FP32, 1128e9, 396.8)),
+			in: Input{Rounds: append(cat(rounds(FP16, 1128e9, 4880), rounds(FP32, 1128e9, 396.8*k32)),
 				slices.Repeat([]Round{{Precision: FP16, Missed: true}}, 28)...),
 				Hardware: Hardware{GPUNames: gpus(8, "H200")}},
 			want: want{gpu: 2.0 / 30, total: 0.55 * 2 / 30,
@@ -136,7 +144,7 @@ func TestScoreMiner(t *testing.T) {
 			// 1128 = 2.72 → 1. GPU = 0.8·1 + 0.2·1 = 1; total 0.55.
 			name: "16xB200 capped at 1",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 3072e9, 19280), rounds(FP32, 3072e9, 1075.2)),
+			in: Input{Rounds: cat(rounds(FP16, 3072e9, 19280), rounds(FP32, 3072e9, 1075.2*k32)),
 				Hardware: Hardware{GPUNames: gpus(16, "NVIDIA B200")}},
 			want: want{gpu: 1, total: 0.55},
 		},
@@ -145,7 +153,7 @@ func TestScoreMiner(t *testing.T) {
 			// = 0.8·1.25 + 0.2·1.25 = 1.25; total 0.55·1.25 = 0.6875.
 			name: "16xB200 capped at 1.25",
 			cfg:  capped,
-			in: Input{Rounds: cat(rounds(FP16, 3072e9, 19280), rounds(FP32, 3072e9, 1075.2)),
+			in: Input{Rounds: cat(rounds(FP16, 3072e9, 19280), rounds(FP32, 3072e9, 1075.2*k32)),
 				Hardware: Hardware{GPUNames: gpus(16, "NVIDIA B200")}},
 			want: want{gpu: 1.25, total: 0.6875},
 		},
@@ -155,7 +163,7 @@ func TestScoreMiner(t *testing.T) {
 			// = 0.0955817028 + 0.0141843972 = 0.1097661000.
 			name: "1xH100",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 80e9, 570), rounds(FP32, 80e9, 49)),
+			in: Input{Rounds: cat(rounds(FP16, 80e9, 570), rounds(FP32, 80e9, 49*k32)),
 				Hardware: Hardware{GPUNames: gpus(1, "NVIDIA H100 80GB HBM3")}},
 			want: want{gpu: 0.10976609996587, total: 0.55 * 0.10976609996587},
 		},
@@ -164,7 +172,7 @@ func TestScoreMiner(t *testing.T) {
 			// every ratio doubles, so the GPU part is 2·0.1097661 = 0.2195322.
 			name: "2xH100 sum to twice one",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 160e9, 1140), rounds(FP32, 160e9, 98)),
+			in: Input{Rounds: cat(rounds(FP16, 160e9, 1140), rounds(FP32, 160e9, 98*k32)),
 				Hardware: Hardware{GPUNames: gpus(2, "NVIDIA H100 80GB HBM3")}},
 			want: want{gpu: 0.21953219993174, total: 0.55 * 0.21953219993174},
 		},
@@ -173,26 +181,27 @@ func TestScoreMiner(t *testing.T) {
 			// 1.13: all capped, GPU 1 — sums stop counting at the cap.
 			name: "16xH100 sum up to the cap",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 1280e9, 9120), rounds(FP32, 1280e9, 784)),
+			in: Input{Rounds: cat(rounds(FP16, 1280e9, 9120), rounds(FP32, 1280e9, 784*k32)),
 				Hardware: Hardware{GPUNames: gpus(16, "H100 80GB HBM3")}},
 			want: want{gpu: 1, total: 0.55},
 		},
 		{
 			// fp16 rounds 100, 200, 300: median 200, peak 300, blend
-			// 0.7·200 + 0.3·300 = 230. GPU = 0.8·0.6·230/4880 = 110.4/4880
-			// = 0.0226229508.
+			// 0.7·200 + 0.3·300 = 230; fp16 is the only class measured, so
+			// its weight renormalises to 1. GPU = 0.8·230/4880 = 184/4880
+			// = 0.0377049180.
 			name: "peak vs sustained, odd count",
 			cfg:  def,
 			in:   Input{Rounds: rounds(FP16, 0, 300, 100, 200)},
-			want: want{gpu: 0.02262295081967, total: 0.55 * 0.02262295081967},
+			want: want{gpu: 0.03770491803279, total: 0.55 * 0.03770491803279},
 		},
 		{
 			// 100, 200, 300, 400: median (200+300)/2 = 250, peak 400, blend
-			// 175 + 120 = 295. GPU = 0.48·295/4880 = 141.6/4880 = 0.0290163934.
+			// 175 + 120 = 295. GPU = 0.8·295/4880 = 236/4880 = 0.0483606557.
 			name: "peak vs sustained, even count",
 			cfg:  def,
 			in:   Input{Rounds: rounds(FP16, 0, 400, 100, 300, 200)},
-			want: want{gpu: 0.02901639344262, total: 0.55 * 0.02901639344262},
+			want: want{gpu: 0.04836065573770, total: 0.55 * 0.04836065573770},
 		},
 		{
 			// 1×RTX 4090 at the table, a fast fp32 card: fp16n =
@@ -201,25 +210,26 @@ func TestScoreMiner(t *testing.T) {
 			// = 0.0545555262; memory 0.2·24/1128 = 0.0042553191; GPU 0.0588108453.
 			name: "fp16 and fp32 mix, RTX 4090",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 24e9, 157), rounds(FP32, 24e9, 48.5)),
+			in: Input{Rounds: cat(rounds(FP16, 24e9, 157), rounds(FP32, 24e9, 48.5*k32)),
 				Hardware: Hardware{GPUNames: gpus(1, "NVIDIA GeForce RTX 4090")}},
 			want: want{gpu: 0.05881084532556, total: 0.55 * 0.05881084532556},
 		},
 		{
-			// Only fp16 rounds at the reference: fp32 contributes 0.
-			// GPU = 0.8·0.6·1 + 0.2·1 = 0.68.
+			// Only fp16 rounds at the reference (the validator drew no
+			// fp32 round): the measured class carries the throughput.
+			// GPU = 0.8·1 + 0.2·1 = 1.
 			name: "fp16 only",
 			cfg:  def,
 			in:   Input{Rounds: rounds(FP16, 1128e9, 4880), Hardware: Hardware{GPUNames: gpus(8, "H200")}},
-			want: want{gpu: 0.68, total: 0.55 * 0.68},
+			want: want{gpu: 1, total: 0.55},
 		},
 		{
 			// Only fp32 rounds at the reference, memory not proven
-			// (0 bytes): GPU = 0.8·0.4·1 = 0.32.
+			// (0 bytes): GPU = 0.8·1 = 0.8.
 			name: "fp32 only, no proven memory",
 			cfg:  def,
-			in:   Input{Rounds: rounds(FP32, 0, 396.8), Hardware: Hardware{GPUNames: gpus(8, "H200")}},
-			want: want{gpu: 0.32, total: 0.55 * 0.32},
+			in:   Input{Rounds: rounds(FP32, 0, 396.8*k32), Hardware: Hardware{GPUNames: gpus(8, "H200")}},
+			want: want{gpu: 0.8, total: 0.55 * 0.8},
 		},
 		{
 			// Honest 8×H100 slightly under the table (fp16 4560, fp32
@@ -228,7 +238,7 @@ func TestScoreMiner(t *testing.T) {
 			// memory 0.2·640/1128 = 0.1134751773; GPU 0.8781287997.
 			name: "proven memory, honest 8xH100",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 640e9, 4560), rounds(FP32, 640e9, 392)),
+			in: Input{Rounds: cat(rounds(FP16, 640e9, 4560), rounds(FP32, 640e9, 392*k32)),
 				Hardware: Hardware{GPUNames: gpus(8, "NVIDIA H100 80GB HBM3")}},
 			want: want{gpu: 0.87812879972696, total: 0.55 * 0.87812879972696},
 		},
@@ -239,7 +249,7 @@ func TestScoreMiner(t *testing.T) {
 			// 0.2·24/1128 + 0.2·100/1128 = 0.0722860227.
 			name: "proven memory is credited whatever the announced GPUs hold",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 10e9, 157), rounds(FP32, 100e9, 48.5)),
+			in: Input{Rounds: cat(rounds(FP16, 10e9, 157), rounds(FP32, 100e9, 48.5*k32)),
 				Hardware: Hardware{GPUNames: gpus(1, "RTX 4090")}},
 			want: want{gpu: 0.07228602263053, total: 0.55 * 0.07228602263053},
 		},
@@ -251,7 +261,7 @@ func TestScoreMiner(t *testing.T) {
 			// = 0.8·(0.1544262295 + 0.3911290323) = 0.4364442094.
 			name: "over-claimer flagged: H200 announced, RTX 4090 measured",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 1128e9, 1256), rounds(FP32, 1128e9, 388)),
+			in: Input{Rounds: cat(rounds(FP16, 1128e9, 1256), rounds(FP32, 1128e9, 388*k32)),
 				Hardware: Hardware{GPUNames: gpus(8, "NVIDIA H200")}},
 			want: want{gpu: 0.43644420941301, total: 0.55 * 0.43644420941301, flags: []string{
 				"announced 8× H200, measured 1256 TFLOPS fp16 < floor 2440",
@@ -261,42 +271,42 @@ func TestScoreMiner(t *testing.T) {
 		{
 			// The brief's example: 8×H100 announced, 95 TFLOPS fp16
 			// measured, floor 0.5·8·570 = 2280. Supported 95/4560 =
-			// 0.0208333; no memory proven. GPU = 0.8·0.6·95/4880 =
-			// 45.6/4880 = 0.0093442623.
+			// 0.0208333; no memory proven. GPU = 0.8·95/4880 =
+			// 76/4880 = 0.0155737705.
 			name: "over-claimer flagged: 8xH100 at 95 TFLOPS",
 			cfg:  def,
 			in:   Input{Rounds: rounds(FP16, 0, 95), Hardware: Hardware{GPUNames: gpus(8, "NVIDIA H100 80GB HBM3")}},
-			want: want{gpu: 0.00934426229508, total: 0.55 * 0.00934426229508, flags: []string{
+			want: want{gpu: 0.01557377049180, total: 0.55 * 0.01557377049180, flags: []string{
 				"announced 8× H100 80GB HBM3, measured 95 TFLOPS fp16 < floor 2280",
 			}},
 		},
 		{
 			// Honest H100s at 8·540 = 4320 ≥ 2280: no flag. fp16 only,
-			// GPU = 0.48·4320/4880 = 0.4249180328.
+			// GPU = 0.8·4320/4880 = 0.7081967213.
 			name: "honest H100 not flagged",
 			cfg:  def,
 			in:   Input{Rounds: rounds(FP16, 0, 4320), Hardware: Hardware{GPUNames: gpus(8, "H100 80GB HBM3")}},
-			want: want{gpu: 0.42491803278689, total: 0.55 * 0.42491803278689},
+			want: want{gpu: 0.70819672131148, total: 0.55 * 0.70819672131148},
 		},
 		{
 			// Mixed announcement 4×A100 + 4×H100: floor 0.5·(4·238.8 +
-			// 4·570) = 1617.6; measured 1000 is below. GPU = 0.48·1000/4880
-			// = 0.0983606557.
+			// 4·570) = 1617.6; measured 1000 is below. GPU = 0.8·1000/4880
+			// = 0.1639344262.
 			name: "mixed announcement flagged on the sum",
 			cfg:  def,
 			in: Input{Rounds: rounds(FP16, 0, 1000), Hardware: Hardware{GPUNames: slices.Concat(
 				gpus(4, "NVIDIA H100 80GB HBM3"), gpus(4, "NVIDIA A100-SXM4-80GB"))}},
-			want: want{gpu: 0.09836065573770, total: 0.55 * 0.09836065573770, flags: []string{
+			want: want{gpu: 0.16393442622951, total: 0.55 * 0.16393442622951, flags: []string{
 				"announced 4× A100-SXM4-80GB + 4× H100 80GB HBM3, measured 1000 TFLOPS fp16 < floor 1617.6",
 			}},
 		},
 		{
 			// An unknown model is not checked and its proven memory earns
-			// nothing: GPU = 0.48·362/4880 = 0.0356065574.
+			// nothing: GPU = 0.8·362/4880 = 0.0593442623.
 			name: "unknown GPU class",
 			cfg:  def,
 			in:   Input{Rounds: rounds(FP16, 48e9, 362), Hardware: Hardware{GPUNames: gpus(1, "NVIDIA L40S")}},
-			want: want{gpu: 0.03560655737705, total: 0.55 * 0.03560655737705, flags: []string{
+			want: want{gpu: 0.05934426229508, total: 0.55 * 0.05934426229508, flags: []string{
 				`unknown GPU class "NVIDIA L40S" (1 announced): not checked, no memory credit`,
 				"proven memory 48 GB not credited: an announced GPU is of no known class",
 			}},
@@ -382,7 +392,7 @@ func TestScoreMiner(t *testing.T) {
 // measured rounds score at most what the honest announce scores.
 func TestOverclaimNeverPays(t *testing.T) {
 	c := DefaultConfig()
-	rs := cat(rounds(FP16, 1128e9, 1256, 1256), rounds(FP32, 1128e9, 388))
+	rs := cat(rounds(FP16, 1128e9, 1256, 1256), rounds(FP32, 1128e9, 388*k32))
 	host := Hardware{CPUCores: 16, CPUGHz: 4.5, RAMBytes: 128e9, RAMGBps: 80, StorageBytes: 4e12, StorageMBps: 5000}
 	honest := host
 	honest.GPUNames = gpus(8, "RTX 4090")
@@ -406,7 +416,7 @@ func TestReferenceExact(t *testing.T) {
 	if s.Total != 1 || s.GPU != 1 {
 		t.Fatalf("total %.17g, gpu %.17g, want exactly 1", s.Total, s.GPU)
 	}
-	if s.FP16Peak != 4880 || s.FP16Sustained != 4880 || s.FP32Peak != 396.8 || s.FP32Sustained != 396.8 {
+	if s.FP16Peak != 4880 || s.FP16Sustained != 4880 || s.FP32Peak != 4880 || s.FP32Sustained != 4880 {
 		t.Errorf("measured %+v", s)
 	}
 	if s.ProvenMemoryBytes != 1128e9 || s.Verified != 6 || s.Failures != 0 || s.Failed || s.Penalty != 0 {
@@ -422,24 +432,25 @@ func TestPeakSustainedFigures(t *testing.T) {
 	if s.FP16Peak != 300 || s.FP16Sustained != 200 || s.FP32Peak != 0 || s.FP32Sustained != 0 {
 		t.Errorf("peak %v sustained %v, fp32 %v %v", s.FP16Peak, s.FP16Sustained, s.FP32Peak, s.FP32Sustained)
 	}
-	// 0.7·200 + 0.3·300 = 230 of 4880, times fp16 weight 0.6; the
-	// failure zeroes the GPU part, not the measurement.
-	if !near(s.Throughput, 0.6*230.0/4880) || s.GPU != 0 || !s.Failed {
+	// 0.7·200 + 0.3·300 = 230 of 4880, the only class measured (weight
+	// renormalised to 1); the failure zeroes the GPU part, not the
+	// measurement.
+	if !near(s.Throughput, 230.0/4880) || s.GPU != 0 || !s.Failed {
 		t.Errorf("throughput %v gpu %v failed %v", s.Throughput, s.GPU, s.Failed)
 	}
-	// Custom blend: sustained only → 200/4880·0.6.
+	// Custom blend: sustained only → 200/4880.
 	c := DefaultConfig()
 	c.SustainedWeight, c.PeakWeight = 1, 0
-	if s := ScoreMiner(c, in); !near(s.Throughput, 0.6*200.0/4880) {
+	if s := ScoreMiner(c, in); !near(s.Throughput, 200.0/4880) {
 		t.Errorf("sustained-only throughput %v", s.Throughput)
 	}
 }
 
 func TestMultiGPUSums(t *testing.T) {
 	c := DefaultConfig()
-	one := ScoreMiner(c, Input{Rounds: cat(rounds(FP16, 80e9, 570), rounds(FP32, 80e9, 49)),
+	one := ScoreMiner(c, Input{Rounds: cat(rounds(FP16, 80e9, 570), rounds(FP32, 80e9, 49*k32)),
 		Hardware: Hardware{GPUNames: gpus(1, "H100 80GB HBM3")}})
-	two := ScoreMiner(c, Input{Rounds: cat(rounds(FP16, 160e9, 1140), rounds(FP32, 160e9, 98)),
+	two := ScoreMiner(c, Input{Rounds: cat(rounds(FP16, 160e9, 1140), rounds(FP32, 160e9, 98*k32)),
 		Hardware: Hardware{GPUNames: gpus(2, "H100 80GB HBM3")}})
 	if math.Abs(two.GPU-2*one.GPU) > 1e-15 {
 		t.Errorf("two GPUs %.17g, want twice %.17g", two.GPU, one.GPU)
