@@ -24,15 +24,30 @@ type openChallenge struct {
 	roots     [][]byte  // from the miner's commitment, once seen
 }
 
-// view is what a node knows that gossip rules depend on. It is bounded: old
-// challenges are evicted first.
+// expires is when a challenge stops mattering: commitments are accepted
+// until 2 × its deadline after receipt.
+func (c *openChallenge) expires() time.Time {
+	return c.received.Add(2 * time.Duration(c.msg.DeadlineMs) * time.Millisecond)
+}
+
+// pair is one validator's rounds with one miner: at most one challenge
+// each is open at a time.
+type pair struct{ validator, miner peer.ID }
+
+// view is what a node knows that gossip rules depend on. It is bounded
+// without evicting by count, so a flood cannot push out other validators'
+// challenges: one open challenge per validator–miner pair (a newer one
+// replaces it), at most maxOpenPerValidator per validator, and challenges
+// leave on expiry.
 type view struct {
 	mu          sync.Mutex
 	epochLength time.Duration
 	trustAny    bool
 	validators  map[peer.ID]bool
 	challenges  map[[32]byte]*openChallenge
-	order       [][32]byte // insertion order, for eviction
+	order       [][32]byte // arrival order, for expiry
+	byPair      map[pair][32]byte
+	perVal      map[peer.ID]int // open challenges per validator
 	announceSeq map[peer.ID]uint64
 	rootOwner   map[[32]byte]peer.ID   // committed roots, for output-reuse detection
 	records     map[recordKey][32]byte // epoch records seen, for equivocation
@@ -45,10 +60,15 @@ type recordKey struct {
 
 const maxOpenChallenges = 20000
 
+// maxOpenPerValidator bounds one validator's open challenges (one per
+// miner it is testing); more are Ignored.
+const maxOpenPerValidator = 1024
+
 func newView(epochLength time.Duration, trustAny bool, validators []peer.ID) *view {
 	v := &view{
 		epochLength: epochLength, trustAny: trustAny,
 		validators: map[peer.ID]bool{}, challenges: map[[32]byte]*openChallenge{},
+		byPair: map[pair][32]byte{}, perVal: map[peer.ID]int{},
 		announceSeq: map[peer.ID]uint64{}, rootOwner: map[[32]byte]peer.ID{},
 		records: map[recordKey][32]byte{},
 	}
@@ -117,17 +137,68 @@ func (v *view) checkChallenge(o *protocol.Opened, from peer.ID, now time.Time) d
 	}
 	params, _ := protocol.ChallengeParams(m) // Open validated them
 	miner, _ := peer.IDFromBytes(m.Miner)
-	v.add(&openChallenge{id: id, validator: o.Author, miner: miner, msg: m, params: params, received: now})
+	if !v.add(&openChallenge{id: id, validator: o.Author, miner: miner, msg: m, params: params, received: now}, now) {
+		return ignore("validator has too many open challenges")
+	}
 	return accept
 }
 
-func (v *view) add(c *openChallenge) {
-	if len(v.order) >= maxOpenChallenges {
-		delete(v.challenges, v.order[0])
-		v.order = v.order[1:]
+// add opens c, replacing its pair's previous challenge (the validator has
+// moved on). It refuses c if the validator already has maxOpenPerValidator
+// open, and first drops challenges expired at now.
+func (v *view) add(c *openChallenge, now time.Time) bool {
+	v.expire(now)
+	k := pair{c.validator, c.miner}
+	if old, ok := v.byPair[k]; ok {
+		v.drop(old)
+	}
+	if v.perVal[c.validator] >= maxOpenPerValidator {
+		return false
 	}
 	v.challenges[c.id] = c
 	v.order = append(v.order, c.id)
+	v.byPair[k] = c.id
+	v.perVal[c.validator]++
+	return true
+}
+
+// expire drops challenges from the front of the arrival order that have
+// expired or were replaced; the order is compacted as it shrinks.
+func (v *view) expire(now time.Time) {
+	i := 0
+	for ; i < len(v.order); i++ {
+		c := v.challenges[v.order[i]]
+		if c != nil && now.Before(c.expires()) {
+			break
+		}
+		if c != nil {
+			v.drop(c.id)
+		}
+	}
+	v.order = v.order[i:]
+	if cap(v.order) > 2*len(v.order)+64 {
+		v.order = append([][32]byte(nil), v.order...)
+	}
+}
+
+// drop forgets one challenge and the roots only it committed.
+func (v *view) drop(id [32]byte) {
+	c := v.challenges[id]
+	if c == nil {
+		return
+	}
+	delete(v.challenges, id)
+	if k := (pair{c.validator, c.miner}); v.byPair[k] == id {
+		delete(v.byPair, k)
+	}
+	if v.perVal[c.validator]--; v.perVal[c.validator] <= 0 {
+		delete(v.perVal, c.validator)
+	}
+	for _, r := range c.roots {
+		if v.rootOwner[[32]byte(r)] == c.miner {
+			delete(v.rootOwner, [32]byte(r))
+		}
+	}
 }
 
 func (v *view) checkCommitment(o *protocol.Opened, from peer.ID, now time.Time) decision {
