@@ -192,7 +192,10 @@ func LocalConfig() Config {
 	c.Miner.ProofWindow = Duration{20 * time.Second}
 	c.Miner.MeasureHardware = false // local runs share one machine: nothing to tell apart
 	c.Validator.RoundInterval = Duration{250 * time.Millisecond}
-	c.Validator.RoundTarget, c.Validator.RoundTargetCPU = Duration{time.Second}, Duration{time.Second}
+	// Steps of about 90 ms: long against per-step overheads on a loaded
+	// machine, short enough for several rounds per local epoch.
+	c.Validator.RoundTarget, c.Validator.RoundTargetCPU = Duration{2 * time.Second}, Duration{2 * time.Second}
+	c.Validator.MaxSteps = c.Validator.MinSteps
 	c.Validator.FirstRootSlack = Duration{time.Second}
 	c.Validator.Size, c.Validator.K, c.Validator.TileBytes = 256, 256, 16<<10
 	c.Validator.Deadline = Duration{5 * time.Second}

@@ -31,7 +31,7 @@ func testConfig() Config {
 	c.Validator.RoundInterval = Duration{400 * time.Millisecond}
 	c.Validator.Size, c.Validator.K, c.Validator.TileBytes = 128, 128, 4096
 	c.Validator.Deadline = Duration{5 * time.Second}
-	c.Validator.MinSteps = 6
+	c.Validator.MinSteps, c.Validator.MaxSteps = 6, 12
 	return c
 }
 

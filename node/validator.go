@@ -182,7 +182,9 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 		if rec.Verdict == store.VerdictVerified {
 			e.tflops[prec] = rec.TFLOPS
 		}
-		e.next = time.Now().Add(nextGap(v.rnd, time.Since(start), v.n.cfg.Validator.DutyCycle))
+		// The pause follows the round's nominal length, so a slow or
+		// stalled round does not also space the next ones out.
+		e.next = time.Now().Add(nextGap(v.rnd, min(time.Since(start), roundTarget(v.n.cfg.Validator, ann)), v.n.cfg.Validator.DutyCycle))
 	}
 	v.epochs.End(epoch)
 	v.closed.Broadcast()
@@ -230,7 +232,7 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	m, err := round.NewValidator(round.Plan{Chain: chain, Secret: plan.secret, Commitment: [32]byte(msg.SecretCommitment),
 		Samples: plan.samples, FirstRootBy: time.Duration(msg.FirstRootMs) * time.Millisecond,
 		Deadline: time.Duration(msg.DeadlineMs) * time.Millisecond, Window: round.PeakWindow,
-		OtherRoots: v.n.view.otherRoots(miner)})
+		OtherRoots: func() map[commit.CV]bool { return v.n.view.otherRoots(miner) }})
 	if err != nil {
 		return failed("round: %v", err)
 	}

@@ -380,7 +380,9 @@ func (r *run) onRound(e roundEvent) {
 	if len(e.Challenge) == 32 {
 		r.sent[[32]byte(e.Challenge)] = time.Unix(0, e.Sent)
 	}
-	if !round.Verified && m != nil {
+	// A round cut short by the run's own shutdown (its miner stopped
+	// first) accuses nobody.
+	if !round.Verified && m != nil && !(r.stopping && m.info.Adversary == "") {
 		kind := "failed-round"
 		if e.Missed {
 			kind = missedKind
@@ -441,6 +443,9 @@ func (r *run) epochRecord(e uint64) {
 // stop ends every node and attacker; stores stay open (or, with
 // --procs, are opened) for the summary.
 func (r *run) stop() {
+	r.mu.Lock()
+	r.stopping = true
+	r.mu.Unlock()
 	r.cancel()
 	r.stopChildren()
 	r.wg.Wait()

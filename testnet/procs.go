@@ -335,12 +335,12 @@ func RunChild(ctx context.Context, specPath string, w io.Writer) error {
 	return nil
 }
 
-// partition cuts the chosen miners' links two seconds into epoch e for two
-// round intervals, then restores them.
+// partition cuts the chosen miners' links two seconds into epoch e for about
+// two rounds, then restores them.
 func (r *run) partition(ctx context.Context, e uint64) {
 	defer r.wg.Done()
 	at := time.Unix(0, int64(e)*int64(r.cfg.EpochLength)).Add(2 * time.Second)
-	hold := 2 * r.nodeConfig().Validator.RoundInterval.Duration
+	hold := 2 * r.nodeConfig().Validator.RoundTarget.Duration // about two rounds
 	select {
 	case <-ctx.Done():
 		return

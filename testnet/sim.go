@@ -23,6 +23,10 @@ type simBackend struct {
 	extra     time.Duration // added latency per step (the slow outsourcer)
 	mode      string        // "", lazy, precision, replay, sybil-follower
 	share     *sybilShare   // set for both members of a sybil pair
+	// pacer, if set, replaces the per-job pacing: a device shared by
+	// several identities paces all their jobs against one budget. It
+	// returns when a job of flops started at start may finish.
+	pacer func(ctx context.Context, start time.Time, flops float64) error
 
 	mu     sync.Mutex
 	first  *simOutput                // replay: the output it keeps answering with
@@ -116,9 +120,30 @@ func (j *simJob) Multiply(ctx context.Context) error {
 	return j.Job.Multiply(ctx)
 }
 
+// cvs hashes the output as the mode alters it; an unaltered output is
+// hashed by the CPU backend itself, on the SIMD path.
+func (j *simJob) cvs(ctx context.Context) ([]commit.CV, error) {
+	if j.b.mode != "lazy" && j.b.mode != "precision" {
+		return j.Job.TileCVs(ctx)
+	}
+	cvs := make([]commit.CV, j.p.Tiles())
+	tile := make([]byte, j.p.TileBytes())
+	for i := range cvs {
+		if err := j.Job.Tile(uint64(i), tile); err != nil {
+			return nil, err
+		}
+		j.b.alter(uint64(i), tile)
+		cvs[i] = commit.TileCV(tile, uint64(i))
+	}
+	return cvs, nil
+}
+
 // pace waits until the step has taken as long as the simulated device
 // would take for it, hashing included.
 func (j *simJob) pace(ctx context.Context) error {
+	if j.b.pacer != nil {
+		return j.b.pacer(ctx, j.start, j.p.FLOPs())
+	}
 	target := time.Duration(j.p.FLOPs() / (j.b.simTFLOPS * 1e12) * float64(time.Second))
 	select {
 	case <-time.After(time.Until(j.start.Add(target)) + j.b.extra):
@@ -149,14 +174,9 @@ func (j *simJob) TileCVs(ctx context.Context) ([]commit.CV, error) {
 			return j.b.copy(j.p, first), nil
 		}
 	}
-	cvs := make([]commit.CV, j.p.Tiles())
-	tile := make([]byte, j.p.TileBytes())
-	for i := range cvs {
-		if err := j.Job.Tile(uint64(i), tile); err != nil {
-			return nil, err
-		}
-		j.b.alter(uint64(i), tile)
-		cvs[i] = commit.TileCV(tile, uint64(i))
+	cvs, err := j.cvs(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if err := j.pace(ctx); err != nil {
 		return nil, err

@@ -221,7 +221,9 @@ func (r *run) partitioned(d report.Detection) bool {
 	case "flag":
 		return true
 	case "failed-round":
-		slack := 25 * time.Second // deadline + proof timeout of a round started during the cut
+		// The deadline and proof timeout of a round started during the cut.
+		v := r.nodeConfig().Validator
+		slack := 2*v.Deadline.Duration + v.ProofTimeout.Duration + 4*v.RoundTarget.Duration
 		return d.AtSeconds >= r.cutFrom.Seconds() && d.AtSeconds <= (r.cutTo+slack).Seconds()
 	}
 	return false

@@ -107,6 +107,7 @@ type run struct {
 	have       map[uint64]int         // epoch → epoch records stored, over all nodes
 	scoreSeen  map[peer.ID]bool       // attackers already scored below zero
 	attackers  map[peer.ID]string     // attacker host → adversary class
+	stopping   bool                   // shutting down: round streams break as nodes stop
 	epochsDone chan uint64
 	children   []*child // --procs
 	lab        *netLab  // --netns
@@ -222,6 +223,13 @@ func (r *run) nodeConfig() node.Config {
 	// A short inner dimension keeps the simulated CPU miner's probe (22
 	// steps) within the deadline.
 	c.Validator.K = 32
+	// Every miner shares the machine's two cores with every other node:
+	// each validator keeps a miner under its rounds (22 steps of about
+	// 45 ms) 20 % of the time, at random times, so an epoch holds a few
+	// rounds of every validator-miner pair without saturating the cores.
+	c.Validator.RoundTarget = node.Duration{Duration: time.Second}
+	c.Validator.RoundTargetCPU = node.Duration{Duration: time.Second}
+	c.Validator.DutyCycle = 0.2
 	c.Miner.Workers = 1
 	return c
 }

@@ -20,8 +20,9 @@ type Plan struct {
 	FirstRootBy, Deadline time.Duration
 	// Window is the steps of the peak-throughput window (≥ 2).
 	Window int
-	// OtherRoots are roots other identities committed: a copy is named.
-	OtherRoots map[commit.CV]bool
+	// OtherRoots, if set, returns the roots other identities committed so
+	// far (read when the tiles arrive): a copy of one is named as such.
+	OtherRoots func() map[commit.CV]bool
 }
 
 // Events a Validator accepts. At is a reading of the caller's monotonic
@@ -254,6 +255,10 @@ func (v *Validator) tiles(e Tiles) []any {
 		return v.fail("%d tiles and %d proofs for %d indices in %d groups", len(e.Tiles), len(e.Proofs), len(v.out.Indices), len(v.groups))
 	}
 	v.out.Proofs = e.Proofs
+	var others map[commit.CV]bool
+	if v.p.OtherRoots != nil {
+		others = v.p.OtherRoots()
+	}
 	steps := make([][]proof.Params, v.p.Chain.Steps)
 	var first error
 	for gi, g := range v.groups {
@@ -271,7 +276,7 @@ func (v *Validator) tiles(e Tiles) []any {
 				v.out.Leaves = append(v.out.Leaves, commit.TileCV(t, g.Tiles[i]))
 			}
 		}
-		res := proof.CheckTiles(p, v.out.Roots[g.Step][g.Sub], v.p.Secret, g.Tiles, tiles, e.Proofs[gi], v.p.OtherRoots)
+		res := proof.CheckTiles(p, v.out.Roots[g.Step][g.Sub], v.p.Secret, g.Tiles, tiles, e.Proofs[gi], others)
 		for i := range g.Tiles {
 			tv := TileVerdict{Index: v.out.Indices[g.First+i], OK: res.Err == nil}
 			if res.Tiles != nil {
