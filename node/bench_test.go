@@ -129,12 +129,12 @@ func benchGossip100(b *testing.B, mode benchGossipMode) {
 		var ps *pubsub.PubSub
 		switch mode {
 		case benchGossipPog:
-			ps, err = newPubSub(ctx, h, nil)
+			ps, err = newPubSub(ctx, h, nil, func(peer.ID) float64 { return 0 })
 			if err == nil {
 				err = ps.RegisterTopicValidator(protocol.TopicChallenge, benchChallengeValidator(n.view, &rejected))
 			}
 		case benchGossipScored:
-			ps, err = newPubSub(ctx, h, nil)
+			ps, err = newPubSub(ctx, h, nil, func(peer.ID) float64 { return 0 })
 		default:
 			ps, err = pubsub.NewGossipSub(ctx, h)
 		}

@@ -150,7 +150,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	for _, v := range validators {
 		h.ConnManager().Protect(v, "validator")
 	}
-	n.ps, err = newPubSub(ctx, h, n.setScores)
+	n.ps, err = newPubSub(ctx, h, n.setScores, func(p peer.ID) float64 { return n.view.appScore(p, time.Now()) })
 	if err != nil {
 		n.Close()
 		return nil, fmt.Errorf("gossipsub: %w", err)

@@ -48,6 +48,8 @@ type view struct {
 	order       [][32]byte // arrival order, for expiry
 	byPair      map[pair][32]byte
 	perVal      map[peer.ID]int // open challenges per validator
+	buckets     map[pair]*bucket
+	strikes     map[peer.ID]*strike
 	announceSeq map[peer.ID]uint64
 	rootOwner   map[[32]byte]peer.ID   // committed roots, for output-reuse detection
 	records     map[recordKey][32]byte // epoch records seen, for equivocation
@@ -69,6 +71,7 @@ func newView(epochLength time.Duration, trustAny bool, validators []peer.ID) *vi
 		epochLength: epochLength, trustAny: trustAny,
 		validators: map[peer.ID]bool{}, challenges: map[[32]byte]*openChallenge{},
 		byPair: map[pair][32]byte{}, perVal: map[peer.ID]int{},
+		buckets: map[pair]*bucket{}, strikes: map[peer.ID]*strike{},
 		announceSeq: map[peer.ID]uint64{}, rootOwner: map[[32]byte]peer.ID{},
 		records: map[recordKey][32]byte{},
 	}
@@ -137,6 +140,9 @@ func (v *view) checkChallenge(o *protocol.Opened, from peer.ID, now time.Time) d
 	}
 	params, _ := protocol.ChallengeParams(m) // Open validated them
 	miner, _ := peer.IDFromBytes(m.Miner)
+	if !v.allowChallenge(pair{o.Author, miner}, now) {
+		return ignore("challenges to this miner above the rate (costs the validator peer score)")
+	}
 	if !v.add(&openChallenge{id: id, validator: o.Author, miner: miner, msg: m, params: params, received: now}, now) {
 		return ignore("validator has too many open challenges")
 	}

@@ -1,0 +1,73 @@
+package node
+
+import (
+	"testing"
+	"time"
+
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
+)
+
+// A listed validator sends one miner 1,000 signed challenges a second for
+// 20 s while another sends one every 2 s: every honest challenge is
+// accepted and stays open, the flood beyond the rate is Ignored, the view
+// stays bounded, and the flooder's application score falls below the
+// gossip threshold while the honest validator's stays 0.
+func TestChallengeFlood(t *testing.T) {
+	flooder, honest, miner := newActor(t), newActor(t), newActor(t)
+	start := time.Unix(1_800_000_000, 0)
+	v := newView(time.Hour, false, []peer.ID{flooder.id, honest.id})
+	challenge := func(a actor, round uint64) []byte {
+		p := proof.Params{Precision: proof.FP16, Batch: 1, M: 64, K: 64, N: 64, Tile: 16, Miner: []byte(miner.id)}
+		p.Nonce[0], p.Nonce[1], p.Nonce[2] = byte(round), byte(round>>8), byte(round>>16)
+		b, _ := p.MarshalBinary()
+		return a.seal(t, &pb.Challenge{Version: 1, Epoch: v.epochAt(start), Round: round, Miner: []byte(miner.id), Params: [][]byte{b},
+			SecretCommitment: make([]byte, 32), Samples: 4, DeadlineMs: 1000, Steps: 1, FirstRootMs: 500})
+	}
+	const perSecond, seconds = 1000, 20
+	accepted := map[pubsub.ValidationResult]int{}
+	honestOK := 0
+	for ms := 0; ms < seconds*1000; ms++ {
+		now := start.Add(time.Duration(ms) * time.Millisecond)
+		if ms%(1000/perSecond) == 0 {
+			_, d := v.topicCheck(protocol.TopicChallenge, challenge(flooder, uint64(ms+1)), flooder.id, now)
+			accepted[d.result]++
+		}
+		if ms%2000 == 0 {
+			raw := challenge(honest, uint64(ms+1)<<32)
+			o, d := v.topicCheck(protocol.TopicChallenge, raw, honest.id, now)
+			if o == nil || d.result != pubsub.ValidationAccept {
+				t.Fatalf("honest challenge at %d ms: %s", ms, d.reason)
+			}
+			if v.challenge(protocol.ID(o.Body)) != nil {
+				honestOK++
+			}
+		}
+	}
+	end := start.Add(seconds * time.Second)
+	if honestOK != seconds/2 {
+		t.Errorf("%d of %d honest challenges accepted and open", honestOK, seconds/2)
+	}
+	if n := accepted[pubsub.ValidationAccept]; n > challengeBurst+seconds+1 {
+		t.Errorf("%d flood challenges accepted, want at most the burst plus one a second", n)
+	}
+	if accepted[pubsub.ValidationReject] != 0 {
+		t.Errorf("%d flood challenges rejected: the rate is a policy, not proof of malice", accepted[pubsub.ValidationReject])
+	}
+	if s := v.appScore(flooder.id, end); s >= GossipThreshold {
+		t.Errorf("flooder's application score %v, want below the gossip threshold %d", s, GossipThreshold)
+	}
+	if s := v.appScore(honest.id, end); s != 0 {
+		t.Errorf("honest validator's application score %v, want 0", s)
+	}
+	if len(v.challenges) > 2 || len(v.byPair) > 2 {
+		t.Errorf("view holds %d challenges, %d pairs after the flood", len(v.challenges), len(v.byPair))
+	}
+	// Strikes fade: an hour later the flooder is forgiven.
+	if s := v.appScore(flooder.id, end.Add(time.Hour)); s < -1 {
+		t.Errorf("flooder's score an hour later %v", s)
+	}
+}
