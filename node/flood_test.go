@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -69,5 +70,27 @@ func TestChallengeFlood(t *testing.T) {
 	// Strikes fade: an hour later the flooder is forgiven.
 	if s := v.appScore(flooder.id, end.Add(time.Hour)); s < -1 {
 		t.Errorf("flooder's score an hour later %v", s)
+	}
+}
+
+// A stream of fresh announcing identities cannot grow the announcer table:
+// it is capped, new keys are Ignored while it is full of live miners, and
+// miners silent for an hour make room.
+func TestAnnouncersBounded(t *testing.T) {
+	v := newView(time.Minute, true, nil)
+	now := time.Unix(1_800_000_000, 0)
+	for i := 0; i < maxAnnouncers; i++ {
+		v.announceSeq[peer.ID(fmt.Sprint("m", i))] = seqSeen{1, now}
+	}
+	fresh := newActor(t)
+	ann := fresh.seal(t, &pb.MinerAnnounce{Version: 1, Seq: 1, Precisions: []uint32{1}, MaxOutputBytes: 1 << 20})
+	if _, d := v.topicCheck(protocol.TopicAnnounce, ann, fresh.id, now); d.result != pubsub.ValidationIgnore {
+		t.Fatalf("new key with a full table: %v (%s), want Ignore", d.result, d.reason)
+	}
+	if _, d := v.topicCheck(protocol.TopicAnnounce, ann, fresh.id, now.Add(announceForget+time.Second)); d.result != pubsub.ValidationAccept {
+		t.Fatalf("new key after the others went silent: %v (%s), want Accept", d.result, d.reason)
+	}
+	if len(v.announceSeq) != 1 {
+		t.Fatalf("%d announcers tracked, want only the live one", len(v.announceSeq))
 	}
 }

@@ -50,7 +50,7 @@ type view struct {
 	perVal      map[peer.ID]int // open challenges per validator
 	buckets     map[pair]*bucket
 	strikes     map[peer.ID]*strike
-	announceSeq map[peer.ID]uint64
+	announceSeq map[peer.ID]seqSeen
 	rootOwner   map[[32]byte]peer.ID   // committed roots, for output-reuse detection
 	records     map[recordKey][32]byte // epoch records seen, for equivocation
 }
@@ -72,7 +72,7 @@ func newView(epochLength time.Duration, trustAny bool, validators []peer.ID) *vi
 		validators: map[peer.ID]bool{}, challenges: map[[32]byte]*openChallenge{},
 		byPair: map[pair][32]byte{}, perVal: map[peer.ID]int{},
 		buckets: map[pair]*bucket{}, strikes: map[peer.ID]*strike{},
-		announceSeq: map[peer.ID]uint64{}, rootOwner: map[[32]byte]peer.ID{},
+		announceSeq: map[peer.ID]seqSeen{}, rootOwner: map[[32]byte]peer.ID{},
 		records: map[recordKey][32]byte{},
 	}
 	for _, p := range validators {
@@ -105,17 +105,43 @@ func checkAuthor(o *protocol.Opened, from peer.ID) (decision, bool) {
 	return accept, true
 }
 
-func (v *view) checkAnnounce(o *protocol.Opened, from peer.ID) decision {
+// seqSeen is the last announce seq of a miner and when it came.
+type seqSeen struct {
+	seq uint64
+	at  time.Time
+}
+
+// Announcers are forgotten an hour after their last announce (miners
+// announce every few minutes), and at most maxAnnouncers are tracked: while
+// the table is full of live miners, announces from new keys are Ignored,
+// so a stream of fresh identities cannot grow it.
+const (
+	announceForget = time.Hour
+	maxAnnouncers  = 20000
+)
+
+func (v *view) checkAnnounce(o *protocol.Opened, from peer.ID, now time.Time) decision {
 	if d, ok := checkAuthor(o, from); !ok {
 		return d
 	}
 	m := o.Msg.(*pb.MinerAnnounce)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if m.Seq <= v.announceSeq[o.Author] {
+	last, known := v.announceSeq[o.Author]
+	if known && m.Seq <= last.seq {
 		return ignore("stale announce")
 	}
-	v.announceSeq[o.Author] = m.Seq
+	if !known && len(v.announceSeq) >= maxAnnouncers {
+		for p, s := range v.announceSeq {
+			if now.Sub(s.at) > announceForget {
+				delete(v.announceSeq, p)
+			}
+		}
+		if len(v.announceSeq) >= maxAnnouncers {
+			return ignore("announce from a new key while the announcer table is full")
+		}
+	}
+	v.announceSeq[o.Author] = seqSeen{m.Seq, now}
 	return accept
 }
 
@@ -317,7 +343,7 @@ func (v *view) topicCheck(topic string, data []byte, from peer.ID, now time.Time
 	}
 	switch typ {
 	case pb.MessageType_MINER_ANNOUNCE:
-		return o, v.checkAnnounce(o, from)
+		return o, v.checkAnnounce(o, from, now)
 	case pb.MessageType_CHALLENGE:
 		return o, v.checkChallenge(o, from, now)
 	case pb.MessageType_COMMITMENT:
