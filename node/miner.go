@@ -27,9 +27,9 @@ type RoundHooks struct {
 	// Delay holds every root, the commitment and every ping reply back
 	// this long (a miner faking distance).
 	Delay time.Duration
-	// Skip, if set and true for a round, drops its stream unanswered
-	// (a miner that is up only part of the time).
-	Skip func() bool
+	// Skip, if set and true for a round from validator, drops its stream
+	// unanswered (a miner that is up only part of the time).
+	Skip func(validator peer.ID) bool
 }
 
 // miner plays the rounds validators open with it: it computes each step as
@@ -208,7 +208,7 @@ func (m *miner) handleRound(ctx context.Context, st network.Stream) {
 	m.wg.Add(1)
 	defer m.wg.Done()
 	defer st.Reset() // after the Close below, a no-op
-	if m.hooks.Skip != nil && m.hooks.Skip() {
+	if m.hooks.Skip != nil && m.hooks.Skip(from) {
 		st.Reset()
 		return
 	}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -285,9 +285,16 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		case "host-overclaim":
 			o.Hardware = scaledHost(shown.Host, 4) // honest GPU, 4× its host
 		case "intermittent":
-			// Up for one round in intermittentPeriod: it drops the others.
-			var n atomic.Int64
-			o.RoundHooks.Skip = func() bool { return (n.Add(1)-1)%intermittentPeriod != 0 }
+			// Up for one round in intermittentPeriod of each validator's:
+			// it drops the others.
+			var mu sync.Mutex
+			seen := map[peer.ID]int{}
+			o.RoundHooks.Skip = func(v peer.ID) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				seen[v]++
+				return (seen[v]-1)%intermittentPeriod != 0
+			}
 		}
 	}
 	n, err := node.New(ctx, o)
