@@ -23,7 +23,17 @@ const (
 	strikeHalfLife = time.Minute
 )
 
-// bucket is a token bucket of one validator–miner pair.
+// Announces from keys this node does not know are limited per connection
+// (the peer that delivered them), before their signature is checked: a
+// joining node learns hundreds of miners through a few connections at
+// once, a connection minting fresh identities gets four a second.
+const (
+	newKeyBurst = 256
+	newKeyEvery = time.Second / 4
+)
+
+// bucket is a token bucket (of a validator–miner pair, or of a connection
+// for announces from new keys).
 type bucket struct {
 	tokens float64
 	at     time.Time
@@ -39,6 +49,43 @@ func decayed(n float64, since time.Duration) float64 {
 	return n * math.Exp2(-since.Seconds()/strikeHalfLife.Seconds())
 }
 
+// take takes a token from b at now, refilled one per every up to burst.
+func (b *bucket) take(now time.Time, burst float64, every time.Duration) bool {
+	if dt := now.Sub(b.at); dt > 0 {
+		b.tokens = min(burst, b.tokens+dt.Seconds()/every.Seconds())
+		b.at = now
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// allowAnnounce reports whether an announce by author, delivered by conn,
+// may be checked: always for a known author, else if conn's bucket for new
+// keys has a token.
+func (v *view) allowAnnounce(author, conn peer.ID, now time.Time) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if _, known := v.announceSeq[author]; known {
+		return true
+	}
+	b := v.newKeys[conn]
+	if b == nil {
+		if len(v.newKeys) >= maxAnnouncers {
+			for p, x := range v.newKeys {
+				if x.tokens+now.Sub(x.at).Seconds()/newKeyEvery.Seconds() >= newKeyBurst {
+					delete(v.newKeys, p)
+				}
+			}
+		}
+		b = &bucket{tokens: newKeyBurst, at: now}
+		v.newKeys[conn] = b
+	}
+	return b.take(now, newKeyBurst, newKeyEvery)
+}
+
 // allowChallenge takes a token from k's bucket at now, or records a strike
 // against its validator and reports false. v.mu must be held.
 func (v *view) allowChallenge(k pair, now time.Time) bool {
@@ -50,12 +97,7 @@ func (v *view) allowChallenge(k pair, now time.Time) bool {
 		b = &bucket{tokens: challengeBurst, at: now}
 		v.buckets[k] = b
 	}
-	if dt := now.Sub(b.at); dt > 0 {
-		b.tokens = min(challengeBurst, b.tokens+dt.Seconds()/challengeEvery.Seconds())
-		b.at = now
-	}
-	if b.tokens >= 1 {
-		b.tokens--
+	if b.take(now, challengeBurst, challengeEvery) {
 		return true
 	}
 	s := v.strikes[k.validator]

@@ -121,3 +121,27 @@ func TestMinerQueuePerValidator(t *testing.T) {
 		t.Fatalf("emptied queue kept: %d queues", len(m.queues))
 	}
 }
+
+// Announces from new keys are limited per delivering connection; known
+// miners and other connections are not held back.
+func TestNewKeysPerConnection(t *testing.T) {
+	v := newView(time.Minute, true, nil)
+	now := time.Unix(1_800_000_000, 0)
+	conn, other, known := peer.ID("conn"), peer.ID("other"), peer.ID("known")
+	v.announceSeq[known] = seqSeen{1, now}
+	allowed := 0
+	for i := 0; i < 1000; i++ {
+		if v.allowAnnounce(peer.ID(fmt.Sprint("fresh", i)), conn, now) {
+			allowed++
+		}
+	}
+	if allowed != newKeyBurst {
+		t.Fatalf("%d new keys from one connection at once, want the burst %d", allowed, newKeyBurst)
+	}
+	if !v.allowAnnounce(known, conn, now) || !v.allowAnnounce(peer.ID("fresh-x"), other, now) {
+		t.Fatal("a known miner or another connection was held back")
+	}
+	if !v.allowAnnounce(peer.ID("fresh-y"), conn, now.Add(newKeyEvery)) {
+		t.Fatal("the connection's bucket did not refill")
+	}
+}

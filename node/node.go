@@ -232,6 +232,9 @@ type gossipVal struct {
 func (n *Node) gossipValidator(topic string) pubsub.ValidatorEx {
 	return func(_ context.Context, from peer.ID, msg *pubsub.Message) pubsub.ValidationResult {
 		now := time.Now()
+		if topic == protocol.TopicAnnounce && !n.view.allowAnnounce(msg.GetFrom(), from, now) {
+			return pubsub.ValidationIgnore // new keys from this connection above the rate
+		}
 		o, d := n.view.topicCheck(topic, msg.Data, msg.GetFrom(), now)
 		if d.result != pubsub.ValidationAccept {
 			n.log.Debug("gossip not accepted", "topic", topic, "from", from, "author", msg.GetFrom(),

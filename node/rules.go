@@ -49,6 +49,7 @@ type view struct {
 	byPair      map[pair][32]byte
 	perVal      map[peer.ID]int // open challenges per validator
 	buckets     map[pair]*bucket
+	newKeys     map[peer.ID]*bucket // per connection: announces from new keys
 	strikes     map[peer.ID]*strike
 	announceSeq map[peer.ID]seqSeen
 	rootOwner   map[[32]byte]peer.ID   // committed roots, for output-reuse detection
@@ -71,7 +72,7 @@ func newView(epochLength time.Duration, trustAny bool, validators []peer.ID) *vi
 		epochLength: epochLength, trustAny: trustAny,
 		validators: map[peer.ID]bool{}, challenges: map[[32]byte]*openChallenge{},
 		byPair: map[pair][32]byte{}, perVal: map[peer.ID]int{},
-		buckets: map[pair]*bucket{}, strikes: map[peer.ID]*strike{},
+		buckets: map[pair]*bucket{}, strikes: map[peer.ID]*strike{}, newKeys: map[peer.ID]*bucket{},
 		announceSeq: map[peer.ID]seqSeen{}, rootOwner: map[[32]byte]peer.ID{},
 		records: map[recordKey][32]byte{},
 	}
