@@ -32,6 +32,8 @@ func testConfig() Config {
 	c.Validator.Size, c.Validator.K, c.Validator.TileBytes = 128, 128, 4096
 	c.Validator.Deadline = Duration{5 * time.Second}
 	c.Validator.MinSteps, c.Validator.MaxSteps = 6, 12
+	// Rounds of about 300 ms: several per 2-second epoch (epoch_test.go).
+	c.Validator.RoundTarget, c.Validator.RoundTargetCPU = Duration{300 * time.Millisecond}, Duration{300 * time.Millisecond}
 	return c
 }
 
