@@ -22,8 +22,10 @@ const noProfitGain = 1e6
 
 // profitability compares each adversary miner identity (a sybil or
 // timeshare group summed) with the honest miners of its real profile, by
-// the mean consensus incentive over the summarised epochs.
-func profitability(s *report.Summary) []report.Profit {
+// the mean consensus incentive over the summarised epochs. An adversary
+// whose real profile no honest miner has cannot be judged: it is returned
+// in unjudged instead.
+func profitability(s *report.Summary) (out []report.Profit, unjudged []string) {
 	mean := func(name string) float64 {
 		sum := 0.0
 		for _, e := range s.Epochs {
@@ -43,17 +45,19 @@ func profitability(s *report.Summary) []report.Profit {
 			groups[n.Adversary] = append(groups[n.Adversary], n)
 		}
 	}
-	var out []report.Profit
 	for _, a := range sortedKeys(groups) {
 		ms := groups[a]
 		p := report.Profit{Adversary: a, RealProfile: ms[0].Profile}
 		for _, n := range ms {
 			p.Incentive += mean(n.Name)
 		}
-		if hs := honest[p.RealProfile]; len(hs) > 0 {
-			for _, h := range hs {
-				p.HonestIncentive += h / float64(len(hs))
-			}
+		hs := honest[p.RealProfile]
+		if len(hs) == 0 {
+			unjudged = append(unjudged, fmt.Sprintf("%s (no honest %s)", a, p.RealProfile))
+			continue
+		}
+		for _, h := range hs {
+			p.HonestIncentive += h / float64(len(hs))
 		}
 		if a == "intermittent" {
 			// Judged against its availability: up one round in
@@ -68,7 +72,7 @@ func profitability(s *report.Summary) []report.Profit {
 		}
 		out = append(out, p)
 	}
-	return out
+	return out, unjudged
 }
 
 // gainLimit is the largest gain adversary a may show.
@@ -80,8 +84,8 @@ func gainLimit(a string) float64 {
 }
 
 // profitCheck fails if any adversary earned more than its limit over
-// honest work on its real hardware.
-func profitCheck(ps []report.Profit) report.Check {
+// honest work on its real hardware; unjudged ones are named in the detail.
+func profitCheck(ps []report.Profit, unjudged []string) report.Check {
 	ok := true
 	var parts []string
 	for _, p := range ps {
@@ -97,6 +101,9 @@ func profitCheck(ps []report.Profit) report.Check {
 	detail := "no adversary miners"
 	if len(parts) > 0 {
 		detail = strings.Join(parts, ", ")
+	}
+	if len(unjudged) > 0 {
+		detail += "; not judged: " + strings.Join(unjudged, ", ")
 	}
 	return report.Check{Name: fmt.Sprintf("no adversary earns more than honest work (gain ≤ %.2f, timeshare ≤ %.2f)", maxGain, maxTimeshareGain),
 		OK: ok, Detail: detail}

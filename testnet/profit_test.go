@@ -2,6 +2,7 @@ package testnet
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/pog-network/pog/testnet/report"
@@ -28,7 +29,7 @@ func TestProfitability(t *testing.T) {
 				"intermittent": 0.02, "overclaim": 0, "ts-1": 0.1, "ts-2": 0.12}},
 		},
 	}
-	got := profitability(s)
+	got, unjudged := profitability(s)
 	want := []report.Profit{
 		{Adversary: "intermittent", RealProfile: "H100", Incentive: 0.02, HonestIncentive: 0.02, Gain: 1},
 		{Adversary: "overclaim", RealProfile: "RTX4090", Incentive: 0.1, HonestIncentive: 0.1, Gain: 1},
@@ -46,21 +47,33 @@ func TestProfitability(t *testing.T) {
 			t.Errorf("entry %d = %+v, want %+v", i, g, w)
 		}
 	}
-	if c := profitCheck(got); !c.OK {
+	if len(unjudged) != 0 {
+		t.Errorf("unjudged %v", unjudged)
+	}
+	if c := profitCheck(got, nil); !c.OK {
 		t.Errorf("check failed at the limits: %s", c.Detail)
 	}
-	if c := profitCheck([]report.Profit{{Adversary: "sybil", Gain: 1.06}}); c.OK {
+	if c := profitCheck([]report.Profit{{Adversary: "sybil", Gain: 1.06}}, nil); c.OK {
 		t.Error("a 1.06× sybil gain passed")
 	}
-	if c := profitCheck([]report.Profit{{Adversary: "timeshare", Gain: 1.09}}); !c.OK {
+	if c := profitCheck([]report.Profit{{Adversary: "timeshare", Gain: 1.09}}, nil); !c.OK {
 		t.Error("a 1.09× timeshare gain failed its 1.1 limit")
 	}
 	// An adversary earning where the honest miner of its hardware earns
 	// nothing is an unbounded gain.
 	s.Epochs = []report.Epoch{{Incentive: map[string]float64{"overclaim": 0.1}}}
-	for _, p := range profitability(s) {
-		if p.Adversary == "overclaim" && profitCheck([]report.Profit{p}).OK {
+	ps, _ := profitability(s)
+	for _, p := range ps {
+		if p.Adversary == "overclaim" && profitCheck([]report.Profit{p}, nil).OK {
 			t.Errorf("overclaim earning against an honest 0 passed: %+v", p)
 		}
+	}
+	// Without an honest miner of its real profile an adversary is not
+	// judged, and the check says so.
+	s.Nodes = []report.Node{miner("sybil-a", "RTX4090", "sybil"), miner("h200", "H200", "")}
+	ps, unjudged = profitability(s)
+	c := profitCheck(ps, unjudged)
+	if len(ps) != 0 || !c.OK || !strings.Contains(c.Detail, "not judged: sybil (no honest RTX4090)") {
+		t.Errorf("unjudged sybil: %+v, check %+v", ps, c)
 	}
 }

@@ -169,8 +169,9 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	}
 	sort.SliceStable(s.Detections, func(i, j int) bool { return s.Detections[i].AtSeconds < s.Detections[j].AtSeconds })
 	s.Gossip = r.latency()
-	s.Profitability = profitability(s)
-	s.Checks = r.checks(s, from, audits, missing)
+	var unjudged []string
+	s.Profitability, unjudged = profitability(s)
+	s.Checks = r.checks(s, from, audits, missing, unjudged)
 	s.Passed = true
 	for _, c := range s.Checks {
 		s.Passed = s.Passed && c.OK
