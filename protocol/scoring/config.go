@@ -68,10 +68,10 @@ type Config struct {
 	PenaltyDecay float64 `json:"penalty_decay"`
 	PenaltyFloor float64 `json:"penalty_floor"`
 
-	// AuxNeedsVerifiedRound: CPU, RAM and storage are self-reported and
-	// cannot be checked, so they earn nothing unless the miner proved at
-	// least one round this epoch. Without it an idle liar would earn up to
-	// (CPU+RAM+storage weight) × Cap for free.
+	// AuxNeedsVerifiedRound: CPU, RAM and storage (proven host figures
+	// only, Input.ProvenHost) earn nothing unless the miner also proved at
+	// least one round this epoch: a host proof says what a machine has,
+	// a verified round that it is working.
 	AuxNeedsVerifiedRound bool `json:"aux_needs_verified_round"`
 
 	// Dynamic pricing (see Price): USD per reference-GPU-hour, and the
