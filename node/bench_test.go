@@ -129,12 +129,12 @@ func benchGossip100(b *testing.B, mode benchGossipMode) {
 		var ps *pubsub.PubSub
 		switch mode {
 		case benchGossipPog:
-			ps, err = newPubSub(ctx, h, nil)
+			ps, err = newPubSub(ctx, h, nil, func(peer.ID) float64 { return 0 })
 			if err == nil {
 				err = ps.RegisterTopicValidator(protocol.TopicChallenge, benchChallengeValidator(n.view, &rejected))
 			}
 		case benchGossipScored:
-			ps, err = newPubSub(ctx, h, nil)
+			ps, err = newPubSub(ctx, h, nil, func(peer.ID) float64 { return 0 })
 		default:
 			ps, err = pubsub.NewGossipSub(ctx, h)
 		}
@@ -373,7 +373,7 @@ func benchChallengeValidator(v *view, rejected *atomic.Int64) pubsub.ValidatorEx
 // benchChallenge builds and seals a challenge the way validator.runRound
 // does, with a fresh nonce and secret.
 func benchChallenge(b *testing.B, cfg Config, v *view, key crypto.PrivKey, miner peer.ID, ann *pb.MinerAnnounce, round uint64) []byte {
-	plan, err := planChallenge(cfg.Validator, miner, ann, 0, 0, rand.Reader)
+	plan, err := planChallenge(cfg.Validator, miner, ann, proof.FP16, 0, 0, rand.Reader)
 	if err != nil {
 		b.Fatal(err)
 	}

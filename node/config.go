@@ -161,7 +161,6 @@ type ValidatorConfig struct {
 	Size              uint32   `toml:"size" comment:"largest output edge M = N challenged"`
 	K                 uint32   `toml:"k" comment:"inner dimension (capped by the precision's exactness limit)"`
 	TileBytes         int      `toml:"tile_bytes" comment:"output tile size: 4·t² for a power-of-two t in [16, 512]"`
-	Precision         string   `toml:"precision" comment:"fp16 or fp32"`
 	Deadline          Duration `toml:"deadline" comment:"time from sending a challenge to receiving the commitment"`
 	ProofTimeout      Duration `toml:"proof_timeout" comment:"time to fetch the sampled tiles"`
 	DetectFraction    float64  `toml:"detect_fraction" comment:"catch a miner faking at least this fraction of tiles..."`
@@ -192,7 +191,7 @@ func DefaultConfig() Config {
 			RoundTarget: Duration{10 * time.Second}, RoundTargetCPU: Duration{2 * time.Second}, MinSteps: 22, MaxSteps: 64,
 			MinRTTMultiple: 20, FirstRootSlack: Duration{500 * time.Millisecond},
 			Size: 16384, K: 8192, TileBytes: 64 << 10,
-			Precision: "fp16", Deadline: Duration{2 * time.Minute}, ProofTimeout: Duration{time.Minute},
+			Deadline: Duration{2 * time.Minute}, ProofTimeout: Duration{time.Minute},
 			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute}},
 	}
 }
@@ -262,9 +261,6 @@ func (c *Config) Validate() error {
 		bad("miner.backend %q: want one of %v", c.Miner.Backend, backendNames())
 	}
 	v := c.Validator
-	if _, err := proof.ParsePrecision(v.Precision); err != nil {
-		bad("validator.precision: %v", err)
-	}
 	if err := commit.CheckTileBytes(v.TileBytes); err != nil || !isSquareTile(v.TileBytes) {
 		bad("validator.tile_bytes %d: want 4·t² for t a power of two in [16, 512]", v.TileBytes)
 	}

@@ -31,7 +31,7 @@ func TestConfigErrors(t *testing.T) {
 		{"[validator]\nsize = 'big'\n", "size"},
 		{"[validator]\nsizee = 4\n", "unknown setting"},
 		{"[validator]\ntile_bytes = 3000\n", "tile_bytes"},
-		{"[validator]\nprecision = 'fp8'\n", "precision"},
+		{"[validator]\nprecision = 'fp16'\n", "unknown setting"}, // validators no longer choose one
 		{"[node]\nlisten = ['not a multiaddr']\n", "node.listen"},
 		{"[node]\nbootstrap = ['/ip4/127.0.0.1/tcp/1']\n", "node.bootstrap"},
 		{"[network]\nvalidators = ['nope']\n", "network.validators"},

@@ -61,7 +61,7 @@ func parallelFor(n int, f func(i int)) {
 func scoringInput(miner peer.ID, rounds []*store.RoundRecord, announce []byte, penalty float64) scoring.Input {
 	in := scoring.Input{Miner: miner.String(), Penalty: penalty}
 	for _, r := range rounds {
-		sr := scoring.Round{Verified: r.Verdict == store.VerdictVerified, TFLOPS: r.TFLOPS}
+		sr := scoring.Round{Verified: r.Verdict == store.VerdictVerified, Missed: MissedRound(r), TFLOPS: r.TFLOPS}
 		if ps, err := protocol.PeekChallengeParams(r.Challenge); err == nil {
 			sr.Precision = scoring.Precision(ps[0].Precision)
 			for _, p := range ps {

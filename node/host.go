@@ -91,7 +91,9 @@ const (
 	firstDeliveryScore = 0.5
 )
 
-func peerScoreParams() (*pubsub.PeerScoreParams, *pubsub.PeerScoreThresholds) {
+// peerScoreParams scores peers; app is the application-specific score
+// (excess challenges, SPEC §15).
+func peerScoreParams(app func(peer.ID) float64) (*pubsub.PeerScoreParams, *pubsub.PeerScoreThresholds) {
 	topics := map[string]*pubsub.TopicScoreParams{}
 	for t := range topicType {
 		topics[t] = &pubsub.TopicScoreParams{
@@ -109,7 +111,7 @@ func peerScoreParams() (*pubsub.PeerScoreParams, *pubsub.PeerScoreThresholds) {
 	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
 	return &pubsub.PeerScoreParams{
 			Topics:                      topics,
-			AppSpecificScore:            func(peer.ID) float64 { return 0 },
+			AppSpecificScore:            app,
 			AppSpecificWeight:           1,
 			IPColocationFactorWeight:    -100,
 			IPColocationFactorThreshold: 5,
@@ -133,8 +135,8 @@ func peerScoreParams() (*pubsub.PeerScoreParams, *pubsub.PeerScoreThresholds) {
 // newPubSub starts GossipSub with strict signing, content-addressed message
 // IDs (so re-published bytes are duplicates) and peer scoring. inspect
 // receives peer scores every second.
-func newPubSub(ctx context.Context, h host.Host, inspect func(map[peer.ID]float64)) (*pubsub.PubSub, error) {
-	params, thresholds := peerScoreParams()
+func newPubSub(ctx context.Context, h host.Host, inspect func(map[peer.ID]float64), app func(peer.ID) float64) (*pubsub.PubSub, error) {
+	params, thresholds := peerScoreParams(app)
 	opts := []pubsub.Option{
 		pubsub.WithMessageSignaturePolicy(pubsub.StrictSign),
 		pubsub.WithMessageIdFn(func(m *pubsubpb.Message) string {

@@ -27,6 +27,9 @@ type RoundHooks struct {
 	// Delay holds every root, the commitment and every ping reply back
 	// this long (a miner faking distance).
 	Delay time.Duration
+	// Skip, if set and true for a round from validator, drops its stream
+	// unanswered (a miner that is up only part of the time).
+	Skip func(validator peer.ID) bool
 }
 
 // miner plays the rounds validators open with it: it computes each step as
@@ -39,6 +42,7 @@ type miner struct {
 	hooks   RoundHooks
 
 	mu       sync.Mutex
+	queues   map[peer.ID]*valQueue // per validator: one round in play, one waiting
 	served   map[[32]byte]*served
 	wg       sync.WaitGroup
 	hardware *pb.Hardware
@@ -56,7 +60,7 @@ type served struct {
 }
 
 func newMiner(n *Node, be kernels.Backend, hooks RoundHooks) *miner {
-	return &miner{n: n, backend: be, slots: make(chan struct{}, n.cfg.Miner.QueueLength), hooks: hooks, served: map[[32]byte]*served{}}
+	return &miner{n: n, backend: be, slots: make(chan struct{}, n.cfg.Miner.QueueLength), hooks: hooks, served: map[[32]byte]*served{}, queues: map[peer.ID]*valQueue{}}
 }
 
 func (m *miner) start(ctx context.Context) {
@@ -133,9 +137,66 @@ func (m *miner) admit(raw []byte, from peer.ID) (*openChallenge, error) {
 	return c, nil
 }
 
+// valQueue is one validator's place at the miner.
+type valQueue struct {
+	turn  chan struct{} // held by the round in play
+	users int           // rounds in play or waiting: at most 2
+}
+
+// queueWait is how long a validator's next round waits for its previous
+// one to end (the previous round's result frame and stream close race the
+// next challenge).
+const queueWait = 2 * time.Second
+
+// enqueue joins validator's queue, or returns nil if it is full.
+func (m *miner) enqueue(validator peer.ID) *valQueue {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queues[validator]
+	if q == nil {
+		q = &valQueue{turn: make(chan struct{}, 1)}
+		m.queues[validator] = q
+	}
+	if q.users >= 2 {
+		return nil
+	}
+	q.users++
+	return q
+}
+
+// leave leaves the queue; an empty one is forgotten, so any peer opening
+// streams cannot grow the map.
+func (m *miner) leave(validator peer.ID, q *valQueue) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if q.users--; q.users == 0 {
+		delete(m.queues, validator)
+	}
+}
+
 // handleRound plays one round a validator opened.
 func (m *miner) handleRound(ctx context.Context, st network.Stream) {
 	from := st.Conn().RemotePeer()
+	// One round per validator at a time, one more waiting for it: a
+	// validator flooding challenges holds one slot, never the others'.
+	q := m.enqueue(from)
+	if q == nil {
+		m.n.log.Warn("refusing a round: this validator already has a round in play and one waiting", "validator", from)
+		st.Reset()
+		return
+	}
+	defer m.leave(from, q)
+	select {
+	case q.turn <- struct{}{}:
+		defer func() { <-q.turn }()
+	case <-ctx.Done():
+		st.Reset()
+		return
+	case <-time.After(queueWait):
+		m.n.log.Warn("refusing a round: this validator's previous round is still in play", "validator", from)
+		st.Reset()
+		return
+	}
 	select {
 	case m.slots <- struct{}{}:
 		defer func() { <-m.slots }()
@@ -147,6 +208,10 @@ func (m *miner) handleRound(ctx context.Context, st network.Stream) {
 	m.wg.Add(1)
 	defer m.wg.Done()
 	defer st.Reset() // after the Close below, a no-op
+	if m.hooks.Skip != nil && m.hooks.Skip(from) {
+		st.Reset()
+		return
+	}
 	st.SetReadDeadline(time.Now().Add(streamDeadline))
 	r := bufio.NewReader(st)
 	f, err := protocol.ReadRoundFrame(r)

@@ -172,7 +172,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	for _, v := range validators {
 		h.ConnManager().Protect(v, "validator")
 	}
-	n.ps, err = newPubSub(ctx, h, n.setScores)
+	n.ps, err = newPubSub(ctx, h, n.setScores, func(p peer.ID) float64 { return n.view.appScore(p, time.Now()) })
 	if err != nil {
 		n.Close()
 		return nil, fmt.Errorf("gossipsub: %w", err)
@@ -255,6 +255,9 @@ type gossipVal struct {
 func (n *Node) gossipValidator(topic string) pubsub.ValidatorEx {
 	return func(_ context.Context, from peer.ID, msg *pubsub.Message) pubsub.ValidationResult {
 		now := time.Now()
+		if topic == protocol.TopicAnnounce && !n.view.allowAnnounce(msg.GetFrom(), from, now) {
+			return pubsub.ValidationIgnore // new keys from this connection above the rate
+		}
 		o, d := n.view.topicCheck(topic, msg.Data, msg.GetFrom(), now)
 		n.obs.metrics.Gossip(topic, resultName(d.result))
 		if d.result == pubsub.ValidationAccept {

@@ -35,23 +35,18 @@ const (
 	probeTiles    = 4 // output edge of a probe, in tiles
 )
 
-// planChallenge sizes a round from the validator's limits, the miner's
-// announced capacity and what the validator measured of it before:
-// prevTFLOPS (its last sustained throughput, 0 if none: the round is a
-// short probe) and rtt. One sub-challenge per announced GPU (one for a CPU
+// planChallenge sizes a round of class prec (the validator's choice,
+// nextPrecision) from the validator's limits, the miner's announced capacity
+// and what the validator measured of it before: prevTFLOPS (its last
+// sustained throughput in that class, 0 if none: the round is a short
+// probe) and rtt. One sub-challenge per announced GPU (one for a CPU
 // miner); each step's work takes about target/steps at prevTFLOPS, with
 // steps between MinSteps and MaxSteps and each step at least 1.25 round
 // trips. The miner never reports a size back. Nonces and the secret come
 // from rnd.
-func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, prevTFLOPS float64, rtt time.Duration, rnd io.Reader) (challengePlan, error) {
+func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, prevTFLOPS float64, rtt time.Duration, rnd io.Reader) (challengePlan, error) {
 	var pl challengePlan
-	prec, err := proof.ParsePrecision(cfg.Precision)
-	if err != nil {
-		return pl, err
-	}
-	if !supports(ann, prec) {
-		prec = proof.Precision(ann.Precisions[0])
-	}
+	var err error
 	t := uint32(0)
 	for e := uint32(proof.MinTile); e <= proof.MaxTile; e *= 2 {
 		if int(4*e*e) == cfg.TileBytes {

@@ -25,11 +25,11 @@ func TestPlanChallenge(t *testing.T) {
 		{"capacity allows the full size", &pb.MinerAnnounce{Precisions: []uint32{1, 2}, MaxOutputBytes: 1 << 30}, 256, 1, proof.FP16, ""},
 		{"capacity caps the size", &pb.MinerAnnounce{Precisions: []uint32{1}, MaxOutputBytes: 4 * 128 * 128}, 128, 1, proof.FP16, ""},
 		{"one sub-challenge per GPU", &pb.MinerAnnounce{Precisions: []uint32{1}, MaxOutputBytes: 1 << 30, Gpus: []*pb.GPU{{}, {}, {}}}, 256, 3, proof.FP16, ""},
-		{"unsupported precision falls back", &pb.MinerAnnounce{Precisions: []uint32{2}, MaxOutputBytes: 1 << 30}, 256, 1, proof.FP32, ""},
-		{"too small to hold two tiles", &pb.MinerAnnounce{Precisions: []uint32{1}, MaxOutputBytes: 4 * 64 * 64}, 0, 0, 0, "cannot hold"},
+		{"the validator's class, announced or not", &pb.MinerAnnounce{Precisions: []uint32{1}, MaxOutputBytes: 1 << 30}, 256, 1, proof.FP32, ""},
+		{"too small to hold two tiles", &pb.MinerAnnounce{Precisions: []uint32{1}, MaxOutputBytes: 4 * 64 * 64}, 0, 0, proof.FP16, "cannot hold"},
 	}
 	for _, tt := range tests {
-		pl, err := planChallenge(cfg, miner, tt.ann, 0, 0, bytes.NewReader(bytes.Repeat([]byte{7, 1, 2}, 1000)))
+		pl, err := planChallenge(cfg, miner, tt.ann, tt.prec, 0, 0, bytes.NewReader(bytes.Repeat([]byte{7, 1, 2}, 1000)))
 		if tt.errMatch != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.errMatch) {
 				t.Errorf("%s: got %v, want error %q", tt.name, err, tt.errMatch)
@@ -87,7 +87,7 @@ func TestPlanSizing(t *testing.T) {
 		{"slow CPU", cpuAnn, 0.001, 10 * time.Millisecond, 2 * time.Second},
 	} {
 		c := c
-		pl, err := planChallenge(cfg, miner, c.ann, c.tflops, c.rtt, rnd)
+		pl, err := planChallenge(cfg, miner, c.ann, proof.FP16, c.tflops, c.rtt, rnd)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

@@ -24,26 +24,50 @@ type openChallenge struct {
 	roots     [][]byte  // from the miner's commitment, once seen
 }
 
-// view is what a node knows that gossip rules depend on. It is bounded: old
-// challenges are evicted first.
+// expires is when a challenge stops mattering: commitments are accepted
+// until 2 × its deadline after receipt.
+func (c *openChallenge) expires() time.Time {
+	return c.received.Add(2 * time.Duration(c.msg.DeadlineMs) * time.Millisecond)
+}
+
+// pair is one validator's rounds with one miner: at most one challenge
+// each is open at a time.
+type pair struct{ validator, miner peer.ID }
+
+// view is what a node knows that gossip rules depend on. It is bounded
+// without evicting by count, so a flood cannot push out other validators'
+// challenges: one open challenge per validator–miner pair (a newer one
+// replaces it), at most maxOpenPerValidator per validator, and challenges
+// leave on expiry.
 type view struct {
 	mu          sync.Mutex
 	epochLength time.Duration
 	trustAny    bool
 	validators  map[peer.ID]bool
 	challenges  map[[32]byte]*openChallenge
-	order       [][32]byte // insertion order, for eviction
-	announceSeq map[peer.ID]uint64
+	order       [][32]byte // arrival order, for expiry
+	byPair      map[pair][32]byte
+	perVal      map[peer.ID]int // open challenges per validator
+	buckets     map[pair]*bucket
+	newKeys     map[peer.ID]*bucket // per connection: announces from new keys
+	strikes     map[peer.ID]*strike
+	announceSeq map[peer.ID]seqSeen
 	rootOwner   map[[32]byte]peer.ID // committed roots, for output-reuse detection
 }
 
 const maxOpenChallenges = 20000
 
+// maxOpenPerValidator bounds one validator's open challenges (one per
+// miner it is testing); more are Ignored.
+const maxOpenPerValidator = 1024
+
 func newView(epochLength time.Duration, trustAny bool, validators []peer.ID) *view {
 	v := &view{
 		epochLength: epochLength, trustAny: trustAny,
 		validators: map[peer.ID]bool{}, challenges: map[[32]byte]*openChallenge{},
-		announceSeq: map[peer.ID]uint64{}, rootOwner: map[[32]byte]peer.ID{},
+		byPair: map[pair][32]byte{}, perVal: map[peer.ID]int{},
+		buckets: map[pair]*bucket{}, strikes: map[peer.ID]*strike{}, newKeys: map[peer.ID]*bucket{},
+		announceSeq: map[peer.ID]seqSeen{}, rootOwner: map[[32]byte]peer.ID{},
 	}
 	for _, p := range validators {
 		v.validators[p] = true
@@ -75,17 +99,43 @@ func checkAuthor(o *protocol.Opened, from peer.ID) (decision, bool) {
 	return accept, true
 }
 
-func (v *view) checkAnnounce(o *protocol.Opened, from peer.ID) decision {
+// seqSeen is the last announce seq of a miner and when it came.
+type seqSeen struct {
+	seq uint64
+	at  time.Time
+}
+
+// Announcers are forgotten an hour after their last announce (miners
+// announce every few minutes), and at most maxAnnouncers are tracked: while
+// the table is full of live miners, announces from new keys are Ignored,
+// so a stream of fresh identities cannot grow it.
+const (
+	announceForget = time.Hour
+	maxAnnouncers  = 20000
+)
+
+func (v *view) checkAnnounce(o *protocol.Opened, from peer.ID, now time.Time) decision {
 	if d, ok := checkAuthor(o, from); !ok {
 		return d
 	}
 	m := o.Msg.(*pb.MinerAnnounce)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if m.Seq <= v.announceSeq[o.Author] {
+	last, known := v.announceSeq[o.Author]
+	if known && m.Seq <= last.seq {
 		return ignore("stale announce")
 	}
-	v.announceSeq[o.Author] = m.Seq
+	if !known && len(v.announceSeq) >= maxAnnouncers {
+		for p, s := range v.announceSeq {
+			if now.Sub(s.at) > announceForget {
+				delete(v.announceSeq, p)
+			}
+		}
+		if len(v.announceSeq) >= maxAnnouncers {
+			return ignore("announce from a new key while the announcer table is full")
+		}
+	}
+	v.announceSeq[o.Author] = seqSeen{m.Seq, now}
 	return accept
 }
 
@@ -99,8 +149,10 @@ func (v *view) checkChallenge(o *protocol.Opened, from peer.ID, now time.Time) d
 	if !v.trustAny && !v.validators[o.Author] {
 		return reject("challenge from a peer that is not a validator")
 	}
+	// Clock windows Ignore: an honest peer whose clock is off must not be
+	// graylisted; what is outside the window is only of no use here.
 	if e := v.epochAt(now); m.Epoch+1 < e || m.Epoch > e+1 {
-		return reject("challenge for epoch outside the current ±1 (expired or from the future)")
+		return ignore("challenge for epoch outside the current ±1 (expired, from the future, or a skewed clock)")
 	}
 	id := protocol.ID(o.Body)
 	if v.challenges[id] != nil {
@@ -108,17 +160,71 @@ func (v *view) checkChallenge(o *protocol.Opened, from peer.ID, now time.Time) d
 	}
 	params, _ := protocol.ChallengeParams(m) // Open validated them
 	miner, _ := peer.IDFromBytes(m.Miner)
-	v.add(&openChallenge{id: id, validator: o.Author, miner: miner, msg: m, params: params, received: now})
+	if !v.allowChallenge(pair{o.Author, miner}, now) {
+		return ignore("challenges to this miner above the rate (costs the validator peer score)")
+	}
+	if !v.add(&openChallenge{id: id, validator: o.Author, miner: miner, msg: m, params: params, received: now}, now) {
+		return ignore("validator has too many open challenges")
+	}
 	return accept
 }
 
-func (v *view) add(c *openChallenge) {
-	if len(v.order) >= maxOpenChallenges {
-		delete(v.challenges, v.order[0])
-		v.order = v.order[1:]
+// add opens c, replacing its pair's previous challenge (the validator has
+// moved on). It refuses c if the validator already has maxOpenPerValidator
+// open, and first drops challenges expired at now.
+func (v *view) add(c *openChallenge, now time.Time) bool {
+	v.expire(now)
+	k := pair{c.validator, c.miner}
+	if old, ok := v.byPair[k]; ok {
+		v.drop(old)
+	}
+	if v.perVal[c.validator] >= maxOpenPerValidator {
+		return false
 	}
 	v.challenges[c.id] = c
 	v.order = append(v.order, c.id)
+	v.byPair[k] = c.id
+	v.perVal[c.validator]++
+	return true
+}
+
+// expire drops challenges from the front of the arrival order that have
+// expired or were replaced; the order is compacted as it shrinks.
+func (v *view) expire(now time.Time) {
+	i := 0
+	for ; i < len(v.order); i++ {
+		c := v.challenges[v.order[i]]
+		if c != nil && now.Before(c.expires()) {
+			break
+		}
+		if c != nil {
+			v.drop(c.id)
+		}
+	}
+	v.order = v.order[i:]
+	if cap(v.order) > 2*len(v.order)+64 {
+		v.order = append([][32]byte(nil), v.order...)
+	}
+}
+
+// drop forgets one challenge and the roots only it committed.
+func (v *view) drop(id [32]byte) {
+	c := v.challenges[id]
+	if c == nil {
+		return
+	}
+	delete(v.challenges, id)
+	if k := (pair{c.validator, c.miner}); v.byPair[k] == id {
+		delete(v.byPair, k)
+	}
+	if v.perVal[c.validator]--; v.perVal[c.validator] <= 0 {
+		delete(v.perVal, c.validator)
+	}
+	for _, r := range c.roots {
+		if v.rootOwner[[32]byte(r)] == c.miner {
+			delete(v.rootOwner, [32]byte(r))
+		}
+	}
 }
 
 func (v *view) checkCommitment(o *protocol.Opened, from peer.ID, now time.Time) decision {
@@ -183,7 +289,7 @@ func (v *view) checkEpochRecord(o *protocol.Opened, from peer.ID, now time.Time)
 		return reject("epoch record from a peer that is not a validator")
 	}
 	if m.Epoch > v.epochAt(now) {
-		return reject("epoch record for an epoch that has not ended")
+		return ignore("epoch record for an epoch that has not ended here (a skewed clock)")
 	}
 	return accept
 }
@@ -201,7 +307,7 @@ func (v *view) checkEquivocation(o *protocol.Opened, from peer.ID, now time.Time
 		return reject("equivocation proof against a peer that is not a validator")
 	}
 	if eq.Epoch > v.epochAt(now) {
-		return reject("equivocation proof for an epoch that has not ended")
+		return ignore("equivocation proof for an epoch that has not ended here (a skewed clock)")
 	}
 	return accept
 }
@@ -238,7 +344,7 @@ func (v *view) topicCheck(topic string, data []byte, from peer.ID, now time.Time
 	}
 	switch typ {
 	case pb.MessageType_MINER_ANNOUNCE:
-		return o, v.checkAnnounce(o, from)
+		return o, v.checkAnnounce(o, from, now)
 	case pb.MessageType_CHALLENGE:
 		return o, v.checkChallenge(o, from, now)
 	case pb.MessageType_COMMITMENT:

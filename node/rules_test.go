@@ -2,6 +2,7 @@ package node
 
 import (
 	"crypto/rand"
+	"fmt"
 	"testing"
 	"time"
 
@@ -79,8 +80,13 @@ func TestGossipRules(t *testing.T) {
 		{"oversized", protocol.TopicAnnounce, make([]byte, protocol.MaxGossipBytes+1), miner.id, now, pubsub.ValidationReject},
 		{"challenge from non-validator", protocol.TopicChallenge, other.seal(t, mkChallenge(epoch, 2)), other.id, now, pubsub.ValidationReject},
 		{"challenge relayed under another author", protocol.TopicChallenge, val.seal(t, mkChallenge(epoch, 3)), other.id, now, pubsub.ValidationReject},
-		{"expired challenge", protocol.TopicChallenge, val.seal(t, mkChallenge(epoch-2, 4)), val.id, now, pubsub.ValidationReject},
-		{"future challenge", protocol.TopicChallenge, val.seal(t, mkChallenge(epoch+2, 5)), val.id, now, pubsub.ValidationReject},
+		// Clock windows Ignore: a skewed honest clock is not malice.
+		{"expired challenge", protocol.TopicChallenge, val.seal(t, mkChallenge(epoch-2, 4)), val.id, now, pubsub.ValidationIgnore},
+		{"future challenge", protocol.TopicChallenge, val.seal(t, mkChallenge(epoch+2, 5)), val.id, now, pubsub.ValidationIgnore},
+		{"epoch record from the future", protocol.TopicEpoch, val.seal(t, &pb.EpochRecord{Version: 1, Epoch: epoch + 1,
+			RoundsRoot: make([]byte, 32), ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)}), val.id, now, pubsub.ValidationIgnore},
+		{"epoch record", protocol.TopicEpoch, val.seal(t, &pb.EpochRecord{Version: 1, Epoch: epoch - 1,
+			RoundsRoot: make([]byte, 32), ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)}), val.id, now, pubsub.ValidationAccept},
 		{"challenge", protocol.TopicChallenge, chRaw, val.id, now, pubsub.ValidationAccept},
 		{"duplicate challenge", protocol.TopicChallenge, chRaw, val.id, now, pubsub.ValidationIgnore},
 		{"commitment for unknown challenge", protocol.TopicCommitment, miner.seal(t, &pb.Commitment{Version: 1, ChallengeId: unknown[:], Roots: [][]byte{make([]byte, 32)}}), miner.id, now, pubsub.ValidationIgnore},
@@ -108,14 +114,42 @@ func TestGossipRules(t *testing.T) {
 }
 
 func TestViewIsBounded(t *testing.T) {
+	// A listed validator floods: 20,000 challenges to one miner, then one
+	// to each of 20,000 made-up miners. Another validator's open challenge
+	// stays, and the view never holds more than the bounds.
 	v := newView(time.Minute, true, nil)
-	for i := 0; i < maxOpenChallenges+10; i++ {
-		v.add(&openChallenge{id: [32]byte{byte(i), byte(i >> 8), byte(i >> 16)}})
+	now := time.Unix(1000, 0)
+	flooder, honest, miner := peer.ID("flooder"), peer.ID("honest"), peer.ID("miner")
+	ch := func(i int, val, m peer.ID) *openChallenge {
+		return &openChallenge{id: [32]byte{byte(i), byte(i >> 8), byte(i >> 16), 1}, validator: val, miner: m,
+			msg: &pb.Challenge{DeadlineMs: 10000}, received: now}
 	}
-	if len(v.challenges) != maxOpenChallenges || len(v.order) != maxOpenChallenges {
-		t.Fatalf("view holds %d challenges", len(v.challenges))
+	kept := ch(0, honest, miner)
+	if !v.add(kept, now) {
+		t.Fatal("honest challenge refused")
 	}
-	if v.challenges[[32]byte{}] != nil {
-		t.Fatal("oldest challenge not evicted")
+	for i := 1; i <= 20000; i++ {
+		v.add(ch(i, flooder, miner), now)
+	}
+	if len(v.challenges) != 2 || v.challenges[kept.id] == nil {
+		t.Fatalf("after a one-pair flood the view holds %d challenges (honest kept: %v)", len(v.challenges), v.challenges[kept.id] != nil)
+	}
+	refused := 0
+	for i := 20001; i <= 40000; i++ {
+		if !v.add(ch(i, flooder, peer.ID(fmt.Sprint("m", i))), now) {
+			refused++
+		}
+	}
+	if v.perVal[flooder] != maxOpenPerValidator || refused != 20000-maxOpenPerValidator+1 || v.challenges[kept.id] == nil {
+		t.Fatalf("flooder holds %d open (refused %d), honest kept: %v", v.perVal[flooder], refused, v.challenges[kept.id] != nil)
+	}
+	// Expiry, not count, frees the slots: 2 × the deadline after receipt
+	// every challenge and the roots only it committed are gone.
+	kept.roots = [][]byte{make([]byte, 32)}
+	v.rootOwner[[32]byte{}] = miner
+	v.add(ch(50000, honest, peer.ID("other")), now.Add(20*time.Second))
+	if len(v.challenges) != 1 || len(v.rootOwner) != 0 || len(v.byPair) != 1 || len(v.perVal) != 1 || len(v.order) != 1 {
+		t.Fatalf("after expiry: %d challenges, %d roots, %d pairs, %d validators, order %d",
+			len(v.challenges), len(v.rootOwner), len(v.byPair), len(v.perVal), len(v.order))
 	}
 }

@@ -39,11 +39,26 @@ type validator struct {
 }
 
 type minerEntry struct {
-	ann    *pb.MinerAnnounce
-	seen   time.Time
-	busy   bool
-	next   time.Time // no round before this
-	tflops float64   // last verified sustained throughput; 0: probe next
+	ann  *pb.MinerAnnounce
+	seen time.Time
+	busy bool
+	next time.Time // no round before this
+	// tflops is the last verified sustained throughput per class; none:
+	// probe next.
+	tflops map[proof.Precision]float64
+	// classes counts this epoch's rounds per class (epoch: which epoch).
+	epoch   uint64
+	classes map[proof.Precision]int
+}
+
+// pick chooses the class of the miner's next round in epoch e.
+func (e *minerEntry) pick(shares []classShare, epoch uint64) proof.Precision {
+	if e.classes == nil || e.epoch != epoch {
+		e.epoch, e.classes = epoch, map[proof.Precision]int{}
+	}
+	p := nextPrecision(shares, e.classes)
+	e.classes[p]++
+	return p
 }
 
 func newValidator(n *Node, st *store.Store, onRecord func(*store.RoundRecord)) *validator {
@@ -65,7 +80,7 @@ func (v *validator) onAnnounce(g gossipVal) {
 	defer v.mu.Unlock()
 	e := v.miners[g.opened.Author]
 	if e == nil {
-		e = &minerEntry{}
+		e = &minerEntry{tflops: map[proof.Precision]float64{}}
 		v.miners[g.opened.Author] = e
 		v.n.log.Info("miner joined", "miner", g.opened.Author)
 	}
@@ -137,19 +152,20 @@ func (v *validator) startRounds(ctx context.Context) {
 			e.busy = true
 			v.round++
 			epoch := v.epochs.Begin(v.n.view.epochAt(now))
-			ann, tflops, rnd := e.ann, e.tflops, v.round
+			prec := e.pick(classShares(v.n.scoring), epoch)
+			ann, tflops, rnd := e.ann, e.tflops[prec], v.round
 			v.wg.Add(1)
-			go v.play(ctx, epoch, rnd, p, ann, tflops)
+			go v.play(ctx, epoch, rnd, p, ann, prec, tflops)
 		}
 	}
 }
 
 // play runs one round and stores its record before the round's epoch can
 // close.
-func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, tflops float64) {
+func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops float64) {
 	defer v.wg.Done()
 	start := time.Now()
-	rec := v.runRound(ctx, epoch, rnd, p, ann, tflops)
+	rec := v.runRound(ctx, epoch, rnd, p, ann, prec, tflops)
 	stored := false
 	if ctx.Err() == nil {
 		// Interrupted by this node's own shutdown, a round is no evidence
@@ -164,7 +180,7 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 	if e := v.miners[p]; e != nil {
 		e.busy = false
 		if rec.Verdict == store.VerdictVerified {
-			e.tflops = rec.TFLOPS
+			e.tflops[prec] = rec.TFLOPS
 		}
 		// The pause follows the round's nominal length, so a slow or
 		// stalled round does not also space the next ones out.
@@ -179,7 +195,7 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 }
 
 // runRound plays one round against one miner and returns its evidence.
-func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.ID, ann *pb.MinerAnnounce, tflops float64) *store.RoundRecord {
+func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops float64) *store.RoundRecord {
 	cfg := v.n.cfg.Validator
 	rec := &store.RoundRecord{Epoch: epoch, Round: rnd, Miner: []byte(miner), Validator: []byte(v.n.ID()), Verdict: store.VerdictFailed}
 	failed := func(format string, args ...any) *store.RoundRecord {
@@ -189,7 +205,7 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	}
 	rtt := measureRTT(ctx, v.n, miner)
 	rec.RTTNanos = rtt.Nanoseconds()
-	plan, err := planChallenge(cfg, miner, ann, tflops, rtt, rand.Reader)
+	plan, err := planChallenge(cfg, miner, ann, prec, tflops, rtt, rand.Reader)
 	if err != nil {
 		return failed("cannot size a round: %v", err)
 	}
@@ -237,6 +253,11 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	d := &vdriver{v: v, ctx: ctx, rec: rec, rs: rs, m: m, miner: miner, id: id, chain: chain, origin: origin}
 	out := d.run(round.Start{At: 0})
 	v.fill(rec, out, d)
+	if !out.Verified && !supports(ann, prec) {
+		// The validator chose the class; a miner that cannot compute it
+		// fails the round (the prefix keeps it from counting as missed).
+		rec.Reason = truncate(fmt.Sprintf("precision %v not announced: %s", prec, rec.Reason), store.MaxReasonLen)
+	}
 	if out.Verified {
 		v.n.log.Info("round verified", "miner", miner, "epoch", epoch, "round", rnd, "steps", plan.steps,
 			"tflops", fmt.Sprintf("%.4f", rec.TFLOPS), "peak_tflops", fmt.Sprintf("%.4f", rec.PeakTFLOPS),

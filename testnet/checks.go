@@ -9,7 +9,7 @@ import (
 )
 
 // checks are the run's own expectations (issue: testnet).
-func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string, missing map[string][]uint64) []report.Check {
+func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string, missing map[string][]uint64, unjudged []string) []report.Check {
 	var out []report.Check
 	add := func(name string, ok bool, format string, args ...any) {
 		out = append(out, report.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
@@ -111,9 +111,22 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			minHonestTrust = t
 		}
 	}
+	out = append(out, profitCheck(s.Profitability, unjudged))
 	for _, a := range r.cfg.Adversaries {
 		if a == "burst" || a == "distant" {
 			ok, detail := r.noGain(a, s, last, honestOf)
+			add("adversary "+a+" gains at most 5%", ok, "%s", detail)
+			continue
+		}
+		if a == "intermittent" || a == "host-overclaim" {
+			// Nothing to detect: they are paid for what they prove.
+			ok, detail := true, "not judged: no honest miner of its real profile"
+			for _, p := range s.Profitability {
+				if p.Adversary == a {
+					ok = p.Gain <= gainLimit(a)
+					detail = fmt.Sprintf("incentive %.4f vs %.4f owed at honest %s rates: %.3f×", p.Incentive, p.HonestIncentive, p.RealProfile, p.Gain)
+				}
+			}
 			add("adversary "+a+" gains at most 5%", ok, "%s", detail)
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -77,6 +78,10 @@ func (r *run) minerSpecs() []minerSpec {
 		case "distant":
 			// Real speed, 200 ms of faked latency on roots and pongs.
 			out = append(out, minerSpec{name: "distant", profile: "H100", adversary: a, hooks: node.RoundHooks{Delay: distantDelay}})
+		case "intermittent", "host-overclaim":
+			// Set up by adversary name in startNode, so --procs children
+			// get them too.
+			out = append(out, minerSpec{name: a, profile: "H100", adversary: a})
 		}
 	}
 	for i := range out {
@@ -84,6 +89,13 @@ func (r *run) minerSpecs() []minerSpec {
 	}
 	return out
 }
+
+// missedKind marks a detection that is a missed round: evidence of
+// absence, not of a fault, so an honest miner's is no false positive.
+const missedKind = "missed-round"
+
+// intermittentPeriod: the intermittent adversary answers one round in it.
+const intermittentPeriod = 10
 
 // distantDelay is the latency the distant adversary fakes.
 const distantDelay = 200 * time.Millisecond
@@ -308,6 +320,21 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		}
 		o.Hardware, o.GPUs = shown.Host, announcedGPUs(shown.GPU, shown.MemoryMB)
 		o.RoundHooks = spec.hooks
+		switch spec.adversary {
+		case "host-overclaim":
+			o.Hardware = scaledHost(shown.Host, 4) // honest GPU, 4× its host
+		case "intermittent":
+			// Up for one round in intermittentPeriod of each validator's:
+			// it drops the others.
+			var mu sync.Mutex
+			seen := map[peer.ID]int{}
+			o.RoundHooks.Skip = func(v peer.ID) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				seen[v]++
+				return (seen[v]-1)%intermittentPeriod != 0
+			}
+		}
 	}
 	n, err := node.New(ctx, o)
 	if err == nil && spec.delay > 0 {
@@ -366,7 +393,7 @@ func (r *run) round(validator string, rec *store.RoundRecord) {
 // roundEventOf summarises a stored round for the run's bookkeeping.
 func roundEventOf(validator string, rec *store.RoundRecord) roundEvent {
 	ev := roundEvent{Epoch: rec.Epoch, Round: rec.Round, Validator: validator, Miner: peer.ID(rec.Miner).String(),
-		Verified: rec.Verdict == store.VerdictVerified, Reason: rec.Reason, TFLOPS: rec.TFLOPS, Sent: rec.SentUnixNano}
+		Verified: rec.Verdict == store.VerdictVerified, Missed: node.MissedRound(rec), Reason: rec.Reason, TFLOPS: rec.TFLOPS, Sent: rec.SentUnixNano}
 	if o, err := protocol.Decode(rec.Challenge, pb.MessageType_CHALLENGE); err == nil {
 		id := protocol.ID(o.Body)
 		ev.Challenge = id[:]
@@ -380,6 +407,7 @@ type roundEvent struct {
 	Validator    string // name
 	Miner        string // peer ID
 	Verified     bool
+	Missed       bool // unanswered: lowers availability, proves no fault
 	Reason       string
 	TFLOPS       float64
 	Sent         int64  // challenge publication, unix ns
@@ -408,8 +436,12 @@ func (r *run) onRound(e roundEvent) {
 	// A round cut short by the run's own shutdown (its miner stopped
 	// first) accuses nobody.
 	if !round.Verified && m != nil && !(r.stopping && m.info.Adversary == "") {
+		kind := "failed-round"
+		if e.Missed {
+			kind = missedKind
+		}
 		d := report.Detection{Adversary: m.info.Adversary, Node: name, Epoch: rec.Epoch, Round: rec.Round,
-			Kind: "failed-round", Detail: rec.Reason, AtSeconds: now}
+			Kind: kind, Detail: rec.Reason, AtSeconds: now}
 		r.detections = append(r.detections, d) // the console summarises them per epoch (epochLine)
 	}
 }

@@ -65,3 +65,11 @@ func announcedGPUs(gpu string, memoryMB uint64) []*pb.GPU {
 	}
 	return out
 }
+
+// scaledHost is h with its core count and every RAM and storage figure
+// multiplied by f (the host-overclaim adversary's announce).
+func scaledHost(h *pb.Hardware, f float64) *pb.Hardware {
+	return &pb.Hardware{CpuCores: uint32(float64(h.CpuCores) * f), CpuGhz: h.CpuGhz,
+		RamBytes: uint64(float64(h.RamBytes) * f), RamGbps: h.RamGbps * f,
+		StorageBytes: uint64(float64(h.StorageBytes) * f), StorageMbps: h.StorageMbps * f}
+}

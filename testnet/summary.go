@@ -161,7 +161,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	r.detectEquivocation(s.DurationSeconds)
 	for _, d := range r.detections {
 		if d.Adversary == "" {
-			if !r.partitioned(d) {
+			if !r.partitioned(d) && d.Kind != missedKind {
 				s.FalsePositives = append(s.FalsePositives, d)
 			}
 		} else {
@@ -171,7 +171,9 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	sort.SliceStable(s.Detections, func(i, j int) bool { return s.Detections[i].AtSeconds < s.Detections[j].AtSeconds })
 	s.Gossip = r.latency()
 	s.Throughput, s.Gains = r.figures(s, from, to)
-	s.Checks = append(r.checks(s, from, audits, missing), latencyChecks(s, r.cfg.ChainedRoundChecks)...)
+	var unjudged []string
+	s.Profitability, unjudged = profitability(s)
+	s.Checks = append(r.checks(s, from, audits, missing, unjudged), latencyChecks(s, r.cfg.ChainedRoundChecks)...)
 	s.Passed = true
 	for _, c := range s.Checks {
 		s.Passed = s.Passed && c.OK
@@ -180,9 +182,13 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 }
 
 // benignFlag tells notes from accusations: a cap on memory credit beyond
-// the announced GPUs (a CPU-only miner has none) is a note; a measurement
-// contradicting a claim is an accusation.
-func benignFlag(f string) bool { return strings.HasPrefix(f, "proven memory") }
+// the announced GPUs (a CPU-only miner has none), host figures no proof
+// covers (every miner's, until host proofs exist) and availability are
+// notes; a measurement contradicting a claim is an accusation.
+func benignFlag(f string) bool {
+	return strings.HasPrefix(f, "proven memory") || strings.HasPrefix(f, "availability ") ||
+		strings.Contains(f, "not covered by a host proof")
+}
 
 func mustPeer(s string) peer.ID {
 	p, _ := peer.Decode(s)

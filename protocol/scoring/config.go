@@ -68,10 +68,10 @@ type Config struct {
 	PenaltyDecay float64 `json:"penalty_decay"`
 	PenaltyFloor float64 `json:"penalty_floor"`
 
-	// AuxNeedsVerifiedRound: CPU, RAM and storage are self-reported and
-	// cannot be checked, so they earn nothing unless the miner proved at
-	// least one round this epoch. Without it an idle liar would earn up to
-	// (CPU+RAM+storage weight) × Cap for free.
+	// AuxNeedsVerifiedRound: CPU, RAM and storage (proven host figures
+	// only, Input.ProvenHost) earn nothing unless the miner also proved at
+	// least one round this epoch: a host proof says what a machine has,
+	// a verified round that it is working.
 	AuxNeedsVerifiedRound bool `json:"aux_needs_verified_round"`
 
 	// Dynamic pricing (see Price): USD per reference-GPU-hour, and the
@@ -106,15 +106,19 @@ type GPUClass struct {
 	MemoryBytes uint64  `json:"memory_bytes"`
 }
 
-// DefaultConfig returns version 1 of the rules:
+// DefaultConfig returns version 2 of the rules (version 1 credited announced
+// host figures and had no availability factor):
 //
 //   - Parts: GPU 0.55, CPU 0.20, RAM 0.15, storage 0.10 (the SN27 paper).
 //   - GPU part: sustained 0.7 / peak 0.3 (sustained counts more: it is what a
 //     renter gets); fp16 0.6 / fp32 0.4 (AI work is mostly half precision);
 //     throughput 0.8 / memory 0.2.
 //   - RAM: capacity 0.5 / bandwidth 0.5. Storage: speed 0.5 / capacity 0.5.
-//   - Reference: one 8×H200 node. Per GPU 610 fp16 and 49.6 fp32 TFLOPS (the
-//     subnet's table, BRIEF §7; node 4880 / 396.8) and 141 GB HBM (node
+//   - Reference: one 8×H200 node. Per GPU 610 TFLOPS in each class (the
+//     subnet's fp16 figure, BRIEF §7; node 4880): the fastest exact method
+//     for the fp32 class, two int8 tensor-core passes, runs at the fp16
+//     rate on Hopper (SPEC §11), so normalising it by SIMT fp32 (49.6)
+//     would let one H100 reach the cap. 141 GB HBM per GPU (node
 //     1.128 TB, decimal units throughout); CPU 2 sockets × 48 cores = 96
 //     cores at 2.4 GHz (a typical dual-socket Xeon/EPYC HGX host); RAM 2 TB
 //     at 300 GB/s; storage 30 TB at 7000 MB/s (PCIe 4 NVMe).
@@ -131,7 +135,7 @@ type GPUClass struct {
 //     to [0.5, 2].
 func DefaultConfig() Config {
 	return Config{
-		Version:   1,
+		Version:   2,
 		GPUWeight: 0.55, CPUWeight: 0.20, RAMWeight: 0.15, StorageWeight: 0.10,
 		SustainedWeight: 0.7, PeakWeight: 0.3,
 		FP16Weight: 0.6, FP32Weight: 0.4,
@@ -139,7 +143,7 @@ func DefaultConfig() Config {
 		RAMCapacityWeight: 0.5, RAMBandwidthWeight: 0.5,
 		StorageSpeedWeight: 0.5, StorageCapacityWeight: 0.5,
 		Reference: Reference{
-			GPUs: 8, GPUFP16TFLOPS: 610, GPUFP32TFLOPS: 49.6, GPUMemoryBytes: 141e9,
+			GPUs: 8, GPUFP16TFLOPS: 610, GPUFP32TFLOPS: 610, GPUMemoryBytes: 141e9,
 			CPUCores: 96, CPUGHz: 2.4,
 			RAMBytes: 2e12, RAMGBps: 300,
 			StorageBytes: 30e12, StorageMBps: 7000,

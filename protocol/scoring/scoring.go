@@ -6,14 +6,13 @@
 //
 // The GPU part comes only from rounds the validator measured and verified:
 // per precision class, a blend of the best round (peak) and the median round
-// (sustained), plus memory proven by the size of verified challenges. CPU,
-// RAM and storage are self-reported (validators cannot measure them
-// remotely), which is why they are capped and, by default, count only for a
-// miner that proved a round.
+// (sustained), plus memory proven by the size of verified challenges, times
+// the miner's availability (the share of its scheduled rounds it answered and
+// passed). CPU, RAM and storage count only as far as a validator-measured
+// host proof covers them; announced figures alone earn nothing.
 //
 // Announced GPU models are checked against the measurement: an announcement
-// the measurement cannot support is flagged, and memory credit is scaled down
-// to what the measurement supports. A failed round zeroes the epoch's GPU part
+// the measurement cannot support is flagged and earns no memory credit. A failed round zeroes the epoch's GPU part
 // and starts a penalty that decays over later epochs; the penalty is an input
 // and an output, so every function here is pure: no I/O, no clock, no
 // randomness, and no result depends on map order or input order.
@@ -43,15 +42,20 @@ type Round struct {
 	// sub-challenges (one per GPU) ÷ its own challenge→commitment time, so
 	// it is already the sum over the miner's GPUs.
 	TFLOPS   float64
-	Verified bool // false: the round failed (any reason)
+	Verified bool // false: the round was missed or failed
+	// Missed: the miner never answered (no first root, no commitment,
+	// stream closed or unreachable). It lowers availability but proves no
+	// fault; an unverified round that is not missed is a failure.
+	Missed bool
 	// ProvenMemoryBytes is the working set the round's challenge forced the
 	// miner to hold (all sub-challenges together), as the validator sized
 	// it. Only verified rounds count.
 	ProvenMemoryBytes uint64
 }
 
-// Hardware is what the miner announces about itself. GPU names are checked
-// against measurement; the rest cannot be.
+// Hardware is what a miner announces about itself, or (host figures only)
+// what validator-measured host proofs establish. Announced GPU names are
+// checked against measurement; announced host figures are evidence only.
 type Hardware struct {
 	GPUNames     []string // one entry per GPU, as the driver names it
 	CPUCores     int      // all sockets together
@@ -66,8 +70,13 @@ type Hardware struct {
 type Input struct {
 	Miner    string
 	Rounds   []Round
-	Hardware Hardware
-	Penalty  float64 // Score.Penalty of the miner's previous epoch; 0 if none
+	Hardware Hardware // announced
+	// ProvenHost is the part of the host's CPU, RAM and storage figures a
+	// validator-measured proof covers (GPUNames unused). No such proof
+	// exists yet (SPEC §18), so callers pass the zero value and the host
+	// parts are 0.
+	ProvenHost Hardware
+	Penalty    float64 // Score.Penalty of the miner's previous epoch; 0 if none
 }
 
 // Score is one miner's result for one epoch. Parts are in [0, Cap]; Total
@@ -78,40 +87,48 @@ type Score struct {
 	GPU, CPU, RAM, Storage float64
 	Total                  float64
 
-	// Normalised GPU components before the penalty: the fp16/fp32 blend and
-	// the memory credit, each in [0, Cap].
+	// Normalised GPU components before availability and the penalty: the
+	// fp16/fp32 blend and the memory credit, each in [0, Cap].
 	Throughput, Memory float64
+	// Availability is Verified ÷ (Verified + Missed), in [0, 1]; 0 without
+	// rounds.
+	Availability float64
 
 	// TFLOPS over the epoch's verified rounds of each class; 0 if none.
 	FP16Peak, FP16Sustained, FP32Peak, FP32Sustained float64
 	ProvenMemoryBytes                                uint64 // largest verified round's
 
-	Verified, Failures int  // rounds
-	Failed             bool // a round failed: the GPU part is 0
-	Penalty            float64
-	Flags              []string
+	Verified, Missed, Failures int  // rounds
+	Failed                     bool // a round failed: the GPU part is 0
+	Penalty                    float64
+	Flags                      []string
 }
 
 // ScoreMiner scores one miner's epoch. c must pass Validate.
 //
 //	fpX        = min(Cap, (SustainedWeight·median + PeakWeight·best) ÷ (GPUs·GPUfpX))
-//	Throughput = FP16Weight·fp16 + FP32Weight·fp32           (a class without rounds is 0)
-//	Memory     = min(Cap, credited bytes ÷ (GPUs·GPUMemoryBytes))
+//	Throughput = Σ weight·fpX ÷ Σ weight over classes with verified rounds
+//	Memory     = min(Cap, proven bytes ÷ (GPUs·GPUMemoryBytes))  (0: see memoryCredit)
 //	penalty    = failed ? 1 : carried·PenaltyDecay (0 below PenaltyFloor)
-//	GPU        = (ThroughputWeight·Throughput + MemoryWeight·Memory)·(1 − penalty)
-//	CPU        = min(Cap, cores·GHz ÷ (refCores·refGHz))
+//	Avail      = verified ÷ (verified + missed)              (0 without rounds)
+//	GPU        = (ThroughputWeight·Throughput + MemoryWeight·Memory)·Avail·(1 − penalty)
+//	CPU        = min(Cap, cores·GHz ÷ (refCores·refGHz))     (proven figures only)
 //	RAM        = RAMCapacityWeight·min(Cap, bytes÷ref) + RAMBandwidthWeight·min(Cap, GB/s÷ref)
 //	Storage    = StorageSpeedWeight·min(Cap, MB/s÷ref) + StorageCapacityWeight·min(Cap, bytes÷ref)
 //	Total      = GPUWeight·GPU + CPUWeight·CPU + RAMWeight·RAM + StorageWeight·Storage
 //
-// Credited memory is the proven memory, at most the announced GPUs' class
-// memory, scaled by measured ÷ announced throughput when the announcement is
-// flagged. The penalty returned is the one to carry into the next epoch.
+// Credited memory is the proven memory (see memoryCredit). Host parts use in.ProvenHost, never the announce; announced host
+// figures without a proof are flagged as uncredited. The penalty returned is
+// the one to carry into the next epoch.
 func ScoreMiner(c Config, in Input) Score {
 	s := Score{Miner: in.Miner}
 	var fp16, fp32 []float64
 	odd := 0
 	for _, r := range in.Rounds {
+		if r.Missed && !r.Verified {
+			s.Missed++
+			continue
+		}
 		if !r.Verified {
 			s.Failures++
 			continue
@@ -132,7 +149,14 @@ func ScoreMiner(c Config, in Input) Score {
 	s.Failed = s.Failures > 0
 	if s.Failed {
 		s.Flags = append(s.Flags, fmt.Sprintf("%d of %d rounds failed: GPU part zeroed, penalty reset to 1",
-			s.Failures, s.Failures+s.Verified))
+			s.Failures, s.Failures+s.Verified+s.Missed))
+	}
+	if n := s.Verified + s.Missed; n > 0 {
+		s.Availability = float64(s.Verified) / float64(n)
+	}
+	if s.Missed > 0 {
+		s.Flags = append(s.Flags, fmt.Sprintf("availability %s: %d of %d scheduled rounds answered and passed",
+			num(s.Availability), s.Verified, s.Verified+s.Missed))
 	}
 	if odd > 0 {
 		s.Flags = append(s.Flags, fmt.Sprintf("%d verified rounds of unknown precision: no throughput credit", odd))
@@ -145,38 +169,88 @@ func ScoreMiner(c Config, in Input) Score {
 	blend := func(sustained, peak float64) float64 { return c.SustainedWeight*sustained + c.PeakWeight*peak }
 	fp16n := norm(blend(s.FP16Sustained, s.FP16Peak), g*ref.GPUFP16TFLOPS, c.Cap)
 	fp32n := norm(blend(s.FP32Sustained, s.FP32Peak), g*ref.GPUFP32TFLOPS, c.Cap)
-	s.Throughput = c.FP16Weight*fp16n + c.FP32Weight*fp32n
+	s.Throughput = classBlend(c, fp16n, fp32n, len(fp16) > 0, len(fp32) > 0)
 
 	cl := checkClaims(c, in.Hardware.GPUNames, len(fp16) > 0, len(fp32) > 0, &s)
-	if s.ProvenMemoryBytes > 0 {
-		credit := float64(s.ProvenMemoryBytes)
-		if credit > cl.memory {
-			s.Flags = append(s.Flags, fmt.Sprintf("proven memory %s GB > %s GB of announced GPUs of known classes: credit capped",
-				num(credit/1e9), num(cl.memory/1e9)))
-			credit = cl.memory
-		}
-		if cl.supported < 1 && credit > 0 {
-			s.Flags = append(s.Flags, fmt.Sprintf("memory credit scaled to %s%% of proven: what the measured throughput supports",
-				num(100*cl.supported)))
-			credit *= cl.supported
-		}
-		s.Memory = norm(credit, g*float64(ref.GPUMemoryBytes), c.Cap)
-	}
-	s.GPU = (c.ThroughputWeight*s.Throughput + c.MemoryWeight*s.Memory) * (1 - s.Penalty)
+	s.Memory = memoryCredit(c, cl, &s)
+	s.GPU = (c.ThroughputWeight*s.Throughput + c.MemoryWeight*s.Memory) * s.Availability * (1 - s.Penalty)
+	scoreHost(c, in, &s)
+	s.Total = c.GPUWeight*s.GPU + c.CPUWeight*s.CPU + c.RAMWeight*s.RAM + c.StorageWeight*s.Storage
+	return s
+}
 
-	hw := in.Hardware
+// classBlend weighs the classes measured this epoch, renormalised over
+// them: the validator picks each round's class, so a class without rounds
+// is chance (few rounds), not the miner's choice. Dodging a class by not
+// answering its rounds costs availability, which a class share never repays.
+func classBlend(c Config, fp16n, fp32n float64, have16, have32 bool) float64 {
+	var w16, w32 float64
+	if have16 {
+		w16 = c.FP16Weight
+	}
+	if have32 {
+		w32 = c.FP32Weight
+	}
+	if w16+w32 == 0 {
+		return 0
+	}
+	return (w16*fp16n + w32*fp32n) / (w16 + w32)
+}
+
+// memoryCredit normalises the proven working set. The announce only takes
+// credit away, never sets it: no GPU of a known class announced, an unknown
+// class beside them, or a measurement contradicting the announcement earn
+// none. Capping at the announced GPUs' memory would pay a lie: an RTX 4090
+// announcing an A100 passes the claim floor and would be capped at 80 GB
+// where the honest announce is capped at 24 GB.
+func memoryCredit(c Config, cl claims, s *Score) float64 {
+	if s.ProvenMemoryBytes == 0 {
+		return 0
+	}
+	why := ""
+	switch {
+	case cl.contradicted:
+		why = "the measurement contradicts the announced GPUs"
+	case cl.unknown:
+		why = "an announced GPU is of no known class"
+	case cl.memory == 0:
+		why = "no GPU announced"
+	}
+	if why != "" {
+		s.Flags = append(s.Flags, fmt.Sprintf("proven memory %s GB not credited: %s", num(float64(s.ProvenMemoryBytes)/1e9), why))
+		return 0
+	}
+	return norm(float64(s.ProvenMemoryBytes), float64(c.Reference.GPUs)*float64(c.Reference.GPUMemoryBytes), c.Cap)
+}
+
+// scoreHost fills the CPU, RAM and storage parts from the proven host
+// figures, and flags announced figures no proof covers.
+func scoreHost(c Config, in Input, s *Score) {
+	ref, hw, ann := c.Reference, in.ProvenHost, in.Hardware
 	if s.Verified > 0 || !c.AuxNeedsVerifiedRound {
 		s.CPU = norm(nonneg(float64(hw.CPUCores))*nonneg(hw.CPUGHz), float64(ref.CPUCores)*ref.CPUGHz, c.Cap)
 		s.RAM = c.RAMCapacityWeight*norm(float64(hw.RAMBytes), float64(ref.RAMBytes), c.Cap) +
 			c.RAMBandwidthWeight*norm(hw.RAMGBps, ref.RAMGBps, c.Cap)
 		s.Storage = c.StorageSpeedWeight*norm(hw.StorageMBps, ref.StorageMBps, c.Cap) +
 			c.StorageCapacityWeight*norm(float64(hw.StorageBytes), float64(ref.StorageBytes), c.Cap)
-	} else if hw.CPUCores != 0 || hw.CPUGHz != 0 || hw.RAMBytes != 0 || hw.RAMGBps != 0 || hw.StorageBytes != 0 || hw.StorageMBps != 0 {
-		s.Flags = append(s.Flags, "no verified round: self-reported CPU, RAM and storage not credited")
 	}
-
-	s.Total = c.GPUWeight*s.GPU + c.CPUWeight*s.CPU + c.RAMWeight*s.RAM + c.StorageWeight*s.Storage
-	return s
+	var unproven []string
+	for _, f := range []struct {
+		name             string
+		claimed, covered bool
+	}{
+		{"CPU", ann.CPUCores != 0 || ann.CPUGHz != 0, hw.CPUCores != 0 || hw.CPUGHz != 0},
+		{"RAM", ann.RAMBytes != 0 || ann.RAMGBps != 0, hw.RAMBytes != 0 || hw.RAMGBps != 0},
+		{"storage", ann.StorageBytes != 0 || ann.StorageMBps != 0, hw.StorageBytes != 0 || hw.StorageMBps != 0},
+	} {
+		if f.claimed && !f.covered {
+			unproven = append(unproven, f.name)
+		}
+	}
+	if len(unproven) > 0 {
+		s.Flags = append(s.Flags, fmt.Sprintf("announced %s not covered by a host proof: not credited",
+			strings.Join(unproven, ", ")))
+	}
 }
 
 // ScoreEpoch scores every miner and returns the scores sorted by miner, so the
@@ -255,8 +329,9 @@ func nextPenalty(c Config, carried float64, failed bool) float64 {
 
 // claims is what the announced GPUs support.
 type claims struct {
-	memory    float64 // bytes: Σ class memory of announced GPUs of known classes
-	supported float64 // in (0, 1]: measured ÷ announced when flagged, else 1
+	memory       float64 // bytes: Σ class memory of announced GPUs of known classes
+	unknown      bool    // an announced GPU is of no known class
+	contradicted bool    // a measured class is below the floor of the announced GPUs
 }
 
 // checkClaims matches announced GPU names to classes, flags an announcement
@@ -279,7 +354,7 @@ func checkClaims(c Config, names []string, have16, have32 bool, s *Score) claims
 	}
 
 	var claimed16, claimed32 float64
-	cl := claims{supported: 1}
+	var cl claims
 	var parts []string
 	order := make([]int, 0, len(c.Classes))
 	for i, n := range counts {
@@ -303,12 +378,13 @@ func checkClaims(c Config, names []string, have16, have32 bool, s *Score) claims
 		}
 		s.Flags = append(s.Flags, fmt.Sprintf("announced %s, measured %s TFLOPS %s < floor %s",
 			announced, num(measured), class, num(c.ClaimFloor*claimed)))
-		cl.supported = min(cl.supported, measured/claimed)
+		cl.contradicted = true
 	}
 	check(have16, s.FP16Sustained, claimed16, "fp16")
 	check(have32, s.FP32Sustained, claimed32, "fp32")
 
 	slices.Sort(unknown)
+	cl.unknown = len(unknown) > 0
 	for i := 0; i < len(unknown); {
 		j := i
 		for j < len(unknown) && unknown[j] == unknown[i] {

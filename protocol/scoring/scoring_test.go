@@ -11,10 +11,12 @@ import (
 )
 
 // Reference figures used in the arithmetic below (DefaultConfig):
-// node fp16 8·610 = 4880 TFLOPS, fp32 8·49.6 = 396.8, memory 8·141 GB =
-// 1128 GB; CPU 96·2.4 = 230.4 core-GHz; RAM 2000 GB, 300 GB/s; storage
-// 7000 MB/s, 30 TB. GPU part = 0.8·(0.6·fp16n + 0.4·fp32n) + 0.2·memn with
-// fpXn = (0.7·median + 0.3·peak) ÷ reference.
+// node fp16 8·610 = 4880 TFLOPS, fp32 8·610 = 4880 (fp32 inputs are SIMT
+// figures × k32, so their ratios read as against 8·49.6 = 396.8), memory
+// 8·141 GB = 1128 GB; CPU 96·2.4 = 230.4 core-GHz; RAM 2000 GB, 300 GB/s;
+// storage 7000 MB/s, 30 TB. GPU part = 0.8·(0.6·fp16n + 0.4·fp32n) +
+// 0.2·memn with fpXn = (0.7·median + 0.3·peak) ÷ reference; with one class
+// measured, its weight is 1.
 
 const tol = 1e-12
 
@@ -40,6 +42,12 @@ func rounds(p Precision, mem uint64, tflops ...float64) []Round {
 
 func cat(rs ...[]Round) []Round { return slices.Concat(rs...) }
 
+// k32 turns a GPU's SIMT fp32 figure into its fp32-class rate by the
+// fastest exact method (two int8 tensor-core passes, SPEC §11), the scale
+// the reference uses: 49.6 → 610 for an H200. fp32 ratios below are
+// written with SIMT figures, which k32 leaves unchanged.
+const k32 = 610.0 / 49.6
+
 // refAux is the reference node's CPU, RAM and storage.
 func refAux(names []string) Hardware {
 	return Hardware{GPUNames: names, CPUCores: 96, CPUGHz: 2.4, RAMBytes: 2e12, RAMGBps: 300,
@@ -49,7 +57,7 @@ func refAux(names []string) Hardware {
 // refRounds is an 8×H200 node measured exactly at the table: three fp16 and
 // three fp32 rounds, each proving the reference 1128 GB.
 func refRounds() []Round {
-	return cat(rounds(FP16, 1128e9, 4880, 4880, 4880), rounds(FP32, 1128e9, 396.8, 396.8, 396.8))
+	return cat(rounds(FP16, 1128e9, 4880, 4880, 4880), rounds(FP32, 1128e9, 396.8*k32, 396.8*k32, 396.8*k32))
 }
 
 func TestScoreMiner(t *testing.T) {
@@ -70,12 +78,58 @@ func TestScoreMiner(t *testing.T) {
 		want want
 	}{
 		{
-			// Every quantity at the reference: each part 1, total
-			// 0.55 + 0.20 + 0.15 + 0.10 = 1.
+			// Every quantity at the reference, host figures proven: each
+			// part 1, total 0.55 + 0.20 + 0.15 + 0.10 = 1.
 			name: "reference 8xH200 node",
 			cfg:  def,
-			in:   Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "NVIDIA H200"))},
+			in:   Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "NVIDIA H200")), ProvenHost: refAux(nil)},
 			want: want{gpu: 1, cpu: 1, ram: 1, storage: 1, total: 1},
+		},
+		{
+			// The same announce without a host proof: the host parts
+			// earn nothing and the score says why; 0.55.
+			name: "announced host figures without a proof",
+			cfg:  def,
+			in:   Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "NVIDIA H200"))},
+			want: want{gpu: 1, total: 0.55,
+				flags: []string{"announced CPU, RAM, storage not covered by a host proof: not credited"}},
+		},
+		{
+			// A proof covering only the CPU: RAM and storage stay unpaid
+			// and flagged. 0.55 + 0.2·1 = 0.75.
+			name: "host proof covering the CPU only",
+			cfg:  def,
+			in: Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "NVIDIA H200")),
+				ProvenHost: Hardware{CPUCores: 96, CPUGHz: 2.4}},
+			want: want{gpu: 1, cpu: 1, total: 0.75,
+				flags: []string{"announced RAM, storage not covered by a host proof: not credited"}},
+		},
+		{
+			// Up for 2 of 30 scheduled rounds: 2/30 of the reference GPU
+			// part, 0.55·2/30 = 0.0366666667; missing is not failing.
+			name: "available for 2 of 30 rounds",
+			cfg:  def,
+			in: Input{Rounds: append(cat(rounds(FP16, 1128e9, 4880), rounds(FP32, 1128e9, 396.8*k32)),
+				slices.Repeat([]Round{{Precision: FP16, Missed: true}}, 28)...),
+				Hardware: Hardware{GPUNames: gpus(8, "H200")}},
+			want: want{gpu: 2.0 / 30, total: 0.55 * 2 / 30,
+				flags: []string{"availability 0.0667: 2 of 30 scheduled rounds answered and passed"}},
+		},
+		{
+			// Only missed rounds: availability 0, nothing earned, no penalty.
+			name: "every round missed",
+			cfg:  def,
+			in:   Input{Rounds: slices.Repeat([]Round{{Precision: FP16, Missed: true}}, 3), Hardware: Hardware{GPUNames: gpus(8, "H200")}},
+			want: want{flags: []string{"availability 0: 0 of 3 scheduled rounds answered and passed"}},
+		},
+		{
+			// A proven fault beside missed rounds still zeroes the epoch.
+			name: "fault beside missed rounds",
+			cfg:  def,
+			in: Input{Rounds: append(refRounds(), Round{Precision: FP16, Missed: true}, Round{Precision: FP16}),
+				Hardware: Hardware{GPUNames: gpus(8, "H200")}},
+			want: want{flags: []string{"1 of 8 rounds failed: GPU part zeroed, penalty reset to 1",
+				"availability 0.86: 6 of 7 scheduled rounds answered and passed"}},
 		},
 		{
 			// GPU part 1, nothing else reported: 0.55·1 = 0.55.
@@ -90,7 +144,7 @@ func TestScoreMiner(t *testing.T) {
 			// 1128 = 2.72 → 1. GPU = 0.8·1 + 0.2·1 = 1; total 0.55.
 			name: "16xB200 capped at 1",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 3072e9, 19280), rounds(FP32, 3072e9, 1075.2)),
+			in: Input{Rounds: cat(rounds(FP16, 3072e9, 19280), rounds(FP32, 3072e9, 1075.2*k32)),
 				Hardware: Hardware{GPUNames: gpus(16, "NVIDIA B200")}},
 			want: want{gpu: 1, total: 0.55},
 		},
@@ -99,7 +153,7 @@ func TestScoreMiner(t *testing.T) {
 			// = 0.8·1.25 + 0.2·1.25 = 1.25; total 0.55·1.25 = 0.6875.
 			name: "16xB200 capped at 1.25",
 			cfg:  capped,
-			in: Input{Rounds: cat(rounds(FP16, 3072e9, 19280), rounds(FP32, 3072e9, 1075.2)),
+			in: Input{Rounds: cat(rounds(FP16, 3072e9, 19280), rounds(FP32, 3072e9, 1075.2*k32)),
 				Hardware: Hardware{GPUNames: gpus(16, "NVIDIA B200")}},
 			want: want{gpu: 1.25, total: 0.6875},
 		},
@@ -109,7 +163,7 @@ func TestScoreMiner(t *testing.T) {
 			// = 0.0955817028 + 0.0141843972 = 0.1097661000.
 			name: "1xH100",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 80e9, 570), rounds(FP32, 80e9, 49)),
+			in: Input{Rounds: cat(rounds(FP16, 80e9, 570), rounds(FP32, 80e9, 49*k32)),
 				Hardware: Hardware{GPUNames: gpus(1, "NVIDIA H100 80GB HBM3")}},
 			want: want{gpu: 0.10976609996587, total: 0.55 * 0.10976609996587},
 		},
@@ -118,7 +172,7 @@ func TestScoreMiner(t *testing.T) {
 			// every ratio doubles, so the GPU part is 2·0.1097661 = 0.2195322.
 			name: "2xH100 sum to twice one",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 160e9, 1140), rounds(FP32, 160e9, 98)),
+			in: Input{Rounds: cat(rounds(FP16, 160e9, 1140), rounds(FP32, 160e9, 98*k32)),
 				Hardware: Hardware{GPUNames: gpus(2, "NVIDIA H100 80GB HBM3")}},
 			want: want{gpu: 0.21953219993174, total: 0.55 * 0.21953219993174},
 		},
@@ -127,26 +181,27 @@ func TestScoreMiner(t *testing.T) {
 			// 1.13: all capped, GPU 1 — sums stop counting at the cap.
 			name: "16xH100 sum up to the cap",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 1280e9, 9120), rounds(FP32, 1280e9, 784)),
+			in: Input{Rounds: cat(rounds(FP16, 1280e9, 9120), rounds(FP32, 1280e9, 784*k32)),
 				Hardware: Hardware{GPUNames: gpus(16, "H100 80GB HBM3")}},
 			want: want{gpu: 1, total: 0.55},
 		},
 		{
 			// fp16 rounds 100, 200, 300: median 200, peak 300, blend
-			// 0.7·200 + 0.3·300 = 230. GPU = 0.8·0.6·230/4880 = 110.4/4880
-			// = 0.0226229508.
+			// 0.7·200 + 0.3·300 = 230; fp16 is the only class measured, so
+			// its weight renormalises to 1. GPU = 0.8·230/4880 = 184/4880
+			// = 0.0377049180.
 			name: "peak vs sustained, odd count",
 			cfg:  def,
 			in:   Input{Rounds: rounds(FP16, 0, 300, 100, 200)},
-			want: want{gpu: 0.02262295081967, total: 0.55 * 0.02262295081967},
+			want: want{gpu: 0.03770491803279, total: 0.55 * 0.03770491803279},
 		},
 		{
 			// 100, 200, 300, 400: median (200+300)/2 = 250, peak 400, blend
-			// 175 + 120 = 295. GPU = 0.48·295/4880 = 141.6/4880 = 0.0290163934.
+			// 175 + 120 = 295. GPU = 0.8·295/4880 = 236/4880 = 0.0483606557.
 			name: "peak vs sustained, even count",
 			cfg:  def,
 			in:   Input{Rounds: rounds(FP16, 0, 400, 100, 300, 200)},
-			want: want{gpu: 0.02901639344262, total: 0.55 * 0.02901639344262},
+			want: want{gpu: 0.04836065573770, total: 0.55 * 0.04836065573770},
 		},
 		{
 			// 1×RTX 4090 at the table, a fast fp32 card: fp16n =
@@ -155,25 +210,26 @@ func TestScoreMiner(t *testing.T) {
 			// = 0.0545555262; memory 0.2·24/1128 = 0.0042553191; GPU 0.0588108453.
 			name: "fp16 and fp32 mix, RTX 4090",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 24e9, 157), rounds(FP32, 24e9, 48.5)),
+			in: Input{Rounds: cat(rounds(FP16, 24e9, 157), rounds(FP32, 24e9, 48.5*k32)),
 				Hardware: Hardware{GPUNames: gpus(1, "NVIDIA GeForce RTX 4090")}},
 			want: want{gpu: 0.05881084532556, total: 0.55 * 0.05881084532556},
 		},
 		{
-			// Only fp16 rounds at the reference: fp32 contributes 0.
-			// GPU = 0.8·0.6·1 + 0.2·1 = 0.68.
+			// Only fp16 rounds at the reference (the validator drew no
+			// fp32 round): the measured class carries the throughput.
+			// GPU = 0.8·1 + 0.2·1 = 1.
 			name: "fp16 only",
 			cfg:  def,
 			in:   Input{Rounds: rounds(FP16, 1128e9, 4880), Hardware: Hardware{GPUNames: gpus(8, "H200")}},
-			want: want{gpu: 0.68, total: 0.55 * 0.68},
+			want: want{gpu: 1, total: 0.55},
 		},
 		{
 			// Only fp32 rounds at the reference, memory not proven
-			// (0 bytes): GPU = 0.8·0.4·1 = 0.32.
+			// (0 bytes): GPU = 0.8·1 = 0.8.
 			name: "fp32 only, no proven memory",
 			cfg:  def,
-			in:   Input{Rounds: rounds(FP32, 0, 396.8), Hardware: Hardware{GPUNames: gpus(8, "H200")}},
-			want: want{gpu: 0.32, total: 0.55 * 0.32},
+			in:   Input{Rounds: rounds(FP32, 0, 396.8*k32), Hardware: Hardware{GPUNames: gpus(8, "H200")}},
+			want: want{gpu: 0.8, total: 0.55 * 0.8},
 		},
 		{
 			// Honest 8×H100 slightly under the table (fp16 4560, fp32
@@ -182,78 +238,77 @@ func TestScoreMiner(t *testing.T) {
 			// memory 0.2·640/1128 = 0.1134751773; GPU 0.8781287997.
 			name: "proven memory, honest 8xH100",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 640e9, 4560), rounds(FP32, 640e9, 392)),
+			in: Input{Rounds: cat(rounds(FP16, 640e9, 4560), rounds(FP32, 640e9, 392*k32)),
 				Hardware: Hardware{GPUNames: gpus(8, "NVIDIA H100 80GB HBM3")}},
 			want: want{gpu: 0.87812879972696, total: 0.55 * 0.87812879972696},
 		},
 		{
-			// The largest verified round counts: 100 GB beats 10 GB. A
-			// 4090 holds 24 GB, so credit is capped at 24 GB: same GPU
-			// part as the plain 4090 case, 0.0588108453.
-			name: "proven memory above the announced GPUs' is capped",
+			// The largest verified round counts: 100 GB beats 10 GB, and
+			// the announced class's 24 GB does not cap it (the announce
+			// never sets credit): the plain 4090 case's 0.0588108453 −
+			// 0.2·24/1128 + 0.2·100/1128 = 0.0722860227.
+			name: "proven memory is credited whatever the announced GPUs hold",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 10e9, 157), rounds(FP32, 100e9, 48.5)),
+			in: Input{Rounds: cat(rounds(FP16, 10e9, 157), rounds(FP32, 100e9, 48.5*k32)),
 				Hardware: Hardware{GPUNames: gpus(1, "RTX 4090")}},
-			want: want{gpu: 0.05881084532556, total: 0.55 * 0.05881084532556,
-				flags: []string{"proven memory 100 GB > 24 GB of announced GPUs of known classes: credit capped"}},
+			want: want{gpu: 0.07228602263053, total: 0.55 * 0.07228602263053},
 		},
 		{
 			// Announces 8×H200 but measures like 8×RTX 4090 (fp16
 			// 8·157 = 1256 < floor 0.5·4880 = 2440; fp32 8·48.5 = 388 ≥
-			// 198.4, not flagged). Supported fraction 1256/4880 =
-			// 0.2573770492 scales the 1128 GB proven: memn 0.2573770492.
-			// GPU = 0.8·(0.6·0.2573770492 + 0.4·388/396.8) + 0.2·0.2573770492
-			// = 0.8·(0.1544262295 + 0.3911290323) + 0.0514754098 = 0.4879196192.
+			// 198.4, not flagged). The contradicted announcement earns no
+			// memory credit. GPU = 0.8·(0.6·1256/4880 + 0.4·388/396.8)
+			// = 0.8·(0.1544262295 + 0.3911290323) = 0.4364442094.
 			name: "over-claimer flagged: H200 announced, RTX 4090 measured",
 			cfg:  def,
-			in: Input{Rounds: cat(rounds(FP16, 1128e9, 1256), rounds(FP32, 1128e9, 388)),
+			in: Input{Rounds: cat(rounds(FP16, 1128e9, 1256), rounds(FP32, 1128e9, 388*k32)),
 				Hardware: Hardware{GPUNames: gpus(8, "NVIDIA H200")}},
-			want: want{gpu: 0.48791961924907, total: 0.55 * 0.48791961924907, flags: []string{
+			want: want{gpu: 0.43644420941301, total: 0.55 * 0.43644420941301, flags: []string{
 				"announced 8× H200, measured 1256 TFLOPS fp16 < floor 2440",
-				"memory credit scaled to 25.74% of proven: what the measured throughput supports",
+				"proven memory 1128 GB not credited: the measurement contradicts the announced GPUs",
 			}},
 		},
 		{
 			// The brief's example: 8×H100 announced, 95 TFLOPS fp16
 			// measured, floor 0.5·8·570 = 2280. Supported 95/4560 =
-			// 0.0208333; no memory proven. GPU = 0.8·0.6·95/4880 =
-			// 45.6/4880 = 0.0093442623.
+			// 0.0208333; no memory proven. GPU = 0.8·95/4880 =
+			// 76/4880 = 0.0155737705.
 			name: "over-claimer flagged: 8xH100 at 95 TFLOPS",
 			cfg:  def,
 			in:   Input{Rounds: rounds(FP16, 0, 95), Hardware: Hardware{GPUNames: gpus(8, "NVIDIA H100 80GB HBM3")}},
-			want: want{gpu: 0.00934426229508, total: 0.55 * 0.00934426229508, flags: []string{
+			want: want{gpu: 0.01557377049180, total: 0.55 * 0.01557377049180, flags: []string{
 				"announced 8× H100 80GB HBM3, measured 95 TFLOPS fp16 < floor 2280",
 			}},
 		},
 		{
 			// Honest H100s at 8·540 = 4320 ≥ 2280: no flag. fp16 only,
-			// GPU = 0.48·4320/4880 = 0.4249180328.
+			// GPU = 0.8·4320/4880 = 0.7081967213.
 			name: "honest H100 not flagged",
 			cfg:  def,
 			in:   Input{Rounds: rounds(FP16, 0, 4320), Hardware: Hardware{GPUNames: gpus(8, "H100 80GB HBM3")}},
-			want: want{gpu: 0.42491803278689, total: 0.55 * 0.42491803278689},
+			want: want{gpu: 0.70819672131148, total: 0.55 * 0.70819672131148},
 		},
 		{
 			// Mixed announcement 4×A100 + 4×H100: floor 0.5·(4·238.8 +
-			// 4·570) = 1617.6; measured 1000 is below. GPU = 0.48·1000/4880
-			// = 0.0983606557.
+			// 4·570) = 1617.6; measured 1000 is below. GPU = 0.8·1000/4880
+			// = 0.1639344262.
 			name: "mixed announcement flagged on the sum",
 			cfg:  def,
 			in: Input{Rounds: rounds(FP16, 0, 1000), Hardware: Hardware{GPUNames: slices.Concat(
 				gpus(4, "NVIDIA H100 80GB HBM3"), gpus(4, "NVIDIA A100-SXM4-80GB"))}},
-			want: want{gpu: 0.09836065573770, total: 0.55 * 0.09836065573770, flags: []string{
+			want: want{gpu: 0.16393442622951, total: 0.55 * 0.16393442622951, flags: []string{
 				"announced 4× A100-SXM4-80GB + 4× H100 80GB HBM3, measured 1000 TFLOPS fp16 < floor 1617.6",
 			}},
 		},
 		{
 			// An unknown model is not checked and its proven memory earns
-			// nothing: GPU = 0.48·362/4880 = 0.0356065574.
+			// nothing: GPU = 0.8·362/4880 = 0.0593442623.
 			name: "unknown GPU class",
 			cfg:  def,
 			in:   Input{Rounds: rounds(FP16, 48e9, 362), Hardware: Hardware{GPUNames: gpus(1, "NVIDIA L40S")}},
-			want: want{gpu: 0.03560655737705, total: 0.55 * 0.03560655737705, flags: []string{
+			want: want{gpu: 0.05934426229508, total: 0.55 * 0.05934426229508, flags: []string{
 				`unknown GPU class "NVIDIA L40S" (1 announced): not checked, no memory credit`,
-				"proven memory 48 GB > 0 GB of announced GPUs of known classes: credit capped",
+				"proven memory 48 GB not credited: an announced GPU is of no known class",
 			}},
 		},
 		{
@@ -264,7 +319,7 @@ func TestScoreMiner(t *testing.T) {
 			// 0.1·0.3166666667 = 0.55 + 0.0833333333 + 0.0567 + 0.0316666667 = 0.7217.
 			name: "aux hardware below the reference",
 			cfg:  def,
-			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200"), CPUCores: 32, CPUGHz: 3.0,
+			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: Hardware{CPUCores: 32, CPUGHz: 3.0,
 				RAMBytes: 512e9, RAMGBps: 150, StorageBytes: 4e12, StorageMBps: 3500}},
 			want: want{gpu: 1, cpu: 0.41666666666667, ram: 0.378, storage: 0.31666666666667, total: 0.7217},
 		},
@@ -274,31 +329,31 @@ func TestScoreMiner(t *testing.T) {
 			// Total = 0.55 + 0.45 = 1.
 			name: "aux hardware capped",
 			cfg:  def,
-			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200"), CPUCores: 512, CPUGHz: 3.7,
+			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: Hardware{CPUCores: 512, CPUGHz: 3.7,
 				RAMBytes: 12e12, RAMGBps: 900, StorageBytes: 100e12, StorageMBps: 14000}},
 			want: want{gpu: 1, cpu: 1, ram: 1, storage: 1, total: 1},
 		},
 		{
-			// No round proven: self-reported aux earns nothing.
+			// No round proven: even proven host figures earn nothing.
 			name: "no verified round, aux not credited",
 			cfg:  def,
-			in:   Input{Hardware: refAux(gpus(8, "H200"))},
-			want: want{flags: []string{"no verified round: self-reported CPU, RAM and storage not credited"}},
+			in:   Input{Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: refAux(nil)},
+			want: want{},
 		},
 		{
 			// The same with the gate off: 0.2 + 0.15 + 0.1 = 0.45.
 			name: "no verified round, gate off",
 			cfg:  open,
-			in:   Input{Hardware: refAux(gpus(8, "H200"))},
+			in:   Input{Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: refAux(nil)},
 			want: want{cpu: 1, ram: 1, storage: 1, total: 0.45},
 		},
 		{
 			// A failed round zeroes the GPU part but, with one verified
-			// round, aux still counts: 0.45.
+			// round, proven aux still counts: 0.45.
 			name: "failed round zeroes the GPU part",
 			cfg:  def,
 			in: Input{Rounds: append(refRounds(), Round{Precision: FP16}),
-				Hardware: refAux(gpus(8, "H200"))},
+				Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: refAux(nil)},
 			want: want{cpu: 1, ram: 1, storage: 1, total: 0.45,
 				flags: []string{"1 of 7 rounds failed: GPU part zeroed, penalty reset to 1"}},
 		},
@@ -308,7 +363,7 @@ func TestScoreMiner(t *testing.T) {
 			name: "non-finite and negative values",
 			cfg:  def,
 			in: Input{Rounds: cat(rounds(FP16, 0, math.NaN()), rounds(FP32, 0, math.Inf(1), -5)),
-				Hardware: Hardware{CPUCores: -96, CPUGHz: -2.4, RAMGBps: math.NaN(), StorageMBps: math.Inf(1)}},
+				ProvenHost: Hardware{CPUCores: -96, CPUGHz: -2.4, RAMGBps: math.NaN(), StorageMBps: math.Inf(1)}},
 			want: want{},
 		},
 	}
@@ -333,14 +388,35 @@ func TestScoreMiner(t *testing.T) {
 	}
 }
 
+// Announcing bigger GPUs or a bigger host than one has never pays: the same
+// measured rounds score at most what the honest announce scores.
+func TestOverclaimNeverPays(t *testing.T) {
+	c := DefaultConfig()
+	rs := cat(rounds(FP16, 1128e9, 1256, 1256), rounds(FP32, 1128e9, 388*k32))
+	host := Hardware{CPUCores: 16, CPUGHz: 4.5, RAMBytes: 128e9, RAMGBps: 80, StorageBytes: 4e12, StorageMBps: 5000}
+	honest := host
+	honest.GPUNames = gpus(8, "RTX 4090")
+	base := ScoreMiner(c, Input{Rounds: rs, Hardware: honest}).Total
+	for _, claim := range []string{"H200", "B200", "H100 80GB HBM3", "A100-SXM4-80GB", "no-such-gpu"} {
+		for _, f := range []float64{1, 4} {
+			lie := Hardware{GPUNames: gpus(8, claim), CPUCores: int(f) * host.CPUCores, CPUGHz: host.CPUGHz,
+				RAMBytes: uint64(f) * host.RAMBytes, RAMGBps: f * host.RAMGBps,
+				StorageBytes: uint64(f) * host.StorageBytes, StorageMBps: f * host.StorageMBps}
+			if got := ScoreMiner(c, Input{Rounds: rs, Hardware: lie}).Total; got > base {
+				t.Errorf("announcing 8× %s and %g× the host scores %.6f > honest %.6f", claim, f, got, base)
+			}
+		}
+	}
+}
+
 // The reference node scores 1.0 with no rounding at all, not just within
 // tolerance: the weights add up in binary exactly enough.
 func TestReferenceExact(t *testing.T) {
-	s := ScoreMiner(DefaultConfig(), Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "H200"))})
+	s := ScoreMiner(DefaultConfig(), Input{Rounds: refRounds(), Hardware: refAux(gpus(8, "H200")), ProvenHost: refAux(nil)})
 	if s.Total != 1 || s.GPU != 1 {
 		t.Fatalf("total %.17g, gpu %.17g, want exactly 1", s.Total, s.GPU)
 	}
-	if s.FP16Peak != 4880 || s.FP16Sustained != 4880 || s.FP32Peak != 396.8 || s.FP32Sustained != 396.8 {
+	if s.FP16Peak != 4880 || s.FP16Sustained != 4880 || s.FP32Peak != 4880 || s.FP32Sustained != 4880 {
 		t.Errorf("measured %+v", s)
 	}
 	if s.ProvenMemoryBytes != 1128e9 || s.Verified != 6 || s.Failures != 0 || s.Failed || s.Penalty != 0 {
@@ -356,24 +432,25 @@ func TestPeakSustainedFigures(t *testing.T) {
 	if s.FP16Peak != 300 || s.FP16Sustained != 200 || s.FP32Peak != 0 || s.FP32Sustained != 0 {
 		t.Errorf("peak %v sustained %v, fp32 %v %v", s.FP16Peak, s.FP16Sustained, s.FP32Peak, s.FP32Sustained)
 	}
-	// 0.7·200 + 0.3·300 = 230 of 4880, times fp16 weight 0.6; the
-	// failure zeroes the GPU part, not the measurement.
-	if !near(s.Throughput, 0.6*230.0/4880) || s.GPU != 0 || !s.Failed {
+	// 0.7·200 + 0.3·300 = 230 of 4880, the only class measured (weight
+	// renormalised to 1); the failure zeroes the GPU part, not the
+	// measurement.
+	if !near(s.Throughput, 230.0/4880) || s.GPU != 0 || !s.Failed {
 		t.Errorf("throughput %v gpu %v failed %v", s.Throughput, s.GPU, s.Failed)
 	}
-	// Custom blend: sustained only → 200/4880·0.6.
+	// Custom blend: sustained only → 200/4880.
 	c := DefaultConfig()
 	c.SustainedWeight, c.PeakWeight = 1, 0
-	if s := ScoreMiner(c, in); !near(s.Throughput, 0.6*200.0/4880) {
+	if s := ScoreMiner(c, in); !near(s.Throughput, 200.0/4880) {
 		t.Errorf("sustained-only throughput %v", s.Throughput)
 	}
 }
 
 func TestMultiGPUSums(t *testing.T) {
 	c := DefaultConfig()
-	one := ScoreMiner(c, Input{Rounds: cat(rounds(FP16, 80e9, 570), rounds(FP32, 80e9, 49)),
+	one := ScoreMiner(c, Input{Rounds: cat(rounds(FP16, 80e9, 570), rounds(FP32, 80e9, 49*k32)),
 		Hardware: Hardware{GPUNames: gpus(1, "H100 80GB HBM3")}})
-	two := ScoreMiner(c, Input{Rounds: cat(rounds(FP16, 160e9, 1140), rounds(FP32, 160e9, 98)),
+	two := ScoreMiner(c, Input{Rounds: cat(rounds(FP16, 160e9, 1140), rounds(FP32, 160e9, 98*k32)),
 		Hardware: Hardware{GPUNames: gpus(2, "H100 80GB HBM3")}})
 	if math.Abs(two.GPU-2*one.GPU) > 1e-15 {
 		t.Errorf("two GPUs %.17g, want twice %.17g", two.GPU, one.GPU)

@@ -25,10 +25,24 @@ type Summary struct {
 	Gossip         Latency     `json:"gossip_latency"`
 	// Throughput and Gains measure issue 10's distortions: every miner's
 	// measured against true throughput, and what time-sharing earns.
-	Throughput []Throughput `json:"throughput,omitempty"`
-	Gains      []Gain       `json:"gains,omitempty"`
-	Checks     []Check      `json:"checks"`
-	Passed     bool         `json:"passed"`
+	Throughput    []Throughput `json:"throughput,omitempty"`
+	Gains         []Gain       `json:"gains,omitempty"`
+	Profitability []Profit     `json:"profitability"`
+	Checks        []Check      `json:"checks"`
+	Passed        bool         `json:"passed"`
+}
+
+// Profit is what one adversary earned in the last epoch. Gain is Incentive ÷
+// HonestIncentive; HonestIncentive is the consensus incentive of the honest
+// miner with the same real profile (scaled by the adversary's designed
+// availability where it is only part-time up). A sybil or timeshare group
+// is one entry with its summed incentive.
+type Profit struct {
+	Adversary       string  `json:"adversary"`
+	RealProfile     string  `json:"real_profile"`
+	Incentive       float64 `json:"incentive"`
+	HonestIncentive float64 `json:"honest_incentive"`
+	Gain            float64 `json:"gain"`
 }
 
 // Node is one testnet participant.

@@ -1,0 +1,90 @@
+package node
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/protocol/round"
+	"github.com/pog-network/pog/store"
+)
+
+// reasonOf plays one round on the real validator machine with events and
+// returns the reason it fails with, so the classifier is tested against the
+// messages the machine produces, not copies of them.
+func reasonOf(t *testing.T, evs ...any) string {
+	t.Helper()
+	c := proof.Chain{Steps: 4}
+	c.ID[0] = 7
+	c.Template = []proof.Params{{Precision: proof.FP16, Batch: 1, M: 32, K: 8, N: 32, Tile: 16, Miner: []byte("m")}}
+	v, err := round.NewValidator(round.Plan{Chain: c, Samples: 1, FirstRootBy: time.Second, Deadline: 4 * time.Second, Window: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range append([]any{round.Start{}}, evs...) {
+		for _, a := range v.Step(ev) {
+			if f, ok := a.(round.Finish); ok {
+				return f.Outcome.Reason
+			}
+		}
+	}
+	t.Fatal("round did not finish")
+	return ""
+}
+
+func TestMissedRound(t *testing.T) {
+	root := round.Root{Step: 0, At: 100 * time.Millisecond, Roots: make([]commit.CV, 1)}
+	tests := []struct {
+		name      string
+		reason    string
+		committed bool
+		missed    bool
+	}{
+		{"no first root", reasonOf(t, round.Timer{At: time.Second}), false, true},
+		{"stopped before its commitment", reasonOf(t, root, round.Timer{At: 4 * time.Second}), false, true},
+		{"stream closed", reasonOf(t, round.Closed{Err: errors.New("reset")}), false, true},
+		{"unreachable", "open round stream: dial backoff", false, true},
+		{"challenge not delivered", "sending challenge: stream reset", false, true},
+		{"bad frame", reasonOf(t, round.Root{Step: 2, At: time.Millisecond, Roots: make([]commit.CV, 1)}), false, false},
+		{"bad commitment", "commitment signed by x, not the miner", false, false},
+		{"closed after committing", "round stream closed: EOF", true, false},
+		{"bad tile", "step 1: tile 3: leaf does not match", true, false},
+	}
+	for _, tt := range tests {
+		r := &store.RoundRecord{Verdict: store.VerdictFailed, Reason: tt.reason}
+		if tt.committed {
+			r.Commitment = []byte{1}
+		}
+		if got := MissedRound(r); got != tt.missed {
+			t.Errorf("%s (%q): missed = %v, want %v", tt.name, tt.reason, got, tt.missed)
+		}
+	}
+	if MissedRound(&store.RoundRecord{Verdict: store.VerdictVerified}) {
+		t.Error("a verified round counted as missed")
+	}
+}
+
+// The epoch's scoring input (which pog audit recomputes the same way) marks
+// missed rounds, so availability comes from the stored records alone.
+func TestScoringInputAvailability(t *testing.T) {
+	recs := []*store.RoundRecord{
+		{Verdict: store.VerdictVerified, TFLOPS: 10},
+		{Verdict: store.VerdictFailed, Reason: "no first root within 1s"},
+		{Verdict: store.VerdictFailed, Reason: "step 1: tile 3: leaf does not match", Commitment: []byte{1}},
+	}
+	in := scoringInput("m", recs, nil, 0)
+	var missed, verified int
+	for _, r := range in.Rounds {
+		if r.Missed {
+			missed++
+		}
+		if r.Verified {
+			verified++
+		}
+	}
+	if verified != 1 || missed != 1 || len(in.Rounds) != 3 {
+		t.Fatalf("verified %d, missed %d of %d rounds; want 1, 1 of 3", verified, missed, len(in.Rounds))
+	}
+}

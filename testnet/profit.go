@@ -1,0 +1,110 @@
+package testnet
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pog-network/pog/testnet/report"
+)
+
+// Gain limits of the profitability check: no strategy may earn more than
+// honest work on the same real hardware, beyond the noise between two
+// miners' round times; a timeshare group also carries its pacing jitter.
+const (
+	maxGain          = 1.05
+	maxTimeshareGain = 1.1
+)
+
+// noProfitGain is the gain reported when the honest reference earned
+// nothing but the adversary did: any finite limit fails on it.
+const noProfitGain = 1e6
+
+// profitability compares each adversary miner identity (a sybil or
+// timeshare group summed) with the honest miners of its real profile, by
+// the mean consensus incentive over the summarised epochs. An adversary
+// whose real profile no honest miner has cannot be judged: it is returned
+// in unjudged instead.
+func profitability(s *report.Summary) (out []report.Profit, unjudged []string) {
+	mean := func(name string) float64 {
+		sum := 0.0
+		for _, e := range s.Epochs {
+			sum += e.Incentive[name]
+		}
+		return sum / float64(max(1, len(s.Epochs)))
+	}
+	honest := map[string][]float64{} // profile → honest miners' incentives
+	groups := map[string][]report.Node{}
+	for _, n := range s.Nodes {
+		if n.Role != "miner" {
+			continue
+		}
+		if n.Adversary == "" {
+			honest[n.Profile] = append(honest[n.Profile], mean(n.Name))
+		} else {
+			groups[n.Adversary] = append(groups[n.Adversary], n)
+		}
+	}
+	for _, a := range sortedKeys(groups) {
+		ms := groups[a]
+		p := report.Profit{Adversary: a, RealProfile: ms[0].Profile}
+		for _, n := range ms {
+			p.Incentive += mean(n.Name)
+		}
+		hs := honest[p.RealProfile]
+		if len(hs) == 0 {
+			unjudged = append(unjudged, fmt.Sprintf("%s (no honest %s)", a, p.RealProfile))
+			continue
+		}
+		for _, h := range hs {
+			p.HonestIncentive += h / float64(len(hs))
+		}
+		if a == "intermittent" {
+			// Judged against its availability: up one round in
+			// intermittentPeriod, it is owed that share of a full-time peer.
+			p.HonestIncentive /= intermittentPeriod
+		}
+		switch {
+		case p.HonestIncentive > 0:
+			p.Gain = p.Incentive / p.HonestIncentive
+		case p.Incentive > 0:
+			p.Gain = noProfitGain
+		}
+		out = append(out, p)
+	}
+	return out, unjudged
+}
+
+// gainLimit is the largest gain adversary a may show.
+func gainLimit(a string) float64 {
+	if a == "timeshare" {
+		return maxTimeshareGain
+	}
+	return maxGain
+}
+
+// profitCheck fails if any adversary earned more than its limit over
+// honest work on its real hardware; unjudged ones are named in the detail.
+func profitCheck(ps []report.Profit, unjudged []string) report.Check {
+	ok := true
+	var parts []string
+	for _, p := range ps {
+		bad := p.Gain > gainLimit(p.Adversary)
+		ok = ok && !bad
+		mark := ""
+		if bad {
+			mark = " > limit"
+		}
+		parts = append(parts, fmt.Sprintf("%s(%s) %.3f×%s", p.Adversary, p.RealProfile, p.Gain, mark))
+	}
+	sort.Strings(parts)
+	detail := "no adversary miners"
+	if len(parts) > 0 {
+		detail = strings.Join(parts, ", ")
+	}
+	if len(unjudged) > 0 {
+		detail += "; not judged: " + strings.Join(unjudged, ", ")
+	}
+	return report.Check{Name: fmt.Sprintf("no adversary earns more than honest work (gain ≤ %.2f, timeshare ≤ %.2f)", maxGain, maxTimeshareGain),
+		OK: ok, Detail: detail}
+}

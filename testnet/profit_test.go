@@ -1,0 +1,79 @@
+package testnet
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/pog-network/pog/testnet/report"
+)
+
+func TestProfitability(t *testing.T) {
+	miner := func(name, profile, adversary string) report.Node {
+		return report.Node{Name: name, Role: "miner", Profile: profile, Adversary: adversary}
+	}
+	s := &report.Summary{
+		Nodes: []report.Node{
+			miner("h100-a", "H100", ""), miner("h100-b", "H100", ""), miner("4090", "RTX4090", ""),
+			miner("sybil-a", "RTX4090", "sybil"), miner("sybil-b", "RTX4090", "sybil"),
+			miner("intermittent", "H100", "intermittent"), miner("overclaim", "RTX4090", "overclaim"),
+			miner("ts-1", "H100", "timeshare"), miner("ts-2", "H100", "timeshare"),
+			{Name: "validator-1", Role: "validator"},
+		},
+		// Two epochs: means are h100 0.2 (0.1 and 0.3 averaged over two
+		// miners), 4090 0.1.
+		Epochs: []report.Epoch{
+			{Incentive: map[string]float64{"h100-a": 0.1, "h100-b": 0.3, "4090": 0.1, "sybil-a": 0.04, "sybil-b": 0.06,
+				"intermittent": 0.02, "overclaim": 0.2, "ts-1": 0.1, "ts-2": 0.1}},
+			{Incentive: map[string]float64{"h100-a": 0.1, "h100-b": 0.3, "4090": 0.1, "sybil-a": 0.04, "sybil-b": 0.06,
+				"intermittent": 0.02, "overclaim": 0, "ts-1": 0.1, "ts-2": 0.12}},
+		},
+	}
+	got, unjudged := profitability(s)
+	want := []report.Profit{
+		{Adversary: "intermittent", RealProfile: "H100", Incentive: 0.02, HonestIncentive: 0.02, Gain: 1},
+		{Adversary: "overclaim", RealProfile: "RTX4090", Incentive: 0.1, HonestIncentive: 0.1, Gain: 1},
+		{Adversary: "sybil", RealProfile: "RTX4090", Incentive: 0.1, HonestIncentive: 0.1, Gain: 1},
+		{Adversary: "timeshare", RealProfile: "H100", Incentive: 0.21, HonestIncentive: 0.2, Gain: 1.05},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d entries, want %d: %+v", len(got), len(want), got)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	for i, w := range want {
+		g := got[i]
+		if g.Adversary != w.Adversary || g.RealProfile != w.RealProfile || !near(g.Incentive, w.Incentive) ||
+			!near(g.HonestIncentive, w.HonestIncentive) || !near(g.Gain, w.Gain) {
+			t.Errorf("entry %d = %+v, want %+v", i, g, w)
+		}
+	}
+	if len(unjudged) != 0 {
+		t.Errorf("unjudged %v", unjudged)
+	}
+	if c := profitCheck(got, nil); !c.OK {
+		t.Errorf("check failed at the limits: %s", c.Detail)
+	}
+	if c := profitCheck([]report.Profit{{Adversary: "sybil", Gain: 1.06}}, nil); c.OK {
+		t.Error("a 1.06× sybil gain passed")
+	}
+	if c := profitCheck([]report.Profit{{Adversary: "timeshare", Gain: 1.09}}, nil); !c.OK {
+		t.Error("a 1.09× timeshare gain failed its 1.1 limit")
+	}
+	// An adversary earning where the honest miner of its hardware earns
+	// nothing is an unbounded gain.
+	s.Epochs = []report.Epoch{{Incentive: map[string]float64{"overclaim": 0.1}}}
+	ps, _ := profitability(s)
+	for _, p := range ps {
+		if p.Adversary == "overclaim" && profitCheck([]report.Profit{p}, nil).OK {
+			t.Errorf("overclaim earning against an honest 0 passed: %+v", p)
+		}
+	}
+	// Without an honest miner of its real profile an adversary is not
+	// judged, and the check says so.
+	s.Nodes = []report.Node{miner("sybil-a", "RTX4090", "sybil"), miner("h200", "H200", "")}
+	ps, unjudged = profitability(s)
+	c := profitCheck(ps, unjudged)
+	if len(ps) != 0 || !c.OK || !strings.Contains(c.Detail, "not judged: sybil (no honest RTX4090)") {
+		t.Errorf("unjudged sybil: %+v, check %+v", ps, c)
+	}
+}
