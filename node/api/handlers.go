@@ -84,8 +84,12 @@ type Validator struct {
 	Connected bool      `json:"connected"`
 }
 
-// lastRounds is how many recent rounds the status carries.
-const lastRounds = 10
+// lastRounds is how many recent rounds the status carries, from at most
+// statusEpochs epochs back.
+const (
+	lastRounds   = 10
+	statusEpochs = 16
+)
 
 func (s *server) status(w http.ResponseWriter, r *http.Request) {
 	snap := s.o.Live.Snapshot()
@@ -108,10 +112,9 @@ func (s *server) status(w http.ResponseWriter, r *http.Request) {
 	for _, v := range snap.Validators {
 		st.Validators = append(st.Validators, Validator{ID: v.ID.String(), LastSeen: v.LastSeen.UTC(), Connected: v.Connected})
 	}
-	from := uint64(0)
-	if snap.Epoch > 0 {
-		from = snap.Epoch - 1
-	}
+	// Chained rounds come at random times (duty cycle), so a short epoch
+	// may hold none: look back statusEpochs epochs.
+	from := snap.Epoch - min(snap.Epoch, statusEpochs)
 	rounds, err := latestRounds(s.o.Store, from, lastRounds)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
