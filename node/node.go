@@ -91,6 +91,7 @@ type Node struct {
 	onEpoch   func(uint64, peer.ID)
 	onGossip  func(string, *protocol.Opened, time.Time)
 	alterRec  func(*pb.EpochRecord)
+	sync      *syncer
 
 	ctx        context.Context // cancelled by Close
 	cancel     context.CancelFunc
@@ -148,6 +149,8 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	for _, v := range validators {
 		h.ConnManager().Protect(v, "validator")
 	}
+	n.sync = newSyncer(h, o.Store, n.log, n.view.isValidator, func() uint64 { return n.view.epochAt(time.Now()) }, n.onEpoch)
+	h.SetStreamHandler(SyncProtocol, n.sync.serve)
 	n.ps, err = newPubSub(ctx, h, n.setScores)
 	if err != nil {
 		n.Close()
@@ -308,6 +311,11 @@ func (n *Node) Run(ctx context.Context) error {
 	go func() {
 		defer n.wg.Done()
 		keepBootstrapped(ctx, n.host, n.cfg.Node.Bootstrap, n.log)
+	}()
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.sync.run(ctx, syncInterval(n.cfg.Network.EpochLength.Duration), &n.wg)
 	}()
 	var err error
 	for topic := range topicType {
