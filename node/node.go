@@ -380,6 +380,7 @@ func (n *Node) Close() error {
 			n.miner.stop()
 		}
 		n.wg.Wait()
+		n.sync.close()
 		if n.stopDisc != nil {
 			n.stopDisc()
 		}

@@ -79,6 +79,8 @@ type syncer struct {
 
 	serving chan struct{} // bounds concurrent serves
 	mu      sync.Mutex
+	closed  bool
+	active  sync.WaitGroup // serves in progress; close waits for them
 	// complete holds, per validator, a head from which the chain is held
 	// down to its first record, so later passes stop there.
 	complete map[peer.ID][32]byte
@@ -159,6 +161,15 @@ func decodeHeads(b []byte) ([]head, error) {
 // response is written under a deadline, and excess concurrent requests are
 // refused.
 func (y *syncer) serve(s network.Stream) {
+	y.mu.Lock()
+	if y.closed {
+		y.mu.Unlock()
+		s.Reset()
+		return
+	}
+	y.active.Add(1)
+	y.mu.Unlock()
+	defer y.active.Done()
 	select {
 	case y.serving <- struct{}{}:
 		defer func() { <-y.serving }()
@@ -205,6 +216,15 @@ func (y *syncer) serve(s network.Stream) {
 		return
 	}
 	s.Close()
+}
+
+// close refuses further requests and waits for those being served, so the
+// store can be closed after it.
+func (y *syncer) close() {
+	y.mu.Lock()
+	y.closed = true
+	y.mu.Unlock()
+	y.active.Wait()
 }
 
 // heads lists, per validator, the latest record this node holds (at most

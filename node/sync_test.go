@@ -70,8 +70,8 @@ func newSyncPeer(t *testing.T, latest uint64) *syncPeerT {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.Close(); st.Close() })
 	y := newSyncer(h, st, testLogger(t), func(peer.ID) bool { return true }, func() uint64 { return latest }, nil)
+	t.Cleanup(func() { h.Close(); y.close(); st.Close() })
 	h.SetStreamHandler(SyncProtocol, y.serve)
 	return &syncPeerT{h, st, y}
 }
