@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ type syncPeerT struct {
 	y  *syncer
 }
 
-func newSyncPeer(t *testing.T, latest uint64) *syncPeerT {
+func newSyncPeer(t testing.TB, latest uint64) *syncPeerT {
 	t.Helper()
 	key, _, _ := crypto.GenerateEd25519Key(nil)
 	h, err := newHost(key, testConfig().Node)
@@ -70,13 +71,13 @@ func newSyncPeer(t *testing.T, latest uint64) *syncPeerT {
 	if err != nil {
 		t.Fatal(err)
 	}
-	y := newSyncer(h, st, testLogger(t), func(peer.ID) bool { return true }, func() uint64 { return latest }, nil)
+	y := newSyncer(h, st, slog.New(slog.DiscardHandler), func(peer.ID) bool { return true }, func() uint64 { return latest }, nil)
 	t.Cleanup(func() { h.Close(); y.close(); st.Close() })
 	h.SetStreamHandler(SyncProtocol, y.serve)
 	return &syncPeerT{h, st, y}
 }
 
-func (p *syncPeerT) connect(t *testing.T, q *syncPeerT) {
+func (p *syncPeerT) connect(t testing.TB, q *syncPeerT) {
 	t.Helper()
 	if err := p.h.Connect(context.Background(), peer.AddrInfo{ID: q.h.ID(), Addrs: q.h.Addrs()}); err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func (p *syncPeerT) connect(t *testing.T, q *syncPeerT) {
 }
 
 // recordChain signs a chain of epoch records of one validator for epochs.
-func recordChain(t *testing.T, key crypto.PrivKey, epochs []uint64) [][]byte {
+func recordChain(t testing.TB, key crypto.PrivKey, epochs []uint64) [][]byte {
 	t.Helper()
 	var out [][]byte
 	prev := make([]byte, 32)
@@ -381,4 +382,36 @@ func TestLateNodeCatchesUp(t *testing.T) {
 	if err != nil || len(rep.Problems) > 0 {
 		t.Fatalf("late node's audit: %v %v", err, rep.Problems)
 	}
+}
+
+// BenchmarkSyncCatchUp measures a node with no records catching up on 3
+// validators × 1000 epochs from one peer on 127.0.0.1 (BENCHMARKS.md).
+func BenchmarkSyncCatchUp(b *testing.B) {
+	const validators, epochs = 3, 1000
+	server := newSyncPeer(b, epochs)
+	es := make([]uint64, epochs)
+	for i := range es {
+		es[i] = uint64(i + 1)
+	}
+	for range validators {
+		k, _, _ := crypto.GenerateEd25519Key(nil)
+		v, _ := peer.IDFromPrivateKey(k)
+		for i, raw := range recordChain(b, k, es) {
+			if err := server.st.PutEpochRecord(es[i], []byte(v), raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		client := newSyncPeer(b, epochs)
+		client.connect(b, server)
+		b.StartTimer()
+		n, err := client.y.syncPeer(context.Background(), server.h.ID())
+		if err != nil || n != validators*epochs {
+			b.Fatalf("stored %d: %v", n, err)
+		}
+	}
+	b.ReportMetric(float64(validators*epochs)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }
