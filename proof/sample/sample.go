@@ -34,15 +34,19 @@ const MaxCount = 4096
 // is opened and detection is certain). Sampling without replacement only
 // raises the probability; DetectProbability gives the exact figure.
 //
-// f and target are rounded to whole parts per million and the inequality is
-// decided in integers (SPEC §8.2), so every implementation finds the same k:
+// f and target must be whole parts per million (at most six decimals) and
+// the inequality is decided in integers (SPEC §8.2), so every
+// implementation finds the same k:
 // in floating point (1-0.1)^2 > 1-0.19, while exactly they are equal.
 func Count(f, target float64, tiles uint64) (int, error) {
 	if !(f > 0 && f < 1) || !(target > 0 && target < 1) {
 		return 0, fmt.Errorf("fraction %v and probability %v must both be in (0, 1)", f, target)
 	}
 	fp, pp := math.Round(f*PPM), math.Round(target*PPM)
-	if fp < 1 || fp >= PPM || pp < 1 || pp >= PPM {
+	// A value between two whole ppm would round differently in decimal and
+	// binary arithmetic: refuse it rather than guess.
+	whole := math.Abs(f*PPM-fp) < 1e-3 && math.Abs(target*PPM-pp) < 1e-3
+	if !whole || fp < 1 || fp >= PPM || pp < 1 || pp >= PPM {
 		return 0, fmt.Errorf("fraction %v and probability %v must both be whole parts per million in (0, 1)", f, target)
 	}
 	k, ok := countPPM(uint64(fp), uint64(pp), min(tiles, MaxCount))

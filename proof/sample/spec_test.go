@@ -66,7 +66,7 @@ func TestSpecVectors(t *testing.T) {
 
 // Inputs that are not whole parts per million in (0, 1) are refused.
 func TestCountResolution(t *testing.T) {
-	for _, c := range [][2]float64{{1e-7, 0.5}, {0.1, 0.9999999}, {0.9999999, 0.5}} {
+	for _, c := range [][2]float64{{1e-7, 0.5}, {0.1, 0.9999999}, {0.9999999, 0.5}, {0.1234565, 0.5}, {0.1, 0.9990004}} {
 		if k, err := Count(c[0], c[1], 100); err == nil {
 			t.Errorf("Count(%v, %v) = %d, want an error", c[0], c[1], k)
 		}
