@@ -288,11 +288,13 @@ func TestSyncChargesBadPeers(t *testing.T) {
 	}
 }
 
-// TestLateNodeCatchesUp runs two validators and a miner for epochs, then
-// starts a node that was never online: gossip brings it only new records,
-// sync must bring every older one. It ends holding every record the
-// validators hold, with the same consensus, and its audit passes.
-func TestLateNodeCatchesUp(t *testing.T) {
+// TestOfflineAndLateNodesCatchUp runs two validators and a miner for
+// epochs. An observer that was online for the first epoch is stopped and,
+// epochs later, restarted on its own key and store; another node starts
+// only then. Gossip brings them only new records: sync must bring every
+// older one. Both end holding every record the validators held, with the
+// same consensus, and their audits pass.
+func TestOfflineAndLateNodesCatchUp(t *testing.T) {
 	tn := newTestNet(t)
 	cfg := testConfig()
 	cfg.Network.EpochLength = Duration{2 * time.Second}
@@ -301,86 +303,102 @@ func TestLateNodeCatchesUp(t *testing.T) {
 		epoch uint64
 		v     peer.ID
 	}
-	events := make(chan ev, 1024)
+	events := make(chan ev, 4096)
 	var nodes []*Node
 	var stores []*store.Store
-	start := func(role Role) *Node {
+	// start runs node i (a new one if i == len(nodes)); reuse, if set, is
+	// the node whose key and store it restarts with.
+	start := func(role Role, reuse *Node) *Node {
 		i := len(nodes)
 		n, st := tn.startWith(role, cfg, cpu.Backend{}, func(o *Options) {
+			if reuse != nil {
+				o.Key, o.Store = reuse.key, reuse.store
+			}
 			o.OnEpochRecord = func(e uint64, v peer.ID) { events <- ev{i, e, v} }
 		})
+		if reuse != nil {
+			st = reuse.store
+		}
 		nodes, stores = append(nodes, n), append(stores, st)
 		return n
 	}
-	v0, v1, m := start(RoleValidator), start(RoleValidator), start(RoleMiner)
-	_ = stores
+	v0, v1, m, obs := start(RoleValidator, nil), start(RoleValidator, nil), start(RoleMiner, nil), start(RoleMiner, nil)
 	tn.connect(v1, v0)
 	tn.connect(m, v0)
 	tn.connect(m, v1)
-	// Wait until both validators hold both validators' records of 3 epochs.
+	tn.connect(obs, v0)
+	// waitEpochs consumes events until both validators hold both
+	// validators' records of n more epochs.
 	held := map[uint64]int{}
 	deadline := time.After(90 * time.Second)
-	for full := 0; full < 3; {
-		select {
-		case e := <-events:
-			if e.node < 2 {
-				held[e.epoch]++
-				if held[e.epoch] == 4 {
-					full++
+	waitEpochs := func(n int) {
+		for full := 0; full < n; {
+			select {
+			case e := <-events:
+				if e.node < 2 {
+					if held[e.epoch]++; held[e.epoch] == 4 {
+						full++
+					}
 				}
+			case <-deadline:
+				t.Fatalf("validators did not publish %d epochs in time: %v", n, held)
 			}
-		case <-deadline:
-			t.Fatalf("validators did not publish 3 epochs in time: %v", held)
 		}
 	}
-	late := start(RoleMiner)
-	lateStore := stores[3]
-	tn.connect(late, v0)
-	// The late node must come to hold every record v0 held when it joined.
+	waitEpochs(1)
+	obs.Close() // offline, its store kept
+	waitEpochs(3)
+	restarted, late := start(RoleMiner, obs), start(RoleMiner, nil)
+	tn.connect(restarted, v0)
+	tn.connect(late, v1)
+	// Both must come to hold every record v0 held when they (re)joined.
 	type key struct {
 		epoch uint64
 		v     peer.ID
 	}
-	want := map[key]bool{}
+	want := map[int]map[key]bool{4: {}, 5: {}}
 	var last uint64
 	for ent, err := range stores[0].EpochRecords(0, ^uint64(0)) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want[key{ent.Epoch, peer.ID(ent.Validator)}] = true
+		k := key{ent.Epoch, peer.ID(ent.Validator)}
+		if _, err := stores[4].EpochRecord(k.epoch, []byte(k.v)); err != nil {
+			want[4][k] = true // the restarted node missed it
+		}
+		want[5][k] = true
 		last = max(last, ent.Epoch)
 	}
-	if len(want) < 6 {
-		t.Fatalf("v0 held only %d records", len(want))
+	if len(want[4]) < 6 || len(want[5]) < 8 {
+		t.Fatalf("the restarted node lacks %d records, the late one %d: not enough missed to test", len(want[4]), len(want[5]))
 	}
 	timeout := time.After(30 * time.Second)
-	for len(want) > 0 {
+	for len(want[4])+len(want[5]) > 0 {
 		select {
 		case e := <-events:
-			if e.node == 3 {
-				delete(want, key{e.epoch, e.v})
-			}
+			delete(want[e.node], key{e.epoch, e.v})
 		case <-timeout:
-			t.Fatalf("late node still lacks %d records", len(want))
+			t.Fatalf("the restarted node still lacks %d records, the late one %d", len(want[4]), len(want[5]))
 		}
 	}
-	// Consensus of an epoch both validators had published well before the
-	// late node joined.
+	// Consensus of an epoch both validators had published well before.
 	e := last - 1
 	a, err := Consensus(stores[0], e, nil, consensus.DefaultParams())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Consensus(lateStore, e, nil, consensus.DefaultParams())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Hash() != b.Hash() {
-		t.Fatalf("late node's consensus for epoch %d differs", e)
-	}
-	rep, err := Audit(lateStore, AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
-	if err != nil || len(rep.Problems) > 0 {
-		t.Fatalf("late node's audit: %v %v", err, rep.Problems)
+	for _, i := range []int{4, 5} {
+		b, err := Consensus(stores[i], e, nil, consensus.DefaultParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Hash() != b.Hash() {
+			t.Fatalf("node %d's consensus for epoch %d differs", i, e)
+		}
+		rep, err := Audit(stores[i], AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
+		if err != nil || len(rep.Problems) > 0 {
+			t.Fatalf("node %d's audit: %v %v", i, err, rep.Problems)
+		}
 	}
 }
 
