@@ -297,6 +297,15 @@ func badPeer(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errBadPeer, fmt.Sprintf(format, args...))
 }
 
+// readFrame is protocol.ReadFrame; a frame over its bound is bad data.
+func readFrame(r *bufio.Reader, max int) ([]byte, error) {
+	b, err := protocol.ReadFrame(r, max)
+	if errors.Is(err, protocol.ErrTooLarge) {
+		return nil, badPeer("%v", err)
+	}
+	return b, err
+}
+
 // request sends one request frame and returns a reader over the response.
 func (y *syncer) request(ctx context.Context, p peer.ID, req []byte) (network.Stream, *bufio.Reader, error) {
 	s, err := y.h.NewStream(ctx, p, SyncProtocol)
@@ -318,7 +327,7 @@ func (y *syncer) fetchHeads(ctx context.Context, p peer.ID) ([]head, error) {
 		return nil, err
 	}
 	defer s.Close()
-	b, err := protocol.ReadFrame(r, maxHeadsFrame)
+	b, err := readFrame(r, maxHeadsFrame)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +348,7 @@ func (y *syncer) fetchRecords(ctx context.Context, p, v peer.ID, before uint64) 
 		return nil, 0, err
 	}
 	defer s.Close()
-	hdr, err := protocol.ReadFrame(r, 12)
+	hdr, err := readFrame(r, 12)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -352,7 +361,7 @@ func (y *syncer) fetchRecords(ctx context.Context, p, v peer.ID, before uint64) 
 	}
 	last, ended, size := before, y.latestEpoch(), 0
 	for i := range n {
-		raw, err := protocol.ReadFrame(r, store.MaxEpochRecordLen)
+		raw, err := readFrame(r, store.MaxEpochRecordLen)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -245,6 +245,8 @@ func TestSyncChargesBadPeers(t *testing.T) {
 		{"epoch not begun", [][]byte{hdr(1, 0), future[0]}},
 		{"header claims too many", [][]byte{hdr(maxSyncRecords+1, 0)}},
 		{"next above before", [][]byte{hdr(0, 7)}},
+		{"oversized header", [][]byte{make([]byte, 13)}},
+		{"oversized record", [][]byte{hdr(1, 0), make([]byte, store.MaxEpochRecordLen+1)}},
 		{"malformed heads", nil},
 	}
 	for _, c := range cases {
