@@ -40,6 +40,10 @@ type subChallengeRow struct {
 	Nonce   string   `json:"nonce"`  // hex
 	Root    string   `json:"root,omitempty"`
 	Indices []uint64 `json:"indices,omitempty"` // sampled tiles (§8.3), ascending
+	// Leaves are the sampled tiles' chaining values (§6), in index order,
+	// and BatchProof their inclusion proof (§7), hex, where stored.
+	Leaves     []string `json:"leaves,omitempty"`
+	BatchProof string   `json:"batch_proof,omitempty"`
 }
 
 // roundRowOf describes a stored round record. Envelopes are decoded without
@@ -64,7 +68,7 @@ func roundRowOf(r *store.RoundRecord) roundRow {
 	}
 	// Indices hold each sub-challenge's sample in turn: min(samples, tiles)
 	// of them per sub-challenge.
-	rest := r.Indices
+	rest, leaves := r.Indices, r.Leaves
 	for i, enc := range ch.Params {
 		sub := subChallengeRow{Params: hex.EncodeToString(enc)}
 		p, err := proof.DecodeParams(enc)
@@ -72,9 +76,18 @@ func roundRowOf(r *store.RoundRecord) roundRow {
 			sub.Nonce = hex.EncodeToString(p.Nonce[:])
 			n := min(uint64(ch.Samples), p.Tiles(), uint64(len(rest)))
 			sub.Indices, rest = rest[:n], rest[n:]
+			if len(r.Leaves) == len(r.Indices) {
+				for _, l := range leaves[:n] {
+					sub.Leaves = append(sub.Leaves, hex.EncodeToString(l[:]))
+				}
+				leaves = leaves[n:]
+			}
 		}
 		if i < len(roots) {
 			sub.Root = hex.EncodeToString(roots[i])
+		}
+		if len(r.Proofs) == len(ch.Params) {
+			sub.BatchProof = hex.EncodeToString(r.Proofs[i])
 		}
 		row.Subs = append(row.Subs, sub)
 	}

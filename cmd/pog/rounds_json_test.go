@@ -39,6 +39,8 @@ func TestRoundRowReproducible(t *testing.T) {
 	ch := &pb.Challenge{Version: protocol.Version, Epoch: 3, Round: 4, Miner: []byte(mid), SecretCommitment: sc[:], Samples: 5, DeadlineMs: 1000}
 	cm := &pb.Commitment{Version: protocol.Version}
 	var all []uint64
+	var proofs [][]byte
+	var cvs [][32]byte
 	for i := range 2 {
 		p := proof.Params{Precision: proof.FP16, Batch: 1, M: 64, K: 64, N: 64, Tile: 16, Miner: []byte(mid)}
 		p.Nonce[0] = byte(i + 1)
@@ -50,7 +52,14 @@ func TestRoundRowReproducible(t *testing.T) {
 		}
 		root, _ := commit.Root(leaves)
 		cm.Roots = append(cm.Roots, root[:])
-		all = append(all, sample.Indices(secret, root, enc, p.Tiles(), 5)...)
+		idx := sample.Indices(secret, root, enc, p.Tiles(), 5)
+		all = append(all, idx...)
+		pr, _ := commit.Prove(leaves, idx)
+		prb, _ := pr.MarshalBinary()
+		proofs = append(proofs, prb)
+		for _, x := range idx {
+			cvs = append(cvs, [32]byte(leaves[x]))
+		}
 	}
 	chRaw, err := protocol.Seal(vk, ch)
 	if err != nil {
@@ -64,7 +73,7 @@ func TestRoundRowReproducible(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &store.RoundRecord{Epoch: 3, Round: 4, Miner: []byte(mid), Validator: []byte(vid), Challenge: chRaw, Commitment: cmRaw,
-		Secret: secret, Indices: all, CommitNanos: 1, Verdict: store.VerdictVerified}
+		Secret: secret, Indices: all, Proofs: proofs, Leaves: cvs, CommitNanos: 1, Verdict: store.VerdictVerified}
 
 	row := roundRowOf(rec)
 	s, err := hex.DecodeString(row.Secret)
@@ -87,10 +96,23 @@ func TestRoundRowReproducible(t *testing.T) {
 		if want := sample.Indices([32]byte(s), [32]byte(root), enc, p.Tiles(), row.Samples/2); !slices.Equal(sub.Indices, want) {
 			t.Fatalf("sub %d: indices %v, re-derived %v", i, sub.Indices, want)
 		}
+		var ls []commit.CV
+		for _, l := range sub.Leaves {
+			b, _ := hex.DecodeString(l)
+			ls = append(ls, commit.CV(b))
+		}
+		prb, _ := hex.DecodeString(sub.BatchProof)
+		pr, err := commit.DecodeProof(prb)
+		if err != nil {
+			t.Fatalf("sub %d: batch proof: %v", i, err)
+		}
+		if err := commit.Verify(commit.CV(root), p.Tiles(), sub.Indices, ls, pr); err != nil {
+			t.Fatalf("sub %d: printed leaves and proof do not verify: %v", i, err)
+		}
 	}
 
 	// Before a commitment arrives the secret was never revealed.
-	rec.Commitment, rec.CommitNanos, rec.Indices = nil, 0, nil
+	rec.Commitment, rec.CommitNanos, rec.Indices, rec.Leaves, rec.Proofs = nil, 0, nil, nil, nil
 	if row := roundRowOf(rec); row.Secret != "" || row.SecretCommitment == "" || row.Subs[0].Root != "" {
 		t.Fatalf("unrevealed round shows %+v", row)
 	}
