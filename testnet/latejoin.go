@@ -11,14 +11,20 @@ import (
 	"github.com/pog-network/pog/testnet/report"
 )
 
-// The late joiner (issue 13): a miner started two full epochs after the
-// network, knowing one validator only. Gossip brings it the records
-// published after it joined; record sync must bring every earlier one
-// within one epoch, after which its consensus equals everyone's (the
-// "identical consensus" check compares it) and its home passes pog audit.
+// The late joiner (issue 13): a node started two full epochs after the
+// network, knowing one validator only. It runs as a miner (the only role
+// without stake) but is reported as an observer, outside the ranking: it
+// cannot match miners that were measured all along. Gossip brings it the
+// records published after it joined; record sync must bring every earlier
+// one within one epoch, after which its consensus equals a validator's and
+// its home passes pog audit.
 
-// lateJoinName is the late joiner's node name.
-const lateJoinName = "late-joiner"
+// lateJoinName is the late joiner's node name; observerRole its role in
+// the report.
+const (
+	lateJoinName = "late-joiner"
+	observerRole = "observer"
+)
 
 type recordKey struct {
 	epoch     uint64
@@ -70,6 +76,9 @@ func (r *run) lateJoiner(ctx context.Context, at uint64) {
 		return
 	}
 	lj.m = m
+	r.mu.Lock()
+	m.info.Role = observerRole
+	r.mu.Unlock()
 	if err := m.node.Connect(ctx, peerOf.node.Addrs()...); err != nil {
 		lj.err = err
 		return
@@ -87,9 +96,10 @@ func (r *run) lateJoiner(ctx context.Context, at uint64) {
 	r.progress("%s: lacks %d of %d earlier records one epoch after joining", lateJoinName, len(lj.lacking), lj.want)
 }
 
-// lateJoinChecks reports the late joiner's catch-up and audits its home.
+// lateJoinChecks reports the late joiner's catch-up, compares its
+// consensus of epochs [from, to] with validator v's, and audits its home.
 // It runs before the stores close.
-func (r *run) lateJoinChecks(sc node.AuditOptions) []report.Check {
+func (r *run) lateJoinChecks(v *member, from, to uint64, sc node.AuditOptions) []report.Check {
 	r.mu.Lock()
 	lj := r.late
 	r.mu.Unlock()
@@ -106,6 +116,7 @@ func (r *run) lateJoinChecks(sc node.AuditOptions) []report.Check {
 	out := []report.Check{{Name: name, OK: len(lj.lacking) == 0 && lj.want > 0,
 		Detail: fmt.Sprintf("joined at the start of epoch %d; at its end it lacked %d of the %d records its peer held of earlier epochs",
 			lj.epoch, len(lj.lacking), lj.want)}}
+	out = append(out, r.sameConsensus(lj.m, v, from, to))
 	rep, err := node.Audit(lj.m.store, sc)
 	ok := err == nil && len(rep.Problems) == 0
 	var detail string
@@ -118,6 +129,25 @@ func (r *run) lateJoinChecks(sc node.AuditOptions) []report.Check {
 		detail = fmt.Sprintf("%d epoch records checked", rep.EpochRecords)
 	}
 	return append(out, report.Check{Name: "pog audit passes on the late joiner's home", OK: ok, Detail: detail})
+}
+
+// sameConsensus compares m's consensus hash with v's for epochs [from, to].
+func (r *run) sameConsensus(m, v *member, from, to uint64) report.Check {
+	name := "late joiner computes the same consensus as " + v.info.Name
+	for e := from; e <= to; e++ {
+		a, err := node.Consensus(v.store, e, nil, consensus.DefaultParams())
+		if err != nil {
+			return report.Check{Name: name, OK: false, Detail: fmt.Sprintf("%s, epoch %d: %v", v.info.Name, e, err)}
+		}
+		b, err := node.Consensus(m.store, e, nil, consensus.DefaultParams())
+		if err != nil {
+			return report.Check{Name: name, OK: false, Detail: fmt.Sprintf("epoch %d: %v", e, err)}
+		}
+		if a.Hash() != b.Hash() {
+			return report.Check{Name: name, OK: false, Detail: fmt.Sprintf("epoch %d: %x, %s has %x", e, b.Hash(), v.info.Name, a.Hash())}
+		}
+	}
+	return report.Check{Name: name, OK: true, Detail: fmt.Sprintf("epochs %d–%d", from, to)}
 }
 
 // auditOptions is how summaries audit a store.

@@ -170,7 +170,9 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	sort.SliceStable(s.Detections, func(i, j int) bool { return s.Detections[i].AtSeconds < s.Detections[j].AtSeconds })
 	s.Gossip = r.latency()
 	s.Checks = r.checks(s, from, audits, missing)
-	s.Checks = append(s.Checks, r.lateJoinChecks(r.auditOptions())...)
+	if len(validators) > 0 {
+		s.Checks = append(s.Checks, r.lateJoinChecks(validators[0], from, to, r.auditOptions())...)
+	}
 	s.Passed = true
 	for _, c := range s.Checks {
 		s.Passed = s.Passed && c.OK

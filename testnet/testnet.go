@@ -205,7 +205,7 @@ func (r *run) expected() int {
 		case "validator":
 			validators++
 			nodes++
-		case "miner":
+		case "miner", observerRole:
 			nodes++
 		}
 	}
