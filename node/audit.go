@@ -22,7 +22,13 @@ import (
 type AuditOptions struct {
 	// Epoch, if set, limits recomputation to one epoch (the record chain is
 	// still checked from the start).
-	Epoch     *uint64
+	Epoch *uint64
+	// Since, if set, makes the audit incremental: records, rounds and
+	// proofs of earlier epochs are taken as audited before (their
+	// signatures are not re-checked, their weights not recomputed; the
+	// scorer resumes from its checkpoint), though hash chains and consensus
+	// still run from the first epoch.
+	Since     *uint64
 	Scoring   scoring.Config
 	Consensus consensus.Params
 	Stakes    map[string]float64 // nil: equal stakes
@@ -34,10 +40,16 @@ type AuditOptions struct {
 // AuditReport is what an audit checked; Problems is empty when everything
 // matched, and otherwise lists each failure, the first bad record first.
 type AuditReport struct {
-	EpochRecords    int               `json:"epoch_records"`
-	Recomputed      int               `json:"recomputed_records"`
-	Rounds          int               `json:"rounds"`
-	ProofsVerified  int               `json:"proofs_verified"`
+	EpochRecords   int `json:"epoch_records"`
+	Recomputed     int `json:"recomputed_records"`
+	Rounds         int `json:"rounds"`
+	ProofsVerified int `json:"proofs_verified"`
+	Equivocations  int `json:"equivocation_proofs"`
+	// Pruned counts this node's records whose round evidence was pruned
+	// (SPEC.md §21): signature and chain checked, weights not recomputed.
+	Pruned int `json:"pruned_records"`
+	// EvidenceFrom is the first epoch whose round evidence the store keeps.
+	EvidenceFrom    uint64            `json:"evidence_from"`
 	ConsensusHashes map[uint64]string `json:"consensus_hashes"` // hex Result.Hash by epoch
 	Problems        []string          `json:"problems"`
 }
@@ -50,10 +62,27 @@ type AuditReport struct {
 func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 	rep := &AuditReport{ConsensusHashes: map[uint64]string{}}
 	bad := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
-	want := func(e uint64) bool { return opts.Epoch == nil || *opts.Epoch == e }
+	since := uint64(0)
+	if opts.Since != nil {
+		since = *opts.Since
+	}
+	want := func(e uint64) bool { return (opts.Epoch == nil || *opts.Epoch == e) && e >= since }
 	last := ^uint64(0)
 	if opts.Epoch != nil {
 		last = *opts.Epoch
+	}
+	evidenceFrom, err := st.EvidenceFrom()
+	if err != nil {
+		bad("evidence bound: %v", err)
+		return rep, nil
+	}
+	rep.EvidenceFrom = evidenceFrom
+	// Weights are recomputed from the first epoch with evidence that this
+	// audit covers; the scorer resumes from the checkpoint before it.
+	start := max(since, evidenceFrom)
+	links, err := auditEquivocations(st, since, last, want, rep, bad)
+	if err != nil {
+		return rep, nil
 	}
 
 	local := map[peer.ID]bool{}
@@ -75,8 +104,10 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 	}
 	covered := map[coverKey]bool{}
 
-	prev := map[peer.ID][32]byte{}
+	prev := map[peer.ID][][32]byte{} // IDs the next record may link to
+	lastEpoch := map[peer.ID]uint64{}
 	scorers := map[peer.ID]*EpochScorer{}
+	skipped := map[peer.ID]bool{} // local validators with records before start
 	epochs := []uint64{}
 	for ent, err := range st.EpochRecords(0, last) {
 		if err != nil {
@@ -85,7 +116,11 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 		}
 		rep.EpochRecords++
 		v := peer.ID(ent.Validator)
-		o, err := protocol.Open(ent.Envelope, pb.MessageType_EPOCH_RECORD)
+		open := protocol.Open
+		if ent.Epoch < since {
+			open = protocol.Decode
+		}
+		o, err := open(ent.Envelope, pb.MessageType_EPOCH_RECORD)
 		if err != nil {
 			bad("epoch record %d of %s: %v", ent.Epoch, v, err)
 			continue
@@ -102,25 +137,48 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 		// Another validator's chain may start after its first record: this
 		// node may have joined later. From the first record held on, and for
 		// the node's own validators from the start, links must match.
-		if p, held := prev[v]; (held || local[v]) && [32]byte(rec.PrevRecordHash) != p {
-			bad("epoch record %d of %s: hash chain broken (a record before it was deleted, altered or reordered)", ent.Epoch, v)
+		if p, held := prev[v]; held || local[v] {
+			if !held {
+				p = [][32]byte{{}}
+			}
+			// After a proven equivocation since the record held before,
+			// the chain may continue from either record of the proof (this
+			// node may hold neither: it ignores both once it has the proof).
+			p = append(p, links.since(v, lastEpoch[v], held, ent.Epoch)...)
+			if !slices.Contains(p, [32]byte(rec.PrevRecordHash)) {
+				bad("epoch record %d of %s: hash chain broken (a record before it was deleted, altered or reordered)", ent.Epoch, v)
+			}
 		}
-		prev[v] = protocol.ID(o.Body)
+		prev[v], lastEpoch[v] = [][32]byte{protocol.ID(o.Body)}, ent.Epoch
 		if len(epochs) == 0 || epochs[len(epochs)-1] != ent.Epoch {
 			epochs = append(epochs, ent.Epoch)
 		}
 		if !local[v] {
 			continue
 		}
+		if ent.Epoch < start {
+			if ent.Epoch < evidenceFrom && want(ent.Epoch) {
+				rep.Pruned++
+			}
+			skipped[v] = true
+			continue
+		}
 		s := scorers[v]
 		if s == nil {
-			s = &EpochScorer{Store: st, Validator: v, Config: opts.Scoring}
+			// A scorer that skipped records resumes from its checkpoint.
+			s = &EpochScorer{Store: st, Validator: v, Config: opts.Scoring, Resume: skipped[v]}
 			scorers[v] = s
+			if msg := checkResume(st, v, start, evidenceFrom); skipped[v] && msg != "" {
+				bad("%s", msg)
+			}
 		}
 		again, _, err := s.Close(ent.Epoch)
 		if err != nil {
 			bad("epoch record %d of %s: recomputing: %v", ent.Epoch, v, err)
 			continue
+		}
+		if msg := checkCheckpoint(st, v, ent.Epoch, s); msg != "" {
+			bad("%s", msg)
 		}
 		if !want(ent.Epoch) {
 			continue
@@ -170,7 +228,7 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 		}()
 	}
 	var scanErr error
-	for r, err := range st.Rounds(0, last) {
+	for r, err := range st.Rounds(since, last) {
 		if err != nil {
 			scanErr = err
 			break
@@ -192,7 +250,7 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 	}
 
 	if len(epochs) > 0 {
-		err := ConsensusEpochs(st, epochs[len(epochs)-1], opts.Stakes, opts.Consensus, func(e uint64, r *consensus.Result) error {
+		err := consensusEpochs(st, epochs[len(epochs)-1], opts.Stakes, opts.Consensus, since, func(e uint64, r *consensus.Result) error {
 			if want(e) {
 				h := r.Hash()
 				rep.ConsensusHashes[e] = hex.EncodeToString(h[:])

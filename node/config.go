@@ -56,6 +56,10 @@ type NodeConfig struct {
 	ProofStreamMemory int64  `toml:"proof_stream_memory" comment:"bytes all /pog/proof streams may buffer at once"`
 	LogLevel          string `toml:"log_level" comment:"debug, info, warn or error"`
 	LogFormat         string `toml:"log_format" comment:"text or json"`
+	API               string `toml:"api" comment:"local HTTP API, metrics and dashboard address, e.g. 127.0.0.1:9090 (empty: off)"`
+	APITokenFile      string `toml:"api_token_file" comment:"bearer token file (relative to the home) required for a non-loopback api address"`
+	// RetainEvidence is how many epochs after finality round evidence is kept.
+	RetainEvidence int `toml:"retain_evidence_epochs" comment:"epochs after finality to keep round evidence and announces before pruning (-1: forever); epoch records are kept forever"`
 }
 
 // NetworkConfig is what all nodes of one network agree on.
@@ -64,6 +68,7 @@ type NetworkConfig struct {
 	TrustAnyValidator bool     `toml:"trust_any_validator" comment:"accept challenges from any peer (local testing only)"`
 	EpochLength       Duration `toml:"epoch_length" comment:"epoch = unix time / epoch_length"`
 	Genesis           string   `toml:"genesis" comment:"genesis file (relative to the home) listing validators and their stakes; empty: equal stakes"`
+	FinalityEpochs    uint64   `toml:"finality_epochs" comment:"epoch e's consensus is final at the end of epoch e + finality_epochs; later records for e are stored but ignored (1..1000)"`
 }
 
 // Genesis is a network's validator set with stakes, read from the file
@@ -160,8 +165,9 @@ func DefaultConfig() Config {
 			LowWater: 100, HighWater: 400,
 			ProofStreamMemory: 512 << 20,
 			LogLevel:          "info", LogFormat: "text",
+			RetainEvidence: 4, // finality_epochs + 2
 		},
-		Network: NetworkConfig{EpochLength: Duration{72 * time.Minute}},
+		Network: NetworkConfig{EpochLength: Duration{72 * time.Minute}, FinalityEpochs: 2},
 		Miner: MinerConfig{Backend: "cpu", MaxOutputBytes: 16 << 30, AnnounceInterval: Duration{time.Minute},
 			QueueLength: 4, ProofWindow: Duration{2 * time.Minute}, MeasureHardware: true},
 		Validator: ValidatorConfig{RoundInterval: Duration{5 * time.Minute}, Size: 16384, K: 8192, TileBytes: 64 << 10,
@@ -225,6 +231,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Network.EpochLength.Duration < time.Second {
 		bad("network.epoch_length %v: at least 1s", c.Network.EpochLength)
+	}
+	if c.Network.FinalityEpochs < 1 || c.Network.FinalityEpochs > 1000 {
+		bad("network.finality_epochs %d: want 1..1000", c.Network.FinalityEpochs)
+	}
+	if c.Node.RetainEvidence < -1 || c.Node.RetainEvidence > 1<<20 {
+		bad("node.retain_evidence_epochs %d: want -1 (forever) or 0..%d", c.Node.RetainEvidence, 1<<20)
 	}
 	if c.Miner.MaxOutputBytes < 8<<10 || c.Miner.MaxOutputBytes > proof.MaxOutputBytes {
 		bad("miner.max_output_bytes %d: want 8 KiB..256 GiB", c.Miner.MaxOutputBytes)

@@ -101,6 +101,11 @@ type EpochScorer struct {
 	Store     *store.Store
 	Validator peer.ID
 	Config    scoring.Config
+	// Resume starts from the latest stored checkpoint below the first epoch
+	// closed instead of replaying from the first epoch (checkpoint.go).
+	Resume bool
+	// Checkpoint stores a checkpoint after each closed epoch.
+	Checkpoint bool
 
 	last      uint64 // epochs below last+1 have been folded into penalties
 	started   bool
@@ -115,6 +120,9 @@ type EpochScorer struct {
 func (s *EpochScorer) Close(e uint64) (*pb.EpochRecord, []scoring.Score, error) {
 	if s.penalties == nil {
 		s.penalties = map[string]float64{}
+	}
+	if err := s.resume(e); err != nil {
+		return nil, nil, err
 	}
 	from := uint64(0)
 	if s.started {
@@ -181,6 +189,9 @@ func (s *EpochScorer) Close(e uint64) (*pb.EpochRecord, []scoring.Score, error) 
 	}
 	s.last, s.started = e, true
 	rec.PrevRecordHash = prev[:]
+	if err := s.checkpoint(e); err != nil {
+		return nil, nil, err
+	}
 	return rec, scores, nil
 }
 
@@ -281,58 +292,13 @@ func Consensus(st *store.Store, e uint64, stakes map[string]float64, p consensus
 
 // ConsensusEpochs computes the consensus of every epoch with records up to
 // upto in one pass, in epoch order, calling visit with each result. Records
-// must verify; a record of a validator outside a genesis set is ignored.
+// must verify; a record of a validator outside a genesis set is ignored. A
+// final epoch counts only its final set's records (finality.go); a proven
+// equivocator's stake counts for nothing in that epoch. Epochs in which no
+// record counts are skipped.
 func ConsensusEpochs(st *store.Store, upto uint64, stakes map[string]float64, p consensus.Params,
 	visit func(uint64, *consensus.Result) error) error {
-	var prevBonds map[string]map[string]float64
-	weights := map[string]map[string]float64{}
-	cur, have := uint64(0), false
-	// Without a genesis every validator that ever published has stake 1;
-	// earlier publishers stay in the set because their bonds carry over.
-	equal := map[string]float64{}
-	flush := func() error {
-		in := consensus.Input{Stakes: stakes, Weights: weights, PrevBonds: prevBonds}
-		if in.Stakes == nil {
-			for v := range weights {
-				equal[v] = 1
-			}
-			in.Stakes = equal
-		}
-		r, err := consensus.Compute(p, in)
-		if err != nil {
-			return fmt.Errorf("epoch %d: %w", cur, err)
-		}
-		prevBonds = r.BondsMap()
-		weights = map[string]map[string]float64{}
-		return visit(cur, r)
-	}
-	for ent, err := range st.EpochRecords(0, upto) {
-		if err != nil {
-			return err
-		}
-		if have && ent.Epoch != cur {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		cur, have = ent.Epoch, true
-		o, err := protocol.Open(ent.Envelope, pb.MessageType_EPOCH_RECORD)
-		if err != nil || !bytes.Equal([]byte(o.Author), ent.Validator) {
-			return fmt.Errorf("epoch %d: record of %s does not verify: %v", ent.Epoch, peer.ID(ent.Validator), err)
-		}
-		v := o.Author.String()
-		if stakes != nil && stakes[v] == 0 {
-			continue // not in the genesis validator set
-		}
-		weights[v] = map[string]float64{}
-		for _, w := range o.Msg.(*pb.EpochRecord).Weights {
-			weights[v][peer.ID(w.Miner).String()] = w.Weight
-		}
-	}
-	if !have {
-		return fmt.Errorf("no epoch records up to epoch %d", upto)
-	}
-	return flush()
+	return consensusEpochs(st, upto, stakes, p, 0, visit)
 }
 
 // PriceRow is one miner's rental price from the latest scored epoch.
@@ -344,8 +310,9 @@ type PriceRow struct {
 	Price float64 // USD per GPU-hour
 }
 
-// Pricing scores the latest epoch holding round evidence in st (replaying
-// earlier epochs for penalties) and prices each miner's GPU-hour from its
+// Pricing scores the latest epoch holding round evidence in st (from the
+// validator's latest checkpoint, replaying the epochs after it for
+// penalties) and prices each miner's GPU-hour from its
 // measured throughput and the demand the utilisation implies.
 func Pricing(st *store.Store, c scoring.Config, utilisation float64) ([]PriceRow, error) {
 	var last uint64
@@ -361,7 +328,7 @@ func Pricing(st *store.Store, c scoring.Config, utilisation float64) ([]PriceRow
 	if !found {
 		return nil, errors.New("no round evidence in this store (pricing needs a validator's home)")
 	}
-	s := &EpochScorer{Store: st, Validator: validator, Config: c}
+	s := &EpochScorer{Store: st, Validator: validator, Config: c, Resume: true}
 	_, scores, err := s.Close(last)
 	if err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ func synthStore(b *testing.B, epochs, miners, rounds int) (*store.Store, peer.ID
 		ms[i].key, _, _ = crypto.GenerateEd25519Key(rand.Reader)
 		ms[i].id, _ = peer.IDFromPrivateKey(ms[i].key)
 	}
-	scorer := &EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig()}
+	scorer := &EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig(), Checkpoint: true}
 	for e := 1; e <= epochs; e++ {
 		for r := 1; r <= rounds; r++ {
 			for _, m := range ms {
@@ -137,4 +137,51 @@ func BenchmarkAudit1000x100(b *testing.B) {
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/audit")
 	b.ReportMetric(float64(epochs*miners), "rounds")
+}
+
+// BenchmarkScorerStartup is a restarted validator's first epoch close
+// after 200 epochs × 100 miners: replaying every epoch ("replay") or
+// resuming from the stored checkpoint ("checkpoint").
+func BenchmarkScorerStartup(b *testing.B) {
+	epochs := 200
+	if testing.Short() {
+		epochs = 20
+	}
+	st, vid := synthStore(b, epochs, 100, 1)
+	defer st.Close()
+	for _, resume := range []bool{false, true} {
+		name := map[bool]string{false: "replay", true: "checkpoint"}[resume]
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				s := &EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig(), Resume: resume}
+				if _, _, err := s.Close(uint64(epochs + 1)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/startup")
+		})
+	}
+}
+
+// BenchmarkAuditSince audits 200 epochs × 100 miners in full and with
+// --since the last epoch.
+func BenchmarkAuditSince(b *testing.B) {
+	epochs := uint64(200)
+	if testing.Short() {
+		epochs = 20
+	}
+	st, vid := synthStore(b, int(epochs), 100, 1)
+	defer st.Close()
+	for _, since := range []*uint64{nil, &epochs} {
+		name := map[bool]string{true: "full", false: "since-last"}[since == nil]
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				rep, err := Audit(st, AuditOptions{Since: since, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{vid}})
+				if err != nil || len(rep.Problems) > 0 {
+					b.Fatalf("audit: %v %v", err, rep.Problems)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/audit")
+		})
+	}
 }

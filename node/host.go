@@ -121,7 +121,7 @@ func newPubSub(ctx context.Context, h host.Host, inspect func(map[peer.ID]float6
 			return string(id[:20])
 		}),
 		pubsub.WithPeerScore(params, thresholds),
-		pubsub.WithMaxMessageSize(2 * protocol.MaxEnvelope(pb.MessageType_EPOCH_RECORD)),
+		pubsub.WithMaxMessageSize(2 * protocol.MaxEnvelope(pb.MessageType_EQUIVOCATION_PROOF)),
 		// A round sends bursts of small messages (challenge, commitment,
 		// reveal per miner); the default 32-deep queues drop some of them,
 		// epoch records included, once a validator serves tens of miners.

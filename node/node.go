@@ -13,6 +13,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
+	"github.com/pog-network/pog/node/metrics"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
@@ -67,6 +68,15 @@ type Options struct {
 	// AlterEpochRecord, if set, edits a validator's epoch record before it
 	// is signed. Only the testnet's dishonest-validator adversary sets it.
 	AlterEpochRecord func(*pb.EpochRecord)
+	// Metrics, if set, collects the node's Prometheus metrics.
+	Metrics *metrics.Metrics
+	// OnEquivocation, if set, is called when this node first stores a proof
+	// that validator equivocated in epoch.
+	OnEquivocation func(epoch uint64, validator peer.ID)
+	// EquivocateEpochRecord, if set, makes a validator publish a second
+	// record for each epoch, its own record as this function alters it.
+	// Only the testnet's equivocator adversary sets it.
+	EquivocateEpochRecord func(*pb.EpochRecord)
 }
 
 // Node is a running pog peer.
@@ -92,6 +102,12 @@ type Node struct {
 	onGossip  func(string, *protocol.Opened, time.Time)
 	alterRec  func(*pb.EpochRecord)
 	sync      *syncer
+	obs       *observer
+
+	// Finality and equivocation (finality.go, equivocation.go).
+	finality       *finality
+	onEquivocation func(uint64, peer.ID)
+	equivocate     func(*pb.EpochRecord)
 
 	ctx        context.Context // cancelled by Close
 	cancel     context.CancelFunc
@@ -141,15 +157,17 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		view:   newView(o.Config.Network.EpochLength.Duration, o.Config.Network.TrustAnyValidator, validators),
 		scores: map[peer.ID]float64{}, onScores: o.OnScores,
 		store: o.Store, scoring: scoring.DefaultConfig(), onEpoch: o.OnEpochRecord,
-		onGossip: o.OnGossip, alterRec: o.AlterEpochRecord,
+		onGossip: o.OnGossip, alterRec: o.AlterEpochRecord, onEquivocation: o.OnEquivocation, equivocate: o.EquivocateEpochRecord,
+		finality: &finality{st: o.Store, f: o.Config.Network.FinalityEpochs, length: o.Config.Network.EpochLength.Duration, started: time.Now()},
 	}
 	if o.Scoring != nil {
 		n.scoring = *o.Scoring
 	}
+	n.obs = newObserver(n, o, bootstrapIDs(o.Config.Node.Bootstrap))
 	for _, v := range validators {
 		h.ConnManager().Protect(v, "validator")
 	}
-	n.sync = newSyncer(h, o.Store, n.log, n.view.isValidator, func() uint64 { return n.view.epochAt(time.Now()) }, n.onEpoch)
+	n.sync = newSyncer(h, o.Store, n.log, n.view.mayPublish, func() uint64 { return n.view.epochAt(time.Now()) }, n.onEpochRecord)
 	h.SetStreamHandler(SyncProtocol, n.sync.serve)
 	n.ps, err = newPubSub(ctx, h, n.setScores)
 	if err != nil {
@@ -177,7 +195,8 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		n.miner = newMiner(n, o.Backend)
 		n.miner.hardware, n.miner.gpus = o.Hardware, o.GPUs
 	case RoleValidator:
-		n.validator = newValidator(n, o.Store, o.OnRecord)
+		n.validator = newValidator(n, o.Store, n.obs.onRecord(o.OnRecord))
+		n.validator.scorer.Resume, n.validator.scorer.Checkpoint = true, true
 	}
 	n.log.Info("node started", "peer", h.ID(), "addrs", n.Addrs())
 	return n, nil
@@ -234,6 +253,10 @@ func (n *Node) gossipValidator(topic string) pubsub.ValidatorEx {
 	return func(_ context.Context, from peer.ID, msg *pubsub.Message) pubsub.ValidationResult {
 		now := time.Now()
 		o, d := n.view.topicCheck(topic, msg.Data, msg.GetFrom(), now)
+		n.obs.metrics.Gossip(topic, resultName(d.result))
+		if d.result == pubsub.ValidationAccept {
+			d = n.checkStored(o)
+		}
 		if d.result != pubsub.ValidationAccept {
 			n.log.Debug("gossip not accepted", "topic", topic, "from", from, "author", msg.GetFrom(),
 				"result", resultName(d.result), "reason", d.reason)
@@ -317,6 +340,13 @@ func (n *Node) Run(ctx context.Context) error {
 		defer n.wg.Done()
 		n.sync.run(ctx, syncInterval(n.cfg.Network.EpochLength.Duration), &n.wg)
 	}()
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.obs.run(ctx) }()
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.finalityLoop(ctx)
+	}()
 	var err error
 	for topic := range topicType {
 		// Every node subscribes to every topic so it relays and validates all
@@ -345,22 +375,19 @@ func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
 	if n.onGossip != nil {
 		n.onGossip(topic, v.opened, v.at)
 	}
-	if topic == protocol.TopicEpoch {
-		rec := v.opened.Msg.(*pb.EpochRecord)
-		if err := n.store.PutEpochRecord(rec.Epoch, []byte(v.opened.Author), v.opened.Raw); err != nil {
-			n.log.Error("storing epoch record failed", "validator", v.opened.Author, "epoch", rec.Epoch, "err", err)
-			return
-		}
-		n.log.Info("epoch record stored", "validator", v.opened.Author, "epoch", rec.Epoch, "miners", len(rec.Weights))
-		if n.onEpoch != nil {
-			n.onEpoch(rec.Epoch, v.opened.Author)
-		}
+	switch topic {
+	case protocol.TopicEpoch:
+		n.onEpochRecord(ctx, v.opened)
+		return
+	case protocol.TopicEquivocation:
+		n.addEquivocation(ctx, v.opened.Msg.(*pb.EquivocationProof), false)
 		return
 	}
 	if topic == protocol.TopicChallenge {
 		// A peer that sends valid challenges is a validator: keep its
 		// connection when the connection manager trims.
 		n.host.ConnManager().Protect(v.opened.Author, "validator")
+		n.obs.gossip(v.at, v.opened.Author, v.opened.Msg.(*pb.Challenge), nil)
 	}
 	switch {
 	case n.miner != nil && topic == protocol.TopicChallenge:

@@ -34,13 +34,7 @@ type view struct {
 	challenges  map[[32]byte]*openChallenge
 	order       [][32]byte // insertion order, for eviction
 	announceSeq map[peer.ID]uint64
-	rootOwner   map[[32]byte]peer.ID   // committed roots, for output-reuse detection
-	records     map[recordKey][32]byte // epoch records seen, for equivocation
-}
-
-type recordKey struct {
-	validator peer.ID
-	epoch     uint64
+	rootOwner   map[[32]byte]peer.ID // committed roots, for output-reuse detection
 }
 
 const maxOpenChallenges = 20000
@@ -50,7 +44,6 @@ func newView(epochLength time.Duration, trustAny bool, validators []peer.ID) *vi
 		epochLength: epochLength, trustAny: trustAny,
 		validators: map[peer.ID]bool{}, challenges: map[[32]byte]*openChallenge{},
 		announceSeq: map[peer.ID]uint64{}, rootOwner: map[[32]byte]peer.ID{},
-		records: map[recordKey][32]byte{},
 	}
 	for _, p := range validators {
 		v.validators[p] = true
@@ -177,8 +170,8 @@ func (v *view) checkReveal(o *protocol.Opened, from peer.ID) decision {
 }
 
 // checkEpochRecord accepts a validator's record for an epoch that has
-// ended (or is ending, allowing for clock skew), once; a second, different
-// record for the same epoch is equivocation.
+// ended (or is ending, allowing for clock skew). Duplicates and equivocation
+// are told apart against the store (Node.checkStored).
 func (v *view) checkEpochRecord(o *protocol.Opened, from peer.ID, now time.Time) decision {
 	if d, ok := checkAuthor(o, from); !ok {
 		return d
@@ -192,17 +185,24 @@ func (v *view) checkEpochRecord(o *protocol.Opened, from peer.ID, now time.Time)
 	if m.Epoch > v.epochAt(now) {
 		return reject("epoch record for an epoch that has not ended")
 	}
-	k, id := recordKey{o.Author, m.Epoch}, protocol.ID(o.Body)
-	switch prev, seen := v.records[k]; {
-	case seen && prev == id:
-		return ignore("duplicate epoch record")
-	case seen:
-		return reject("second, different epoch record for the same epoch (equivocation)")
+	return accept
+}
+
+// checkEquivocation accepts a proof (Open checked it) against a validator
+// for an epoch that has ended, from the peer that signed the report.
+func (v *view) checkEquivocation(o *protocol.Opened, from peer.ID, now time.Time) decision {
+	if d, ok := checkAuthor(o, from); !ok {
+		return d
 	}
-	if len(v.records) >= maxOpenChallenges {
-		clear(v.records) // bounded; the store keeps the durable copy
+	eq, _ := protocol.CheckEquivocation(o.Msg.(*pb.EquivocationProof))
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.trustAny && !v.validators[eq.Validator] {
+		return reject("equivocation proof against a peer that is not a validator")
 	}
-	v.records[k] = id
+	if eq.Epoch > v.epochAt(now) {
+		return reject("equivocation proof for an epoch that has not ended")
+	}
 	return accept
 }
 
@@ -229,7 +229,7 @@ func (v *view) challenge(id [32]byte) *openChallenge {
 // view's rules; a message that fails Open is provably bad and rejected.
 func (v *view) topicCheck(topic string, data []byte, from peer.ID, now time.Time) (*protocol.Opened, decision) {
 	typ := topicType[topic]
-	if len(data) > protocol.MaxGossipBytes && typ != pb.MessageType_EPOCH_RECORD {
+	if len(data) > protocol.MaxGossipBytes && typ != pb.MessageType_EPOCH_RECORD && typ != pb.MessageType_EQUIVOCATION_PROOF {
 		return nil, reject("oversized message")
 	}
 	o, err := protocol.Open(data, typ)
@@ -245,14 +245,17 @@ func (v *view) topicCheck(topic string, data []byte, from peer.ID, now time.Time
 		return o, v.checkCommitment(o, from, now)
 	case pb.MessageType_EPOCH_RECORD:
 		return o, v.checkEpochRecord(o, from, now)
+	case pb.MessageType_EQUIVOCATION_PROOF:
+		return o, v.checkEquivocation(o, from, now)
 	}
 	return o, v.checkReveal(o, from)
 }
 
 var topicType = map[string]pb.MessageType{
-	protocol.TopicAnnounce:   pb.MessageType_MINER_ANNOUNCE,
-	protocol.TopicChallenge:  pb.MessageType_CHALLENGE,
-	protocol.TopicCommitment: pb.MessageType_COMMITMENT,
-	protocol.TopicReveal:     pb.MessageType_REVEAL,
-	protocol.TopicEpoch:      pb.MessageType_EPOCH_RECORD,
+	protocol.TopicAnnounce:     pb.MessageType_MINER_ANNOUNCE,
+	protocol.TopicChallenge:    pb.MessageType_CHALLENGE,
+	protocol.TopicCommitment:   pb.MessageType_COMMITMENT,
+	protocol.TopicReveal:       pb.MessageType_REVEAL,
+	protocol.TopicEpoch:        pb.MessageType_EPOCH_RECORD,
+	protocol.TopicEquivocation: pb.MessageType_EQUIVOCATION_PROOF,
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -75,7 +76,9 @@ type syncer struct {
 	log         *slog.Logger
 	allowed     func(peer.ID) bool // may this peer publish epoch records?
 	latestEpoch func() uint64      // the latest epoch a record may be for (the current one, as gossip allows)
-	onStored    func(epoch uint64, validator peer.ID)
+	// deliver hands a checked record to the node, which stores it (through
+	// finality) or, if a different one is stored, proves the equivocation.
+	deliver func(context.Context, *protocol.Opened)
 
 	serving chan struct{} // bounds concurrent serves
 	mu      sync.Mutex
@@ -90,8 +93,8 @@ type syncer struct {
 }
 
 func newSyncer(h host.Host, st *store.Store, log *slog.Logger, allowed func(peer.ID) bool, latestEpoch func() uint64,
-	onStored func(uint64, peer.ID)) *syncer {
-	return &syncer{h: h, st: st, log: log, allowed: allowed, latestEpoch: latestEpoch, onStored: onStored,
+	deliver func(context.Context, *protocol.Opened)) *syncer {
+	return &syncer{h: h, st: st, log: log, allowed: allowed, latestEpoch: latestEpoch, deliver: deliver,
 		serving: make(chan struct{}, syncMaxServing), complete: map[peer.ID][32]byte{},
 		charges: map[peer.ID]int{}, banned: map[peer.ID]time.Time{}, running: map[peer.ID]bool{}}
 }
@@ -457,20 +460,20 @@ func (y *syncer) walk(ctx context.Context, p peer.ID, h head, c *chain) (int, er
 			if rec.Epoch >= before {
 				continue // below a link followed locally meanwhile
 			}
-			if protocol.ID(o.Body) != expect {
+			id := protocol.ID(o.Body)
+			if held, ok := c.ids[rec.Epoch]; ok && held != id {
+				y.deliver(ctx, o) // v signed two records for this epoch: the node proves it
+				return stored, nil
+			}
+			if id != expect {
 				return stored, nil // not the record the chain names: p lacks it
 			}
-			if id, held := c.ids[rec.Epoch]; held && id != expect {
-				return stored, nil // v signed two records for this epoch
-			}
-			if err := y.st.PutEpochRecord(rec.Epoch, []byte(v), o.Raw); err != nil {
-				return stored, err
+			y.deliver(ctx, o)
+			if raw, err := y.st.EpochRecord(rec.Epoch, []byte(v)); err != nil || !bytes.Equal(raw, o.Raw) {
+				return stored, nil // not stored (the node logged why)
 			}
 			stored++
-			c.add(rec.Epoch, expect, [32]byte(rec.PrevRecordHash))
-			if y.onStored != nil {
-				y.onStored(rec.Epoch, v)
-			}
+			c.add(rec.Epoch, id, [32]byte(rec.PrevRecordHash))
 			if followLocal() {
 				return stored, nil
 			}
@@ -573,8 +576,8 @@ func syncInterval(epoch time.Duration) time.Duration {
 	return max(2*time.Second, min(30*time.Second, epoch/2))
 }
 
-// isValidator reports whether p may publish epoch records.
-func (v *view) isValidator(p peer.ID) bool {
+// mayPublish reports whether p may publish epoch records (gossip's rule).
+func (v *view) mayPublish(p peer.ID) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.trustAny || v.validators[p]

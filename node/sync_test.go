@@ -72,6 +72,9 @@ func newSyncPeer(t testing.TB, latest uint64) *syncPeerT {
 		t.Fatal(err)
 	}
 	y := newSyncer(h, st, slog.New(slog.DiscardHandler), func(peer.ID) bool { return true }, func() uint64 { return latest }, nil)
+	y.deliver = func(_ context.Context, o *protocol.Opened) {
+		st.PutEpochRecord(o.Msg.(*pb.EpochRecord).Epoch, []byte(o.Author), o.Raw) // a conflict is refused
+	}
 	t.Cleanup(func() { h.Close(); y.close(); st.Close() })
 	h.SetStreamHandler(SyncProtocol, y.serve)
 	return &syncPeerT{h, st, y}
@@ -152,7 +155,11 @@ func TestSyncFillsGaps(t *testing.T) {
 		}
 	}
 	var notified []uint64
-	client.y.onStored = func(e uint64, v peer.ID) { notified = append(notified, e) }
+	deliver := client.y.deliver
+	client.y.deliver = func(ctx context.Context, o *protocol.Opened) {
+		notified = append(notified, o.Msg.(*pb.EpochRecord).Epoch)
+		deliver(ctx, o)
+	}
 	n, err := client.y.syncPeer(context.Background(), server.h.ID())
 	if err != nil {
 		t.Fatal(err)
@@ -350,10 +357,7 @@ func TestOfflineAndLateNodesCatchUp(t *testing.T) {
 	waitEpochs(1)
 	obs.Close() // offline, its store kept
 	waitEpochs(3)
-	restarted, late := start(RoleMiner, obs), start(RoleMiner, nil)
-	tn.connect(restarted, v0)
-	tn.connect(late, v1)
-	// Both must come to hold every record v0 held when they (re)joined.
+	// Both must come to hold every record v0 holds before they (re)join.
 	type key struct {
 		epoch uint64
 		v     peer.ID
@@ -365,15 +369,18 @@ func TestOfflineAndLateNodesCatchUp(t *testing.T) {
 			t.Fatal(err)
 		}
 		k := key{ent.Epoch, peer.ID(ent.Validator)}
-		if _, err := stores[4].EpochRecord(k.epoch, []byte(k.v)); err != nil {
-			want[4][k] = true // the restarted node missed it
+		if _, err := obs.store.EpochRecord(k.epoch, []byte(k.v)); err != nil {
+			want[4][k] = true // the stopped node missed it
 		}
 		want[5][k] = true
 		last = max(last, ent.Epoch)
 	}
 	if len(want[4]) < 6 || len(want[5]) < 8 {
-		t.Fatalf("the restarted node lacks %d records, the late one %d: not enough missed to test", len(want[4]), len(want[5]))
+		t.Fatalf("the stopped node lacks %d records, the late one %d: not enough missed to test", len(want[4]), len(want[5]))
 	}
+	restarted, late := start(RoleMiner, obs), start(RoleMiner, nil)
+	tn.connect(restarted, v0)
+	tn.connect(late, v1)
 	timeout := time.After(30 * time.Second)
 	for len(want[4])+len(want[5]) > 0 {
 		select {

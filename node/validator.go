@@ -310,6 +310,7 @@ func (v *validator) epochLoop(ctx context.Context) {
 }
 
 func (v *validator) closeEpoch(ctx context.Context, e uint64) error {
+	defer v.n.obs.epochClosed(time.Now())
 	rec, scores, err := v.scorer.Close(e)
 	if err != nil {
 		return err

@@ -31,7 +31,9 @@ const (
 	TopicCommitment = "/pog/1/commitment"
 	TopicReveal     = "/pog/1/reveal"
 	TopicEpoch      = "/pog/1/epoch"
-	ProofProtocol   = "/pog/proof/1.0.0"
+	// TopicEquivocation carries equivocation proofs (equivocation.go).
+	TopicEquivocation = "/pog/1/equivocation"
+	ProofProtocol     = "/pog/proof/1.0.0"
 )
 
 // Bounds (SPEC.md §14).
@@ -55,6 +57,8 @@ var maxEnvelope = map[pb.MessageType]int{
 	pb.MessageType_TILE_REQUEST:   48 << 10,
 	pb.MessageType_TILE_RESPONSE:  MaxProofBytes + 2<<10,
 	pb.MessageType_EPOCH_RECORD:   512 << 10,
+	// Two epoch records and the reporter's envelope around them.
+	pb.MessageType_EQUIVOCATION_PROOF: 2*(512<<10) + 4<<10,
 }
 
 // MaxEnvelope returns the size bound of a message type's envelope.
@@ -117,6 +121,8 @@ func typeOf(msg proto.Message) (pb.MessageType, error) {
 		return pb.MessageType_TILE_RESPONSE, nil
 	case *pb.EpochRecord:
 		return pb.MessageType_EPOCH_RECORD, nil
+	case *pb.EquivocationProof:
+		return pb.MessageType_EQUIVOCATION_PROOF, nil
 	}
 	return 0, fmt.Errorf("%w: %T", ErrWrongType, msg)
 }
@@ -235,6 +241,8 @@ func newMessage(t pb.MessageType) proto.Message {
 		return &pb.TileRequest{}
 	case pb.MessageType_EPOCH_RECORD:
 		return &pb.EpochRecord{}
+	case pb.MessageType_EQUIVOCATION_PROOF:
+		return &pb.EquivocationProof{}
 	}
 	return &pb.TileResponse{}
 }
@@ -305,6 +313,9 @@ func Validate(msg proto.Message) error {
 		}
 	case *pb.EpochRecord:
 		return validateEpochRecord(m)
+	case *pb.EquivocationProof:
+		_, err := CheckEquivocation(m)
+		return err
 	default:
 		return fmt.Errorf("%w: %T", ErrWrongType, msg)
 	}

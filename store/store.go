@@ -10,6 +10,9 @@
 //	"meta/schema"                              -> BE64 schema version (1)
 //	"r" ‖ BE64 epoch ‖ BE64 round ‖ miner      -> round record (record.go)
 //
+// finality.go (final sets, equivocation proofs) and retention.go (scorer
+// checkpoints, the pruning bound) add their own key spaces.
+//
 // Peer IDs are libp2p peer ID bytes, 1..MaxPeerIDLen of them. Records
 // therefore iterate by epoch, then round (round records only), then peer ID
 // bytes, a peer ID that is a prefix of another sorting first. The peer ID is

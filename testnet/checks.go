@@ -16,10 +16,10 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 	}
 	last := s.Epochs[len(s.Epochs)-1]
 	nodes := map[string]report.Node{}
-	var honest []report.Node
+	var honest []report.Node // undelayed: latencyChecks judges the others
 	for _, n := range s.Nodes {
 		nodes[n.Name] = n
-		if n.Role == "miner" && n.Adversary == "" {
+		if n.Role == "miner" && n.Adversary == "" && n.AddedLatencyMs == 0 {
 			honest = append(honest, n)
 		}
 	}
@@ -75,7 +75,9 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 
 	var fp []string
 	for _, d := range s.FalsePositives {
-		fp = append(fp, fmt.Sprintf("%s: %s %s", d.Node, d.Kind, d.Detail))
+		if nodes[d.Node].AddedLatencyMs == 0 {
+			fp = append(fp, fmt.Sprintf("%s: %s %s", d.Node, d.Kind, d.Detail))
+		}
 	}
 	add("no honest miner penalised", len(fp) == 0, "%s", strings.Join(fp, "; "))
 
@@ -93,6 +95,9 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 		}
 	}
 	for _, a := range r.cfg.Adversaries {
+		if a == "far" || a == "timeshare" {
+			continue // honest, or cheats without a detectable fault: latencyChecks
+		}
 		var det *report.Detection
 		for i := range s.Detections {
 			if d := &s.Detections[i]; d.Adversary == a && (det == nil || d.AtSeconds < det.AtSeconds) {
@@ -123,6 +128,8 @@ func (r *run) penalised(a string, last report.Epoch, honestOf map[string]string,
 	case "dishonest-validator":
 		t := last.Trust["validator-dishonest"]
 		return t < minHonestTrust, fmt.Sprintf("trust %.3f vs honest validators' ≥ %.3f", t, minHonestTrust)
+	case "equivocator":
+		return r.equivocatorIgnored(last.Epoch)
 	}
 	ref := honestOf[claimed]
 	got := last.Incentive[cheater]

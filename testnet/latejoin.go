@@ -70,7 +70,7 @@ func (r *run) lateJoiner(ctx context.Context, at uint64) {
 		want[recordKey{ent.Epoch, peer.ID(ent.Validator)}] = true
 	}
 	lj.want = len(want)
-	m, err := r.newMember(ctx, lateJoinName, node.RoleMiner, minerSpec{profile: r.minerSpecs()[0].profile})
+	m, err := r.newMember(ctx, lateJoinName, node.RoleMiner, minerSpec{profile: r.minerSpecs()[0].profile}, nil)
 	if err != nil {
 		lj.err = err
 		return

@@ -24,7 +24,9 @@ type minerSpec struct {
 	mode                     string // simBackend mode
 	extra                    time.Duration
 	share                    *sybilShare
-	offset                   int // validators: position in the round stagger
+	offset                   int           // validators: position in the round stagger
+	delay                    time.Duration // added to every message, each way
+	device                   *simDevice    // shared device time (timeshare); nil: its own
 }
 
 func (r *run) minerSpecs() []minerSpec {
@@ -38,8 +40,18 @@ func (r *run) minerSpecs() []minerSpec {
 	for i := 0; i < r.cfg.Miners; i++ {
 		out = append(out, minerSpec{name: fmt.Sprintf("miner-%d", i+1), profile: profileByName(names[i%len(names)]).Name})
 	}
+	// far and timeshare take miner-1's profile, so an undelayed honest
+	// miner of the same profile is there to compare with.
+	first := profileByName(names[0])
 	for _, a := range r.cfg.Adversaries {
 		switch a {
+		case "far":
+			out = append(out, minerSpec{name: "far", profile: first.Name})
+		case "timeshare":
+			dev := newSimDevice(first.FP16TFLOPS * r.cfg.Scale)
+			for i := 1; i <= timeshareIdentities; i++ {
+				out = append(out, minerSpec{name: fmt.Sprintf("timeshare-%d", i), profile: first.Name, adversary: a, device: dev})
+			}
 		case "lazy":
 			out = append(out, minerSpec{name: "lazy", profile: "H100", adversary: a, mode: "lazy"})
 		case "precision":
@@ -60,6 +72,9 @@ func (r *run) minerSpecs() []minerSpec {
 			out = append(out, minerSpec{name: "slow", profile: "H100", adversary: a, extra: base * 3 / 2})
 		}
 	}
+	for i := range out {
+		out[i].delay = r.delayFor(out[i].name, out[i].profile)
+	}
 	return out
 }
 
@@ -67,17 +82,16 @@ func (r *run) startNodes(ctx context.Context) error {
 	if err := os.MkdirAll(r.cfg.Out, 0o755); err != nil {
 		return err
 	}
-	dishonest := containsStr(r.cfg.Adversaries, "dishonest-validator")
 	var validators []*member
 	for i := 0; i < r.cfg.Validators; i++ {
-		m, err := r.newMember(ctx, fmt.Sprintf("validator-%d", i+1), node.RoleValidator, minerSpec{offset: i})
+		m, err := r.newMember(ctx, fmt.Sprintf("validator-%d", i+1), node.RoleValidator, minerSpec{offset: i}, nil)
 		if err != nil {
 			return err
 		}
 		validators = append(validators, m)
 	}
-	if dishonest {
-		m, err := r.newMember(ctx, "validator-dishonest", node.RoleValidator, minerSpec{adversary: "dishonest-validator", offset: r.cfg.Validators})
+	for i, a := range r.extraValidators() {
+		m, err := r.newMember(ctx, validatorName(a), node.RoleValidator, minerSpec{adversary: a, offset: r.cfg.Validators + i}, nil)
 		if err != nil {
 			return err
 		}
@@ -90,15 +104,22 @@ func (r *run) startNodes(ctx context.Context) error {
 			}
 		}
 	}
+	var vaddrs []string
+	for _, v := range validators {
+		vaddrs = append(vaddrs, v.node.Addrs()...)
+	}
 	for _, spec := range r.minerSpecs() {
-		m, err := r.newMember(ctx, spec.name, node.RoleMiner, spec)
+		m, err := r.newMember(ctx, spec.name, node.RoleMiner, spec, vaddrs)
 		if err != nil {
 			return err
 		}
-		for _, v := range validators {
-			if err := m.node.Connect(ctx, v.node.Addrs()...); err != nil {
-				return err
-			}
+		if spec.delay > 0 {
+			// Its bootstrap loop dials through the delay proxies, three
+			// round trips a peer: no need to hold up the other nodes.
+			continue
+		}
+		if err := m.node.Connect(ctx, m.bootstrap...); err != nil {
+			return err
 		}
 	}
 	return r.startAttackers(ctx, validators, func(ctx context.Context, a *attacker, v *member) error {
@@ -152,8 +173,8 @@ func containsStr(s []string, x string) bool {
 
 // newMember creates a node's home (key, config, Pebble store) under
 // Out/nodes and starts it in this process.
-func (r *run) newMember(ctx context.Context, name string, role node.Role, spec minerSpec) (*member, error) {
-	m, cfg, err := r.prepareHome(name, role, spec, nil, "")
+func (r *run) newMember(ctx context.Context, name string, role node.Role, spec minerSpec, bootstrap []string) (*member, error) {
+	m, cfg, err := r.prepareHome(name, role, spec, bootstrap, "")
 	if err != nil {
 		return nil, err
 	}
@@ -179,10 +200,7 @@ func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap
 		return nil, cfg, err
 	}
 	if role == node.RoleValidator {
-		n := r.cfg.Validators
-		if containsStr(r.cfg.Adversaries, "dishonest-validator") {
-			n++
-		}
+		n := r.cfg.Validators + len(r.extraValidators())
 		cfg.Validator.RoundOffset = node.Duration{Duration: cfg.Validator.RoundInterval.Duration * time.Duration(spec.offset) / time.Duration(n)}
 	}
 	if role == node.RoleMiner && profileByName(spec.profile).GPU == "" {
@@ -208,6 +226,7 @@ func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap
 	if role == node.RoleMiner {
 		p := profileByName(spec.profile)
 		m.info.Profile, m.info.ProfileTFLOPS, m.info.SimTFLOPS = p.Name, p.FP16TFLOPS, p.FP16TFLOPS*r.cfg.Scale
+		m.info.AddedLatencyMs = float64(spec.delay) / float64(time.Millisecond)
 	}
 	if len(cfg.Node.Listen) == 1 && r.cfg.Procs {
 		m.addr = cfg.Node.Listen[0] + "/p2p/" + id.String()
@@ -228,10 +247,23 @@ type events interface {
 	scores(s map[peer.ID]float64)
 }
 
-// startNode opens m's store and runs its node until ctx ends.
+// startNode opens m's store and runs its node until ctx ends. A delayed
+// miner reaches its bootstrap peers through delay proxies and listens on
+// nothing, so that every message it sends or receives is delayed.
 func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec minerSpec, ev events) error {
+	dd := &delayedDialer{}
+	if spec.delay > 0 {
+		boot, err := dd.rewrite(cfg.Node.Bootstrap, spec.delay)
+		if err != nil {
+			dd.Close()
+			return fmt.Errorf("%s: %w", m.info.Name, err)
+		}
+		cfg.Node.Bootstrap = boot
+	}
+	m.bootstrap = cfg.Node.Bootstrap
 	st, err := store.Open(filepath.Join(m.home, node.StoreDir), store.Options{})
 	if err != nil {
+		dd.Close()
 		return err
 	}
 	m.store = st
@@ -250,9 +282,16 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		if spec.adversary == "dishonest-validator" {
 			o.AlterEpochRecord = skewWeights
 		}
+		if spec.adversary == "equivocator" {
+			o.EquivocateEpochRecord = equivocate
+		}
 	case node.RoleMiner:
 		p := profileByName(spec.profile)
-		o.Backend = &simBackend{simTFLOPS: p.FP16TFLOPS * r.cfg.Scale, extra: spec.extra, mode: spec.mode, share: spec.share}
+		dev := spec.device
+		if dev == nil {
+			dev = newSimDevice(p.FP16TFLOPS * r.cfg.Scale)
+		}
+		o.Backend = &simBackend{dev: dev, extra: spec.extra, mode: spec.mode, share: spec.share}
 		shown := p
 		if spec.announce != "" {
 			shown = profileByName(spec.announce)
@@ -260,14 +299,21 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		o.Hardware, o.GPUs = shown.Host, announcedGPUs(shown.GPU, shown.MemoryMB)
 	}
 	n, err := node.New(ctx, o)
+	if err == nil && spec.delay > 0 {
+		if err = detach(n.Host()); err != nil {
+			n.Close()
+		}
+	}
 	if err != nil {
 		st.Close()
+		dd.Close()
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	m.node = n
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
+		defer dd.Close()
 		n.Run(ctx)
 	}()
 	return nil

@@ -40,6 +40,10 @@ type childMember struct {
 	Extra     time.Duration `json:"extra,omitempty"`
 	Offset    int           `json:"offset,omitempty"`
 	Sybil     bool          `json:"sybil,omitempty"`
+	Delay     time.Duration `json:"delay,omitempty"`
+	// Device names the simulated device it shares with the other members
+	// of its child (timeshare); empty: its own.
+	Device string `json:"device,omitempty"`
 }
 
 // event is one JSON line from a child.
@@ -84,23 +88,29 @@ func (r *run) startProcs(ctx context.Context) error {
 	for i := 0; i < nv; i++ {
 		groups = append(groups, []childMember{{Name: fmt.Sprintf("validator-%d", i+1), Role: "validator", Offset: i}})
 	}
-	if containsStr(r.cfg.Adversaries, "dishonest-validator") {
-		groups = append(groups, []childMember{{Name: "validator-dishonest", Role: "validator", Adversary: "dishonest-validator", Offset: nv}})
+	for i, a := range r.extraValidators() {
+		groups = append(groups, []childMember{{Name: validatorName(a), Role: "validator", Adversary: a, Offset: nv + i}})
 	}
-	var sybil []childMember
+	var sybil, shared []childMember
 	specs := map[string]minerSpec{}
 	for _, s := range r.minerSpecs() {
 		specs[s.name] = s
 		cm := childMember{Name: s.name, Role: "miner", Profile: s.profile, Adversary: s.adversary, Mode: s.mode,
-			Announce: s.announce, Extra: s.extra, Sybil: s.share != nil}
-		if cm.Sybil {
+			Announce: s.announce, Extra: s.extra, Sybil: s.share != nil, Delay: s.delay}
+		switch {
+		case cm.Sybil:
 			sybil = append(sybil, cm)
-		} else {
+		case s.device != nil:
+			cm.Device = s.adversary
+			shared = append(shared, cm)
+		default:
 			groups = append(groups, []childMember{cm})
 		}
 	}
-	if len(sybil) > 0 {
-		groups = append(groups, sybil)
+	for _, g := range [][]childMember{sybil, shared} {
+		if len(g) > 0 {
+			groups = append(groups, g)
+		}
 	}
 	var vaddrs []string
 	var validators []*member
@@ -299,6 +309,7 @@ func RunChild(ctx context.Context, specPath string, w io.Writer) error {
 	r := &run{cfg: cfg, start: time.Now(), byID: map[peer.ID]*member{}}
 	em := &emitter{w: w}
 	var share *sybilShare
+	devices := map[string]*simDevice{}
 	for _, cm := range spec.Members {
 		home := filepath.Join(spec.Out, "nodes", cm.Name)
 		key, err := node.LoadKey(home)
@@ -312,7 +323,14 @@ func RunChild(ctx context.Context, specPath string, w io.Writer) error {
 		id, _ := peer.IDFromPrivateKey(key)
 		m := &member{home: home, key: key, id: id}
 		m.info.Name, m.info.Role, m.info.Adversary = cm.Name, cm.Role, cm.Adversary
-		ms := minerSpec{name: cm.Name, profile: cm.Profile, adversary: cm.Adversary, mode: cm.Mode, announce: cm.Announce, extra: cm.Extra, offset: cm.Offset}
+		ms := minerSpec{name: cm.Name, profile: cm.Profile, adversary: cm.Adversary, mode: cm.Mode, announce: cm.Announce, extra: cm.Extra,
+			offset: cm.Offset, delay: cm.Delay}
+		if cm.Device != "" {
+			if devices[cm.Device] == nil {
+				devices[cm.Device] = newSimDevice(profileByName(cm.Profile).FP16TFLOPS * spec.Scale)
+			}
+			ms.device = devices[cm.Device]
+		}
 		if cm.Sybil {
 			if share == nil {
 				share = newSybilShare()

@@ -14,14 +14,14 @@ import (
 
 // simBackend is the CPU backend paced to a simulated throughput: it
 // computes the real product (so proofs stay honest) and then waits until
-// the challenge has taken as long as a device of simTFLOPS would take.
+// the challenge has taken as long as its simulated device would take.
 // mode makes it cheat like one adversary class.
 type simBackend struct {
 	cpu.Backend
-	simTFLOPS float64
-	extra     time.Duration // added latency (the slow outsourcer)
-	mode      string        // "", lazy, precision, replay, sybil-follower
-	share     *sybilShare   // set for both members of a sybil pair
+	dev   *simDevice    // its device time: own, or shared (timeshare)
+	extra time.Duration // added latency (the slow outsourcer)
+	mode  string        // "", lazy, precision, replay, sybil-follower
+	share *sybilShare   // set for both members of a sybil pair
 
 	mu    sync.Mutex
 	first kernels.Job // replay: the output it keeps answering with
@@ -49,6 +49,7 @@ type simJob struct {
 	b     *simBackend
 	p     proof.Params
 	start time.Time
+	due   time.Time // when the simulated device finishes it
 	cvs   []commit.CV
 	keep  bool    // shared with a sybil partner or replayed: not closed
 	src   *simJob // sybil follower: the partner's job it committed to
@@ -59,6 +60,7 @@ func (j *simJob) Generate(ctx context.Context) error {
 	if j.b.mode == "sybil-follower" {
 		return nil // it will copy its partner's output
 	}
+	j.due = j.b.dev.reserve(j.start, j.p.FLOPs())
 	return j.Job.Generate(ctx)
 }
 
@@ -74,8 +76,7 @@ func (j *simJob) Multiply(ctx context.Context) error {
 	if err := j.Job.Multiply(ctx); err != nil {
 		return err
 	}
-	target := time.Duration(j.p.FLOPs() / (j.b.simTFLOPS * 1e12) * float64(time.Second))
-	wait := time.Until(j.start.Add(target)) + j.b.extra
+	wait := time.Until(j.due) + j.b.extra
 	select {
 	case <-time.After(wait):
 		return nil

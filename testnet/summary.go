@@ -158,6 +158,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 				Epoch: from, Kind: "audit", Detail: rep.Problems[0], AtSeconds: s.DurationSeconds})
 		}
 	}
+	r.detectEquivocation(s.DurationSeconds)
 	for _, d := range r.detections {
 		if d.Adversary == "" {
 			if !r.partitioned(d) {
@@ -169,7 +170,8 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	}
 	sort.SliceStable(s.Detections, func(i, j int) bool { return s.Detections[i].AtSeconds < s.Detections[j].AtSeconds })
 	s.Gossip = r.latency()
-	s.Checks = r.checks(s, from, audits, missing)
+	s.Throughput, s.Gains = r.figures(s, from, to)
+	s.Checks = append(r.checks(s, from, audits, missing), latencyChecks(s, r.cfg.ChainedRoundChecks)...)
 	if len(validators) > 0 {
 		s.Checks = append(s.Checks, r.lateJoinChecks(validators[0], from, to, r.auditOptions())...)
 	}

@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// TestSmallTestnet runs a small network with a lazy miner and a spammer for
+// TestSmallTestnet runs a small network with a lazy miner, a spammer, a
+// dishonest validator and an equivocator for
 // one short epoch and requires every self-check to pass and the report to
 // be written.
 func TestSmallTestnet(t *testing.T) {
@@ -20,7 +21,7 @@ func TestSmallTestnet(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 3, 1, 8*time.Second
 	cfg.Profiles = []string{"H200", "A100", "CPU"}
-	cfg.Adversaries = []string{"lazy", "spammer", "dishonest-validator"}
+	cfg.Adversaries = []string{"lazy", "spammer", "dishonest-validator", "equivocator"}
 	cfg.Out = t.TempDir()
 	s, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -30,6 +31,7 @@ func TestSmallTestnet(t *testing.T) {
 		if !c.OK {
 			t.Errorf("check failed: %s: %s", c.Name, c.Detail)
 		}
+		t.Logf("%s: %s", c.Name, c.Detail)
 	}
 	for _, f := range []string{"summary.json", "report.md", "report.html", "weights.png", "tflops.png", "detections.png", "gossip.png"} {
 		if st, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil || st.Size() == 0 {
@@ -42,8 +44,8 @@ func TestSmallTestnet(t *testing.T) {
 }
 
 // TestProcsTestnet runs every node as its own OS process (pog
-// testnet-node), with a sybil pair sharing one, and requires every check
-// to pass.
+// testnet-node), with a sybil pair sharing one and the timeshare
+// identities another, and requires every check to pass.
 func TestProcsTestnet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds pog and runs a network of processes for about 20 s")
@@ -58,11 +60,25 @@ func TestProcsTestnet(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 2, 1, 8*time.Second
 	cfg.Profiles = []string{"H200", "A100"}
-	cfg.Adversaries = []string{"sybil", "forger"}
+	cfg.Adversaries = []string{"sybil", "forger", "far", "timeshare"}
 	cfg.Out, cfg.Procs, cfg.Exe = filepath.Join(dir, "out"), true, exe
 	s, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The far child dials through its own delay proxies; the timeshare
+	// identities share one child and one device.
+	far := false
+	for _, tp := range s.Throughput {
+		if tp.Node == "far" {
+			far = tp.Rounds > 0 && tp.AddedLatencyMs == 200 && tp.Reference == "miner-1"
+		}
+	}
+	if !far {
+		t.Errorf("far miner's figures: %+v", s.Throughput)
+	}
+	if len(s.Gains) != 1 || len(s.Gains[0].Members) != 3 || s.Gains[0].Reference != "miner-1" || s.Gains[0].Gain <= 0 {
+		t.Errorf("timeshare gain: %+v", s.Gains)
 	}
 	for _, c := range s.Checks {
 		if !c.OK {

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -37,7 +39,7 @@ func openHome(stderr io.Writer, name, home string) (*store.Store, map[string]flo
 		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
 		return nil, nil, 1
 	}
-	stakes, err := node.LoadGenesis(home, cfg)
+	stakes, err := node.StakeSet(home, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
 		return nil, nil, 1
@@ -72,12 +74,19 @@ func runEpochs(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	var rows []epochRow
+	if ok, code := fromRunningNode(stderr, "epochs", *home, "/api/v1/epochs?limit=5000", &rows); ok {
+		if code == 0 {
+			printEpochs(stdout, rows, *jsonOut)
+		}
+		return code
+	}
 	st, _, code := openHome(stderr, "epochs", *home)
 	if st == nil {
 		return code
 	}
 	defer st.Close()
-	rows := []epochRow{}
+	rows = []epochRow{}
 	for ent, err := range st.EpochRecords(0, ^uint64(0)) {
 		if err != nil {
 			fmt.Fprintf(stderr, "pog epochs: %v\n", err)
@@ -92,8 +101,14 @@ func runEpochs(args []string, stdout, stderr io.Writer) int {
 		rows = append(rows, epochRow{Epoch: ent.Epoch, Validator: o.Author.String(), Miners: len(rec.Weights),
 			ID: hex.EncodeToString(id[:]), Prev: hex.EncodeToString(rec.PrevRecordHash), Rounds: hex.EncodeToString(rec.RoundsRoot)})
 	}
-	if *jsonOut {
-		return writeJSON(stdout, rows)
+	printEpochs(stdout, rows, *jsonOut)
+	return 0
+}
+
+func printEpochs(stdout io.Writer, rows []epochRow, jsonOut bool) {
+	if jsonOut {
+		writeJSON(stdout, rows)
+		return
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "EPOCH\tVALIDATOR\tMINERS\tRECORD ID")
@@ -101,7 +116,6 @@ func runEpochs(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s…\n", r.Epoch, r.Validator, r.Miners, r.ID[:16])
 	}
 	tw.Flush()
-	return 0
 }
 
 func writeJSON(w io.Writer, v any) int {
@@ -132,9 +146,20 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pog weights", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	home := homeFlag(fs)
-	epoch := fs.Int64("epoch", -1, "the epoch (required)")
+	epoch := fs.Int64("epoch", -1, "the epoch (required unless a node runs on this home: then the latest)")
 	jsonOut := fs.Bool("json", false, "print JSON")
 	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	var out weightsOut
+	path := "/api/v1/weights"
+	if *epoch >= 0 {
+		path += fmt.Sprintf("?epoch=%d", *epoch)
+	}
+	if ok, code := fromRunningNode(stderr, "weights", *home, path, &out); ok {
+		if code == 0 {
+			printWeights(stdout, out, *jsonOut, homePeer(*home))
+		}
 		return code
 	}
 	if *epoch < 0 {
@@ -153,7 +178,7 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	h := res.Hash()
-	out := weightsOut{Epoch: e, Hash: hex.EncodeToString(h[:]), Trust: map[string]float64{}, Dividends: map[string]float64{}}
+	out = weightsOut{Epoch: e, Hash: hex.EncodeToString(h[:]), Miners: []weightRow{}, Trust: map[string]float64{}, Dividends: map[string]float64{}}
 	per := map[string]map[string]float64{}
 	for ent, err := range st.EpochRecords(e, e) {
 		if err != nil {
@@ -176,20 +201,30 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 	for i, v := range res.Validators {
 		out.Trust[v], out.Dividends[v] = res.Trust[i], res.Dividends[i]
 	}
-	if *jsonOut {
-		return writeJSON(stdout, out)
+	printWeights(stdout, out, *jsonOut, homePeer(*home))
+	return 0
+}
+
+// printWeights marks self, the home's own peer, in the table.
+func printWeights(stdout io.Writer, out weightsOut, jsonOut bool, self string) {
+	if jsonOut {
+		writeJSON(stdout, out)
+		return
 	}
-	fmt.Fprintf(stdout, "epoch %d  consensus %s…\n", e, out.Hash[:16])
+	fmt.Fprintf(stdout, "epoch %d  consensus %s…\n", out.Epoch, out.Hash[:16])
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MINER\tCONSENSUS\tINCENTIVE\tVALIDATORS")
 	for _, r := range out.Miners {
-		fmt.Fprintf(tw, "%s\t%.6f\t%.6f\t%d\n", r.Miner, r.Consensus, r.Incentive, len(r.Validators))
+		mark := ""
+		if r.Miner == self {
+			mark = "  (this node)"
+		}
+		fmt.Fprintf(tw, "%s%s\t%.6f\t%.6f\t%d\n", r.Miner, mark, r.Consensus, r.Incentive, len(r.Validators))
 	}
 	tw.Flush()
-	for _, v := range res.Validators {
+	for _, v := range slices.Sorted(maps.Keys(out.Trust)) {
 		fmt.Fprintf(stdout, "validator %s  trust %.4f  dividends %.4f\n", v, out.Trust[v], out.Dividends[v])
 	}
-	return 0
 }
 
 type priceRow struct {
@@ -215,6 +250,13 @@ func runPricing(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "pog pricing: --utilisation must be in [0, 1]")
 		return 2
 	}
+	var out []priceRow
+	if ok, code := fromRunningNode(stderr, "pricing", *home, fmt.Sprintf("/api/v1/pricing?utilisation=%v", *utilisation), &out); ok {
+		if code == 0 {
+			printPricing(stdout, out, *jsonOut)
+		}
+		return code
+	}
 	st, _, code := openHome(stderr, "pricing", *home)
 	if st == nil {
 		return code
@@ -225,12 +267,18 @@ func runPricing(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pog pricing: %v\n", err)
 		return 1
 	}
-	out := []priceRow{}
+	out = []priceRow{}
 	for _, r := range rows {
 		out = append(out, priceRow{Miner: r.Miner, Epoch: r.Epoch, GPUs: r.GPUs, FP16TFLOPS: r.Score.FP16Sustained, PricePerGPU: r.Price, Total: r.Score.Total, Flags: r.Score.Flags})
 	}
-	if *jsonOut {
-		return writeJSON(stdout, out)
+	printPricing(stdout, out, *jsonOut)
+	return 0
+}
+
+func printPricing(stdout io.Writer, out []priceRow, jsonOut bool) {
+	if jsonOut {
+		writeJSON(stdout, out)
+		return
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MINER\tEPOCH\tGPUS\tFP16 TFLOPS\tUSD/GPU-HOUR\tSCORE")
@@ -238,7 +286,6 @@ func runPricing(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%.4f\t%.6f\n", r.Miner, r.Epoch, r.GPUs, r.FP16TFLOPS, r.PricePerGPU, r.Total)
 	}
 	tw.Flush()
-	return 0
 }
 
 func runAudit(args []string, stdout, stderr io.Writer) int {
@@ -246,9 +293,16 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	home := homeFlag(fs)
 	epoch := fs.Int64("epoch", -1, "recompute only this epoch (the record chain is still checked from the start)")
+	since := fs.Int64("since", -1, "incremental: re-verify only epochs from this one on (earlier ones were audited before; chains and consensus still run from the start)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	sinceSet := false
+	fs.Visit(func(f *flag.Flag) { sinceSet = sinceSet || f.Name == "since" })
+	if sinceSet && *since < 0 {
+		fmt.Fprintln(stderr, "pog audit: --since must be an epoch (0 or more)")
+		return 2
 	}
 	st, stakes, code := openHome(stderr, "audit", *home)
 	if st == nil {
@@ -264,6 +318,10 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		e := uint64(*epoch)
 		opts.Epoch = &e
 	}
+	if *since >= 0 {
+		e := uint64(*since)
+		opts.Since = &e
+	}
 	rep, err := node.Audit(st, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog audit: %v\n", err)
@@ -272,8 +330,8 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	if *jsonOut {
 		writeJSON(stdout, rep)
 	} else {
-		fmt.Fprintf(stdout, "epoch records  %d (%d recomputed from evidence)\nround records  %d (%d proofs re-verified)\nconsensus      %d epochs recomputed\n",
-			rep.EpochRecords, rep.Recomputed, rep.Rounds, rep.ProofsVerified, len(rep.ConsensusHashes))
+		fmt.Fprintf(stdout, "epoch records  %d (%d recomputed from evidence, %d with pruned evidence)\nround records  %d (%d proofs re-verified)\nequivocations  %d proofs checked\nconsensus      %d epochs recomputed\n",
+			rep.EpochRecords, rep.Recomputed, rep.Pruned, rep.Rounds, rep.ProofsVerified, rep.Equivocations, len(rep.ConsensusHashes))
 	}
 	if len(rep.Problems) > 0 {
 		fmt.Fprintf(stderr, "pog audit: FAILED: %s\n", rep.Problems[0])

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/kernels/hw"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/metrics"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
 )
@@ -132,6 +132,7 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&bootstrap, "bootstrap", "peer to dial at start, /ip4/…/p2p/<id> (repeatable; added to node.bootstrap)")
 	logLevel := fs.String("log-level", "", "override node.log_level: debug, info, warn, error")
 	logFormat := fs.String("log-format", "", "override node.log_format: text or json")
+	apiAddr := fs.String("api", "", "override node.api: serve the local API, /metrics and the dashboard on host:port")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -157,6 +158,9 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	}
 	if *logFormat != "" {
 		cfg.Node.LogFormat = *logFormat
+	}
+	if *apiAddr != "" {
+		cfg.Node.API = *apiAddr
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "pog run: %v\n", err)
@@ -199,12 +203,29 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	o.Store = st
+	var apiToken string
+	if cfg.Node.API != "" {
+		if apiToken, err = checkAPIConfig(*home, cfg.Node); err != nil {
+			log.Error("cannot start the api", "err", err)
+			return 1
+		}
+		o.Metrics = metrics.New()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	n, err := node.New(ctx, o)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
+	}
+	if cfg.Node.API != "" {
+		stopAPI, err := startAPI(*home, apiToken, cfg, n, st, o.Stakes, o.Metrics, log)
+		if err != nil {
+			n.Close()
+			log.Error("cannot start the api", "err", err)
+			return 1
+		}
+		defer stopAPI()
 	}
 	if err := n.Run(ctx); err != nil {
 		log.Error("stopped with an error", "err", err)
@@ -251,6 +272,17 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 	if code := needHome(stderr, "rounds", *home); code != 0 {
 		return code
 	}
+	var rows []roundRow
+	path := "/api/v1/rounds?limit=5000"
+	if *epoch >= 0 {
+		path += fmt.Sprintf("&epoch=%d", *epoch)
+	}
+	if ok, code := fromRunningNode(stderr, "rounds", *home, path, &rows); ok {
+		if code == 0 {
+			printRounds(stdout, rows, *jsonOut)
+		}
+		return code
+	}
 	dir := filepath.Join(*home, node.StoreDir)
 	if _, err := os.Stat(dir); err != nil {
 		fmt.Fprintf(stderr, "pog rounds: no evidence store at %s (has a validator run with this home?)\n", dir)
@@ -266,7 +298,7 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 	if *epoch >= 0 {
 		from, to = uint64(*epoch), uint64(*epoch)
 	}
-	rows := []roundRow{}
+	rows = []roundRow{}
 	for r, err := range st.Rounds(from, to) {
 		if err != nil {
 			fmt.Fprintf(stderr, "pog rounds: %v\n", err)
@@ -274,11 +306,14 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 		}
 		rows = append(rows, roundRowOf(r))
 	}
-	if *jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rows)
-		return 0
+	printRounds(stdout, rows, *jsonOut)
+	return 0
+}
+
+func printRounds(stdout io.Writer, rows []roundRow, jsonOut bool) {
+	if jsonOut {
+		writeJSON(stdout, rows)
+		return
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "EPOCH\tROUND\tMINER\tVERDICT\tTFLOPS\tCOMMIT ms\tREASON")
@@ -286,7 +321,6 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%.4f\t%.1f\t%s\n", r.Epoch, r.Round, r.Miner, r.Verdict, r.TFLOPS, r.CommitMS, r.Reason)
 	}
 	tw.Flush()
-	return 0
 }
 
 // openBackend opens the configured backend. A GPU backend that finds no

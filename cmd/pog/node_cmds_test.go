@@ -35,6 +35,7 @@ func TestNodeCommands(t *testing.T) {
 		{[]string{"run", "--home", empty, "--role", "miner"}, 1, "config"},
 		{[]string{"rounds", "--home", home}, 1, "no evidence store"},
 		{[]string{"rounds", "--home", home, "extra"}, 2, "unexpected argument"},
+		{[]string{"audit", "--home", home, "--since", "-3"}, 2, "--since must be an epoch"},
 	}
 	for _, tt := range tests {
 		code, out, errs := runPog(tt.args...)

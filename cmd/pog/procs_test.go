@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pog-network/pog/node"
 )
 
 // proc is a `pog run` child whose JSON log lines arrive on events.
@@ -100,7 +102,7 @@ func TestThreeProcesses(t *testing.T) {
 		os.WriteFile(path, []byte(strings.Replace(string(cfg), `epoch_length = "1m0s"`, `epoch_length = "2s"`, 1)), 0o644)
 	}
 	v := startProc(t, bin, "run", "--home", homes["validator"], "--role", "validator",
-		"--listen", "/ip4/127.0.0.1/tcp/0", "--log-format", "json")
+		"--listen", "/ip4/127.0.0.1/tcp/0", "--log-format", "json", "--api", "127.0.0.1:0")
 	deadline := time.After(90 * time.Second)
 	var vaddr string
 	for vaddr == "" {
@@ -121,7 +123,7 @@ func TestThreeProcesses(t *testing.T) {
 	var mprocs []*proc
 	for _, n := range []string{"miner1", "miner2"} {
 		miners[pogOut(t, bin, "id", "--home", homes[n])] = false
-		mprocs = append(mprocs, startProc(t, bin, "run", "--home", homes[n], "--role", "miner", "--bootstrap", vaddr, "--log-format", "json"))
+		mprocs = append(mprocs, startProc(t, bin, "run", "--home", homes[n], "--role", "miner", "--bootstrap", vaddr, "--log-format", "json", "--api", "127.0.0.1:0"))
 	}
 	// Wait for a verified round of each miner, then for an epoch record
 	// that weighs both.
@@ -153,6 +155,8 @@ func TestThreeProcesses(t *testing.T) {
 			t.Fatal("miner1 stored no epoch record weighing both miners")
 		}
 	}
+	waitWeighed(t, mprocs, deadline)
+	checkRunningAPI(t, bin, homes)
 	// A fourth node, started late from the validator's address, fetches
 	// the records it missed by record sync (SPEC §22).
 	homes["late"] = filepath.Join(dir, "late")
@@ -174,6 +178,7 @@ func TestThreeProcesses(t *testing.T) {
 	for _, m := range mprocs {
 		m.stop(t, 20*time.Second)
 	}
+	checkAPIStopped(t, homes)
 	var rows []roundRow
 	if err := json.Unmarshal([]byte(pogOut(t, bin, "rounds", "--home", homes["validator"], "--json")), &rows); err != nil {
 		t.Fatal(err)
@@ -223,5 +228,13 @@ func TestThreeProcesses(t *testing.T) {
 		if out := pogOut(t, bin, "audit", "--home", h); !strings.Contains(out, "audit          OK") {
 			t.Fatalf("pog audit on %s: %s", h, out)
 		}
+	}
+	// An incremental audit of the last epoch checks no more and agrees.
+	var full, inc node.AuditReport
+	json.Unmarshal([]byte(pogOut(t, bin, "audit", "--home", homes["validator"], "--json")), &full)
+	json.Unmarshal([]byte(pogOut(t, bin, "audit", "--home", homes["validator"], "--since", fmt.Sprint(last), "--json")), &inc)
+	if len(inc.Problems) > 0 || inc.Recomputed == 0 || inc.Rounds > full.Rounds || inc.Recomputed > full.Recomputed || inc.ConsensusHashes[last] != full.ConsensusHashes[last] {
+		t.Fatalf("pog audit --since %d: %d of %d rounds, hash %s vs %s, problems %v", last, inc.Rounds, full.Rounds,
+			inc.ConsensusHashes[last], full.ConsensusHashes[last], inc.Problems)
 	}
 }

@@ -54,6 +54,9 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	delay := fs.Duration("netem-delay", 0, "with --netns: tc netem delay on every host's link")
 	loss := fs.Float64("netem-loss", 0, "with --netns: tc netem loss, percent")
 	partition := fs.Bool("partition", false, "with --netns: cut half the honest miners off for two rounds, then check the network heals")
+	delays := fs.String("delay", "", "added latency each way, in process, as NAME=DURATION,… by miner name or profile (far defaults to 200ms)")
+	roundInterval := fs.Duration("round-interval", 0, "time between a validator's rounds (0: the local profile's 2s)")
+	chained := fs.Bool("chained-round-checks", d.ChainedRoundChecks, "enforce issue 10's bounds: delayed miners within 3 % of their profile, timeshare ≤ 1.1×")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -63,6 +66,11 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg := d
+	if cfg.Delays, err = testnet.ParseDelays(*delays); err != nil {
+		fmt.Fprintf(stderr, "pog testnet: --delay: %v\n", err)
+		return 2
+	}
+	cfg.RoundInterval, cfg.ChainedRoundChecks = *roundInterval, *chained
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength, cfg.Seed, cfg.Out, cfg.Adversaries = *validators, *miners, *epochs, *epochLength, *seed, *out, advs
 	cfg.Progress = stderr
 	cfg.Procs, cfg.Netns, cfg.NetemDelay, cfg.NetemLoss, cfg.Partition = *procs || *netns, *netns, *delay, *loss, *partition

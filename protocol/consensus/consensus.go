@@ -14,11 +14,16 @@
 //
 //  1. Stake: S_i = stake_i / Σ_{k∈A} stake_k for i ∈ A, 0 otherwise.
 //     Weights: W_ij = w_ij / Σ_j w_ij; an all-zero row stays zero.
-//  2. Consensus: C_j = max{ v : Σ_{i∈A, W_ij ≥ v} stake_i ≥ κ·Σ_{k∈A} stake_k },
-//     the κ-stake-weighted median of column j (κ = 0.5 gives the weighted
-//     median; zeros count, so an active validator that did not weight j
-//     pulls C_j down). Ties at exactly κ go to the higher value, as in
-//     subtensor: a coalition holding exactly κ of the stake sets C_j.
+//  2. Consensus: C_j = max{ v : Σ_{i∈A, W_ij ≥ v} stake_i ≥ κ·Σ_{k∈G} stake_k },
+//     where G is the whole stake set (every validator in Input.Stakes with
+//     stake at least MinStake), published or not: the κ-stake-weighted
+//     median of column j with absent validators voting zero (κ = 0.5 gives
+//     the weighted median; zeros count, so a validator that did not weight
+//     j, or did not publish, pulls C_j down). Measuring the threshold
+//     against G rather than A means a node that lacks some records cannot
+//     let the validators it did hear from set consensus with less than κ of
+//     the stake. Ties at exactly κ go to the higher value, as in subtensor:
+//     a coalition holding exactly κ of the stake sets C_j.
 //  3. Clipping: W̄_ij = min(W_ij, C_j).
 //  4. Rank R_j = Σ_i S_i·W̄_ij; incentive I_j = R_j / Σ_j R_j (all 0 if Σ R = 0).
 //  5. Trust T_i = Σ_j W̄_ij / Σ_j W_ij, the share of i's weight that survives
@@ -35,7 +40,7 @@
 //     history. Params.NormalizeBonds applies subtensor's
 //     B_ij ← B_ij / Σ_k B_kj after the EMA.
 //
-// Security: a coalition holding less than κ of the active stake cannot meet
+// Security: a coalition holding less than κ of the stake set cannot meet
 // the threshold alone, so every C_j is at most some other validator's W_ij:
 // weight it puts on a miner nobody else weights is clipped to zero and costs
 // it trust and dividends, and it can lift C_j only towards what others
@@ -292,20 +297,32 @@ func Compute(p Params, in Input) (*Result, error) {
 		}
 	}
 
-	// Step 2: consensus per miner over active validators with stake (a
-	// zero-stake vote can neither reach the threshold nor block it).
+	// Step 2: consensus per miner over every validator with stake at least
+	// the floor, whether it published or not: the threshold is a share of
+	// the whole stake set, so that validators missing on one node cannot let
+	// a minority set consensus. An absent validator's row is zero (W is zero
+	// for inactive rows); a zero-stake vote can neither reach the threshold
+	// nor block it.
 	var voters []int
 	var voterStake []float64
+	var setStake float64
 	for i := range vals {
-		if active[i] && stake[i] > 0 {
+		if stake[i] > 0 && stake[i] >= p.MinStake {
 			voters = append(voters, i)
 			voterStake = append(voterStake, stake[i])
+			setStake += stake[i]
 		}
 	}
-	threshold := p.Kappa * total
+	if math.IsInf(setStake, 1) {
+		return nil, fmt.Errorf("%w: total stake overflows", ErrInvalid)
+	}
+	threshold := p.Kappa * setStake
 	col := make([]float64, len(voters))
 	scratch := make([]int, len(voters))
 	for j := range miners {
+		if total == 0 {
+			break
+		}
 		for k, i := range voters {
 			col[k] = W[i][j]
 		}
@@ -598,7 +615,7 @@ func (r *Result) BondsMap() map[string]map[string]float64 {
 // bump the version whenever an encoding or the arithmetic changes.
 const (
 	inputDomain  = "pog/consensus/input/v1"
-	resultDomain = "pog/consensus/result/v1"
+	resultDomain = "pog/consensus/result/v2"
 )
 
 // Hash is SHA-256 over a canonical big-endian encoding of every field of r:

@@ -35,6 +35,7 @@ const (
 	MessageType_TILE_REQUEST             MessageType = 5
 	MessageType_TILE_RESPONSE            MessageType = 6
 	MessageType_EPOCH_RECORD             MessageType = 7
+	MessageType_EQUIVOCATION_PROOF       MessageType = 8
 )
 
 // Enum value maps for MessageType.
@@ -48,6 +49,7 @@ var (
 		5: "TILE_REQUEST",
 		6: "TILE_RESPONSE",
 		7: "EPOCH_RECORD",
+		8: "EQUIVOCATION_PROOF",
 	}
 	MessageType_value = map[string]int32{
 		"MESSAGE_TYPE_UNSPECIFIED": 0,
@@ -58,6 +60,7 @@ var (
 		"TILE_REQUEST":             5,
 		"TILE_RESPONSE":            6,
 		"EPOCH_RECORD":             7,
+		"EQUIVOCATION_PROOF":       8,
 	}
 )
 
@@ -924,6 +927,71 @@ func (x *EpochRecord) GetPrevRecordHash() []byte {
 	return nil
 }
 
+// EquivocationProof: two different epoch records signed by one validator for
+// one epoch, as received. It needs no signature of its own beyond the
+// envelope of whoever reports it: the records prove the offence. record_a's
+// ID (protocol.ID of its signed body) sorts before record_b's, so every
+// reporter builds the same proof from the same pair.
+type EquivocationProof struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Version       uint32                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	RecordA       []byte                 `protobuf:"bytes,2,opt,name=record_a,json=recordA,proto3" json:"record_a,omitempty"` // an EPOCH_RECORD envelope
+	RecordB       []byte                 `protobuf:"bytes,3,opt,name=record_b,json=recordB,proto3" json:"record_b,omitempty"` // another EPOCH_RECORD envelope, same author and epoch
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EquivocationProof) Reset() {
+	*x = EquivocationProof{}
+	mi := &file_pog_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EquivocationProof) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EquivocationProof) ProtoMessage() {}
+
+func (x *EquivocationProof) ProtoReflect() protoreflect.Message {
+	mi := &file_pog_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EquivocationProof.ProtoReflect.Descriptor instead.
+func (*EquivocationProof) Descriptor() ([]byte, []int) {
+	return file_pog_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *EquivocationProof) GetVersion() uint32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *EquivocationProof) GetRecordA() []byte {
+	if x != nil {
+		return x.RecordA
+	}
+	return nil
+}
+
+func (x *EquivocationProof) GetRecordB() []byte {
+	if x != nil {
+		return x.RecordB
+	}
+	return nil
+}
+
 var File_pog_proto protoreflect.FileDescriptor
 
 const file_pog_proto_rawDesc = "" +
@@ -999,7 +1067,11 @@ const file_pog_proto_rawDesc = "" +
 	"\vrounds_root\x18\x04 \x01(\fR\n" +
 	"roundsRoot\x12.\n" +
 	"\x13scoring_config_hash\x18\x05 \x01(\fR\x11scoringConfigHash\x12(\n" +
-	"\x10prev_record_hash\x18\x06 \x01(\fR\x0eprevRecordHash*\xa1\x01\n" +
+	"\x10prev_record_hash\x18\x06 \x01(\fR\x0eprevRecordHash\"c\n" +
+	"\x11EquivocationProof\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\rR\aversion\x12\x19\n" +
+	"\brecord_a\x18\x02 \x01(\fR\arecordA\x12\x19\n" +
+	"\brecord_b\x18\x03 \x01(\fR\arecordB*\xb9\x01\n" +
 	"\vMessageType\x12\x1c\n" +
 	"\x18MESSAGE_TYPE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eMINER_ANNOUNCE\x10\x01\x12\r\n" +
@@ -1010,7 +1082,8 @@ const file_pog_proto_rawDesc = "" +
 	"\x06REVEAL\x10\x04\x12\x10\n" +
 	"\fTILE_REQUEST\x10\x05\x12\x11\n" +
 	"\rTILE_RESPONSE\x10\x06\x12\x10\n" +
-	"\fEPOCH_RECORD\x10\aB(Z&github.com/pog-network/pog/protocol/pbb\x06proto3"
+	"\fEPOCH_RECORD\x10\a\x12\x16\n" +
+	"\x12EQUIVOCATION_PROOF\x10\bB(Z&github.com/pog-network/pog/protocol/pbb\x06proto3"
 
 var (
 	file_pog_proto_rawDescOnce sync.Once
@@ -1025,20 +1098,21 @@ func file_pog_proto_rawDescGZIP() []byte {
 }
 
 var file_pog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pog_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_pog_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_pog_proto_goTypes = []any{
-	(MessageType)(0),      // 0: pog.v1.MessageType
-	(*Envelope)(nil),      // 1: pog.v1.Envelope
-	(*GPU)(nil),           // 2: pog.v1.GPU
-	(*MinerAnnounce)(nil), // 3: pog.v1.MinerAnnounce
-	(*Hardware)(nil),      // 4: pog.v1.Hardware
-	(*Challenge)(nil),     // 5: pog.v1.Challenge
-	(*Commitment)(nil),    // 6: pog.v1.Commitment
-	(*Reveal)(nil),        // 7: pog.v1.Reveal
-	(*TileRequest)(nil),   // 8: pog.v1.TileRequest
-	(*TileResponse)(nil),  // 9: pog.v1.TileResponse
-	(*MinerWeight)(nil),   // 10: pog.v1.MinerWeight
-	(*EpochRecord)(nil),   // 11: pog.v1.EpochRecord
+	(MessageType)(0),          // 0: pog.v1.MessageType
+	(*Envelope)(nil),          // 1: pog.v1.Envelope
+	(*GPU)(nil),               // 2: pog.v1.GPU
+	(*MinerAnnounce)(nil),     // 3: pog.v1.MinerAnnounce
+	(*Hardware)(nil),          // 4: pog.v1.Hardware
+	(*Challenge)(nil),         // 5: pog.v1.Challenge
+	(*Commitment)(nil),        // 6: pog.v1.Commitment
+	(*Reveal)(nil),            // 7: pog.v1.Reveal
+	(*TileRequest)(nil),       // 8: pog.v1.TileRequest
+	(*TileResponse)(nil),      // 9: pog.v1.TileResponse
+	(*MinerWeight)(nil),       // 10: pog.v1.MinerWeight
+	(*EpochRecord)(nil),       // 11: pog.v1.EpochRecord
+	(*EquivocationProof)(nil), // 12: pog.v1.EquivocationProof
 }
 var file_pog_proto_depIdxs = []int32{
 	0,  // 0: pog.v1.Envelope.type:type_name -> pog.v1.MessageType
@@ -1063,7 +1137,7 @@ func file_pog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pog_proto_rawDesc), len(file_pog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

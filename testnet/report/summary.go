@@ -19,8 +19,12 @@ type Summary struct {
 	// FalsePositives are failed rounds or flags that hit honest miners.
 	FalsePositives []Detection `json:"false_positives"`
 	Gossip         Latency     `json:"gossip_latency"`
-	Checks         []Check     `json:"checks"`
-	Passed         bool        `json:"passed"`
+	// Throughput and Gains measure issue 10's distortions: every miner's
+	// measured against true throughput, and what time-sharing earns.
+	Throughput []Throughput `json:"throughput,omitempty"`
+	Gains      []Gain       `json:"gains,omitempty"`
+	Checks     []Check      `json:"checks"`
+	Passed     bool         `json:"passed"`
 }
 
 // Node is one testnet participant.
@@ -34,6 +38,8 @@ type Node struct {
 	// SimTFLOPS what the paced CPU backend is set to deliver.
 	ProfileTFLOPS float64 `json:"profile_tflops,omitempty"`
 	SimTFLOPS     float64 `json:"sim_tflops,omitempty"`
+	// AddedLatencyMs delays every message to and from the miner, each way.
+	AddedLatencyMs float64 `json:"added_latency_ms,omitempty"`
 }
 
 // Epoch is one closed epoch as the network saw it.
@@ -98,4 +104,43 @@ type Check struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
+}
+
+// Throughput is one miner's measured throughput against the rate its
+// simulated device delivers, and against an undelayed miner of its profile.
+type Throughput struct {
+	Node           string  `json:"node"`
+	Profile        string  `json:"profile"`
+	AddedLatencyMs float64 `json:"added_latency_ms"` // each way
+	SimTFLOPS      float64 `json:"sim_tflops"`       // true throughput
+	// MeasuredTFLOPS is the median over the validators' verified rounds.
+	MeasuredTFLOPS float64 `json:"measured_tflops"`
+	Rounds         int     `json:"verified_rounds"`
+	Ratio          float64 `json:"measured_over_true"`
+	// Reference is an undelayed honest miner of the same profile; Relative
+	// is MeasuredTFLOPS over its MeasuredTFLOPS.
+	Reference string  `json:"reference,omitempty"`
+	Relative  float64 `json:"relative_to_reference,omitempty"`
+	Incentive float64 `json:"mean_incentive"` // over the full epochs
+	Penalties int     `json:"penalties"`      // its failed rounds and flags
+}
+
+// Gain is what a group of identities on one device earns together against
+// one honest miner of its profile.
+type Gain struct {
+	Adversary          string   `json:"adversary"`
+	Members            []string `json:"members"`
+	Profile            string   `json:"profile"`
+	Incentive          float64  `json:"mean_incentive"` // summed over members
+	Reference          string   `json:"reference,omitempty"`
+	ReferenceIncentive float64  `json:"reference_mean_incentive,omitempty"`
+	Gain               float64  `json:"gain"`
+	// ThroughputGain is the members' summed median measured throughput
+	// over the reference's: the time-sharing alone, without scoring.
+	ThroughputGain float64 `json:"throughput_gain"`
+	RoundInterval  string  `json:"round_interval"`
+	// DutyCycle is the fraction of one identity's device time the
+	// validators' challenges take: validators × challenge compute time ÷
+	// round interval.
+	DutyCycle float64 `json:"duty_cycle"`
 }

@@ -1,0 +1,320 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/consensus"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/store"
+)
+
+// Finality (SPEC.md §20). Epoch e is final at the end of epoch e+F. A node
+// that is running at that moment writes e's final set: the records it holds
+// for e and the validators proven to have equivocated in e. From then on
+// e's consensus is computed from that set alone, so records and proofs for
+// e that arrive later are stored but change nothing. A node that was not
+// running at e's finality time writes no set for e and counts what it holds.
+
+// finalAt is when epoch e becomes final: the end of epoch e+f.
+func finalAt(e, f uint64, length time.Duration) time.Time {
+	return time.Unix(0, int64(e+f+1)*int64(length))
+}
+
+// freezeRule says whether epoch e is final at now, and whether this node,
+// running since started, saw it become final and so must write its final
+// set before storing anything more for e.
+func freezeRule(e, f uint64, length time.Duration, started, now time.Time) (final, freeze bool) {
+	at := finalAt(e, f, length)
+	final = !now.Before(at)
+	return final, final && !started.After(at)
+}
+
+// freezeRange is the epochs whose finality time lies in [started, now]:
+// those a node running since started must have frozen by now. ok is false
+// if there are none.
+func freezeRange(f uint64, length time.Duration, started, now time.Time) (from, to uint64, ok bool) {
+	l := int64(length)
+	// finalAt(e) = (e+f+1)·l ≥ started ⇔ e ≥ ⌈started/l⌉ − f − 1.
+	first := (started.UnixNano() + l - 1) / l
+	last := now.UnixNano() / l
+	if last < int64(f)+1 || last < first {
+		return 0, 0, false
+	}
+	from = uint64(max(0, first-int64(f)-1))
+	return from, uint64(last - int64(f) - 1), true
+}
+
+// finalSetOf is the final set of an epoch with the given stored records
+// and proven equivocators: every record of a validator not proven to have
+// equivocated counts.
+func finalSetOf(records []store.FinalRecord, proven [][]byte) store.FinalSet {
+	f := store.FinalSet{Excluded: slices.Clone(proven)}
+	slices.SortFunc(f.Excluded, bytes.Compare)
+	f.Excluded = slices.CompactFunc(f.Excluded, bytes.Equal)
+	for _, r := range records {
+		if !f.IsExcluded(r.Validator) {
+			f.Included = append(f.Included, r)
+		}
+	}
+	slices.SortFunc(f.Included, func(a, b store.FinalRecord) int { return bytes.Compare(a.Validator, b.Validator) })
+	return f
+}
+
+// finality writes final sets and is the only writer of other validators'
+// epoch records and of equivocation proofs, so that a late record can never
+// be stored before its epoch's final set.
+type finality struct {
+	st      *store.Store
+	f       uint64
+	length  time.Duration
+	started time.Time
+	mu      sync.Mutex
+	next    uint64 // epochs below it are frozen, if they were to be
+}
+
+// tick freezes every epoch that became final since the node started and has
+// no final set yet.
+func (z *finality) tick(now time.Time) error {
+	from, to, ok := freezeRange(z.f, z.length, z.started, now)
+	if !ok {
+		return nil
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	for e := max(from, z.next); e <= to; e++ {
+		if err := z.freeze(e); err != nil {
+			return err
+		}
+		z.next = e + 1
+	}
+	return nil
+}
+
+// before runs before anything is stored for epoch e; z.mu is held.
+func (z *finality) before(e uint64, now time.Time) error {
+	if _, freeze := freezeRule(e, z.f, z.length, z.started, now); freeze {
+		return z.freeze(e)
+	}
+	return nil
+}
+
+// freeze writes e's final set from what the store holds, unless it has one.
+func (z *finality) freeze(e uint64) error {
+	if _, err := z.st.Final(e); !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	var recs []store.FinalRecord
+	for ent, err := range z.st.EpochRecords(e, e) {
+		if err != nil {
+			return err
+		}
+		o, err := protocol.Decode(ent.Envelope, pb.MessageType_EPOCH_RECORD)
+		if err != nil {
+			return fmt.Errorf("stored epoch record %d of %s: %w", e, peer.ID(ent.Validator), err)
+		}
+		recs = append(recs, store.FinalRecord{Validator: ent.Validator, ID: protocol.ID(o.Body)})
+	}
+	var proven [][]byte
+	for q, err := range z.st.Equivocations(e, e) {
+		if err != nil {
+			return err
+		}
+		proven = append(proven, q.Validator)
+	}
+	// An epoch with nothing stored freezes as the empty set: records for
+	// it that arrive later are late.
+	return z.st.PutFinal(e, finalSetOf(recs, proven))
+}
+
+// putRecord stores a validator's epoch record (Open checked it).
+func (z *finality) putRecord(now time.Time, e uint64, validator, raw []byte) error {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if err := z.before(e, now); err != nil {
+		return err
+	}
+	return z.st.PutEpochRecord(e, validator, raw)
+}
+
+// putProof stores an equivocation proof (CheckEquivocation passed),
+// reporting whether it was the first for its key.
+func (z *finality) putProof(now time.Time, e uint64, validator, proof []byte) (bool, error) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if err := z.before(e, now); err != nil {
+		return false, err
+	}
+	return z.st.PutEquivocation(e, validator, proof)
+}
+
+// recordRow is one stored epoch record, decoded for consensus.
+type recordRow struct {
+	validator []byte
+	id        [32]byte
+	weights   map[string]float64
+}
+
+// selectRecords picks an epoch's records that count. With a final set,
+// exactly the records it names count (each must be stored) and its
+// excluded validators are the equivocators; without one, every record of a
+// validator without a stored proof counts. Rows and the result are in
+// validator order.
+func selectRecords(rows []recordRow, final *store.FinalSet, proven [][]byte) (counted []recordRow, excluded [][]byte, err error) {
+	if final == nil {
+		set := finalSetOf(nil, proven)
+		for _, r := range rows {
+			if !set.IsExcluded(r.validator) {
+				counted = append(counted, r)
+			}
+		}
+		return counted, set.Excluded, nil
+	}
+	for _, r := range rows {
+		if final.Counts(r.validator, r.id) {
+			counted = append(counted, r)
+		}
+	}
+	if len(counted) != len(final.Included) {
+		for _, want := range final.Included {
+			if !slices.ContainsFunc(counted, func(r recordRow) bool { return bytes.Equal(r.validator, want.Validator) }) {
+				return nil, nil, fmt.Errorf("the final set names record %x of %s, which this store lacks", want.ID[:8], peer.ID(want.Validator))
+			}
+		}
+	}
+	return counted, final.Excluded, nil
+}
+
+// epochInput is the consensus input of one epoch: the counted rows'
+// weights, and stakes with every excluded validator's set to zero. stakes
+// nil means equal stakes for every validator counted so far, which equal
+// accumulates across epochs.
+func epochInput(counted []recordRow, excluded [][]byte, stakes, equal map[string]float64, prevBonds map[string]map[string]float64) consensus.Input {
+	in := consensus.Input{Weights: map[string]map[string]float64{}, PrevBonds: prevBonds}
+	for _, r := range counted {
+		in.Weights[peer.ID(r.validator).String()] = r.weights
+	}
+	base := stakes
+	if base == nil {
+		for v := range in.Weights {
+			equal[v] = 1
+		}
+		base = equal
+	}
+	in.Stakes = make(map[string]float64, len(base)+len(excluded))
+	for v, s := range base {
+		in.Stakes[v] = s
+	}
+	for _, v := range excluded {
+		if _, known := base[peer.ID(v).String()]; known || stakes == nil {
+			in.Stakes[peer.ID(v).String()] = 0
+		}
+	}
+	return in
+}
+
+// consensusEpochs is ConsensusEpochs; records of epochs below verifyFrom
+// are decoded without re-checking their signatures (an incremental audit
+// checked them before).
+func consensusEpochs(st *store.Store, upto uint64, stakes map[string]float64, p consensus.Params, verifyFrom uint64,
+	visit func(uint64, *consensus.Result) error) error {
+	var prevBonds map[string]map[string]float64
+	equal := map[string]float64{}
+	var rows []recordRow
+	cur, have, visited := uint64(0), false, false
+	flush := func() error {
+		var final *store.FinalSet
+		switch f, err := st.Final(cur); {
+		case err == nil:
+			final = &f
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		var proven [][]byte
+		for q, err := range st.Equivocations(cur, cur) {
+			if err != nil {
+				return err
+			}
+			proven = append(proven, q.Validator)
+		}
+		counted, excluded, err := selectRecords(rows, final, proven)
+		rows = nil
+		if err != nil {
+			return fmt.Errorf("epoch %d: %w", cur, err)
+		}
+		// A record of a validator outside the genesis set is ignored.
+		counted = slices.DeleteFunc(counted, func(r recordRow) bool {
+			return stakes != nil && stakes[peer.ID(r.validator).String()] == 0
+		})
+		if len(counted) == 0 {
+			return nil // no record counts: as if the epoch had none
+		}
+		visited = true
+		r, err := consensus.Compute(p, epochInput(counted, excluded, stakes, equal, prevBonds))
+		if err != nil {
+			return fmt.Errorf("epoch %d: %w", cur, err)
+		}
+		prevBonds = r.BondsMap()
+		return visit(cur, r)
+	}
+	for ent, err := range st.EpochRecords(0, upto) {
+		if err != nil {
+			return err
+		}
+		if have && ent.Epoch != cur {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		cur, have = ent.Epoch, true
+		open := protocol.Open
+		if ent.Epoch < verifyFrom {
+			open = protocol.Decode
+		}
+		o, err := open(ent.Envelope, pb.MessageType_EPOCH_RECORD)
+		if err != nil || !bytes.Equal([]byte(o.Author), ent.Validator) {
+			return fmt.Errorf("epoch %d: record of %s does not verify: %v", ent.Epoch, peer.ID(ent.Validator), err)
+		}
+		row := recordRow{validator: ent.Validator, id: protocol.ID(o.Body), weights: map[string]float64{}}
+		for _, w := range o.Msg.(*pb.EpochRecord).Weights {
+			row.weights[peer.ID(w.Miner).String()] = w.Weight
+		}
+		rows = append(rows, row)
+	}
+	if have {
+		if err := flush(); err != nil {
+			return err
+		}
+	}
+	if !visited {
+		return fmt.Errorf("no epoch records count up to epoch %d", upto)
+	}
+	return nil
+}
+
+// StakeSet is the stake set consensus measures its threshold against: the
+// genesis file's, or without one every validator in network.validators with
+// stake 1, or nil (equal stakes for every validator that has published:
+// local testing only, since nodes holding different records then measure
+// against different sets).
+func StakeSet(home string, c Config) (map[string]float64, error) {
+	stakes, err := LoadGenesis(home, c)
+	if err != nil || stakes != nil || len(c.Network.Validators) == 0 {
+		return stakes, err
+	}
+	stakes = map[string]float64{}
+	for _, v := range c.Network.Validators {
+		id, err := peer.Decode(v)
+		if err != nil {
+			return nil, fmt.Errorf("network.validators %q: %w", v, err)
+		}
+		stakes[id.String()] = 1
+	}
+	return stakes, nil
+}

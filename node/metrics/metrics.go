@@ -1,0 +1,169 @@
+// Package metrics holds a node's Prometheus collectors, all named pog_*.
+// Every label takes values from a fixed set (verdicts, reason classes,
+// gossip topics and results), so a hostile peer cannot grow the series.
+// A nil *Metrics ignores every call, so nodes without an API pay nothing.
+package metrics
+
+import (
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics is one node's collectors and the registry that serves them.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	rounds        *prometheus.CounterVec
+	roundSeconds  prometheus.Histogram
+	tflops        prometheus.Histogram
+	verifySeconds prometheus.Histogram
+	gossip        *prometheus.CounterVec
+	epochClose    prometheus.Histogram
+	epochRecords  prometheus.Counter
+	ownWeight     prometheus.Gauge
+	ownIncentive  prometheus.Gauge
+	ownEpoch      prometheus.Gauge
+}
+
+// Gauges are read at scrape time; nil ones are not exported.
+type Gauges struct {
+	Peers      func() float64 // connected peers
+	StoreBytes func() float64 // store size on disk
+	Queue      func() float64 // miner: challenges waiting to be computed
+}
+
+// New registers every collector on a fresh registry, with the Go runtime
+// and process collectors.
+func New() *Metrics {
+	r := prometheus.NewRegistry()
+	m := &Metrics{Registry: r,
+		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pog_rounds_total",
+			Help: "Rounds this validator finished, by verdict and reason class."}, []string{"verdict", "reason"}),
+		roundSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "pog_round_commit_seconds",
+			Help: "Time from sending a challenge to receiving its commitment.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 16)}),
+		tflops: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "pog_round_tflops",
+			Help: "Measured throughput of verified rounds, TFLOPS.", Buckets: prometheus.ExponentialBuckets(1e-5, 4, 16)}),
+		verifySeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "pog_round_verify_seconds",
+			Help: "Time to fetch and verify a round's sampled tiles.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
+		gossip: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pog_gossip_messages_total",
+			Help: "Gossip messages validated, by topic and result (accept, reject, ignore)."}, []string{"topic", "result"}),
+		epochClose: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "pog_epoch_close_seconds",
+			Help: "Time this validator took to score an epoch and publish its record.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
+		epochRecords: prometheus.NewCounter(prometheus.CounterOpts{Name: "pog_epoch_records_total",
+			Help: "Epoch records stored, this node's and other validators'."}),
+		ownWeight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "pog_own_weight",
+			Help: "This node's consensus weight in the latest epoch with records."}),
+		ownIncentive: prometheus.NewGauge(prometheus.GaugeOpts{Name: "pog_own_incentive",
+			Help: "This node's incentive share in the latest epoch with records."}),
+		ownEpoch: prometheus.NewGauge(prometheus.GaugeOpts{Name: "pog_own_weight_epoch",
+			Help: "The epoch pog_own_weight and pog_own_incentive are from."}),
+	}
+	r.MustRegister(m.rounds, m.roundSeconds, m.tflops, m.verifySeconds, m.gossip, m.epochClose, m.epochRecords,
+		m.ownWeight, m.ownIncentive, m.ownEpoch,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// AddGauges registers the gauges read at scrape time (once the node they
+// read exists); call it once.
+func (m *Metrics) AddGauges(g Gauges) {
+	gauge := func(name, help string, f func() float64) {
+		if f != nil {
+			m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
+		}
+	}
+	gauge("pog_peers", "Connected libp2p peers.", g.Peers)
+	gauge("pog_store_bytes", "Size of the node's store on disk.", g.StoreBytes)
+	gauge("pog_queue_length", "Challenges waiting in the miner's queue.", g.Queue)
+}
+
+// Round counts one finished round. reason is free text; only its class is
+// a label.
+func (m *Metrics) Round(verified bool, reason string, commit, verify time.Duration, tflops float64) {
+	if m == nil {
+		return
+	}
+	verdict := "failed"
+	if verified {
+		verdict = "verified"
+		m.tflops.Observe(tflops)
+	}
+	m.rounds.WithLabelValues(verdict, ReasonClass(reason)).Inc()
+	if commit > 0 {
+		m.roundSeconds.Observe(commit.Seconds())
+	}
+	if verify > 0 {
+		m.verifySeconds.Observe(verify.Seconds())
+	}
+}
+
+// reasonClasses map a failure reason to its label by the first keyword it
+// contains, in this order.
+var reasonClasses = []struct{ keyword, class string }{
+	{"shut down", "shutdown"},
+	{"no commitment", "deadline"},
+	{"deadline", "deadline"},
+	{"tile request", "tiles"},
+	{"root", "proof"},
+	{"tile", "proof"},
+	{"proof", "proof"},
+	{"sizing", "challenge"},
+	{"size a challenge", "challenge"},
+	{"challenge", "challenge"},
+	{"publish", "gossip"},
+}
+
+// ReasonClass is the bounded label for a round's reason: "" for a
+// verified round, else one of the classes above or "other".
+func ReasonClass(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	r := strings.ToLower(reason)
+	for _, c := range reasonClasses {
+		if strings.Contains(r, c.keyword) {
+			return c.class
+		}
+	}
+	return "other"
+}
+
+// Gossip counts one validated message; topic is one of the node's fixed
+// topics and result one of accept, reject, ignore.
+func (m *Metrics) Gossip(topic, result string) {
+	if m != nil {
+		m.gossip.WithLabelValues(topic, result).Inc()
+	}
+}
+
+// EpochClosed records how long closing an epoch took.
+func (m *Metrics) EpochClosed(d time.Duration) {
+	if m != nil {
+		m.epochClose.Observe(d.Seconds())
+	}
+}
+
+// EpochRecord counts a stored epoch record.
+func (m *Metrics) EpochRecord() {
+	if m != nil {
+		m.epochRecords.Inc()
+	}
+}
+
+// Own sets this node's weight and incentive from epoch e's consensus.
+func (m *Metrics) Own(e uint64, weight, incentive float64) {
+	if m != nil {
+		m.ownEpoch.Set(float64(e))
+		m.ownWeight.Set(weight)
+		m.ownIncentive.Set(incentive)
+	}
+}
+
+// RoundsCounter is the pog_rounds_total series for a verdict and reason
+// class, for tests.
+func (m *Metrics) RoundsCounter(verdict, reason string) prometheus.Counter {
+	return m.rounds.WithLabelValues(verdict, reason)
+}

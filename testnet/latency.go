@@ -1,0 +1,220 @@
+package testnet
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pog-network/pog/testnet/report"
+)
+
+// FarDelay is what the far miner adds to every message, each way: a
+// validator on another continent.
+const FarDelay = 200 * time.Millisecond
+
+// maxDelay bounds an added latency: beyond it rounds miss their deadline
+// whatever the protocol.
+const maxDelay = 5 * time.Second
+
+// Issue 10's bounds, enforced with Config.ChainedRoundChecks.
+const (
+	farTolerance = 0.03 // a delayed miner's throughput against its profile's
+	maxShareGain = 1.1  // what time-sharing identities may earn together
+)
+
+// delayFor is the latency added to miner name of profile: Delays by name,
+// FarDelay for the far miner, then Delays by profile.
+func (r *run) delayFor(name, profile string) time.Duration {
+	if d, ok := r.cfg.Delays[name]; ok {
+		return d
+	}
+	if name == "far" {
+		return FarDelay
+	}
+	return r.cfg.Delays[profile]
+}
+
+// checkDelays refuses a Delays key that names no miner of the run and no
+// profile: a typo would silently leave the miner undelayed.
+func (r *run) checkDelays() error {
+	known := map[string]bool{}
+	for _, p := range Profiles {
+		known[p.Name] = true
+	}
+	for _, s := range r.minerSpecs() {
+		known[s.name] = true
+	}
+	for _, k := range sortedKeys(r.cfg.Delays) {
+		if !known[k] {
+			return fmt.Errorf("testnet: delay for %q: no such miner or profile in this run", k)
+		}
+	}
+	return nil
+}
+
+// ParseDelays reads "NAME=DURATION,…" (e.g. "miner-2=50ms,H100=200ms"):
+// a miner's name or a profile, and the latency to add each way.
+func ParseDelays(s string) (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	if s == "" {
+		return out, nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		name, v, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("delay %q: want NAME=DURATION", kv)
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("delay %q: %w", kv, err)
+		}
+		if d < 0 || d > maxDelay {
+			return nil, fmt.Errorf("delay %q: want 0..%v", kv, maxDelay)
+		}
+		out[name] = d
+	}
+	return out, nil
+}
+
+// figures measures, from the full epochs [from, to], every miner's
+// throughput against its simulated device's and what each group sharing
+// one device earns against an honest miner of its profile.
+func (r *run) figures(s *report.Summary, from, to uint64) ([]report.Throughput, []report.Gain) {
+	tflops := map[string][]float64{}
+	for _, rd := range s.Rounds {
+		if rd.Verified && rd.Epoch >= from && rd.Epoch <= to {
+			tflops[rd.Miner] = append(tflops[rd.Miner], rd.TFLOPS)
+		}
+	}
+	penalties := map[string]int{}
+	for _, d := range append(slices.Clone(s.Detections), s.FalsePositives...) {
+		penalties[d.Node]++
+	}
+	incentive := func(n string) float64 {
+		sum := 0.0
+		for _, e := range s.Epochs {
+			sum += e.Incentive[n]
+		}
+		return sum / float64(max(1, len(s.Epochs)))
+	}
+	var out []report.Throughput
+	ref := map[string]*report.Throughput{} // profile → first undelayed honest miner
+	for _, n := range s.Nodes {
+		if n.Role != "miner" || n.Adversary != "" {
+			continue
+		}
+		t := report.Throughput{Node: n.Name, Profile: n.Profile, AddedLatencyMs: n.AddedLatencyMs, SimTFLOPS: n.SimTFLOPS,
+			MeasuredTFLOPS: median(tflops[n.Name]), Rounds: len(tflops[n.Name]), Incentive: incentive(n.Name), Penalties: penalties[n.Name]}
+		t.Ratio = t.MeasuredTFLOPS / t.SimTFLOPS
+		out = append(out, t)
+	}
+	for i := range out {
+		if t := &out[i]; t.AddedLatencyMs == 0 && ref[t.Profile] == nil {
+			ref[t.Profile] = t
+		}
+	}
+	for i := range out {
+		if t, p := &out[i], ref[out[i].Profile]; p != nil && p != t && p.MeasuredTFLOPS > 0 {
+			t.Reference, t.Relative = p.Node, t.MeasuredTFLOPS/p.MeasuredTFLOPS
+		}
+	}
+	groups := map[string]*report.Gain{}
+	var gains []report.Gain
+	var order []string
+	for _, n := range s.Nodes {
+		if n.Adversary != "timeshare" {
+			continue
+		}
+		g := groups[n.Adversary]
+		if g == nil {
+			g = &report.Gain{Adversary: n.Adversary, Profile: n.Profile, RoundInterval: r.nodeConfig().Validator.RoundInterval.String(),
+				DutyCycle: r.dutyCycle(s.Validators, n.SimTFLOPS)}
+			groups[n.Adversary] = g
+			order = append(order, n.Adversary)
+		}
+		g.Members = append(g.Members, n.Name)
+		g.Incentive += incentive(n.Name)
+		g.ThroughputGain += median(tflops[n.Name]) // over the reference's, below
+	}
+	for _, a := range order {
+		g := groups[a]
+		sum := g.ThroughputGain
+		g.ThroughputGain = 0
+		if p := ref[g.Profile]; p != nil {
+			g.Reference, g.ReferenceIncentive = p.Node, p.Incentive
+			if p.Incentive > 0 {
+				g.Gain = g.Incentive / p.Incentive
+			}
+			if p.MeasuredTFLOPS > 0 {
+				g.ThroughputGain = sum / p.MeasuredTFLOPS
+			}
+		}
+		gains = append(gains, *g)
+	}
+	return out, gains
+}
+
+// dutyCycle is the share of one miner's device time the validators'
+// challenges take at the testnet's challenge size: the current protocol
+// has no duty-cycle setting, only the round interval.
+func (r *run) dutyCycle(validators int, simTFLOPS float64) float64 {
+	c := r.nodeConfig().Validator
+	flops := 2 * float64(c.Size) * float64(c.Size) * float64(c.K)
+	return float64(validators) * flops / (simTFLOPS * 1e12) / c.RoundInterval.Seconds()
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// latencyChecks are issue 10's bounds on distance and time-sharing. Not
+// enforced, they pass and say what they measured: the current protocol
+// times two gossip hops, so they cannot hold before chained rounds land.
+func latencyChecks(s *report.Summary, enforce bool) []report.Check {
+	var out []report.Check
+	add := func(name string, ok bool, detail string) {
+		if !enforce {
+			ok, detail = true, "not enforced (ChainedRoundChecks off): "+detail
+		}
+		out = append(out, report.Check{Name: name, OK: ok, Detail: detail})
+	}
+	var far []string
+	farOK, anyFar := true, false
+	for _, t := range s.Throughput {
+		if t.AddedLatencyMs == 0 {
+			continue
+		}
+		anyFar = true
+		ok := t.Reference != "" && math.Abs(t.Relative-1) <= farTolerance && t.Penalties == 0
+		farOK = farOK && ok
+		far = append(far, fmt.Sprintf("%s(+%.0f ms) %.4f TFLOPS = %.1f %% of %s, %d penalties",
+			t.Node, t.AddedLatencyMs, t.MeasuredTFLOPS, 100*t.Relative, orDash(t.Reference), t.Penalties))
+	}
+	if anyFar {
+		add(fmt.Sprintf("delayed miners measure within %.0f %% of their profile, never penalised", 100*farTolerance), farOK, strings.Join(far, "; "))
+	}
+	for _, g := range s.Gains {
+		add(fmt.Sprintf("adversary %s earns at most %.1f× one honest miner", g.Adversary, maxShareGain), g.Reference != "" && g.Gain <= maxShareGain,
+			fmt.Sprintf("%d identities %.4f vs %s %.4f: gain %.2f (throughput %.2f) at duty cycle %.1f %% (round interval %s)",
+				len(g.Members), g.Incentive, orDash(g.Reference), g.ReferenceIncentive, g.Gain, g.ThroughputGain, 100*g.DutyCycle, g.RoundInterval))
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "no reference"
+	}
+	return s
+}
