@@ -168,6 +168,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		h.ConnManager().Protect(v, "validator")
 	}
 	n.sync = newSyncer(h, o.Store, n.log, n.view.mayPublish, func() uint64 { return n.view.epochAt(time.Now()) }, n.onEpochRecord)
+	n.sync.deliverProof = func(ctx context.Context, p *pb.EquivocationProof) { n.addEquivocation(ctx, p, false) }
 	h.SetStreamHandler(SyncProtocol, n.sync.serve)
 	n.ps, err = newPubSub(ctx, h, n.setScores)
 	if err != nil {

@@ -79,6 +79,9 @@ type syncer struct {
 	// deliver hands a checked record to the node, which stores it (through
 	// finality) or, if a different one is stored, proves the equivocation.
 	deliver func(context.Context, *protocol.Opened)
+	// deliverProof stores a checked equivocation proof (nil: proofs are
+	// not synced).
+	deliverProof func(context.Context, *pb.EquivocationProof)
 
 	serving chan struct{} // bounds concurrent serves
 	mu      sync.Mutex
@@ -148,6 +151,12 @@ func (y *syncer) serve(s network.Stream) {
 			return
 		}
 		err = y.writeRecords(w, v, before, limit)
+	case syncProofs:
+		if len(req) != 9 {
+			s.Reset()
+			return
+		}
+		err = y.writeProofs(w, binary.BigEndian.Uint64(req[1:]))
 	default:
 		s.Reset()
 		return
@@ -389,7 +398,10 @@ func (y *syncer) syncPeer(ctx context.Context, p peer.ID) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	stored := 0
+	stored, err := y.syncProofsFrom(ctx, p)
+	if err != nil {
+		return stored, err
+	}
 	for _, h := range hs {
 		if !y.allowed(h.validator) || h.epoch > y.latestEpoch() {
 			continue

@@ -20,6 +20,7 @@ import (
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
+	"google.golang.org/protobuf/proto"
 )
 
 func TestSyncWireBounds(t *testing.T) {
@@ -441,4 +442,60 @@ func BenchmarkSyncCatchUp(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(validators*epochs)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// Equivocation proofs a node missed are fetched too, each checked before it
+// is stored; a proof that does not check charges the peer.
+func TestSyncFetchesProofs(t *testing.T) {
+	server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	client.connect(t, server)
+	client.y.deliverProof = func(_ context.Context, p *pb.EquivocationProof) {
+		eq, _ := protocol.CheckEquivocation(p)
+		b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+		client.st.PutEquivocation(eq.Epoch, []byte(eq.Validator), b)
+	}
+	k, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(k)
+	var proofs [][]byte
+	for e := uint64(1); e <= maxSyncProofs+3; e++ { // more than one response
+		a := recordChain(t, k, []uint64{e})[0]
+		b, _ := protocol.Seal(k, &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: []byte("01234567890123456789012345678901"),
+			ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)})
+		p, err := protocol.NewEquivocationProof(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+		if _, err := server.st.PutEquivocation(e, []byte(v), body); err != nil {
+			t.Fatal(err)
+		}
+		proofs = append(proofs, body)
+	}
+	n, err := client.y.syncPeer(context.Background(), server.h.ID())
+	if err != nil || n != len(proofs) {
+		t.Fatalf("fetched %d proofs, want %d: %v", n, len(proofs), err)
+	}
+	for e := uint64(1); e <= uint64(len(proofs)); e++ {
+		if ok, err := client.st.HasEquivocation(e, []byte(v)); !ok || err != nil {
+			t.Fatalf("no proof for epoch %d: %v", e, err)
+		}
+	}
+	if n, _ := client.y.syncPeer(context.Background(), server.h.ID()); n != 0 {
+		t.Fatalf("second pass fetched %d", n)
+	}
+
+	bad, victim := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	victim.y.deliverProof = client.y.deliverProof
+	hostileServer(bad.h, func(req []byte) [][]byte {
+		if req[0] == syncProofs {
+			forged := append([]byte{}, proofs[0]...)
+			forged[len(forged)-1] ^= 1
+			return [][]byte{binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint32(nil, 1), 0), forged}
+		}
+		return [][]byte{encodeHeads(nil)}
+	})
+	victim.connect(t, bad)
+	if _, err := victim.y.syncPeer(context.Background(), bad.h.ID()); !errors.Is(err, errBadPeer) {
+		t.Fatalf("forged proof: %v, want a bad-peer error", err)
+	}
 }
