@@ -19,8 +19,10 @@ bench: build
 test:
 	$(GO) test -count=1 $(PKGS)
 
+# The commit for `pog version` where Go's VCS stamp is off or unavailable.
+LDCOMMIT := -X main.ldCommit=$(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -modified)
 build:
-	$(GO) build -o $(BIN) ./cmd/pog
+	$(GO) build -ldflags '$(LDCOMMIT)' -o $(BIN) ./cmd/pog
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt wants to rewrite:"; echo "$$out"; exit 1; fi
@@ -76,7 +78,7 @@ ptx-check:
 # The GPU miner: needs cuda.h and libcuda (nvidia-cuda-dev) to build, the
 # NVIDIA driver to run.
 build-cuda:
-	CGO_CFLAGS='-O2 -g -Wno-deprecated-declarations' $(GO) build -tags cuda -trimpath -ldflags '-s -w' -o bin/pog-cuda ./cmd/pog
+	CGO_CFLAGS='-O2 -g -Wno-deprecated-declarations' $(GO) build -tags cuda -trimpath -ldflags '-s -w $(LDCOMMIT)' -o bin/pog-cuda ./cmd/pog
 
 # What a GPU machine without Go needs for scripts/gpu-check.sh.
 gpu-bundle: build-cuda

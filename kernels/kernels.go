@@ -68,6 +68,35 @@ type Job interface {
 	Close() error
 }
 
+// TileComputer recomputes one output tile from the challenge key alone,
+// 2·t²·K FLOPs, without the rest of the output: a miner hashes each step's
+// output and discards it, then recomputes only the tiles a validator
+// samples (SPEC.md §16). Every backend implements it.
+type TileComputer interface {
+	ComputeTile(ctx context.Context, p proof.Params, i uint64, dst []byte) error
+}
+
+// ComputeTile recomputes tile i of p with be, through its own
+// TileComputer or, for a backend without one, a one-job fallback that
+// holds the whole output while it runs.
+func ComputeTile(ctx context.Context, be Backend, p proof.Params, i uint64, dst []byte) error {
+	if tc, ok := be.(TileComputer); ok {
+		return tc.ComputeTile(ctx, p, i, dst)
+	}
+	j, err := be.Start(p, Options{Workers: 1})
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	if err := j.Generate(ctx); err != nil {
+		return err
+	}
+	if err := j.Multiply(ctx); err != nil {
+		return err
+	}
+	return j.Tile(i, dst)
+}
+
 // Compute runs a started job's stages in order and returns its tile
 // chaining values.
 func Compute(ctx context.Context, j Job) ([]commit.CV, error) {

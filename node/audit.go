@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/proof"
@@ -14,6 +15,7 @@ import (
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/round"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
 )
@@ -299,48 +301,62 @@ func auditRound(r *store.RoundRecord, covered bool) (int, error) {
 		return 0, fmt.Errorf("commitment: %w", err)
 	}
 	cm := mo.Msg.(*pb.Commitment)
+	chain := proof.Chain{ID: protocol.ID(co.Body), Template: params, Steps: int(ch.Steps)}
 	switch {
 	case mo.Author != peer.ID(r.Miner):
 		return 0, fmt.Errorf("commitment signed by %s, not the miner", mo.Author)
-	case [32]byte(cm.ChallengeId) != protocol.ID(co.Body):
+	case [32]byte(cm.ChallengeId) != chain.ID:
 		return 0, fmt.Errorf("commitment answers another challenge")
-	case len(cm.Roots) != len(params):
-		return 0, fmt.Errorf("commitment has %d roots for %d sub-challenges", len(cm.Roots), len(params))
+	case len(cm.Roots) != chain.Steps*len(params):
+		return 0, fmt.Errorf("commitment has %d roots for %d steps of %d sub-challenges", len(cm.Roots), chain.Steps, len(params))
 	}
-	var idx []uint64
-	for i, p := range params {
-		tr := proof.Transcript{Params: p, SecretCommitment: [32]byte(ch.SecretCommitment), Root: [32]byte(cm.Roots[i]),
-			Secret: r.Secret, Samples: int(ch.Samples)}
-		sub, err := tr.Indices()
-		if err != nil {
-			return 0, fmt.Errorf("sub-challenge %d: %w", i, err)
-		}
-		idx = append(idx, sub...)
+	roots := reshape(cm.Roots, len(params))
+	idx, err := chain.Sample(r.Secret, [32]byte(ch.SecretCommitment), roots, int(ch.Samples))
+	if err != nil {
+		return 0, err
 	}
 	if !slices.Equal(idx, r.Indices) {
 		return 0, fmt.Errorf("sampled indices do not follow from the secret and roots")
 	}
+	if err := auditTiming(r, chain); err != nil {
+		return 0, err
+	}
 	if len(r.Proofs) == 0 {
 		return 0, nil // recorded before proofs were kept
 	}
-	if len(r.Proofs) != len(params) || len(r.Leaves) != len(idx) {
-		return 0, fmt.Errorf("%d proofs and %d leaves for %d sub-challenges and %d tiles", len(r.Proofs), len(r.Leaves), len(params), len(idx))
+	groups := chain.Groups(idx)
+	if len(r.Proofs) != len(groups) || len(r.Leaves) != len(idx) {
+		return 0, fmt.Errorf("%d proofs and %d leaves for %d sampled groups and %d tiles", len(r.Proofs), len(r.Leaves), len(groups), len(idx))
 	}
-	off := 0
-	for i, p := range params {
-		n := len(idx) / len(params)
+	for i, g := range groups {
 		pr, err := commit.DecodeProof(r.Proofs[i])
 		if err != nil {
-			return i, fmt.Errorf("sub-challenge %d proof: %w", i, err)
+			return i, fmt.Errorf("step %d sub-challenge %d proof: %w", g.Step, g.Sub, err)
 		}
-		leaves := make([]commit.CV, n)
+		leaves := make([]commit.CV, len(g.Tiles))
 		for j := range leaves {
-			leaves[j] = r.Leaves[off+j]
+			leaves[j] = r.Leaves[g.First+j]
 		}
-		if err := commit.Verify([32]byte(cm.Roots[i]), p.Tiles(), idx[off:off+n], leaves, pr); err != nil {
-			return i, fmt.Errorf("sub-challenge %d: %w", i, err)
+		if err := commit.Verify(roots[g.Step][g.Sub], params[g.Sub].Tiles(), g.Tiles, leaves, pr); err != nil {
+			return i, fmt.Errorf("step %d sub-challenge %d: %w", g.Step, g.Sub, err)
 		}
-		off += n
 	}
-	return len(params), nil
+	return len(groups), nil
+}
+
+// auditTiming recomputes a verified round's throughput from its recorded
+// root arrivals (SPEC.md §10).
+func auditTiming(r *store.RoundRecord, chain proof.Chain) error {
+	if len(r.StepArrivals) != chain.Steps {
+		return fmt.Errorf("%d step arrivals for %d steps", len(r.StepArrivals), chain.Steps)
+	}
+	arr := make([]time.Duration, len(r.StepArrivals))
+	for i, a := range r.StepArrivals {
+		arr[i] = time.Duration(a)
+	}
+	sustained, peak := round.Throughput(arr, round.StepFLOPs(chain), round.PeakWindow)
+	if sustained != r.TFLOPS || peak != r.PeakTFLOPS {
+		return fmt.Errorf("throughput %v (peak %v) does not follow from the root arrivals: %v (peak %v)", r.TFLOPS, r.PeakTFLOPS, sustained, peak)
+	}
+	return nil
 }

@@ -373,12 +373,13 @@ func benchChallengeValidator(v *view, rejected *atomic.Int64) pubsub.ValidatorEx
 // benchChallenge builds and seals a challenge the way validator.runRound
 // does, with a fresh nonce and secret.
 func benchChallenge(b *testing.B, cfg Config, v *view, key crypto.PrivKey, miner peer.ID, ann *pb.MinerAnnounce, round uint64) []byte {
-	plan, err := planChallenge(cfg.Validator, miner, ann, rand.Reader)
+	plan, err := planChallenge(cfg.Validator, miner, ann, 0, 0, rand.Reader)
 	if err != nil {
 		b.Fatal(err)
 	}
 	msg := &pb.Challenge{Version: protocol.Version, Epoch: v.epochAt(time.Now()), Round: round, Miner: []byte(miner),
-		SecretCommitment: commitSecret(plan.secret), Samples: uint32(plan.samples), DeadlineMs: uint32(cfg.Validator.Deadline.Milliseconds())}
+		SecretCommitment: commitSecret(plan.secret), Samples: uint32(plan.samples), DeadlineMs: uint32(cfg.Validator.Deadline.Milliseconds()),
+		Steps: uint32(plan.steps), FirstRootMs: uint32(plan.firstRootBy.Milliseconds())}
 	for _, p := range plan.params {
 		enc, _ := p.MarshalBinary()
 		msg.Params = append(msg.Params, enc)

@@ -105,22 +105,32 @@ func LoadGenesis(home string, c Config) (map[string]float64, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, fmt.Errorf("genesis %s: unknown setting %q", path, und[0].String())
 	}
+	stakes, err := g.Stakes()
+	if err != nil {
+		return nil, fmt.Errorf("genesis %s: %w", path, err)
+	}
+	return stakes, nil
+}
+
+// Stakes checks the validators (decodable IDs, positive stakes, no
+// duplicates, at least one) and returns their stakes by peer ID.
+func (g Genesis) Stakes() (map[string]float64, error) {
 	stakes := map[string]float64{}
 	for i, v := range g.Validators {
 		id, err := peer.Decode(v.ID)
 		if err != nil {
-			return nil, fmt.Errorf("genesis %s: validator %d: %w", path, i, err)
+			return nil, fmt.Errorf("validator %d: %w", i, err)
 		}
 		if !(v.Stake > 0) || v.Stake > 1e18 {
-			return nil, fmt.Errorf("genesis %s: validator %s: stake %v must be positive", path, v.ID, v.Stake)
+			return nil, fmt.Errorf("validator %s: stake %v must be positive", v.ID, v.Stake)
 		}
 		if _, dup := stakes[id.String()]; dup {
-			return nil, fmt.Errorf("genesis %s: validator %s listed twice", path, v.ID)
+			return nil, fmt.Errorf("validator %s listed twice", v.ID)
 		}
 		stakes[id.String()] = v.Stake
 	}
 	if len(stakes) == 0 {
-		return nil, fmt.Errorf("genesis %s: no validators", path)
+		return nil, errors.New("no validators")
 	}
 	return stakes, nil
 }
@@ -131,14 +141,21 @@ type MinerConfig struct {
 	Workers          int      `toml:"workers" comment:"host threads for the cpu backend (0: all)"`
 	MaxOutputBytes   uint64   `toml:"max_output_bytes" comment:"largest challenge output accepted per GPU"`
 	AnnounceInterval Duration `toml:"announce_interval" comment:"how often the miner gossips its inventory and capacity"`
-	QueueLength      int      `toml:"queue_length" comment:"challenges waiting per GPU before new ones are dropped"`
+	QueueLength      int      `toml:"queue_length" comment:"rounds served at once (one per validator); more are refused"`
 	ProofWindow      Duration `toml:"proof_window" comment:"how long outputs are kept for tile requests after the commitment"`
 	MeasureHardware  bool     `toml:"measure_hardware" comment:"measure CPU, RAM and storage at start (cached a day in hw.json) and announce them: 45% of the score"`
 }
 
 // ValidatorConfig is the validator role.
 type ValidatorConfig struct {
-	RoundInterval     Duration `toml:"round_interval" comment:"how often every announced miner is challenged"`
+	RoundInterval     Duration `toml:"round_interval" comment:"how often the validator looks for miners due a round"`
+	DutyCycle         float64  `toml:"duty_cycle" comment:"fraction of a miner's time under this validator's rounds, at random times (0, 1]"`
+	RoundTarget       Duration `toml:"round_target" comment:"round length for a GPU miner (at least min_rtt_multiple round trips)"`
+	RoundTargetCPU    Duration `toml:"round_target_cpu" comment:"round length for a CPU-only miner"`
+	MinSteps          int      `toml:"min_steps" comment:"fewest chained steps per round: bursting gains at most 1/(steps-2)"`
+	MaxSteps          int      `toml:"max_steps" comment:"most chained steps per round"`
+	MinRTTMultiple    float64  `toml:"min_rtt_multiple" comment:"a round lasts at least this many measured round trips"`
+	FirstRootSlack    Duration `toml:"first_root_slack" comment:"slack beyond two steps and a round trip for the first root"`
 	RoundOffset       Duration `toml:"round_offset" comment:"delay before the first round: validators spread over the interval do not queue behind each other at a miner"`
 	Size              uint32   `toml:"size" comment:"largest output edge M = N challenged"`
 	K                 uint32   `toml:"k" comment:"inner dimension (capped by the precision's exactness limit)"`
@@ -170,7 +187,10 @@ func DefaultConfig() Config {
 		Network: NetworkConfig{EpochLength: Duration{72 * time.Minute}, FinalityEpochs: 2},
 		Miner: MinerConfig{Backend: "cpu", MaxOutputBytes: 16 << 30, AnnounceInterval: Duration{time.Minute},
 			QueueLength: 4, ProofWindow: Duration{2 * time.Minute}, MeasureHardware: true},
-		Validator: ValidatorConfig{RoundInterval: Duration{5 * time.Minute}, Size: 16384, K: 8192, TileBytes: 64 << 10,
+		Validator: ValidatorConfig{RoundInterval: Duration{time.Second}, DutyCycle: 0.5,
+			RoundTarget: Duration{10 * time.Second}, RoundTargetCPU: Duration{2 * time.Second}, MinSteps: 22, MaxSteps: 64,
+			MinRTTMultiple: 20, FirstRootSlack: Duration{500 * time.Millisecond},
+			Size: 16384, K: 8192, TileBytes: 64 << 10,
 			Precision: "fp16", Deadline: Duration{2 * time.Minute}, ProofTimeout: Duration{time.Minute},
 			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute}},
 	}
@@ -188,7 +208,12 @@ func LocalConfig() Config {
 	c.Miner.AnnounceInterval = Duration{2 * time.Second}
 	c.Miner.ProofWindow = Duration{20 * time.Second}
 	c.Miner.MeasureHardware = false // local runs share one machine: nothing to tell apart
-	c.Validator.RoundInterval = Duration{2 * time.Second}
+	c.Validator.RoundInterval = Duration{250 * time.Millisecond}
+	// Steps of about 90 ms: long against per-step overheads on a loaded
+	// machine, short enough for several rounds per local epoch.
+	c.Validator.RoundTarget, c.Validator.RoundTargetCPU = Duration{2 * time.Second}, Duration{2 * time.Second}
+	c.Validator.MaxSteps = c.Validator.MinSteps
+	c.Validator.FirstRootSlack = Duration{time.Second}
 	c.Validator.Size, c.Validator.K, c.Validator.TileBytes = 256, 256, 16<<10
 	c.Validator.Deadline = Duration{5 * time.Second}
 	c.Validator.ProofTimeout = Duration{5 * time.Second}
@@ -254,6 +279,10 @@ func (c *Config) Validate() error {
 	if v.Size < proof.MinTile || v.Size > proof.MaxDim || v.K < 1 {
 		bad("validator.size %d or k %d out of range", v.Size, v.K)
 	}
+	if !(v.DutyCycle > 0 && v.DutyCycle <= 1) || v.MinSteps < 2 || v.MaxSteps < v.MinSteps || v.MaxSteps > proof.MaxSteps ||
+		!(v.MinRTTMultiple >= 1) || v.RoundTarget.Duration <= 0 || v.RoundTargetCPU.Duration <= 0 || v.FirstRootSlack.Duration <= 0 {
+		bad("validator: duty_cycle in (0, 1], 2 <= min_steps <= max_steps <= %d, min_rtt_multiple >= 1 and positive round targets and first_root_slack wanted", proof.MaxSteps)
+	}
 	if v.RoundOffset.Duration < 0 || v.RoundInterval.Duration <= 0 || v.Deadline.Duration <= 0 || v.ProofTimeout.Duration <= 0 || v.MinerTTL.Duration <= 0 {
 		bad("validator durations must be positive")
 	}
@@ -272,8 +301,9 @@ func isSquareTile(b int) bool {
 	return false
 }
 
-// LoadConfig reads home/config.toml over the defaults and validates it;
-// unknown keys are errors, so typos do not pass silently.
+// LoadConfig reads home/config.toml over the defaults, then the POG_*
+// environment overrides (ApplyEnv), and validates the result; unknown keys
+// are errors, so typos do not pass silently.
 func LoadConfig(home string) (Config, error) {
 	c := DefaultConfig()
 	path := filepath.Join(home, ConfigFile)
@@ -283,6 +313,9 @@ func LoadConfig(home string) (Config, error) {
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		return c, fmt.Errorf("config %s: unknown setting %q", path, und[0].String())
+	}
+	if err := ApplyEnv(&c, os.Environ()); err != nil {
+		return c, err
 	}
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)

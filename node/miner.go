@@ -4,24 +4,39 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/round"
 )
 
-// miner computes challenges addressed to this node, one at a time per
-// device, and serves sampled tiles until the proof window closes.
+// RoundHooks alter how a miner plays rounds. Only the testnet's
+// adversaries set them.
+type RoundHooks struct {
+	// HoldRoots keeps roots back until a beacon is needed (burst).
+	HoldRoots bool
+	// Delay holds every root, the commitment and every ping reply back
+	// this long (a miner faking distance).
+	Delay time.Duration
+}
+
+// miner plays the rounds validators open with it: it computes each step as
+// soon as its inputs are in, keeps only the tile chaining values, and
+// recomputes the sampled tiles when asked.
 type miner struct {
 	n       *Node
 	backend kernels.Backend
-	queue   chan *openChallenge
+	slots   chan struct{} // rounds played at once
+	hooks   RoundHooks
 
 	mu       sync.Mutex
 	served   map[[32]byte]*served
@@ -30,37 +45,38 @@ type miner struct {
 	gpus     []*pb.GPU
 }
 
-// served is a computed challenge whose outputs are kept for tile requests.
+// served is a committed round: what tile requests need, and no output.
 type served struct {
-	mu      sync.RWMutex // readers serve tiles; the janitor closes jobs
 	c       *openChallenge
-	jobs    []kernels.Job
-	leaves  [][]commit.CV
-	roots   []commit.CV
+	chain   proof.Chain
+	params  [][]proof.Params // per step, per sub-challenge
+	leaves  [][][]commit.CV  // tile chaining values per step, per sub-challenge
+	roots   [][]commit.CV    // per step
 	expires time.Time
 }
 
-func newMiner(n *Node, be kernels.Backend) *miner {
-	return &miner{n: n, backend: be, queue: make(chan *openChallenge, n.cfg.Miner.QueueLength), served: map[[32]byte]*served{}}
+func newMiner(n *Node, be kernels.Backend, hooks RoundHooks) *miner {
+	return &miner{n: n, backend: be, slots: make(chan struct{}, n.cfg.Miner.QueueLength), hooks: hooks, served: map[[32]byte]*served{}}
 }
 
 func (m *miner) start(ctx context.Context) {
 	m.n.host.SetStreamHandler(protocol.ProofProtocol, m.handleStream)
-	m.wg.Add(3)
+	m.n.host.SetStreamHandler(protocol.RoundProtocol, func(s network.Stream) { m.handleRound(ctx, s) })
+	if m.hooks.Delay > 0 {
+		slowPings(m.n.host, m.hooks.Delay)
+	}
+	m.wg.Add(2)
 	go m.announceLoop(ctx)
-	go m.work(ctx)
 	go m.janitor(ctx)
 }
 
 func (m *miner) stop() {
 	m.n.host.RemoveStreamHandler(protocol.ProofProtocol)
+	m.n.host.RemoveStreamHandler(protocol.RoundProtocol)
 	m.wg.Wait()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for id, s := range m.served {
-		s.close()
-		delete(m.served, id)
-	}
+	clear(m.served)
 }
 
 func (m *miner) announceLoop(ctx context.Context) {
@@ -86,111 +102,266 @@ func (m *miner) announceLoop(ctx context.Context) {
 	}
 }
 
-func (m *miner) onChallenge(ctx context.Context, v gossipVal) {
-	c := m.n.view.challenge(protocol.ID(v.opened.Body))
-	if c == nil || c.miner != m.n.ID() {
-		return
+// admit checks a challenge received on a round stream with the same rules
+// as gossip, and that this miner can hold it.
+func (m *miner) admit(raw []byte, from peer.ID) (*openChallenge, error) {
+	o, err := protocol.Open(raw, pb.MessageType_CHALLENGE)
+	if err != nil {
+		return nil, err
+	}
+	if o.Author != from {
+		return nil, fmt.Errorf("challenge signed by %s, sent by %s", o.Author, from)
+	}
+	id := protocol.ID(o.Body)
+	c := m.n.view.challenge(id)
+	if c == nil {
+		if d := m.n.view.checkChallenge(o, from, time.Now()); d.result != accept.result {
+			return nil, errors.New(d.reason)
+		}
+		if c = m.n.view.challenge(id); c == nil {
+			return nil, errors.New("challenge evicted")
+		}
+	}
+	if c.miner != m.n.ID() {
+		return nil, errors.New("challenge for another miner")
 	}
 	for i, p := range c.params {
 		if p.OutputBytes() > m.n.cfg.Miner.MaxOutputBytes {
-			m.n.log.Warn("challenge exceeds capacity; not computing", "validator", c.validator, "sub", i, "bytes", p.OutputBytes())
-			return
+			return nil, fmt.Errorf("sub-challenge %d needs %d output bytes, capacity %d", i, p.OutputBytes(), m.n.cfg.Miner.MaxOutputBytes)
 		}
 	}
+	return c, nil
+}
+
+// handleRound plays one round a validator opened.
+func (m *miner) handleRound(ctx context.Context, st network.Stream) {
+	from := st.Conn().RemotePeer()
 	select {
-	case m.queue <- c:
+	case m.slots <- struct{}{}:
+		defer func() { <-m.slots }()
 	default:
-		m.n.log.Warn("challenge queue full; dropping challenge", "validator", c.validator)
-	}
-}
-
-func (m *miner) work(ctx context.Context) {
-	defer m.wg.Done()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case c := <-m.queue:
-			m.compute(ctx, c)
-		}
-	}
-}
-
-// compute runs every sub-challenge and publishes the roots. Sub-challenge i
-// runs on device i mod Devices: one job per device at a time, devices
-// concurrently, so a multi-GPU miner's throughput adds up.
-func (m *miner) compute(ctx context.Context, c *openChallenge) {
-	deadline := c.received.Add(time.Duration(c.msg.DeadlineMs) * time.Millisecond)
-	if time.Now().After(deadline) {
-		m.n.log.Warn("challenge expired in the queue", "validator", c.validator)
+		m.n.log.Warn("refusing a round: already playing queue_length rounds", "validator", from)
+		st.Reset()
 		return
 	}
-	start := time.Now()
-	n := len(c.params)
-	s := &served{c: c, jobs: make([]kernels.Job, n), leaves: make([][]commit.CV, n), roots: make([]commit.CV, n)}
+	m.wg.Add(1)
+	defer m.wg.Done()
+	defer st.Reset() // after the Close below, a no-op
+	st.SetReadDeadline(time.Now().Add(streamDeadline))
+	r := bufio.NewReader(st)
+	f, err := protocol.ReadRoundFrame(r)
+	if err != nil || f.GetChallenge() == nil {
+		m.n.log.Debug("bad round stream", "peer", from, "err", err)
+		return
+	}
+	c, err := m.admit(f.GetChallenge(), from)
+	if err != nil {
+		m.n.log.Warn("challenge refused", "validator", from, "err", err)
+		return
+	}
+	st.SetReadDeadline(time.Time{})
+	st.SetDeadline(time.Now().Add(time.Duration(c.msg.DeadlineMs)*time.Millisecond + m.n.cfg.Miner.ProofWindow.Duration))
+	chain := proof.Chain{ID: c.id, Template: c.params, Steps: int(c.msg.Steps)}
+	mm, err := round.NewMiner(chain)
+	if err != nil {
+		m.n.log.Warn("challenge refused", "validator", from, "err", err)
+		return
+	}
+	mm.Hold = m.hooks.HoldRoots
+	d := &mdriver{m: m, ctx: ctx, c: c, mm: mm, rs: &roundStream{s: st, w: bufio.NewWriter(st)},
+		sv: &served{c: c, chain: chain}, start: time.Now()}
+	d.run(r)
+	st.CloseWrite()
+	st.Close()
+}
+
+// mdriver wires a round.Miner to the backend and the round stream.
+type mdriver struct {
+	m     *miner
+	ctx   context.Context
+	c     *openChallenge
+	mm    *round.Miner
+	rs    *roundStream
+	sv    *served
+	start time.Time
+	out   chan *pb.RoundFrame // delayed sends (RoundHooks.Delay)
+}
+
+type stepResult struct {
+	step   int
+	leaves [][]commit.CV
+	roots  []commit.CV
+	err    error
+}
+
+func (d *mdriver) run(r *bufio.Reader) {
+	done := make(chan struct{})
+	defer close(done)
+	frames := readFrames(r, done)
+	results := make(chan stepResult, 1)
+	if d.m.hooks.Delay > 0 {
+		d.out = make(chan *pb.RoundFrame, proof.MaxSteps+2)
+		defer close(d.out)
+		go d.delayed(done)
+	}
+	acts := d.mm.Begin()
+	for {
+		for _, a := range acts {
+			switch a := a.(type) {
+			case round.Compute:
+				d.sv.params = append(d.sv.params, a.Params)
+				go func() { results <- d.m.computeStep(d.ctx, a.Step, a.Params) }()
+			case round.SendRoot:
+				roots := make([][]byte, len(a.Roots))
+				for i := range a.Roots {
+					roots[i] = a.Roots[i][:]
+				}
+				d.send(&pb.RoundFrame{Msg: &pb.RoundFrame_Root{Root: &pb.StepRoot{Step: uint32(a.Step), Roots: roots}}})
+			case round.Commit:
+				d.commit(a.Roots)
+			case round.Report:
+				res := a.Result
+				d.m.n.log.Info("round result", "validator", d.c.validator, "round", d.c.msg.Round, "steps", d.sv.chain.Steps,
+					"verified", res.Verified, "reason", res.Reason, "tflops", fmt.Sprintf("%.4f", res.TFLOPS),
+					"peak_tflops", fmt.Sprintf("%.4f", res.PeakTFLOPS))
+				return
+			case round.Abort:
+				d.m.n.log.Warn("round abandoned", "validator", d.c.validator, "round", d.c.msg.Round, "reason", a.Reason)
+				return
+			}
+		}
+		select {
+		case res := <-results:
+			if res.err != nil {
+				d.m.n.log.Error("step computation failed", "step", res.step, "err", res.err)
+				return
+			}
+			d.sv.leaves = append(d.sv.leaves, res.leaves)
+			acts = d.mm.Step(round.StepDone{Step: res.step, Roots: res.roots})
+		case fr := <-frames:
+			acts = d.mm.Step(minerEvent(fr))
+		case <-d.ctx.Done():
+			return
+		}
+	}
+}
+
+func minerEvent(fr arrival) any {
+	if fr.err != nil {
+		return round.Closed{Err: fr.err}
+	}
+	switch m := fr.f.Msg.(type) {
+	case *pb.RoundFrame_Beacon:
+		return round.BeaconIn{Step: int(m.Beacon.Step), Beacon: [32]byte(m.Beacon.Beacon)}
+	case *pb.RoundFrame_Result:
+		r := m.Result
+		return round.ResultIn{Result: round.Result{Verified: r.Verified, Reason: r.Reason, TFLOPS: r.Tflops, PeakTFLOPS: r.PeakTflops}}
+	}
+	return round.Closed{Err: fmt.Errorf("unexpected %T frame from the validator", fr.f.Msg)}
+}
+
+// send writes a frame now or, for a miner faking distance, after Delay.
+func (d *mdriver) send(f *pb.RoundFrame) {
+	if d.out != nil {
+		d.out <- f
+		return
+	}
+	if err := d.rs.send(f); err != nil {
+		d.m.n.log.Debug("round stream write failed", "err", err)
+	}
+}
+
+func (d *mdriver) delayed(done <-chan struct{}) {
+	type item struct {
+		f  *pb.RoundFrame
+		at time.Time
+	}
+	q := make(chan item, cap(d.out))
+	go func() {
+		for f := range d.out {
+			q <- item{f, time.Now().Add(d.m.hooks.Delay)}
+		}
+	}()
+	for {
+		select {
+		case it := <-q:
+			select {
+			case <-time.After(time.Until(it.at)):
+				d.rs.send(it.f)
+			case <-done:
+				return
+			}
+		case <-done:
+			return
+		}
+	}
+}
+
+// commit signs the commitment to every root, keeps what tile requests
+// need, gossips it and sends it on the round stream.
+func (d *mdriver) commit(roots [][]commit.CV) {
+	var flat [][]byte
+	for _, step := range roots {
+		for _, r := range step {
+			flat = append(flat, slices.Clone(r[:]))
+		}
+	}
+	d.sv.roots = roots
+	d.sv.expires = time.Now().Add(d.m.n.cfg.Miner.ProofWindow.Duration)
+	ms := time.Since(d.start).Milliseconds()
+	raw, err := d.m.n.publish(d.ctx, protocol.TopicCommitment, &pb.Commitment{Version: protocol.Version, ChallengeId: d.c.id[:], Roots: flat, ComputeMs: uint64(ms)})
+	if raw == nil {
+		d.m.n.log.Error("sealing commitment failed", "err", err)
+		return
+	}
+	if err != nil {
+		d.m.n.log.Warn("gossiping commitment failed", "err", err)
+	}
+	d.m.mu.Lock()
+	d.m.served[d.c.id] = d.sv
+	d.m.mu.Unlock()
+	d.send(&pb.RoundFrame{Msg: &pb.RoundFrame_Commitment{Commitment: raw}})
+	d.m.n.log.Info("committed", "validator", d.c.validator, "round", d.c.msg.Round, "steps", len(roots), "compute_ms", ms)
+}
+
+// computeStep runs one step's sub-challenges, sub-challenge i on device
+// i mod Devices, devices concurrently. Each job is hashed and closed at
+// once: only its tile chaining values are kept.
+func (m *miner) computeStep(ctx context.Context, step int, params []proof.Params) stepResult {
+	n := len(params)
+	res := stepResult{step: step, leaves: make([][]commit.CV, n), roots: make([]commit.CV, n)}
 	devices := max(1, min(m.backend.Devices(), n))
 	errs := make([]error, devices)
 	var wg sync.WaitGroup
-	for d := 0; d < devices; d++ {
+	for dev := 0; dev < devices; dev++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := d; i < n && errs[d] == nil; i += devices {
-				s.jobs[i], s.leaves[i], s.roots[i], errs[d] = m.run(ctx, c.params[i], d)
+			for i := dev; i < n && errs[dev] == nil; i += devices {
+				res.leaves[i], res.roots[i], errs[dev] = m.hashJob(ctx, params[i], dev)
 			}
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		m.n.log.Error("challenge computation failed", "err", err)
-		s.close()
-		return
-	}
-	roots := make([][]byte, len(s.roots))
-	for i := range s.roots {
-		roots[i] = s.roots[i][:]
-	}
-	s.expires = time.Now().Add(m.n.cfg.Miner.ProofWindow.Duration)
-	m.mu.Lock()
-	m.served[c.id] = s
-	m.mu.Unlock()
-	ms := time.Since(start).Milliseconds()
-	if _, err := m.n.publish(ctx, protocol.TopicCommitment, &pb.Commitment{Version: protocol.Version, ChallengeId: c.id[:], Roots: roots, ComputeMs: uint64(ms)}); err != nil {
-		m.n.log.Error("publishing commitment failed", "err", err)
-		return
-	}
-	m.n.log.Info("committed", "validator", c.validator, "round", c.msg.Round, "subs", len(roots), "compute_ms", ms)
+	res.err = errors.Join(errs...)
+	return res
 }
 
-func (m *miner) run(ctx context.Context, p proof.Params, device int) (kernels.Job, []commit.CV, commit.CV, error) {
+func (m *miner) hashJob(ctx context.Context, p proof.Params, device int) ([]commit.CV, commit.CV, error) {
 	job, err := m.backend.Start(p, kernels.Options{Workers: m.n.cfg.Miner.Workers, Device: device})
 	if err != nil {
-		return nil, nil, commit.CV{}, err
+		return nil, commit.CV{}, err
 	}
+	defer job.Close()
 	leaves, err := kernels.Compute(ctx, job)
-	var root commit.CV
-	if err == nil {
-		root, err = commit.Root(leaves)
-	}
 	if err != nil {
-		job.Close()
-		return nil, nil, commit.CV{}, err
+		return nil, commit.CV{}, err
 	}
-	return job, leaves, root, nil
+	root, err := commit.Root(leaves)
+	return leaves, root, err
 }
 
-func (s *served) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, j := range s.jobs {
-		if j != nil {
-			j.Close()
-		}
-	}
-	s.jobs = nil
-}
-
-// janitor frees outputs whose proof window has closed.
+// janitor forgets rounds whose proof window has closed.
 func (m *miner) janitor(ctx context.Context) {
 	defer m.wg.Done()
 	t := time.NewTicker(time.Second)
@@ -203,7 +374,6 @@ func (m *miner) janitor(ctx context.Context) {
 			m.mu.Lock()
 			for id, s := range m.served {
 				if now.After(s.expires) {
-					s.close()
 					delete(m.served, id)
 				}
 			}
@@ -213,7 +383,8 @@ func (m *miner) janitor(ctx context.Context) {
 }
 
 // handleStream serves one tile request: the requester must be the
-// challenge's validator and its indices must follow from the revealed secret.
+// challenge's validator and its indices must follow from the revealed
+// secret and every root. Sampled tiles are recomputed, not stored.
 func (m *miner) handleStream(st network.Stream) {
 	st.SetDeadline(time.Now().Add(streamDeadline))
 	raw, err := protocol.ReadFrame(bufio.NewReader(st), protocol.MaxEnvelope(pb.MessageType_TILE_REQUEST))
@@ -233,52 +404,46 @@ func (m *miner) handleStream(st network.Stream) {
 	s := m.served[id]
 	m.mu.Unlock()
 	fail := func(reason string) {
-		if b, err := protocol.Seal(m.n.key, &pb.TileResponse{Version: protocol.Version, ChallengeId: id[:], Sub: req.Sub, Error: reason}); err == nil {
+		if b, err := protocol.Seal(m.n.key, &pb.TileResponse{Version: protocol.Version, ChallengeId: id[:], Error: reason}); err == nil {
 			protocol.WriteFrame(st, b)
 		}
 		st.Close()
 	}
-	if s == nil {
-		fail("unknown challenge or proof window closed")
-		return
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	switch {
-	case s.jobs == nil:
-		fail("proof window closed")
+	case s == nil:
+		fail("unknown challenge or proof window closed")
 		return
 	case o.Author != s.c.validator:
 		fail("only the challenge's validator may request tiles")
 		return
-	case int(req.Sub) >= len(s.jobs):
-		fail("no such sub-challenge")
-		return
 	}
-	tr := proof.Transcript{Params: s.c.params[req.Sub], SecretCommitment: [32]byte(s.c.msg.SecretCommitment),
-		Root: s.roots[req.Sub], Secret: [32]byte(req.Secret), Samples: int(s.c.msg.Samples)}
-	idx, err := tr.Indices()
+	idx, err := s.chain.Sample([32]byte(req.Secret), [32]byte(s.c.msg.SecretCommitment), s.roots, int(s.c.msg.Samples))
 	if err != nil {
 		fail(err.Error())
 		return
 	}
 	if !slices.Equal(idx, req.Indices) {
-		fail("requested indices do not follow from the secret and root")
+		fail("requested indices do not follow from the secret and roots")
 		return
 	}
-	tileBytes := tr.Params.TileBytes()
+	groups := s.chain.Groups(idx)
+	resp := &pb.TileResponse{Version: protocol.Version, ChallengeId: id[:]}
+	for _, g := range groups {
+		pr, err := commit.Prove(s.leaves[g.Step][g.Sub], g.Tiles)
+		if err != nil {
+			fail(err.Error())
+			return
+		}
+		b, _ := pr.MarshalBinary()
+		resp.Proofs = append(resp.Proofs, b)
+	}
+	tileBytes := s.chain.Template[0].TileBytes()
 	if err := st.Scope().ReserveMemory(tileBytes, network.ReservationPriorityMedium); err != nil {
 		fail("busy: proof stream memory budget exhausted")
 		return
 	}
 	defer st.Scope().ReleaseMemory(tileBytes)
-	pr, err := commit.Prove(s.leaves[req.Sub], idx)
-	if err != nil {
-		fail(err.Error())
-		return
-	}
-	prb, _ := pr.MarshalBinary()
-	head, err := protocol.Seal(m.n.key, &pb.TileResponse{Version: protocol.Version, ChallengeId: id[:], Sub: req.Sub, Proof: prb})
+	head, err := protocol.Seal(m.n.key, resp)
 	if err != nil {
 		fail(err.Error())
 		return
@@ -286,18 +451,21 @@ func (m *miner) handleStream(st network.Stream) {
 	w := bufio.NewWriter(st)
 	err = protocol.WriteFrame(w, head)
 	tile := make([]byte, tileBytes)
-	for _, x := range idx {
-		if err != nil {
-			break
-		}
-		if err = s.jobs[req.Sub].Tile(x, tile); err == nil {
-			err = protocol.WriteFrame(w, tile)
+	for _, g := range groups {
+		for _, x := range g.Tiles {
+			if err != nil {
+				break
+			}
+			if err = kernels.ComputeTile(m.n.ctx, m.backend, s.params[g.Step][g.Sub], x, tile); err == nil {
+				err = protocol.WriteFrame(w, tile)
+			}
 		}
 	}
 	if err == nil {
 		err = w.Flush()
 	}
 	if err != nil {
+		m.n.log.Warn("serving tiles failed", "validator", o.Author, "err", err)
 		st.Reset()
 		return
 	}

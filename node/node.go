@@ -77,6 +77,8 @@ type Options struct {
 	// record for each epoch, its own record as this function alters it.
 	// Only the testnet's equivocator adversary sets it.
 	EquivocateEpochRecord func(*pb.EpochRecord)
+	// RoundHooks alter a miner's rounds (testnet adversaries only).
+	RoundHooks RoundHooks
 }
 
 // Node is a running pog peer.
@@ -193,7 +195,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	}
 	switch o.Role {
 	case RoleMiner:
-		n.miner = newMiner(n, o.Backend)
+		n.miner = newMiner(n, o.Backend, o.RoundHooks)
 		n.miner.hardware, n.miner.gpus = o.Hardware, o.GPUs
 	case RoleValidator:
 		n.validator = newValidator(n, o.Store, n.obs.onRecord(o.OnRecord))
@@ -390,13 +392,10 @@ func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
 		n.host.ConnManager().Protect(v.opened.Author, "validator")
 		n.obs.gossip(v.at, v.opened.Author, v.opened.Msg.(*pb.Challenge), nil)
 	}
-	switch {
-	case n.miner != nil && topic == protocol.TopicChallenge:
-		n.miner.onChallenge(ctx, v)
-	case n.validator != nil && topic == protocol.TopicAnnounce:
+	// Challenges and commitments reach the miner and validator of a round
+	// over their round stream; gossip lets everyone else audit them.
+	if n.validator != nil && topic == protocol.TopicAnnounce {
 		n.validator.onAnnounce(v)
-	case n.validator != nil && topic == protocol.TopicCommitment:
-		n.validator.onCommitment(v)
 	}
 }
 

@@ -239,18 +239,19 @@ func (n *Node) Snapshot() Snapshot {
 	}
 	sort.Slice(s.Peers, func(i, j int) bool { return s.Peers[i].ID < s.Peers[j].ID })
 	if n.miner != nil {
-		s.Queue = len(n.miner.queue)
+		s.Queue = len(n.miner.slots)
 		s.Hardware, s.GPUs = n.miner.hardware, n.miner.gpus
 	}
 	return s
 }
 
-// QueueLength is the miner's challenge queue length (0 for a validator).
+// QueueLength is how many rounds the miner is playing at once (0 for a
+// validator); each holds one of its miner.queue_length slots.
 func (n *Node) QueueLength() int {
 	if n.miner == nil {
 		return 0
 	}
-	return len(n.miner.queue)
+	return len(n.miner.slots)
 }
 
 // isValidator reports whether p is a configured or genesis validator.

@@ -3,6 +3,9 @@ package node
 import (
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/proof"
@@ -13,17 +16,34 @@ import (
 
 // challengePlan is what a validator sends one miner in one round.
 type challengePlan struct {
-	params  []proof.Params
-	secret  [32]byte
-	samples int
+	params   []proof.Params // step 0's, one per sub-challenge
+	steps    int
+	secret   [32]byte
+	samples  int
+	stepTime time.Duration // expected; 0 for a probe
+	// firstRootBy and deadline bound the first root's and the commitment's
+	// arrival after the challenge is sent.
+	firstRootBy, deadline time.Duration
 }
 
-// planChallenge sizes a challenge from the validator's own limits and the
-// miner's announced capacity: one sub-challenge per announced GPU (one for a
-// CPU miner), each the largest square output ≤ cfg.Size that fits the
-// capacity. The miner never reports a size back; its root is checked
-// against these parameters. Nonces and the secret come from rnd.
-func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, rnd io.Reader) (challengePlan, error) {
+// Bounds of the sizing rule (SPEC.md §10).
+const (
+	// stepRTTMargin keeps a step longer than the round trip, so an honest
+	// miner never waits for a beacon.
+	stepRTTMargin = 1.25
+	minK          = 16
+	probeTiles    = 4 // output edge of a probe, in tiles
+)
+
+// planChallenge sizes a round from the validator's limits, the miner's
+// announced capacity and what the validator measured of it before:
+// prevTFLOPS (its last sustained throughput, 0 if none: the round is a
+// short probe) and rtt. One sub-challenge per announced GPU (one for a CPU
+// miner); each step's work takes about target/steps at prevTFLOPS, with
+// steps between MinSteps and MaxSteps and each step at least 1.25 round
+// trips. The miner never reports a size back. Nonces and the secret come
+// from rnd.
+func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, prevTFLOPS float64, rtt time.Duration, rnd io.Reader) (challengePlan, error) {
 	var pl challengePlan
 	prec, err := proof.ParsePrecision(cfg.Precision)
 	if err != nil {
@@ -49,8 +69,31 @@ func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, rn
 		return pl, fmt.Errorf("miner %s: capacity of %d bytes cannot hold two %d-byte tiles", miner, ann.MaxOutputBytes, 4*t*t)
 	}
 	subs := min(max(1, len(ann.Gpus)), protocol.MaxSubChallenges)
+	shape := proof.Params{Precision: prec, Batch: 1, M: size, K: min(cfg.K, prec.MaxK()), N: size, Tile: t, Miner: []byte(miner)}
+	pl.steps = max(2, min(cfg.MinSteps, proof.MaxRoundRoots/subs))
+	pl.firstRootBy, pl.deadline = cfg.Deadline.Duration, cfg.Deadline.Duration
+	if prevTFLOPS <= 0 {
+		// A probe: a small output at the full inner dimension, whatever
+		// the device; its throughput sizes the next round.
+		shape.M, shape.N = min(size, probeTiles*t), min(size, probeTiles*t)
+	} else {
+		target := max(roundTarget(cfg, ann), time.Duration(cfg.MinRTTMultiple*float64(rtt)))
+		maxSteps := min(cfg.MaxSteps, proof.MaxRoundRoots/subs)
+		step := max(target/time.Duration(maxSteps), time.Duration(stepRTTMargin*float64(rtt)))
+		pl.steps = max(pl.steps, min(maxSteps, int(target/max(step, 1))))
+		perSub := prevTFLOPS * 1e12 * max(target/time.Duration(pl.steps), step).Seconds() / float64(subs)
+		shape = fitStep(shape, perSub, ann.MaxOutputBytes)
+		pl.stepTime = time.Duration(float64(subs) * shape.FLOPs() / (prevTFLOPS * 1e12) * float64(time.Second))
+		pl.firstRootBy = cfg.FirstRootSlack.Duration + 2*pl.stepTime + rtt
+		// A liveness bound only (throughput is timed from the roots):
+		// generous, so a miner slowed by other validators' rounds is
+		// measured slower rather than failed.
+		pl.deadline = cfg.Deadline.Duration + pl.firstRootBy + 4*time.Duration(pl.steps)*pl.stepTime
+		pl.deadline = min(pl.deadline, protocol.MaxDeadlineMS*time.Millisecond)
+		pl.firstRootBy = min(pl.firstRootBy, pl.deadline)
+	}
 	for i := 0; i < subs; i++ {
-		p := proof.Params{Precision: prec, Batch: 1, M: size, K: min(cfg.K, prec.MaxK()), N: size, Tile: t, Miner: []byte(miner)}
+		p := shape
 		if _, err := io.ReadFull(rnd, p.Nonce[:]); err != nil {
 			return pl, err
 		}
@@ -62,8 +105,58 @@ func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, rn
 	if _, err := io.ReadFull(rnd, pl.secret[:]); err != nil {
 		return pl, err
 	}
-	pl.samples, err = sample.Count(cfg.DetectFraction, cfg.DetectProbability, pl.params[0].Tiles())
+	tiles := uint64(pl.steps) * uint64(subs) * shape.Tiles()
+	pl.samples, err = sample.Count(cfg.DetectFraction, cfg.DetectProbability, tiles)
 	return pl, err
+}
+
+// roundTarget is the nominal round length for a miner: round_target for
+// a GPU miner, round_target_cpu for a CPU-only one.
+func roundTarget(cfg ValidatorConfig, ann *pb.MinerAnnounce) time.Duration {
+	if len(ann.Gpus) > 0 {
+		return cfg.RoundTarget.Duration
+	}
+	return cfg.RoundTargetCPU.Duration
+}
+
+// fitStep shapes one sub-challenge to about flops of work. Too much work:
+// halve the largest of M, N and K (M and N in whole tiles, at least two
+// tiles in all) until it fits, then grow K back to fill the budget, so the
+// product stays as square, hence as compute-bound, as it can. Too little:
+// more batches, up to the capacity, then K again.
+func fitStep(p proof.Params, flops float64, capacity uint64) proof.Params {
+	maxK := p.K
+	for p.FLOPs() > flops {
+		switch {
+		case p.K >= p.M && p.K >= p.N && p.K/2 >= minK:
+			p.K /= 2
+		case p.N >= p.M && p.N >= 2*p.Tile && p.M*(p.N/2)/(p.Tile*p.Tile) >= 2:
+			p.N = p.N / 2 / p.Tile * p.Tile
+		case p.M >= 2*p.Tile && (p.M/2)*p.N/(p.Tile*p.Tile) >= 2:
+			p.M = p.M / 2 / p.Tile * p.Tile
+		case p.K/2 >= minK:
+			p.K /= 2
+		default:
+			return p // the smallest shape: the step takes longer than planned
+		}
+	}
+	if b := math.Floor(flops / p.FLOPs()); b > 1 {
+		perBatch := 4 * uint64(p.M) * uint64(p.N)
+		p.Batch = uint32(max(1, min(b, float64(capacity/perBatch), proof.MaxBatch)))
+	}
+	p.K = uint32(min(float64(maxK), float64(p.K)*flops/p.FLOPs()))
+	return p
+}
+
+// nextGap is the random pause after a round of length d so that rounds
+// occupy a fraction duty of the miner's time on average: uniform on
+// [0, 2·d·(1−duty)/duty], so the miner cannot predict when the next one
+// starts.
+func nextGap(r *rand.Rand, d time.Duration, duty float64) time.Duration {
+	if duty >= 1 {
+		return 0
+	}
+	return time.Duration(r.Float64() * 2 * float64(d) * (1 - duty) / duty)
 }
 
 func supports(ann *pb.MinerAnnounce, p proof.Precision) bool {

@@ -2,8 +2,10 @@ package node
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/protocol/pb"
@@ -27,7 +29,7 @@ func TestPlanChallenge(t *testing.T) {
 		{"too small to hold two tiles", &pb.MinerAnnounce{Precisions: []uint32{1}, MaxOutputBytes: 4 * 64 * 64}, 0, 0, 0, "cannot hold"},
 	}
 	for _, tt := range tests {
-		pl, err := planChallenge(cfg, miner, tt.ann, bytes.NewReader(bytes.Repeat([]byte{7, 1, 2}, 1000)))
+		pl, err := planChallenge(cfg, miner, tt.ann, 0, 0, bytes.NewReader(bytes.Repeat([]byte{7, 1, 2}, 1000)))
 		if tt.errMatch != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.errMatch) {
 				t.Errorf("%s: got %v, want error %q", tt.name, err, tt.errMatch)
@@ -53,8 +55,85 @@ func TestPlanChallenge(t *testing.T) {
 		if len(nonces) != tt.subs {
 			t.Errorf("%s: sub-challenges share a nonce", tt.name)
 		}
-		if want := min(66, int(pl.params[0].Tiles())); pl.samples != want {
+		if pl.steps != cfg.MinSteps || pl.stepTime != 0 || pl.deadline != cfg.Deadline.Duration {
+			t.Errorf("%s: a probe of %d steps (%v each, deadline %v)", tt.name, pl.steps, pl.stepTime, pl.deadline)
+		}
+		if want := min(66, pl.steps*tt.subs*int(pl.params[0].Tiles())); pl.samples != want {
 			t.Errorf("%s: %d samples, want %d", tt.name, pl.samples, want)
 		}
+	}
+}
+
+// TestPlanSizing: after a probe, a round lasts about its target at the
+// miner's last measured throughput, in at least MinSteps steps each longer
+// than about 1.25 round trips, and never shorter than MinRTTMultiple round trips.
+func TestPlanSizing(t *testing.T) {
+	miner := newActor(t).id
+	cfg := DefaultConfig().Validator
+	gpu := &pb.MinerAnnounce{Precisions: []uint32{1, 2}, MaxOutputBytes: 256 << 30, Gpus: []*pb.GPU{{Name: "H200"}}}
+	cpuAnn := &pb.MinerAnnounce{Precisions: []uint32{1, 2}, MaxOutputBytes: 1 << 30}
+	rnd := bytes.NewReader(bytes.Repeat([]byte{9, 4, 1}, 100000))
+	for _, c := range []struct {
+		name   string
+		ann    *pb.MinerAnnounce
+		tflops float64
+		rtt    time.Duration
+		target time.Duration
+	}{
+		{"H200 nearby", gpu, 600, time.Millisecond, 10 * time.Second},
+		{"H200 far", gpu, 600, 400 * time.Millisecond, 10 * time.Second},
+		{"H200 very far", gpu, 600, time.Second, 20 * time.Second},
+		{"CPU", cpuAnn, 1, 10 * time.Millisecond, 2 * time.Second},
+		{"slow CPU", cpuAnn, 0.001, 10 * time.Millisecond, 2 * time.Second},
+	} {
+		c := c
+		pl, err := planChallenge(cfg, miner, c.ann, c.tflops, c.rtt, rnd)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		p := pl.params[0]
+		step := time.Duration(p.FLOPs() / (c.tflops * 1e12) * float64(time.Second))
+		total := time.Duration(pl.steps) * step
+		want := max(c.target, time.Duration(float64(cfg.MinSteps)*1.25*float64(c.rtt)))
+		switch {
+		case pl.steps < cfg.MinSteps || pl.steps > cfg.MaxSteps:
+			t.Errorf("%s: %d steps", c.name, pl.steps)
+		case step < time.Duration(1.2*float64(c.rtt)):
+			t.Errorf("%s: step of %v is shorter than 1.2 round trips of %v", c.name, step, c.rtt)
+		case c.name != "slow CPU" && (total < want*7/10 || total > want*13/10):
+			t.Errorf("%s: %d steps of %v (%v) for a %v target (%d×%d×%d batch %d)", c.name, pl.steps, step, total, c.target, p.M, p.K, p.N, p.Batch)
+		case pl.firstRootBy >= pl.deadline || pl.firstRootBy > cfg.FirstRootSlack.Duration+3*step+c.rtt:
+			t.Errorf("%s: first root due after %v of a %v deadline", c.name, pl.firstRootBy, pl.deadline)
+		case p.OutputBytes() > c.ann.MaxOutputBytes:
+			t.Errorf("%s: output %d over capacity", c.name, p.OutputBytes())
+		}
+		if c.name == "CPU" && (p.M == cfg.Size || p.K < 512) {
+			t.Errorf("%s: a CPU step of %d×%d×%d is not balanced", c.name, p.M, p.K, p.N)
+		}
+		if pl.stepTime != step {
+			t.Errorf("%s: expected step time %v, computed %v", c.name, pl.stepTime, step)
+		}
+	}
+}
+
+func TestNextGap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const d, n = time.Second, 20000
+	for _, duty := range []float64{0.1, 0.5, 0.9} {
+		var sum time.Duration
+		for range n {
+			g := nextGap(r, d, duty)
+			if g < 0 || g > time.Duration(2*float64(d)*(1-duty)/duty)+1 {
+				t.Fatalf("gap %v out of range", g)
+			}
+			sum += g
+		}
+		busy := float64(d) / (float64(d) + float64(sum)/n)
+		if busy < duty*0.97 || busy > duty*1.03 {
+			t.Errorf("duty %v: busy %.3f of the time", duty, busy)
+		}
+	}
+	if nextGap(r, d, 1) != 0 {
+		t.Error("full duty cycle pauses")
 	}
 }

@@ -134,8 +134,8 @@ func (v *view) checkCommitment(o *protocol.Opened, from peer.ID, now time.Time) 
 		return ignore("commitment for an unknown challenge")
 	case o.Author != c.miner:
 		return reject("commitment from a peer the challenge was not for")
-	case len(m.Roots) != len(c.params):
-		return reject("commitment has the wrong number of roots")
+	case len(m.Roots) != int(c.msg.Steps)*len(c.params):
+		return reject("commitment has the wrong number of roots (steps × sub-challenges)")
 	case c.roots != nil:
 		return ignore("duplicate commitment")
 	case now.Sub(c.received) > 2*time.Duration(c.msg.DeadlineMs)*time.Millisecond:

@@ -52,7 +52,7 @@ func TestGossipRules(t *testing.T) {
 		p.Nonce[0] = nonce
 		b, _ := p.MarshalBinary()
 		return &pb.Challenge{Version: 1, Epoch: e, Round: 1, Miner: []byte(miner.id), Params: [][]byte{b},
-			SecretCommitment: commitment[:], Samples: 4, DeadlineMs: 1000}
+			SecretCommitment: commitment[:], Samples: 4, DeadlineMs: 1000, Steps: 1, FirstRootMs: 500}
 	}
 	chRaw := val.seal(t, mkChallenge(epoch, 1))
 	o, _ := protocol.Open(chRaw, pb.MessageType_CHALLENGE)

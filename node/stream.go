@@ -4,22 +4,177 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/round"
+	"github.com/pog-network/pog/store"
 )
 
-// fetchTiles asks miner for the sampled tiles of one sub-challenge over the
-// proof stream. Every read is bounded: the response header by its envelope
-// limit, each tile frame by the tile size.
-func fetchTiles(ctx context.Context, h host.Host, key crypto.PrivKey, miner peer.ID, id [32]byte, sub uint32,
-	secret [32]byte, idx []uint64, tileBytes int) ([][]byte, commit.Proof, error) {
+// roundStream is one side of a /pog/round stream; writes are serialised.
+type roundStream struct {
+	s  network.Stream
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func (r *roundStream) send(f *pb.RoundFrame) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return protocol.WriteRoundFrame(r.w, f)
+}
+
+// arrival is a frame read from a round stream and when it arrived, on the
+// reader's monotonic clock.
+type arrival struct {
+	f   *pb.RoundFrame
+	at  time.Time
+	err error
+}
+
+// readFrames delivers r's frames until an error (then the error) or done.
+func readFrames(r *bufio.Reader, done <-chan struct{}) <-chan arrival {
+	ch := make(chan arrival, 8)
+	go func() {
+		for {
+			f, err := protocol.ReadRoundFrame(r)
+			select {
+			case ch <- arrival{f, time.Now(), err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// vdriver wires a round.Validator to the round stream, gossip and the
+// proof stream.
+type vdriver struct {
+	v      *validator
+	ctx    context.Context
+	rec    *store.RoundRecord
+	rs     *roundStream
+	m      *round.Validator
+	miner  peer.ID
+	id     [32]byte
+	chain  proof.Chain
+	origin time.Time
+
+	commitment  []byte
+	commitNanos int64
+	verify      time.Duration
+}
+
+func (d *vdriver) at(t time.Time) time.Duration { return t.Sub(d.origin) }
+
+// run feeds events to the machine until it finishes.
+func (d *vdriver) run(first any) round.Outcome {
+	done := make(chan struct{})
+	defer close(done)
+	frames := readFrames(bufio.NewReader(d.rs.s), done)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	pending := []any{first}
+	for {
+		for len(pending) > 0 {
+			ev := pending[0]
+			pending = pending[1:]
+			t0 := time.Now()
+			acts := d.m.Step(ev)
+			if _, ok := ev.(round.Tiles); ok {
+				d.verify = time.Since(t0)
+			}
+			for _, a := range acts {
+				switch a := a.(type) {
+				case round.Finish:
+					return a.Outcome
+				case round.SetTimer:
+					timer.Reset(time.Until(d.origin.Add(a.At)))
+				case round.SendBeacon:
+					err := d.rs.send(&pb.RoundFrame{Msg: &pb.RoundFrame_Beacon{Beacon: &pb.Beacon{Step: uint32(a.Step), Beacon: a.Beacon[:]}}})
+					if err != nil {
+						pending = append(pending, round.Closed{At: d.at(time.Now()), Err: err})
+					}
+				case round.Reveal:
+					_, err := d.v.n.publish(d.ctx, protocol.TopicReveal, &pb.Reveal{Version: protocol.Version, ChallengeId: d.id[:], Secret: d.rec.Secret[:]})
+					if err != nil {
+						pending = append(pending, round.Abandon{Reason: "publishing reveal: " + err.Error()})
+					}
+				case round.Fetch:
+					pending = append(pending, d.fetch(a))
+				}
+			}
+		}
+		select {
+		case fr := <-frames:
+			pending = append(pending, d.event(fr))
+		case now := <-timer.C:
+			pending = append(pending, round.Timer{At: d.at(now)})
+		case <-d.ctx.Done():
+			pending = append(pending, round.Abandon{Reason: "validator shut down mid-round"})
+		}
+	}
+}
+
+// event turns a frame from the miner into a machine event.
+func (d *vdriver) event(fr arrival) any {
+	at := d.at(fr.at)
+	if fr.err != nil {
+		return round.Closed{At: at, Err: fr.err}
+	}
+	switch m := fr.f.Msg.(type) {
+	case *pb.RoundFrame_Root:
+		roots := make([]commit.CV, len(m.Root.Roots))
+		for i, r := range m.Root.Roots {
+			roots[i] = commit.CV(r)
+		}
+		return round.Root{At: at, Step: int(m.Root.Step), Roots: roots}
+	case *pb.RoundFrame_Commitment:
+		o, err := protocol.Open(m.Commitment, pb.MessageType_COMMITMENT)
+		if err != nil {
+			return round.Abandon{Reason: "commitment: " + err.Error()}
+		}
+		cm := o.Msg.(*pb.Commitment)
+		switch {
+		case o.Author != d.miner:
+			return round.Abandon{Reason: fmt.Sprintf("commitment signed by %s, not the miner", o.Author)}
+		case [32]byte(cm.ChallengeId) != d.id:
+			return round.Abandon{Reason: "commitment answers another challenge"}
+		case len(cm.Roots) != d.chain.Steps*d.chain.Subs():
+			return round.Abandon{Reason: fmt.Sprintf("commitment has %d roots for %d steps of %d", len(cm.Roots), d.chain.Steps, d.chain.Subs())}
+		}
+		d.commitment, d.commitNanos = m.Commitment, at.Nanoseconds()
+		return round.Committed{At: at, Roots: reshape(cm.Roots, d.chain.Subs())}
+	}
+	return round.Abandon{Reason: fmt.Sprintf("unexpected %T frame from the miner", fr.f.Msg)}
+}
+
+func (d *vdriver) fetch(a round.Fetch) round.Tiles {
+	cfg := d.v.n.cfg.Validator
+	fctx, cancel := context.WithTimeout(d.ctx, cfg.ProofTimeout.Duration)
+	defer cancel()
+	tiles, proofs, err := fetchTiles(fctx, d.v.n.host, d.v.n.key, d.miner, d.id, d.rec.Secret, a.Indices,
+		d.chain.Template[0].TileBytes(), len(a.Groups))
+	return round.Tiles{Tiles: tiles, Proofs: proofs, Err: err}
+}
+
+// fetchTiles asks miner for a round's sampled tiles over the proof stream.
+// Every read is bounded: the response header by its envelope limit, each
+// tile frame by the tile size.
+func fetchTiles(ctx context.Context, h host.Host, key crypto.PrivKey, miner peer.ID, id [32]byte,
+	secret [32]byte, idx []uint64, tileBytes, groups int) ([][]byte, []commit.Proof, error) {
 	s, err := h.NewStream(ctx, miner, protocol.ProofProtocol)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open proof stream: %w", err)
@@ -40,7 +195,7 @@ func fetchTiles(ctx context.Context, h host.Host, key crypto.PrivKey, miner peer
 		return nil, nil, fmt.Errorf("proof stream memory budget: %w", err)
 	}
 	defer s.Scope().ReleaseMemory(need)
-	req, err := protocol.Seal(key, &pb.TileRequest{Version: protocol.Version, ChallengeId: id[:], Sub: sub, Secret: secret[:], Indices: idx})
+	req, err := protocol.Seal(key, &pb.TileRequest{Version: protocol.Version, ChallengeId: id[:], Secret: secret[:], Indices: idx})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -63,12 +218,16 @@ func fetchTiles(ctx context.Context, h host.Host, key crypto.PrivKey, miner peer
 		return nil, nil, fmt.Errorf("tile response signed by %s, not the miner", o.Author)
 	case resp.Error != "":
 		return nil, nil, fmt.Errorf("miner could not serve tiles: %s", resp.Error)
-	case [32]byte(resp.ChallengeId) != id || resp.Sub != sub:
+	case [32]byte(resp.ChallengeId) != id:
 		return nil, nil, fmt.Errorf("tile response for another challenge")
+	case len(resp.Proofs) != groups:
+		return nil, nil, fmt.Errorf("tile response has %d proofs for %d groups", len(resp.Proofs), groups)
 	}
-	pr, err := commit.DecodeProof(resp.Proof)
-	if err != nil {
-		return nil, nil, err
+	proofs := make([]commit.Proof, len(resp.Proofs))
+	for i, b := range resp.Proofs {
+		if proofs[i], err = commit.DecodeProof(b); err != nil {
+			return nil, nil, fmt.Errorf("proof %d: %w", i, err)
+		}
 	}
 	tiles := make([][]byte, len(idx))
 	for i := range tiles {
@@ -77,7 +236,7 @@ func fetchTiles(ctx context.Context, h host.Host, key crypto.PrivKey, miner peer
 		}
 	}
 	ok = true
-	return tiles, pr, nil
+	return tiles, proofs, nil
 }
 
 // streamDeadline bounds how long a miner spends serving one request.

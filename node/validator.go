@@ -1,49 +1,59 @@
 package node
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"fmt"
+	mrand "math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/round"
 	"github.com/pog-network/pog/store"
 )
 
-// validator challenges every announced miner each round, times the
-// commitment on its own clock, fetches and verifies the sampled tiles and
-// stores the evidence.
+// validator challenges announced miners at random times, plays each round
+// (protocol/round) over a direct stream, and stores the evidence.
 type validator struct {
 	n        *Node
 	store    *store.Store
 	onRecord func(*store.RoundRecord)
 
-	mu       sync.Mutex
-	miners   map[peer.ID]*minerEntry
-	waiting  map[[32]byte]chan gossipVal
-	round    uint64
-	wg       sync.WaitGroup
-	inflight map[uint64]*sync.WaitGroup // rounds in flight per epoch
-	scorer   *EpochScorer
+	mu     sync.Mutex
+	closed *sync.Cond // signalled when a round of some epoch ends
+	miners map[peer.ID]*minerEntry
+	round  uint64
+	epochs round.Epochs
+	rnd    *mrand.Rand
+	wg     sync.WaitGroup
+	scorer *EpochScorer
 }
 
 type minerEntry struct {
-	ann  *pb.MinerAnnounce
-	seen time.Time
-	busy bool
+	ann    *pb.MinerAnnounce
+	seen   time.Time
+	busy   bool
+	next   time.Time // no round before this
+	tflops float64   // last verified sustained throughput; 0: probe next
 }
 
 func newValidator(n *Node, st *store.Store, onRecord func(*store.RoundRecord)) *validator {
-	return &validator{n: n, store: st, onRecord: onRecord, miners: map[peer.ID]*minerEntry{}, waiting: map[[32]byte]chan gossipVal{},
-		inflight: map[uint64]*sync.WaitGroup{},
-		scorer:   &EpochScorer{Store: st, Validator: n.ID(), Config: n.scoring}}
+	var seed [32]byte
+	rand.Read(seed[:])
+	v := &validator{n: n, store: st, onRecord: onRecord, miners: map[peer.ID]*minerEntry{},
+		rnd:    mrand.New(mrand.NewChaCha8(seed)),
+		scorer: &EpochScorer{Store: st, Validator: n.ID(), Config: n.scoring}}
+	v.closed = sync.NewCond(&v.mu)
+	return v
 }
 
 func (v *validator) onAnnounce(g gossipVal) {
@@ -62,26 +72,34 @@ func (v *validator) onAnnounce(g gossipVal) {
 	e.ann, e.seen = g.opened.Msg.(*pb.MinerAnnounce), g.at
 }
 
-func (v *validator) onCommitment(g gossipVal) {
-	id := [32]byte(g.opened.Msg.(*pb.Commitment).ChallengeId)
-	v.mu.Lock()
-	ch := v.waiting[id]
-	v.mu.Unlock()
-	if ch != nil {
-		select {
-		case ch <- g:
-		default:
+// lastRound is the highest round validator self stored in epochs e−1 to
+// e+1: a restarted validator numbers its rounds above it, so it never
+// reuses a number (and never has a record refused as existing).
+func lastRound(st *store.Store, self peer.ID, e uint64) (uint64, error) {
+	var last uint64
+	for r, err := range st.Rounds(max(e, 1)-1, e+1) {
+		if err != nil {
+			return 0, err
+		}
+		if peer.ID(r.Validator) == self {
+			last = max(last, r.Round)
 		}
 	}
+	return last, nil
 }
 
 func (v *validator) start(ctx context.Context) {
+	last, err := lastRound(v.store, v.n.ID(), v.n.view.epochAt(time.Now()))
+	if err != nil {
+		v.n.log.Error("reading stored rounds failed; numbering from the clock", "err", err)
+		last = uint64(time.Now().UnixMilli())
+	}
+	v.round = last
 	v.n.wg.Add(2)
 	go v.epochLoop(ctx)
 	go func() {
 		defer v.n.wg.Done()
-		// The offset staggers validators so their challenges do not queue
-		// behind each other at a miner and dilute its measured throughput.
+		// The offset staggers validators' first rounds.
 		select {
 		case <-ctx.Done():
 			return
@@ -95,98 +113,93 @@ func (v *validator) start(ctx context.Context) {
 				v.wg.Wait()
 				return
 			case <-t.C:
-				v.startRound(ctx)
+				v.startRounds(ctx)
 			}
 		}
 	}()
 }
 
-// startRound challenges every miner announced within the TTL that has no
-// round in flight.
-func (v *validator) startRound(ctx context.Context) {
+// startRounds starts a round with every miner announced within the TTL,
+// connected, idle and past its random pause.
+func (v *validator) startRounds(ctx context.Context) {
 	now := time.Now()
-	epoch := v.n.view.epochAt(now)
 	v.mu.Lock()
-	v.round++
-	round := v.round
-	var picked []peer.ID
+	defer v.mu.Unlock()
 	for p, e := range v.miners {
 		switch {
 		case now.Sub(e.seen) > v.n.cfg.Validator.MinerTTL.Duration:
 			delete(v.miners, p)
 			v.n.log.Info("miner left (no announce)", "miner", p)
 		case v.n.host.Network().Connectedness(p) != network.Connected:
-			// Announced through a relay: tiles are fetched over a direct
+			// Announced through a relay: rounds run over a direct
 			// stream, so wait until this node is connected to the miner.
-		case !e.busy:
+		case !e.busy && !now.Before(e.next):
 			e.busy = true
-			picked = append(picked, p)
+			v.round++
+			epoch := v.epochs.Begin(v.n.view.epochAt(now))
+			ann, tflops, rnd := e.ann, e.tflops, v.round
+			v.wg.Add(1)
+			go v.play(ctx, epoch, rnd, p, ann, tflops)
 		}
 	}
-	anns := make([]*pb.MinerAnnounce, len(picked))
-	for i, p := range picked {
-		anns[i] = v.miners[p].ann
+}
+
+// play runs one round and stores its record before the round's epoch can
+// close.
+func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, tflops float64) {
+	defer v.wg.Done()
+	start := time.Now()
+	rec := v.runRound(ctx, epoch, rnd, p, ann, tflops)
+	stored := false
+	if ctx.Err() == nil {
+		// Interrupted by this node's own shutdown, a round is no evidence
+		// about the miner either way.
+		if err := v.store.PutRound(rec); err != nil {
+			v.n.log.Error("storing round evidence failed", "miner", p, "err", err)
+		} else {
+			stored = true
+		}
 	}
-	wg := v.inflight[epoch]
-	if wg == nil {
-		wg = &sync.WaitGroup{}
-		v.inflight[epoch] = wg
+	v.mu.Lock()
+	if e := v.miners[p]; e != nil {
+		e.busy = false
+		if rec.Verdict == store.VerdictVerified {
+			e.tflops = rec.TFLOPS
+		}
+		// The pause follows the round's nominal length, so a slow or
+		// stalled round does not also space the next ones out.
+		e.next = time.Now().Add(nextGap(v.rnd, min(time.Since(start), roundTarget(v.n.cfg.Validator, ann)), v.n.cfg.Validator.DutyCycle))
 	}
-	wg.Add(len(picked))
+	v.epochs.End(epoch)
+	v.closed.Broadcast()
 	v.mu.Unlock()
-	for i, p := range picked {
-		v.wg.Add(1)
-		go func() {
-			defer v.wg.Done()
-			defer wg.Done()
-			rec := v.runRound(ctx, epoch, round, p, anns[i])
-			if ctx.Err() != nil {
-				// Interrupted by this node's own shutdown: no evidence about
-				// the miner either way.
-				v.mu.Lock()
-				if e := v.miners[p]; e != nil {
-					e.busy = false
-				}
-				v.mu.Unlock()
-				return
-			}
-			if err := v.store.PutRound(rec); err != nil {
-				v.n.log.Error("storing round evidence failed", "miner", p, "err", err)
-			} else if v.onRecord != nil {
-				v.onRecord(rec)
-			}
-			v.mu.Lock()
-			if e := v.miners[p]; e != nil {
-				e.busy = false
-			}
-			v.mu.Unlock()
-		}()
+	if stored && v.onRecord != nil {
+		v.onRecord(rec)
 	}
 }
 
 // runRound plays one round against one miner and returns its evidence.
-func (v *validator) runRound(ctx context.Context, epoch, round uint64, miner peer.ID, ann *pb.MinerAnnounce) *store.RoundRecord {
+func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.ID, ann *pb.MinerAnnounce, tflops float64) *store.RoundRecord {
 	cfg := v.n.cfg.Validator
-	rec := &store.RoundRecord{Epoch: epoch, Round: round, Miner: []byte(miner), Validator: []byte(v.n.ID()), Verdict: store.VerdictFailed}
+	rec := &store.RoundRecord{Epoch: epoch, Round: rnd, Miner: []byte(miner), Validator: []byte(v.n.ID()), Verdict: store.VerdictFailed}
 	failed := func(format string, args ...any) *store.RoundRecord {
 		rec.Reason = fmt.Sprintf(format, args...)
-		if len(rec.Leaves) != len(rec.Indices) {
-			rec.Leaves, rec.Proofs = nil, nil // evidence of a partial fetch is not auditable
-		}
-		v.n.log.Warn("round failed", "miner", miner, "epoch", epoch, "round", round, "reason", rec.Reason)
-		return rec
+		v.n.log.Warn("round failed", "miner", miner, "epoch", epoch, "round", rnd, "reason", rec.Reason)
+		return rec // without a challenge sent it fails validation: not stored
 	}
-	plan, err := planChallenge(cfg, miner, ann, rand.Reader)
+	rtt := measureRTT(ctx, v.n, miner)
+	rec.RTTNanos = rtt.Nanoseconds()
+	plan, err := planChallenge(cfg, miner, ann, tflops, rtt, rand.Reader)
 	if err != nil {
-		return failed("cannot size a challenge: %v", err)
+		return failed("cannot size a round: %v", err)
 	}
 	rec.Secret = plan.secret
-	msg := &pb.Challenge{Version: protocol.Version, Epoch: epoch, Round: round, Miner: []byte(miner),
-		SecretCommitment: commitSecret(plan.secret), Samples: uint32(plan.samples), DeadlineMs: uint32(cfg.Deadline.Milliseconds())}
+	msg := &pb.Challenge{Version: protocol.Version, Epoch: epoch, Round: rnd, Miner: []byte(miner),
+		SecretCommitment: commitSecret(plan.secret), Samples: uint32(plan.samples), Steps: uint32(plan.steps),
+		DeadlineMs: uint32(plan.deadline.Milliseconds()), FirstRootMs: uint32(max(1, plan.firstRootBy.Milliseconds()))}
 	for _, p := range plan.params {
 		b, _ := p.MarshalBinary()
 		msg.Params = append(msg.Params, b)
-		rec.FLOPs += p.FLOPs()
 	}
 	raw, err := protocol.Seal(v.n.key, msg)
 	if err != nil {
@@ -196,86 +209,104 @@ func (v *validator) runRound(ctx context.Context, epoch, round uint64, miner pee
 	if err != nil {
 		return failed("own challenge invalid: %v", err)
 	}
-	id := protocol.ID(o.Body)
-	ch := make(chan gossipVal, 1)
-	v.mu.Lock()
-	v.waiting[id] = ch
-	v.mu.Unlock()
-	defer func() {
-		v.mu.Lock()
-		delete(v.waiting, id)
-		v.mu.Unlock()
-	}()
 	rec.Challenge = raw
-	sent := time.Now()
-	rec.SentUnixNano = sent.UnixNano()
+	id := protocol.ID(o.Body)
+	chain := proof.Chain{ID: id, Template: plan.params, Steps: plan.steps}
+	rec.FLOPs = float64(plan.steps) * round.StepFLOPs(chain)
+	m, err := round.NewValidator(round.Plan{Chain: chain, Secret: plan.secret, Commitment: [32]byte(msg.SecretCommitment),
+		Samples: plan.samples, FirstRootBy: time.Duration(msg.FirstRootMs) * time.Millisecond,
+		Deadline: time.Duration(msg.DeadlineMs) * time.Millisecond, Window: round.PeakWindow,
+		OtherRoots: func() map[commit.CV]bool { return v.n.view.otherRoots(miner) }})
+	if err != nil {
+		return failed("round: %v", err)
+	}
+	s, err := v.n.host.NewStream(ctx, miner, protocol.RoundProtocol)
+	if err != nil {
+		return failed("open round stream: %v", err)
+	}
+	defer s.Reset() // after the Close below, a no-op
+	rs := &roundStream{s: s, w: bufio.NewWriter(s)}
+	if err := rs.send(&pb.RoundFrame{Msg: &pb.RoundFrame_Challenge{Challenge: raw}}); err != nil {
+		return failed("sending challenge: %v", err)
+	}
+	origin := time.Now()
+	rec.SentUnixNano = origin.UnixNano()
 	if err := v.n.topics[protocol.TopicChallenge].Publish(ctx, raw); err != nil {
 		return failed("publishing challenge: %v", err)
 	}
-	var g gossipVal
-	timer := time.NewTimer(cfg.Deadline.Duration)
-	defer timer.Stop()
-	select {
-	case g = <-ch:
-	case <-timer.C:
-		return failed("no commitment within %v", cfg.Deadline.Duration)
-	case <-ctx.Done():
-		return failed("validator shut down mid-round")
+	d := &vdriver{v: v, ctx: ctx, rec: rec, rs: rs, m: m, miner: miner, id: id, chain: chain, origin: origin}
+	out := d.run(round.Start{At: 0})
+	v.fill(rec, out, d)
+	if out.Verified {
+		v.n.log.Info("round verified", "miner", miner, "epoch", epoch, "round", rnd, "steps", plan.steps,
+			"tflops", fmt.Sprintf("%.4f", rec.TFLOPS), "peak_tflops", fmt.Sprintf("%.4f", rec.PeakTFLOPS),
+			"rtt_ms", rtt.Milliseconds(), "verify_ms", rec.VerifyNanos/1e6)
+	} else {
+		v.n.log.Warn("round failed", "miner", miner, "epoch", epoch, "round", rnd, "reason", rec.Reason)
 	}
-	// Timed on this node's monotonic clock, send to receipt: the miner's
-	// own timing is never used.
-	rec.CommitNanos = g.at.Sub(sent).Nanoseconds()
-	rec.Commitment = g.opened.Raw
-	roots := g.opened.Msg.(*pb.Commitment).Roots
-	if _, err := v.n.publish(ctx, protocol.TopicReveal, &pb.Reveal{Version: protocol.Version, ChallengeId: id[:], Secret: plan.secret[:]}); err != nil {
-		return failed("publishing reveal: %v", err)
-	}
-	start := time.Now()
-	others := v.n.view.otherRoots(miner)
-	for sub, p := range plan.params {
-		tr := proof.Transcript{Params: p, SecretCommitment: [32]byte(msg.SecretCommitment), Root: [32]byte(roots[sub]),
-			Secret: plan.secret, Samples: plan.samples}
-		idx, err := tr.Indices()
-		if err != nil {
-			return failed("sub-challenge %d: %v", sub, err)
-		}
-		rec.Indices = append(rec.Indices, idx...)
-		fctx, cancel := context.WithTimeout(ctx, cfg.ProofTimeout.Duration)
-		tiles, pr, err := fetchTiles(fctx, v.n.host, v.n.key, miner, id, uint32(sub), plan.secret, idx, p.TileBytes())
-		cancel()
-		if err != nil {
-			return failed("sub-challenge %d: tile request failed: %v", sub, err)
-		}
-		res := tr.Check(tiles, pr, others)
-		// Keep the proof and the tiles' leaves so an audit can re-verify
-		// inclusion without the tiles.
-		if prb, err := pr.MarshalBinary(); err == nil && sizesOK(tiles, p.TileBytes()) {
-			rec.Proofs = append(rec.Proofs, prb)
-			for i, t := range tiles {
-				rec.Leaves = append(rec.Leaves, [32]byte(commit.TileCV(t, idx[i])))
-			}
-		}
-		for i, x := range idx {
-			tv := store.TileVerdict{Index: x, OK: res.Err == nil}
-			if res.Tiles != nil {
-				tv.OK = res.Tiles[i] == nil
-				if !tv.OK {
-					tv.Reason = res.Tiles[i].Error()
-				}
-			}
-			rec.Tiles = append(rec.Tiles, tv)
-		}
-		if res.Err != nil {
-			rec.VerifyNanos = time.Since(start).Nanoseconds()
-			return failed("sub-challenge %d: %v", sub, res.Err)
-		}
-	}
-	rec.VerifyNanos = time.Since(start).Nanoseconds()
-	rec.Verdict = store.VerdictVerified
-	rec.TFLOPS = rec.FLOPs / (float64(rec.CommitNanos) / 1e9) / 1e12
-	v.n.log.Info("round verified", "miner", miner, "epoch", epoch, "round", round,
-		"tflops", fmt.Sprintf("%.4f", rec.TFLOPS), "commit_ms", rec.CommitNanos/1e6, "verify_ms", rec.VerifyNanos/1e6)
+	rs.send(&pb.RoundFrame{Msg: &pb.RoundFrame_Result{Result: &pb.RoundResult{Verified: out.Verified,
+		Reason: truncate(rec.Reason, protocol.MaxErrorString), Tflops: rec.TFLOPS, PeakTflops: rec.PeakTFLOPS}}})
+	s.CloseWrite()
+	s.Close()
 	return rec
+}
+
+// fill copies a finished round's outcome into its record.
+func (v *validator) fill(rec *store.RoundRecord, out round.Outcome, d *vdriver) {
+	rec.Commitment, rec.CommitNanos = d.commitment, d.commitNanos
+	if len(rec.Commitment) == 0 {
+		rec.CommitNanos = 0
+	}
+	rec.VerifyNanos = d.verify.Nanoseconds()
+	rec.Indices = out.Indices
+	for _, a := range out.Arrivals {
+		rec.StepArrivals = append(rec.StepArrivals, a.Nanoseconds())
+	}
+	for _, t := range out.Tiles {
+		rec.Tiles = append(rec.Tiles, store.TileVerdict{Index: t.Index, OK: t.OK, Reason: truncate(t.Reason, store.MaxTileReasonLen)})
+	}
+	if len(out.Leaves) == len(out.Indices) {
+		for _, p := range out.Proofs {
+			if b, err := p.MarshalBinary(); err == nil {
+				rec.Proofs = append(rec.Proofs, b)
+			}
+		}
+		for _, l := range out.Leaves {
+			rec.Leaves = append(rec.Leaves, l)
+		}
+	}
+	if out.Verified {
+		rec.Verdict, rec.Reason = store.VerdictVerified, ""
+		rec.TFLOPS, rec.PeakTFLOPS = out.TFLOPS, out.PeakTFLOPS
+	} else {
+		rec.Reason = truncate(out.Reason, store.MaxReasonLen)
+		if rec.Reason == "" {
+			rec.Reason = "failed"
+		}
+	}
+}
+
+// measureRTT pings miner once on the existing connection (libp2p ping);
+// 0 if the ping fails.
+func measureRTT(ctx context.Context, n *Node, miner peer.ID) time.Duration {
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	select {
+	case r := <-ping.Ping(pctx, n.host, miner):
+		if r.Error == nil {
+			return r.RTT
+		}
+		n.log.Debug("ping failed", "peer", miner, "err", r.Error)
+	case <-pctx.Done():
+	}
+	return 0
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
 }
 
 func commitSecret(s [32]byte) []byte {
@@ -283,7 +314,7 @@ func commitSecret(s [32]byte) []byte {
 	return c[:]
 }
 
-// epochLoop closes each epoch once its rounds are over: it scores the
+// epochLoop closes each epoch once its rounds are stored: it scores the
 // validator's evidence, stores the signed record and gossips it.
 func (v *validator) epochLoop(ctx context.Context) {
 	defer v.n.wg.Done()
@@ -296,13 +327,13 @@ func (v *validator) epochLoop(ctx context.Context) {
 			return
 		case <-time.After(time.Until(end)):
 		}
+		// From here on new rounds are tagged into e+1; those of e finish
+		// (or are abandoned at shutdown) and are stored first.
 		v.mu.Lock()
-		wg := v.inflight[e]
-		delete(v.inflight, e)
-		v.mu.Unlock()
-		if wg != nil {
-			wg.Wait() // rounds that started in e belong to e
+		for v.epochs.Close(e) > 0 {
+			v.closed.Wait()
 		}
+		v.mu.Unlock()
 		if err := v.closeEpoch(ctx, e); err != nil && ctx.Err() == nil {
 			v.n.log.Error("closing epoch failed", "epoch", e, "err", err)
 		}
@@ -332,11 +363,15 @@ func (v *validator) closeEpoch(ctx context.Context, e uint64) error {
 	return nil
 }
 
-func sizesOK(tiles [][]byte, size int) bool {
-	for _, t := range tiles {
-		if len(t) != size {
-			return false
+// reshape splits step-major roots into steps of subs.
+func reshape(roots [][]byte, subs int) [][]commit.CV {
+	out := make([][]commit.CV, 0, len(roots)/subs)
+	for i := 0; i+subs <= len(roots); i += subs {
+		step := make([]commit.CV, subs)
+		for j := range step {
+			step[j] = commit.CV(roots[i+j])
 		}
+		out = append(out, step)
 	}
-	return true
+	return out
 }

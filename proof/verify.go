@@ -96,6 +96,11 @@ func (t *Transcript) Check(tiles [][]byte, proof commit.Proof, otherRoots map[co
 	if err != nil {
 		return Result{Err: err}
 	}
+	return t.check(idx, tiles, proof, otherRoots)
+}
+
+// check verifies tiles against the sample idx.
+func (t *Transcript) check(idx []uint64, tiles [][]byte, proof commit.Proof, otherRoots map[commit.CV]bool) Result {
 	if len(tiles) != len(idx) {
 		return Result{Err: fail(ReasonTileCount, -1, "got %d, want %d", len(tiles), len(idx))}
 	}

@@ -34,6 +34,7 @@ const (
 	// TopicEquivocation carries equivocation proofs (equivocation.go).
 	TopicEquivocation = "/pog/1/equivocation"
 	ProofProtocol     = "/pog/proof/1.0.0"
+	RoundProtocol     = "/pog/round/1.0.0"
 )
 
 // Bounds (SPEC.md §14).
@@ -52,10 +53,10 @@ const (
 var maxEnvelope = map[pb.MessageType]int{
 	pb.MessageType_MINER_ANNOUNCE: 8 << 10,
 	pb.MessageType_CHALLENGE:      8 << 10,
-	pb.MessageType_COMMITMENT:     4 << 10,
+	pb.MessageType_COMMITMENT:     12 << 10, // proof.MaxRoundRoots roots
 	pb.MessageType_REVEAL:         1 << 10,
 	pb.MessageType_TILE_REQUEST:   48 << 10,
-	pb.MessageType_TILE_RESPONSE:  MaxProofBytes + 2<<10,
+	pb.MessageType_TILE_RESPONSE:  MaxProofBytes + 4*commit.MaxIndices + 2<<10, // framing of one proof per group
 	pb.MessageType_EPOCH_RECORD:   512 << 10,
 	// Two epoch records and the reporter's envelope around them.
 	pb.MessageType_EQUIVOCATION_PROOF: 2*(512<<10) + 4<<10,
@@ -271,13 +272,8 @@ func Validate(msg proto.Message) error {
 		if err := checkHeader(m.Version, m.ChallengeId); err != nil {
 			return err
 		}
-		if len(m.Roots) < 1 || len(m.Roots) > MaxSubChallenges {
-			return invalid("%d roots, want 1..%d", len(m.Roots), MaxSubChallenges)
-		}
-		for i, r := range m.Roots {
-			if len(r) != 32 {
-				return invalid("root %d is %d bytes", i, len(r))
-			}
+		if err := checkRoots(m.Roots, proof.MaxRoundRoots); err != nil {
+			return err
 		}
 	case *pb.Reveal:
 		if err := checkHeader(m.Version, m.ChallengeId); err != nil {
@@ -293,9 +289,6 @@ func Validate(msg proto.Message) error {
 		if len(m.Secret) != 32 {
 			return invalid("secret is %d bytes", len(m.Secret))
 		}
-		if m.Sub >= MaxSubChallenges {
-			return invalid("sub-challenge %d", m.Sub)
-		}
 		if len(m.Indices) < 1 || len(m.Indices) > commit.MaxIndices {
 			return invalid("%d indices, want 1..%d", len(m.Indices), commit.MaxIndices)
 		}
@@ -308,8 +301,12 @@ func Validate(msg proto.Message) error {
 		if err := checkHeader(m.Version, m.ChallengeId); err != nil {
 			return err
 		}
-		if len(m.Proof) > MaxProofBytes || len(m.Error) > MaxErrorString {
-			return invalid("proof of %d bytes or error of %d bytes too long", len(m.Proof), len(m.Error))
+		n := 0
+		for _, p := range m.Proofs {
+			n += len(p)
+		}
+		if len(m.Proofs) > commit.MaxIndices || n > MaxProofBytes || len(m.Error) > MaxErrorString {
+			return invalid("%d proofs of %d bytes or error of %d bytes too long", len(m.Proofs), n, len(m.Error))
 		}
 	case *pb.EpochRecord:
 		return validateEpochRecord(m)
@@ -413,8 +410,15 @@ func ChallengeParams(m *pb.Challenge) ([]proof.Params, error) {
 	if m.DeadlineMs < 1 || m.DeadlineMs > MaxDeadlineMS {
 		return nil, invalid("deadline %d ms, want 1..%d", m.DeadlineMs, MaxDeadlineMS)
 	}
+	if m.FirstRootMs < 1 || m.FirstRootMs > m.DeadlineMs {
+		return nil, invalid("first root due after %d ms, want 1..%d (the deadline)", m.FirstRootMs, m.DeadlineMs)
+	}
+	if m.Steps < 1 || m.Steps > proof.MaxSteps || int(m.Steps)*len(m.Params) > proof.MaxRoundRoots {
+		return nil, invalid("%d steps of %d sub-challenges: want 1..%d steps and at most %d roots", m.Steps, len(m.Params), proof.MaxSteps, proof.MaxRoundRoots)
+	}
 	out := make([]proof.Params, len(m.Params))
 	nonces := map[[32]byte]bool{}
+	var shape proof.Params
 	for i, b := range m.Params {
 		p, err := proof.DecodeParams(b)
 		if err != nil {
@@ -422,6 +426,12 @@ func ChallengeParams(m *pb.Challenge) ([]proof.Params, error) {
 		}
 		if peer.ID(p.Miner) != miner {
 			return nil, invalid("sub-challenge %d is for another miner", i)
+		}
+		if i == 0 {
+			shape = p
+		}
+		if p.Tiles() != shape.Tiles() || p.TileBytes() != shape.TileBytes() {
+			return nil, invalid("sub-challenge %d differs in shape from sub-challenge 0", i)
 		}
 		if nonces[p.Nonce] {
 			return nil, invalid("sub-challenge %d repeats a nonce", i)

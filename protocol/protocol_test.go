@@ -26,7 +26,7 @@ func newKey(t testing.TB) (crypto.PrivKey, peer.ID) {
 
 func challengeFor(t testing.TB, miner peer.ID, subs int) *pb.Challenge {
 	c := &pb.Challenge{Version: Version, Epoch: 3, Round: 9, Miner: []byte(miner),
-		SecretCommitment: make([]byte, 32), Samples: 66, DeadlineMs: 5000}
+		SecretCommitment: make([]byte, 32), Samples: 66, DeadlineMs: 5000, Steps: 4, FirstRootMs: 500}
 	for i := 0; i < subs; i++ {
 		p := proof.Params{Precision: proof.FP16, Batch: 1, M: 64, K: 64, N: 64, Tile: 16, Miner: []byte(miner)}
 		p.Nonce[0] = byte(i)
@@ -48,7 +48,7 @@ func validMessages(t testing.TB, miner peer.ID) map[pb.MessageType]proto.Message
 		pb.MessageType_COMMITMENT:    &pb.Commitment{Version: Version, ChallengeId: id, Roots: [][]byte{make([]byte, 32)}},
 		pb.MessageType_REVEAL:        &pb.Reveal{Version: Version, ChallengeId: id, Secret: make([]byte, 32)},
 		pb.MessageType_TILE_REQUEST:  &pb.TileRequest{Version: Version, ChallengeId: id, Secret: make([]byte, 32), Indices: []uint64{1, 5}},
-		pb.MessageType_TILE_RESPONSE: &pb.TileResponse{Version: Version, ChallengeId: id, Proof: []byte{0, 0, 0, 0}},
+		pb.MessageType_TILE_RESPONSE: &pb.TileResponse{Version: Version, ChallengeId: id, Proofs: [][]byte{{0, 0, 0, 0}}},
 	}
 }
 
@@ -146,7 +146,16 @@ func TestValidateRejects(t *testing.T) {
 		{"commitment no roots", &pb.Commitment{Version: 1, ChallengeId: make([]byte, 32)}},
 		{"reveal id", &pb.Reveal{Version: 1, ChallengeId: make([]byte, 31), Secret: make([]byte, 32)}},
 		{"request unsorted", &pb.TileRequest{Version: 1, ChallengeId: make([]byte, 32), Secret: make([]byte, 32), Indices: []uint64{5, 5}}},
-		{"request sub", &pb.TileRequest{Version: 1, ChallengeId: make([]byte, 32), Secret: make([]byte, 32), Indices: []uint64{1}, Sub: 99}},
+		{"challenge no steps", func() proto.Message { c := challengeFor(t, miner, 1); c.Steps = 0; return c }()},
+		{"challenge too many roots", func() proto.Message { c := challengeFor(t, miner, 2); c.Steps = proof.MaxRoundRoots; return c }()},
+		{"challenge first root after deadline", func() proto.Message { c := challengeFor(t, miner, 1); c.FirstRootMs = c.DeadlineMs + 1; return c }()},
+		{"challenge mixed shapes", func() proto.Message {
+			c := challengeFor(t, miner, 2)
+			p := proof.Params{Precision: proof.FP16, Batch: 1, M: 32, K: 64, N: 64, Tile: 16, Miner: []byte(miner)}
+			c.Params[1], _ = p.MarshalBinary()
+			return c
+		}()},
+		{"commitment too many roots", &pb.Commitment{Version: 1, ChallengeId: make([]byte, 32), Roots: make([][]byte, proof.MaxRoundRoots+1)}},
 	}
 	for _, tt := range tests {
 		if err := Validate(tt.msg); !errors.Is(err, ErrInvalid) {
@@ -201,4 +210,41 @@ func FuzzOpen(f *testing.F) {
 			t.Fatalf("opened message fails validation: %v", err)
 		}
 	})
+}
+
+func TestRoundFrames(t *testing.T) {
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	good := []*pb.RoundFrame{
+		{Msg: &pb.RoundFrame_Root{Root: &pb.StepRoot{Step: 3, Roots: [][]byte{make([]byte, 32)}}}},
+		{Msg: &pb.RoundFrame_Beacon{Beacon: &pb.Beacon{Step: 1, Beacon: make([]byte, 32)}}},
+		{Msg: &pb.RoundFrame_Result{Result: &pb.RoundResult{Verified: true, Tflops: 2}}},
+	}
+	bad := []*pb.RoundFrame{
+		{},
+		{Msg: &pb.RoundFrame_Root{Root: &pb.StepRoot{Step: proof.MaxSteps, Roots: [][]byte{make([]byte, 32)}}}},
+		{Msg: &pb.RoundFrame_Root{Root: &pb.StepRoot{Step: 0, Roots: [][]byte{{1}}}}},
+		{Msg: &pb.RoundFrame_Beacon{Beacon: &pb.Beacon{Step: 1, Beacon: make([]byte, 31)}}},
+		{Msg: &pb.RoundFrame_Result{Result: &pb.RoundResult{Reason: strings.Repeat("x", MaxErrorString+1)}}},
+		{Msg: &pb.RoundFrame_Commitment{Commitment: make([]byte, MaxEnvelope(pb.MessageType_COMMITMENT)+1)}},
+	}
+	for _, f := range append(good, bad...) {
+		if err := WriteRoundFrame(w, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := bufio.NewReader(&buf)
+	for i := range good {
+		if f, err := ReadRoundFrame(r); err != nil || !proto.Equal(f, good[i]) {
+			t.Errorf("frame %d: %v", i, err)
+		}
+	}
+	for i := range bad {
+		if _, err := ReadRoundFrame(r); err == nil {
+			t.Errorf("bad frame %d accepted", i)
+		}
+	}
+	if _, err := ReadRoundFrame(bufio.NewReader(bytes.NewReader([]byte{0x80, 0x80, 0x04}))); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("oversized frame: %v", err)
+	}
 }

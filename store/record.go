@@ -51,35 +51,49 @@ type RoundRecord struct {
 	CommitNanos  int64         // send -> commitment receipt on the validator's monotonic clock; 0 if none
 	VerifyNanos  int64         // time the validator spent verifying (>= 0)
 	FLOPs        float64       // the challenge's work
-	TFLOPS       float64       // FLOPs / CommitNanos, 0 if failed
+	TFLOPS       float64       // sustained: steps 1..D−1 over first to last root arrival (SPEC §10), 0 if failed
 	Verdict      Verdict
 	Reason       string // why it failed (1 B .. 4 KiB); empty if verified
 
 	// Evidence for audits; both optional (records written before they
 	// existed have neither).
 
-	// Proofs holds one batch inclusion proof per sub-challenge, each in the
+	// Proofs holds one batch inclusion proof per (step, sub-challenge)
+	// group of the sample, in order (proof.Chain.Groups), each in the
 	// commit.Proof binary encoding (BE32 count ‖ 32·count bytes), at most
-	// MaxProofs of them.
+	// MaxProofs of them and MaxProofsLen bytes together.
 	Proofs [][]byte
 	// Leaves holds the chaining values of the sampled tiles, in the order of
 	// Indices: none, or exactly one per index.
 	Leaves [][32]byte
+
+	// Timing evidence of a chained round (SPEC.md §10); absent in records
+	// written before chained rounds.
+
+	// StepArrivals holds each step root's arrival after the challenge was
+	// sent, on the validator's monotonic clock, in step order (≥ 0, at
+	// most MaxSteps).
+	StepArrivals []int64
+	RTTNanos     int64   // round trip by libp2p ping on the round's connection (≥ 0)
+	PeakTFLOPS   float64 // fastest window of steps; 0 if failed
 }
 
 // Bounds on a record. They let the decoder refuse a hostile length before
 // allocating for it. Without proofs a value stays under about 4.4 MiB; the
-// proofs' bounds are those of commit.DecodeProof, so that any proof the
-// protocol accepts can be kept, and put the worst case near 132 MiB (real
-// proofs are far smaller).
+// proofs together are bounded like one proof of commit.DecodeProof (which
+// opens at most MaxSamples tiles), so that any sample the protocol accepts
+// can be kept, and put the worst case near 13 MiB (real proofs are far
+// smaller).
 const (
 	MaxPeerIDLen     = 64
 	MaxEnvelopeLen   = 64 << 10
 	MaxSamples       = 4096 // indices, tiles and leaves each
 	MaxTileReasonLen = 1 << 10
 	MaxReasonLen     = 4 << 10
-	MaxProofs        = 16
-	MaxProofLen      = 4 + 32*commit.MaxProofCVs // one encoded proof
+	MaxProofs        = MaxSamples                    // one per sampled group at most
+	MaxProofLen      = 4 + 32*commit.MaxProofCVs     // one encoded proof
+	MaxProofsLen     = MaxProofLen + 4*(MaxProofs-1) // all of them
+	MaxSteps         = 256                           // proof.MaxSteps
 )
 
 // validate checks the bounds and the few invariants every reader relies on.
@@ -130,10 +144,29 @@ func (r *RoundRecord) validate() error {
 	if n := len(r.Proofs); n > MaxProofs {
 		return fmt.Errorf("proofs: %d, want at most %d", n, MaxProofs)
 	}
+	total := 0
 	for i, p := range r.Proofs {
 		if err := checkProof(p); err != nil {
 			return fmt.Errorf("proofs[%d]: %w", i, err)
 		}
+		total += len(p)
+	}
+	if total > MaxProofsLen {
+		return fmt.Errorf("proofs: %d bytes together, want at most %d", total, MaxProofsLen)
+	}
+	if n := len(r.StepArrivals); n > MaxSteps {
+		return fmt.Errorf("step arrivals: %d, want at most %d", n, MaxSteps)
+	}
+	for i, a := range r.StepArrivals {
+		if a < 0 || i > 0 && a < r.StepArrivals[i-1] {
+			return fmt.Errorf("step arrivals: %d at step %d is negative or earlier than the step before", a, i)
+		}
+	}
+	if r.RTTNanos < 0 {
+		return fmt.Errorf("rtt nanos: %d is negative", r.RTTNanos)
+	}
+	if !validRate(r.PeakTFLOPS) {
+		return fmt.Errorf("peak tflops: %v, want a finite value >= +0", r.PeakTFLOPS)
 	}
 	if n := len(r.Leaves); n != 0 && n != len(r.Indices) {
 		return fmt.Errorf("leaves: %d for %d indices, want none or one per index", n, len(r.Indices))
@@ -150,8 +183,8 @@ func (r *RoundRecord) validate() error {
 		if r.Reason == "" {
 			return fmt.Errorf("reason: none on a failed round")
 		}
-		if r.TFLOPS != 0 {
-			return fmt.Errorf("tflops: %v on a failed round, want 0", r.TFLOPS)
+		if r.TFLOPS != 0 || r.PeakTFLOPS != 0 {
+			return fmt.Errorf("tflops: %v (peak %v) on a failed round, want 0", r.TFLOPS, r.PeakTFLOPS)
 		}
 	default:
 		return fmt.Errorf("verdict: %d, want %d (verified) or %d (failed)", r.Verdict, VerdictVerified, VerdictFailed)
@@ -199,6 +232,9 @@ func validRate(f float64) bool {
 //	16 reason          bytes
 //	17 proofs          bytes: one encoded commit.Proof, repeated once per proof
 //	18 leaves          bytes: the 32-byte chaining values, concatenated
+//	19 step_arrivals   bytes: packed varints (non-negative nanoseconds)
+//	20 rtt_nanos       varint, zigzag
+//	21 peak_tflops     fixed64
 //
 // TileVerdict: 1 index varint, 2 ok varint (1), 3 reason bytes.
 //
@@ -211,6 +247,7 @@ func validRate(f float64) bool {
 // not know. Fields 17 and 18 were added to format 1 as optional fields: a
 // record without them reads as before, and a reader that predates them
 // refuses a record that has them (as corrupt) rather than misreading it.
+// Fields 19 to 21 (chained rounds) were added the same way.
 const formatV1 = 1
 
 const (
@@ -232,6 +269,9 @@ const (
 	fReason
 	fProofs
 	fLeaves
+	fStepArrivals
+	fRTTNanos
+	fPeakTFLOPS
 )
 
 const (
@@ -301,6 +341,15 @@ func encodeRound(r *RoundRecord) []byte {
 		}
 		b = appendBytes(b, fLeaves, leaves)
 	}
+	if len(r.StepArrivals) > 0 {
+		var packed []byte
+		for _, a := range r.StepArrivals {
+			packed = protowire.AppendVarint(packed, uint64(a))
+		}
+		b = appendBytes(b, fStepArrivals, packed)
+	}
+	b = appendVarint(b, fRTTNanos, protowire.EncodeZigZag(r.RTTNanos))
+	b = appendFixed64(b, fPeakTFLOPS, math.Float64bits(r.PeakTFLOPS))
 	return b
 }
 
@@ -340,6 +389,7 @@ func decodeRound(b []byte) (*RoundRecord, error) {
 	d := decoder{b: b[1:]}
 	r := new(RoundRecord)
 	var last protowire.Number
+	proofBytes := 0
 	for len(d.b) > 0 {
 		num, typ, err := d.tag()
 		if err != nil {
@@ -417,13 +467,32 @@ func decodeRound(b []byte) (*RoundRecord, error) {
 				return nil, fmt.Errorf("proofs: more than %d", MaxProofs)
 			}
 			// Framing is checked by validate, after the loop.
-			if s, err = d.bytes(typ, MaxProofLen); err == nil {
+			if s, err = d.bytes(typ, min(MaxProofLen, MaxProofsLen-proofBytes)); err == nil {
+				proofBytes += len(s)
 				r.Proofs = append(r.Proofs, s)
 			}
 		case fLeaves:
 			if s, err = d.payload(typ, 32*MaxSamples); err == nil {
 				r.Leaves, err = decodeLeaves(s)
 			}
+		case fStepArrivals:
+			var vs []uint64
+			if s, err = d.bytes(typ, MaxSteps*binary.MaxVarintLen64); err == nil {
+				if vs, err = decodePacked(s); err == nil {
+					for _, a := range vs {
+						if a > math.MaxInt64 {
+							return nil, fmt.Errorf("step arrivals: %d out of range", a)
+						}
+						r.StepArrivals = append(r.StepArrivals, int64(a))
+					}
+				}
+			}
+		case fRTTNanos:
+			v, err = d.varint(typ)
+			r.RTTNanos = protowire.DecodeZigZag(v)
+		case fPeakTFLOPS:
+			v, err = d.fixed64(typ)
+			r.PeakTFLOPS = math.Float64frombits(v)
 		default:
 			return nil, fmt.Errorf("unknown field %d", num)
 		}
@@ -441,7 +510,7 @@ var fieldNames = [...]string{fEpoch: "epoch", fRound: "round", fMiner: "miner", 
 	fChallenge: "challenge", fCommitment: "commitment", fSecret: "secret", fIndices: "indices",
 	fTiles: "tiles", fSentUnixNano: "sent_unix_nano", fCommitNanos: "commit_nanos",
 	fVerifyNanos: "verify_nanos", fFLOPs: "flops", fTFLOPS: "tflops", fVerdict: "verdict", fReason: "reason",
-	fProofs: "proofs", fLeaves: "leaves"}
+	fProofs: "proofs", fLeaves: "leaves", fStepArrivals: "step_arrivals", fRTTNanos: "rtt_nanos", fPeakTFLOPS: "peak_tflops"}
 
 func fieldError(num protowire.Number, err error) error {
 	return fmt.Errorf("field %d (%s): %w", num, fieldNames[num], err)

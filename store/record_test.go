@@ -64,6 +64,13 @@ func auditRecord(epoch, round uint64, miner string) *RoundRecord {
 	return r
 }
 
+// chainedRecord has a chained round's timing evidence.
+func chainedRecord() *RoundRecord {
+	r := auditRecord(4, 2, "miner")
+	r.StepArrivals, r.RTTNanos, r.PeakTFLOPS = []int64{0, 10, 10, 1 << 40}, 400_000_000, 801.5
+	return r
+}
+
 func failedRecord(epoch, round uint64, miner string) *RoundRecord {
 	r := testRecord(epoch, round, miner)
 	r.Commitment, r.CommitNanos, r.TFLOPS = nil, 0, 0
@@ -90,7 +97,7 @@ func maxRecord() *RoundRecord {
 	r.Verdict, r.Reason = VerdictFailed, strings.Repeat("r", MaxReasonLen)
 	r.Proofs = make([][]byte, MaxProofs)
 	for i := range r.Proofs {
-		r.Proofs[i] = testProof(i)
+		r.Proofs[i] = testProof(0)
 	}
 	r.Proofs[MaxProofs-1] = testProof(commit.MaxProofCVs)
 	r.Leaves = testLeaves(MaxSamples)
@@ -105,6 +112,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		"minimal":  minimal,
 		"max":      maxRecord(),
 		"audit":    auditRecord(3, 9, "miner"),
+		"chained":  chainedRecord(),
 		"proofs only": func() *RoundRecord {
 			r := testRecord(1, 1, "m")
 			r.Proofs = [][]byte{testProof(0)}
@@ -205,7 +213,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"truncated length", "length", around(fMiner, func(b []byte) []byte { return append(tag(b, fMiner, protowire.BytesType), 0x81) })},
 		{"truncated payload", "only 1 bytes left", append(tag([]byte{formatV1}, fMiner, protowire.BytesType), 5, 1)},
 		{"field 0", "invalid field number", []byte{formatV1, 0x02, 0x00}},
-		{"unknown field", "unknown field 19", varint(19, 1)},
+		{"unknown field", "unknown field 22", varint(22, 1)},
 		{"duplicate field", "field 3 after field 3", around(fMiner, func(b []byte) []byte {
 			return bytesField(bytesField(b, fMiner, []byte{1}), fMiner, []byte{1})
 		})},
@@ -252,7 +260,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"empty second proof", "field 17 (proofs): explicit empty", around(fProofs, func(b []byte) []byte {
 			return bytesField(bytesField(b, fProofs, testProof(1)), fProofs, nil)
 		})},
-		{"too many proofs", "proofs: more than 16", around(fProofs, func(b []byte) []byte {
+		{"too many proofs", "proofs: more than 4096", around(fProofs, func(b []byte) []byte {
 			for range MaxProofs + 1 {
 				b = bytesField(b, fProofs, testProof(0))
 			}
@@ -358,8 +366,12 @@ func TestValidate(t *testing.T) {
 		{"verified with reason", "on a verified round", func(r *RoundRecord) { r.Reason = "x" }},
 		{"verified without commitment", "commitment: none on a verified round", func(r *RoundRecord) { r.Commitment, r.CommitNanos = nil, 0 }},
 		{"failed without reason", "reason: none on a failed round", func(r *RoundRecord) { r.Verdict, r.TFLOPS = VerdictFailed, 0 }},
-		{"failed with tflops", "tflops: 733 on a failed round", func(r *RoundRecord) { r.Verdict, r.Reason = VerdictFailed, "x" }},
-		{"many proofs", "proofs: 17, want at most 16", func(r *RoundRecord) { r.Proofs = slices.Repeat([][]byte{testProof(0)}, MaxProofs+1) }},
+		{"failed with tflops", "tflops: 733 (peak 0) on a failed round", func(r *RoundRecord) { r.Verdict, r.Reason = VerdictFailed, "x" }},
+		{"failed with peak", "(peak 1) on a failed round", func(r *RoundRecord) { r.Verdict, r.Reason, r.TFLOPS, r.PeakTFLOPS = VerdictFailed, "x", 0, 1 }},
+		{"arrivals out of order", "step arrivals: 5 at step 1", func(r *RoundRecord) { r.StepArrivals = []int64{9, 5} }},
+		{"negative rtt", "rtt nanos: -1", func(r *RoundRecord) { r.RTTNanos = -1 }},
+		{"too many arrivals", "step arrivals: 257", func(r *RoundRecord) { r.StepArrivals = make([]int64, MaxSteps+1) }},
+		{"many proofs", "proofs: 4097, want at most 4096", func(r *RoundRecord) { r.Proofs = slices.Repeat([][]byte{testProof(0)}, MaxProofs+1) }},
 		{"empty proof", "proofs[1]: 0 bytes", func(r *RoundRecord) { r.Proofs[1] = nil }},
 		{"short proof", "proofs[2]: 3 bytes", func(r *RoundRecord) { r.Proofs[2] = []byte{0, 0, 0} }},
 		{"long proof", "proofs[0]: 8388644 bytes, want 4..8388612", func(r *RoundRecord) { r.Proofs[0] = testProof(commit.MaxProofCVs + 1) }},
@@ -381,15 +393,21 @@ func TestValidate(t *testing.T) {
 }
 
 // TestProofBounds checks the proof bounds at their limit without encoding:
-// sixteen longest proofs (one shared slice) are valid.
+// the longest proof beside MaxProofs−1 empty ones is valid, one value more
+// is not.
 func TestProofBounds(t *testing.T) {
 	r := auditRecord(1, 1, "miner")
-	r.Proofs = slices.Repeat([][]byte{testProof(commit.MaxProofCVs)}, MaxProofs)
+	r.Proofs = append(slices.Repeat([][]byte{testProof(0)}, MaxProofs-1), testProof(commit.MaxProofCVs))
 	if err := r.validate(); err != nil {
 		t.Fatalf("validate: %v", err)
 	}
-	if MaxProofLen != 4+32*commit.MaxProofCVs || len(r.Proofs[0]) != MaxProofLen {
-		t.Fatalf("MaxProofLen %d, longest test proof %d bytes", MaxProofLen, len(r.Proofs[0]))
+	r.Proofs[0] = testProof(1)
+	if err := r.validate(); err == nil || !strings.Contains(err.Error(), "bytes together") {
+		t.Fatalf("proofs over their joint bound: %v", err)
+	}
+	r.Proofs = append(slices.Repeat([][]byte{testProof(0)}, MaxProofs-1), testProof(commit.MaxProofCVs))
+	if MaxProofLen != 4+32*commit.MaxProofCVs || len(r.Proofs[MaxProofs-1]) != MaxProofLen {
+		t.Fatalf("MaxProofLen %d, longest test proof %d bytes", MaxProofLen, len(r.Proofs[MaxProofs-1]))
 	}
 	// The proofs decode as commit proofs.
 	for _, p := range auditRecord(1, 1, "miner").Proofs {

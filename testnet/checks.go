@@ -50,8 +50,12 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 				unhealed = append(unhealed, n)
 			}
 		}
+		healed := "every one verified again since"
+		if len(unhealed) > 0 {
+			healed = "not verified since: " + strings.Join(unhealed, ", ")
+		}
 		add("network heals after the partition", r.cutTo > 0 && len(unhealed) == 0,
-			"cut %v from %.1f s to %.1f s; not verified since: %v", r.cutNames, r.cutFrom.Seconds(), r.cutTo.Seconds(), unhealed)
+			"cut %v from %.1f s to %.1f s; %s", r.cutNames, r.cutFrom.Seconds(), r.cutTo.Seconds(), healed)
 	}
 
 	identical := true
@@ -63,7 +67,12 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 	for _, n := range sortedKeys(missing) {
 		lacking = append(lacking, fmt.Sprintf("%s lacks epochs %v", n, missing[n]))
 	}
-	add("every node holds every validator's epoch records", len(lacking) == 0, "%d nodes short: %s", len(lacking), truncate(strings.Join(lacking, "; "), 400))
+	if len(lacking) == 0 {
+		add("every node holds every validator's epoch records", true, "all %d nodes hold %d validators' records of epochs %d–%d",
+			s.Validators+s.Miners, s.Validators, first, last.Epoch)
+	} else {
+		add("every node holds every validator's epoch records", false, "%d nodes short: %s", len(lacking), truncate(strings.Join(lacking, "; "), 400))
+	}
 
 	var failing []string
 	for v, p := range audits {
@@ -71,7 +80,11 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			failing = append(failing, v+": "+p[0])
 		}
 	}
-	add("pog audit passes on every honest validator's store", len(failing) == 0, "%s", strings.Join(failing, "; "))
+	if len(failing) == 0 {
+		add("pog audit passes on every honest validator's store", true, "%d honest validators' stores audited clean", honestValidators(s))
+	} else {
+		add("pog audit passes on every honest validator's store", false, "%s", strings.Join(failing, "; "))
+	}
 
 	var fp []string
 	for _, d := range s.FalsePositives {
@@ -79,7 +92,11 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			fp = append(fp, fmt.Sprintf("%s: %s %s", d.Node, d.Kind, d.Detail))
 		}
 	}
-	add("no honest miner penalised", len(fp) == 0, "%s", strings.Join(fp, "; "))
+	if len(fp) == 0 {
+		add("no honest miner penalised", true, "no failed round or accusing flag on any of %d honest miners", len(honest))
+	} else {
+		add("no honest miner penalised", false, "%s", truncate(strings.Join(fp, "; "), 400))
+	}
 
 	// Each adversary: detected by the first full epoch, and penalised.
 	honestOf := map[string]string{} // profile → an honest miner of it
@@ -95,6 +112,11 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 		}
 	}
 	for _, a := range r.cfg.Adversaries {
+		if a == "burst" || a == "distant" {
+			ok, detail := r.noGain(a, s, last, honestOf)
+			add("adversary "+a+" gains at most 5%", ok, "%s", detail)
+			continue
+		}
 		if a == "far" || a == "timeshare" {
 			continue // honest, or cheats without a detectable fault: latencyChecks
 		}
@@ -140,9 +162,49 @@ func (r *run) penalised(a string, last report.Epoch, honestOf map[string]string,
 	return got < want, fmt.Sprintf("incentive %.4f < %.4f of honest %s (%s)", got, want, ref, claimed)
 }
 
+// noGain checks a timing adversary (burst, distant), which computes at its
+// profile's real speed: its median measured throughput is at most 1.05×
+// that speed (SPEC.md §10.1), and its incentive at most 1.05× that of the
+// honest miner of its profile (reported; that ratio also carries the
+// noise between two miners' round times).
+func (r *run) noGain(a string, s *report.Summary, last report.Epoch, honestOf map[string]string) (bool, string) {
+	var sim float64
+	for _, n := range s.Nodes {
+		if n.Name == a {
+			sim = n.SimTFLOPS
+		}
+	}
+	var measured []float64
+	for _, rd := range s.Rounds {
+		if rd.Miner == a && rd.Verified {
+			measured = append(measured, rd.TFLOPS)
+		}
+	}
+	if len(measured) == 0 || sim <= 0 {
+		return false, "no verified round"
+	}
+	sort.Float64s(measured)
+	ratio := measured[len(measured)/2] / sim
+	detail := fmt.Sprintf("median measured/true throughput %.3f over %d rounds", ratio, len(measured))
+	if ref := honestOf["H100"]; ref != "" && last.Incentive[ref] > 0 {
+		detail += fmt.Sprintf("; incentive %.4f vs %.4f of honest %s (%.3f×)", last.Incentive[a], last.Incentive[ref], ref, last.Incentive[a]/last.Incentive[ref])
+	}
+	return ratio <= 1.05, detail
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+func honestValidators(s *report.Summary) int {
+	n := 0
+	for _, v := range s.Nodes {
+		if v.Role == "validator" && v.Adversary == "" {
+			n++
+		}
+	}
+	return n
 }

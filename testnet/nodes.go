@@ -23,6 +23,7 @@ type minerSpec struct {
 	announce                 string // GPU profile announced, if not its own
 	mode                     string // simBackend mode
 	extra                    time.Duration
+	hooks                    node.RoundHooks // burst, distant
 	share                    *sybilShare
 	offset                   int           // validators: position in the round stagger
 	delay                    time.Duration // added to every message, each way
@@ -70,6 +71,12 @@ func (r *run) minerSpecs() []minerSpec {
 			// throughput falls below half the class figure.
 			base := time.Duration(2 * 256 * 256 * 256 / (h100.FP16TFLOPS * r.cfg.Scale * 1e12) * float64(time.Second))
 			out = append(out, minerSpec{name: "slow", profile: "H100", adversary: a, extra: base * 3 / 2})
+		case "burst":
+			// Real speed, roots held back and sent in bursts.
+			out = append(out, minerSpec{name: "burst", profile: "H100", adversary: a, hooks: node.RoundHooks{HoldRoots: true}})
+		case "distant":
+			// Real speed, 200 ms of faked latency on roots and pongs.
+			out = append(out, minerSpec{name: "distant", profile: "H100", adversary: a, hooks: node.RoundHooks{Delay: distantDelay}})
 		}
 	}
 	for i := range out {
@@ -77,6 +84,9 @@ func (r *run) minerSpecs() []minerSpec {
 	}
 	return out
 }
+
+// distantDelay is the latency the distant adversary fakes.
+const distantDelay = 200 * time.Millisecond
 
 func (r *run) startNodes(ctx context.Context) error {
 	if err := os.MkdirAll(r.cfg.Out, 0o755); err != nil {
@@ -297,6 +307,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 			shown = profileByName(spec.announce)
 		}
 		o.Hardware, o.GPUs = shown.Host, announcedGPUs(shown.GPU, shown.MemoryMB)
+		o.RoundHooks = spec.hooks
 	}
 	n, err := node.New(ctx, o)
 	if err == nil && spec.delay > 0 {
@@ -394,13 +405,12 @@ func (r *run) onRound(e roundEvent) {
 	if len(e.Challenge) == 32 {
 		r.sent[[32]byte(e.Challenge)] = time.Unix(0, e.Sent)
 	}
-	if !round.Verified && m != nil {
+	// A round cut short by the run's own shutdown (its miner stopped
+	// first) accuses nobody.
+	if !round.Verified && m != nil && !(r.stopping && m.info.Adversary == "") {
 		d := report.Detection{Adversary: m.info.Adversary, Node: name, Epoch: rec.Epoch, Round: rec.Round,
 			Kind: "failed-round", Detail: rec.Reason, AtSeconds: now}
-		r.detections = append(r.detections, d)
-		if m.info.Adversary != "" {
-			r.progress("%s caught by %s: %s", name, e.Validator, rec.Reason)
-		}
+		r.detections = append(r.detections, d) // the console summarises them per epoch (epochLine)
 	}
 }
 
@@ -451,6 +461,9 @@ func (r *run) epochRecord(e uint64) {
 // stop ends every node and attacker; stores stay open (or, with
 // --procs, are opened) for the summary.
 func (r *run) stop() {
+	r.mu.Lock()
+	r.stopping = true
+	r.mu.Unlock()
 	r.cancel()
 	r.stopChildren()
 	r.wg.Wait()

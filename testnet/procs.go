@@ -40,6 +40,8 @@ type childMember struct {
 	Extra     time.Duration `json:"extra,omitempty"`
 	Offset    int           `json:"offset,omitempty"`
 	Sybil     bool          `json:"sybil,omitempty"`
+	Hold      bool          `json:"hold,omitempty"`       // burst: holds its roots
+	RootDelay time.Duration `json:"root_delay,omitempty"` // distant: delays its roots and pongs
 	Delay     time.Duration `json:"delay,omitempty"`
 	// Device names the simulated device it shares with the other members
 	// of its child (timeshare); empty: its own.
@@ -96,7 +98,8 @@ func (r *run) startProcs(ctx context.Context) error {
 	for _, s := range r.minerSpecs() {
 		specs[s.name] = s
 		cm := childMember{Name: s.name, Role: "miner", Profile: s.profile, Adversary: s.adversary, Mode: s.mode,
-			Announce: s.announce, Extra: s.extra, Sybil: s.share != nil, Delay: s.delay}
+			Announce: s.announce, Extra: s.extra, Sybil: s.share != nil, Delay: s.delay,
+			Hold: s.hooks.HoldRoots, RootDelay: s.hooks.Delay}
 		switch {
 		case cm.Sybil:
 			sybil = append(sybil, cm)
@@ -324,7 +327,7 @@ func RunChild(ctx context.Context, specPath string, w io.Writer) error {
 		m := &member{home: home, key: key, id: id}
 		m.info.Name, m.info.Role, m.info.Adversary = cm.Name, cm.Role, cm.Adversary
 		ms := minerSpec{name: cm.Name, profile: cm.Profile, adversary: cm.Adversary, mode: cm.Mode, announce: cm.Announce, extra: cm.Extra,
-			offset: cm.Offset, delay: cm.Delay}
+			offset: cm.Offset, delay: cm.Delay, hooks: node.RoundHooks{HoldRoots: cm.Hold, Delay: cm.RootDelay}}
 		if cm.Device != "" {
 			if devices[cm.Device] == nil {
 				devices[cm.Device] = newSimDevice(profileByName(cm.Profile).FP16TFLOPS * spec.Scale)
@@ -350,12 +353,12 @@ func RunChild(ctx context.Context, specPath string, w io.Writer) error {
 	return nil
 }
 
-// partition cuts the chosen miners' links two seconds into epoch e for two
-// round intervals, then restores them.
+// partition cuts the chosen miners' links two seconds into epoch e for about
+// two rounds, then restores them.
 func (r *run) partition(ctx context.Context, e uint64) {
 	defer r.wg.Done()
 	at := time.Unix(0, int64(e)*int64(r.cfg.EpochLength)).Add(2 * time.Second)
-	hold := 2 * r.nodeConfig().Validator.RoundInterval.Duration
+	hold := 2 * r.nodeConfig().Validator.RoundTarget.Duration // about two rounds
 	select {
 	case <-ctx.Done():
 		return

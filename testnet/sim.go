@@ -14,23 +14,31 @@ import (
 
 // simBackend is the CPU backend paced to a simulated throughput: it
 // computes the real product (so proofs stay honest) and then waits until
-// the challenge has taken as long as its simulated device would take.
-// mode makes it cheat like one adversary class.
+// the step has taken as long as its simulated device would take. mode
+// makes it cheat like one adversary class; the tiles it recomputes for a
+// validator (ComputeTile) cheat the same way as the output it hashed.
 type simBackend struct {
 	cpu.Backend
 	dev   *simDevice    // its device time: own, or shared (timeshare)
-	extra time.Duration // added latency (the slow outsourcer)
+	extra time.Duration // added latency per step (the slow outsourcer)
 	mode  string        // "", lazy, precision, replay, sybil-follower
 	share *sybilShare   // set for both members of a sybil pair
 
-	mu    sync.Mutex
-	first kernels.Job // replay: the output it keeps answering with
+	mu     sync.Mutex
+	first  *simOutput                // replay: the output it keeps answering with
+	copied map[[32]byte]proof.Params // by nonce: whose output a step committed to
+}
+
+// simOutput is a step's parameters and tile chaining values.
+type simOutput struct {
+	p   proof.Params
+	cvs []commit.CV
 }
 
 // sybilShare is the one computation a sybil pair shares.
 type sybilShare struct {
 	mu     sync.Mutex
-	latest *simJob
+	latest *simOutput
 	ready  chan struct{} // closed once latest is set
 }
 
@@ -44,15 +52,48 @@ func (b *simBackend) Start(p proof.Params, o kernels.Options) (kernels.Job, erro
 	return &simJob{Job: j, b: b, p: p}, nil
 }
 
+// ComputeTile recomputes what the miner committed to: its own output,
+// altered by the cheating mode, or the output it copied.
+func (b *simBackend) ComputeTile(ctx context.Context, p proof.Params, i uint64, dst []byte) error {
+	b.mu.Lock()
+	src, copied := b.copied[p.Nonce]
+	b.mu.Unlock()
+	if copied {
+		return b.Backend.ComputeTile(ctx, src, i, dst)
+	}
+	if err := b.Backend.ComputeTile(ctx, p, i, dst); err != nil {
+		return err
+	}
+	b.alter(i, dst)
+	return nil
+}
+
+func (b *simBackend) alter(i uint64, dst []byte) {
+	switch b.mode {
+	case "lazy":
+		if i%2 == 0 {
+			clear(dst) // skips every other tile
+		}
+	case "precision":
+		roundTiles(dst)
+	}
+}
+
+func (b *simBackend) copy(p proof.Params, from *simOutput) []commit.CV {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.copied == nil {
+		b.copied = map[[32]byte]proof.Params{}
+	}
+	b.copied[p.Nonce] = from.p
+	return from.cvs
+}
+
 type simJob struct {
 	kernels.Job
 	b     *simBackend
 	p     proof.Params
 	start time.Time
-	due   time.Time // when the simulated device finishes it
-	cvs   []commit.CV
-	keep  bool    // shared with a sybil partner or replayed: not closed
-	src   *simJob // sybil follower: the partner's job it committed to
 }
 
 func (j *simJob) Generate(ctx context.Context) error {
@@ -60,7 +101,6 @@ func (j *simJob) Generate(ctx context.Context) error {
 	if j.b.mode == "sybil-follower" {
 		return nil // it will copy its partner's output
 	}
-	j.due = j.b.dev.reserve(j.start, j.p.FLOPs())
 	return j.Job.Generate(ctx)
 }
 
@@ -73,12 +113,34 @@ func (j *simJob) Multiply(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	if err := j.Job.Multiply(ctx); err != nil {
-		return err
+	return j.Job.Multiply(ctx)
+}
+
+// cvs hashes the output as the mode alters it; an unaltered output is
+// hashed by the CPU backend itself, on the SIMD path.
+func (j *simJob) cvs(ctx context.Context) ([]commit.CV, error) {
+	if j.b.mode != "lazy" && j.b.mode != "precision" {
+		return j.Job.TileCVs(ctx)
 	}
-	wait := time.Until(j.due) + j.b.extra
+	cvs := make([]commit.CV, j.p.Tiles())
+	tile := make([]byte, j.p.TileBytes())
+	for i := range cvs {
+		if err := j.Job.Tile(uint64(i), tile); err != nil {
+			return nil, err
+		}
+		j.b.alter(uint64(i), tile)
+		cvs[i] = commit.TileCV(tile, uint64(i))
+	}
+	return cvs, nil
+}
+
+// pace waits until the step has taken as long as its simulated device
+// would take for it, hashing included, after the jobs booked on that
+// device before it (a device shared by the timeshare identities).
+func (j *simJob) pace(ctx context.Context) error {
+	due := j.b.dev.reserve(j.start, j.p.FLOPs())
 	select {
-	case <-time.After(wait):
+	case <-time.After(time.Until(due) + j.b.extra):
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -88,32 +150,36 @@ func (j *simJob) Multiply(ctx context.Context) error {
 func (j *simJob) TileCVs(ctx context.Context) ([]commit.CV, error) {
 	switch j.b.mode {
 	case "sybil-follower":
+		if err := j.pace(ctx); err != nil {
+			return nil, err
+		}
 		s := j.b.share
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		j.src = s.latest
-		return j.src.cvs, nil
+		return j.b.copy(j.p, s.latest), nil
 	case "replay":
 		j.b.mu.Lock()
 		first := j.b.first
 		j.b.mu.Unlock()
 		if first != nil {
-			return first.(*simJob).cvs, nil
+			if err := j.pace(ctx); err != nil {
+				return nil, err
+			}
+			return j.b.copy(j.p, first), nil
 		}
 	}
-	cvs := make([]commit.CV, j.p.Tiles())
-	tile := make([]byte, j.p.TileBytes())
-	for i := range cvs {
-		if err := j.Tile(uint64(i), tile); err != nil {
-			return nil, err
-		}
-		cvs[i] = commit.TileCV(tile, uint64(i))
+	cvs, err := j.cvs(ctx)
+	if err != nil {
+		return nil, err
 	}
-	j.cvs = cvs
+	if err := j.pace(ctx); err != nil {
+		return nil, err
+	}
+	out := &simOutput{p: j.p, cvs: cvs}
 	switch {
 	case j.b.mode == "replay":
 		j.b.mu.Lock()
-		j.b.first, j.keep = j, true
+		j.b.first = out
 		j.b.mu.Unlock()
 	case j.b.share != nil:
 		s := j.b.share
@@ -121,38 +187,10 @@ func (j *simJob) TileCVs(ctx context.Context) ([]commit.CV, error) {
 		if s.latest == nil {
 			close(s.ready)
 		}
-		s.latest, j.keep = j, true
+		s.latest = out
 		s.mu.Unlock()
 	}
 	return cvs, nil
-}
-
-// Tile serves what the miner committed to: its own output, altered by the
-// cheating mode, or the output it copies.
-func (j *simJob) Tile(i uint64, dst []byte) error {
-	switch j.b.mode {
-	case "sybil-follower":
-		return j.src.Job.Tile(i, dst)
-	case "replay":
-		j.b.mu.Lock()
-		first := j.b.first
-		j.b.mu.Unlock()
-		if first != nil && first != kernels.Job(j) {
-			return first.(*simJob).Job.Tile(i, dst)
-		}
-	}
-	if err := j.Job.Tile(i, dst); err != nil {
-		return err
-	}
-	switch j.b.mode {
-	case "lazy":
-		if i%2 == 0 {
-			clear(dst) // skips every other tile
-		}
-	case "precision":
-		roundTiles(dst)
-	}
-	return nil
 }
 
 // roundTiles rounds every value to fp16's 11-bit significand, as an fp16
@@ -170,11 +208,4 @@ func roundTiles(b []byte) {
 		}
 		b[o], b[o+1], b[o+2], b[o+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 	}
-}
-
-func (j *simJob) Close() error {
-	if j.keep {
-		return nil
-	}
-	return j.Job.Close()
 }

@@ -20,7 +20,7 @@ import (
 func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	defer r.closeStores()
 	s := &report.Summary{Seed: r.cfg.Seed, EpochLength: r.cfg.EpochLength.String(), Rounds: r.rounds,
-		DurationSeconds: time.Since(r.start).Seconds()}
+		DurationSeconds: time.Since(r.start).Seconds(), StartedAt: r.start.UTC().Format(time.RFC3339Nano), Scale: r.cfg.Scale}
 	var validators, miners []*member
 	for _, m := range r.members {
 		s.Nodes = append(s.Nodes, m.info)
@@ -221,7 +221,9 @@ func (r *run) partitioned(d report.Detection) bool {
 	case "flag":
 		return true
 	case "failed-round":
-		slack := 25 * time.Second // deadline + proof timeout of a round started during the cut
+		// The deadline and proof timeout of a round started during the cut.
+		v := r.nodeConfig().Validator
+		slack := 2*v.Deadline.Duration + v.ProofTimeout.Duration + 4*v.RoundTarget.Duration
 		return d.AtSeconds >= r.cutFrom.Seconds() && d.AtSeconds <= (r.cutTo+slack).Seconds()
 	}
 	return false

@@ -22,7 +22,7 @@ import (
 // Adversaries lists every adversary class, in the order they join.
 // far is no adversary but an honest miner behind FarDelay; like them it
 // joins by name.
-var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "spammer", "dishonest-validator", "equivocator", "far", "timeshare"}
+var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "spammer", "dishonest-validator", "equivocator", "far", "timeshare"}
 
 // Config describes a testnet run.
 type Config struct {
@@ -124,6 +124,7 @@ type run struct {
 	have       map[uint64]int         // epoch → epoch records stored, over all nodes
 	scoreSeen  map[peer.ID]bool       // attackers already scored below zero
 	attackers  map[peer.ID]string     // attacker host → adversary class
+	stopping   bool                   // shutting down: round streams break as nodes stop
 	epochsDone chan uint64
 	children   []*child // --procs
 	lab        *netLab  // --netns
@@ -188,7 +189,7 @@ wait:
 	for {
 		select {
 		case e := <-r.epochsDone:
-			r.progress("epoch %d: every node holds every validator's record", e)
+			r.progress("%s", r.epochLine(e))
 			if e >= last {
 				break wait
 			}
@@ -248,6 +249,16 @@ func (r *run) nodeConfig() node.Config {
 	if r.cfg.RoundInterval > 0 {
 		c.Validator.RoundInterval = node.Duration{Duration: r.cfg.RoundInterval}
 	}
+	// A short inner dimension keeps the simulated CPU miner's probe (22
+	// steps) within the deadline.
+	c.Validator.K = 32
+	// Every miner shares the machine's two cores with every other node:
+	// each validator keeps a miner under its rounds (22 steps of about
+	// 45 ms) 20 % of the time, at random times, so an epoch holds a few
+	// rounds of every validator-miner pair without saturating the cores.
+	c.Validator.RoundTarget = node.Duration{Duration: time.Second}
+	c.Validator.RoundTargetCPU = node.Duration{Duration: time.Second}
+	c.Validator.DutyCycle = 0.2
 	c.Miner.Workers = 1
 	return c
 }

@@ -97,6 +97,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	target := fs.Float64("detect-probability", sample.DefaultProbability, "probability of catching that fraction")
 	adversary := fs.String("adversary", "", "make the miner cheat, to see the verdict: lazy (skips every other tile) or tamper (alters served tiles)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	fs.Usage = func() { printFlags(fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -39,8 +39,8 @@ func runGPUCheck(args []string, stdout, stderr io.Writer) int {
 	minSec := fs.Float64("min-seconds", 1, "each speed figure is measured over at least this long")
 	cublasPath := fs.String("cublas", "", "libcublas to test beside the own kernels (default: search the usual sonames)")
 	skipSpeed := fs.Bool("correctness-only", false, "skip the speed runs")
-	if err := fs.Parse(args); err != nil {
-		return usageError(stderr, "gpu-check", err)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	enc := json.NewEncoder(stdout)
 	emit := func(v map[string]any) { enc.Encode(v) }

@@ -11,6 +11,8 @@ import (
 	"strings"
 )
 
+// command is one subcommand; a summary starting "(internal)" hides it from
+// the help.
 type command struct {
 	summary string
 	run     func(args []string, stdout, stderr io.Writer) int
@@ -25,11 +27,15 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 { // pog help CMD
+			return run([]string{args[1], "-h"}, stdout, stderr)
 		}
+		usage(stdout)
 		return 0
 	}
 	c, ok := commands[args[0]]
@@ -38,20 +44,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
+	if helpRequested(args[1:]) {
+		stderr = stdout // the flag package prints help to the error stream
+	}
 	return c.run(args[1:], stdout, stderr)
 }
 
 func usage(w io.Writer) {
 	var names []string
-	for n := range commands {
-		names = append(names, n)
+	for n, c := range commands {
+		if !strings.HasPrefix(c.summary, "(internal)") {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	fmt.Fprintln(w, "usage: pog <command> [flags]\n\ncommands:")
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'pog <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'pog <command> -h' for a command's flags. Settings: config.toml in the home\n($POG_HOME, default ~/.pog), overridden by POG_* variables ('pog env'), then flags.")
 }
 
 // usageError prints a flag error the way the flag package does and returns 2.

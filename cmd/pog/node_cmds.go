@@ -33,6 +33,7 @@ func init() {
 
 // parseFlags parses args, mapping -h to exit 0 and other errors to 2.
 func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	fs.Usage = func() { printFlags(fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, false
@@ -47,12 +48,24 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 }
 
 func homeFlag(fs *flag.FlagSet) *string {
-	return fs.String("home", "", "node home directory (key, config.toml, store)")
+	return fs.String("home", defaultHome(), "node home directory (key, config.toml, store); $"+node.EnvHome+" sets the default")
+}
+
+// defaultHome is $POG_HOME, else ~/.pog, else empty (no home directory
+// known: --home is then required).
+func defaultHome() string {
+	if h := os.Getenv(node.EnvHome); h != "" {
+		return h
+	}
+	if u, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(u, ".pog")
+	}
+	return ""
 }
 
 func needHome(stderr io.Writer, name, home string) int {
 	if home == "" {
-		fmt.Fprintf(stderr, "pog %s: --home is required\n", name)
+		fmt.Fprintf(stderr, "pog %s: --home is required (no $%s and no home directory)\n", name, node.EnvHome)
 		return 2
 	}
 	return 0
@@ -62,16 +75,18 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pog init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	home := homeFlag(fs)
-	profile := fs.String("profile", "default", "configuration profile: default (a real network) or local (small, fast rounds on 127.0.0.1)")
+	profile := fs.String("profile", "default", "configuration profile: default (a real network) or local (small, fast rounds on 127.0.0.1); a network file may name one")
+	network := fs.String("network", "", "join this network: a network file, or NAME for NAME.toml in "+strings.Join(node.NetworkSearchPath, " or ")+
+		" (sets bootstrap peers, validators and genesis)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if code := needHome(stderr, "init", *home); code != 0 {
 		return code
 	}
-	mk, ok := node.Profiles[*profile]
-	if !ok {
-		fmt.Fprintf(stderr, "pog init: unknown profile %q (want default or local)\n", *profile)
+	cfg, net, err := initConfig(profile, *network, flagSet(fs, "profile"))
+	if err != nil {
+		fmt.Fprintf(stderr, "pog init: %v\n", err)
 		return 2
 	}
 	if err := os.MkdirAll(*home, 0o700); err != nil {
@@ -83,8 +98,11 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	key, err := node.CreateKey(*home)
+	if err == nil && net != nil {
+		err = net.WriteGenesis(*home)
+	}
 	if err == nil {
-		err = node.WriteConfig(*home, mk(), *profile)
+		err = node.WriteConfig(*home, cfg, *profile)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pog init: %v\n", err)
@@ -93,7 +111,47 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	id, _ := peer.IDFromPrivateKey(key)
 	fmt.Fprintf(stdout, "peer ID  %s\nkey      %s (mode 0600)\nconfig   %s (profile %s)\n", id,
 		filepath.Join(*home, node.KeyFile), filepath.Join(*home, node.ConfigFile), *profile)
+	if net != nil {
+		fmt.Fprintf(stdout, "network  %s: %d validators, %d bootstrap peers, genesis %s\n", net.Name, len(net.Validators),
+			len(net.Bootstrap), filepath.Join(*home, node.GenesisFile))
+	}
 	return 0
+}
+
+// initConfig is the config pog init writes: the profile's defaults with
+// the network file's settings, if one is named. A network file's profile
+// replaces the default unless --profile was given.
+func initConfig(profile *string, network string, profileGiven bool) (node.Config, *node.Network, error) {
+	var net *node.Network
+	if network != "" {
+		path, err := node.FindNetwork(network)
+		if err == nil {
+			net, err = node.ReadNetwork(path)
+		}
+		if err != nil {
+			return node.Config{}, nil, err
+		}
+		if net.Profile != "" && !profileGiven {
+			*profile = net.Profile
+		}
+	}
+	mk, ok := node.Profiles[*profile]
+	if !ok {
+		return node.Config{}, nil, fmt.Errorf("unknown profile %q (want default or local)", *profile)
+	}
+	cfg := mk()
+	if net != nil {
+		if err := net.Apply(&cfg); err != nil {
+			return node.Config{}, nil, err
+		}
+	}
+	return cfg, net, nil
+}
+
+// flagSet reports whether the command line set the named flag.
+func flagSet(fs *flag.FlagSet, name string) (set bool) {
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func runID(args []string, stdout, stderr io.Writer) int {
@@ -128,8 +186,8 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	home := homeFlag(fs)
 	roleFlag := fs.String("role", "", "miner or validator")
 	var listen, bootstrap multiFlag
-	fs.Var(&listen, "listen", "listen multiaddr (repeatable; replaces the config's node.listen)")
-	fs.Var(&bootstrap, "bootstrap", "peer to dial at start, /ip4/…/p2p/<id> (repeatable; added to node.bootstrap)")
+	fs.Var(&listen, "listen", "listen `multiaddr` (repeatable; replaces the config's node.listen)")
+	fs.Var(&bootstrap, "bootstrap", "peer to dial at start, a `multiaddr` /ip4/…/p2p/<id> (repeatable; added to node.bootstrap)")
 	logLevel := fs.String("log-level", "", "override node.log_level: debug, info, warn, error")
 	logFormat := fs.String("log-format", "", "override node.log_format: text or json")
 	apiAddr := fs.String("api", "", "override node.api: serve the local API, /metrics and the dashboard on host:port")

@@ -19,6 +19,7 @@ func TestNodeCommands(t *testing.T) {
 	if !strings.HasPrefix(idOut, "12D3KooW") || !strings.Contains(out, strings.TrimSpace(idOut)) {
 		t.Fatalf("id %q does not match init's %q", idOut, out)
 	}
+	t.Setenv("POG_HOME", home)
 	empty := t.TempDir()
 	os.WriteFile(filepath.Join(empty, "x"), nil, 0o600)
 	tests := []struct {
@@ -27,7 +28,7 @@ func TestNodeCommands(t *testing.T) {
 		want string
 	}{
 		{[]string{"init", "--home", home}, 1, "refusing to overwrite"},
-		{[]string{"init"}, 2, "--home is required"},
+		{[]string{"init"}, 1, "refusing to overwrite"}, // $POG_HOME is home
 		{[]string{"init", "--home", home + "2", "--profile", "huge"}, 2, "unknown profile"},
 		{[]string{"id", "--home", empty}, 1, "pog init"},
 		{[]string{"run", "--home", home, "--role", "baker"}, 2, "unknown role"},

@@ -112,6 +112,10 @@ func (j *job) Generate(ctx context.Context) error {
 	}, func(f float64) { j.opts.Progress(kernels.StageGenerate, f) })
 }
 
+// gemmShare is the part of Multiply's progress given to the product; the
+// rest is its conversion to tiles.
+const gemmShare = 0.95
+
 func (j *job) Multiply(ctx context.Context) error {
 	if j.a == nil {
 		return fmt.Errorf("cpu: Multiply before Generate")
@@ -126,7 +130,11 @@ func (j *job) Multiply(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		SgemmNT(m, n, k, j.a[b*m*k:], k, j.bt[b*n*k:], k, c, n, j.opts.Workers)
+		// The product is nearly all of the stage's time: the conversion
+		// below is O(m·n) beside its O(m·n·k).
+		sgemmNT(m, n, k, j.a[b*m*k:], k, j.bt[b*n*k:], k, c, n, j.opts.Workers, func(f float64) {
+			j.opts.Progress(kernels.StageMultiply, (float64(b)+gemmShare*f)/float64(p.Batch))
+		})
 		// Every value is an exact integer below 2^24 (proof.Precision.MaxK),
 		// so the conversion is exact; tile-major order makes each tile a
 		// contiguous, aligned BLAKE3 subtree.
@@ -140,7 +148,9 @@ func (j *job) Multiply(ctx context.Context) error {
 					}
 				}
 			}
-		}, func(f float64) { j.opts.Progress(kernels.StageMultiply, (float64(b)+f)/float64(p.Batch)) })
+		}, func(f float64) {
+			j.opts.Progress(kernels.StageMultiply, (float64(b)+gemmShare+(1-gemmShare)*f)/float64(p.Batch))
+		})
 		if err != nil {
 			return err
 		}

@@ -46,6 +46,13 @@ func getBuf(pool *sync.Pool, n int) *[]float32 {
 // (i.e. B stored column-wise). It runs on `workers` goroutines (<=0 means
 // runtime.GOMAXPROCS(0)).
 func SgemmNT(m, n, k int, a []float32, lda int, bt []float32, ldb int, c []float32, ldc int, workers int) {
+	sgemmNT(m, n, k, a, lda, bt, ldb, c, ldc, workers, nil)
+}
+
+// sgemmNT is SgemmNT calling progress, if not nil, with the fraction of
+// the product done after each kc×nc block of B (a few dozen calls per
+// product, from one worker).
+func sgemmNT(m, n, k int, a []float32, lda int, bt []float32, ldb int, c []float32, ldc int, workers int, progress func(float64)) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("cpu: SgemmNT: negative dimension m=%d n=%d k=%d", m, n, k))
 	}
@@ -70,7 +77,7 @@ func SgemmNT(m, n, k int, a []float32, lda int, bt []float32, ldb int, c []float
 	}
 	workers = min(workers, max(1, m*n*k/minWorkPerWorker))
 	if workers == 1 || ceilDiv(m, kern.mr) >= workers {
-		gemm(kern, m, n, k, a, lda, bt, ldb, c, ldc, workers)
+		gemm(kern, m, n, k, a, lda, bt, ldb, c, ldc, workers, progress)
 		return
 	}
 	// Too few rows to share out: give each worker its own columns instead.
@@ -81,7 +88,7 @@ func SgemmNT(m, n, k int, a []float32, lda int, bt []float32, ldb int, c []float
 	for t := range workers {
 		j0, j1 := t*nTiles/workers*kern.nr, min((t+1)*nTiles/workers*kern.nr, n)
 		wg.Go(func() {
-			gemm(kern, m, j1-j0, k, a, lda, bt[j0*ldb:], ldb, c[j0:], ldc, 1)
+			gemm(kern, m, j1-j0, k, a, lda, bt[j0*ldb:], ldb, c[j0:], ldc, 1, nil) // few rows: quick
 		})
 	}
 	wg.Wait()
@@ -104,15 +111,18 @@ type gemmJob struct {
 	kc, nc  int
 	bPack   []float32
 	bar     barrier
+	// progress, if set, hears worker 0 after each block of B.
+	progress func(float64)
 }
 
-func gemm(kern microKernel, m, n, k int, a []float32, lda int, bt []float32, ldb int, c []float32, ldc int, workers int) {
+func gemm(kern microKernel, m, n, k int, a []float32, lda int, bt []float32, ldb int, c []float32, ldc int, workers int,
+	progress func(float64)) {
 	g := &gemmJob{
 		kern: kern, m: m, n: n, k: k,
 		a: a, lda: lda, bt: bt, ldb: ldb, c: c, ldc: ldc,
-		workers: workers,
-		kc:      min(k, blockK),
-		nc:      min(roundUp(n, kern.nr), roundUp(blockN, kern.nr)),
+		workers: workers, progress: progress,
+		kc: min(k, blockK),
+		nc: min(roundUp(n, kern.nr), roundUp(blockN, kern.nr)),
 	}
 	g.bar.n = int32(workers)
 	g.bar.cond.L = &g.bar.mu
@@ -157,6 +167,9 @@ func (g *gemmJob) run(t int) {
 				}
 			}
 			g.bar.wait() // nobody reads the block of B any more
+			if t == 0 && g.progress != nil {
+				g.progress(float64(jc*g.k+(pc+kcur)*ncur) / float64(g.n*g.k))
+			}
 		}
 	}
 	aPool.Put(bp)

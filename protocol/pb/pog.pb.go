@@ -401,17 +401,21 @@ func (x *Hardware) GetStorageMbps() float64 {
 	return 0
 }
 
-// Challenge: a validator asks one miner for one sub-challenge per GPU.
+// Challenge: a validator asks one miner for a chained round of `steps`
+// steps, one sub-challenge per GPU in each (SPEC.md §1). params are step 0's;
+// later steps' nonces follow from the roots and beacons (proof.Chain).
 type Challenge struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	Version          uint32                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
 	Epoch            uint64                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	Round            uint64                 `protobuf:"varint,3,opt,name=round,proto3" json:"round,omitempty"`
 	Miner            []byte                 `protobuf:"bytes,4,opt,name=miner,proto3" json:"miner,omitempty"`                                               // target miner's peer ID
-	Params           [][]byte               `protobuf:"bytes,5,rep,name=params,proto3" json:"params,omitempty"`                                             // canonical proof.Params, one per sub-challenge
+	Params           [][]byte               `protobuf:"bytes,5,rep,name=params,proto3" json:"params,omitempty"`                                             // canonical proof.Params of step 0, one per sub-challenge
 	SecretCommitment []byte                 `protobuf:"bytes,6,opt,name=secret_commitment,json=secretCommitment,proto3" json:"secret_commitment,omitempty"` // 32 bytes: commitment to the sampling secret
-	Samples          uint32                 `protobuf:"varint,7,opt,name=samples,proto3" json:"samples,omitempty"`                                          // tiles the validator will open per sub-challenge
-	DeadlineMs       uint32                 `protobuf:"varint,8,opt,name=deadline_ms,json=deadlineMs,proto3" json:"deadline_ms,omitempty"`                  // commitment due this long after receipt
+	Samples          uint32                 `protobuf:"varint,7,opt,name=samples,proto3" json:"samples,omitempty"`                                          // tiles the validator will open over the whole round
+	DeadlineMs       uint32                 `protobuf:"varint,8,opt,name=deadline_ms,json=deadlineMs,proto3" json:"deadline_ms,omitempty"`                  // commitment due this long after the challenge is sent
+	Steps            uint32                 `protobuf:"varint,9,opt,name=steps,proto3" json:"steps,omitempty"`                                              // D, the steps of the chain
+	FirstRootMs      uint32                 `protobuf:"varint,10,opt,name=first_root_ms,json=firstRootMs,proto3" json:"first_root_ms,omitempty"`            // step 0's root due this long after the challenge is sent
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -502,7 +506,22 @@ func (x *Challenge) GetDeadlineMs() uint32 {
 	return 0
 }
 
-// Commitment: the miner's roots, one per sub-challenge, in order.
+func (x *Challenge) GetSteps() uint32 {
+	if x != nil {
+		return x.Steps
+	}
+	return 0
+}
+
+func (x *Challenge) GetFirstRootMs() uint32 {
+	if x != nil {
+		return x.FirstRootMs
+	}
+	return 0
+}
+
+// Commitment: the miner's roots for every step, step-major: steps ×
+// sub-challenges roots, sub-challenge order within a step.
 type Commitment struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Version       uint32                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
@@ -571,7 +590,7 @@ func (x *Commitment) GetComputeMs() uint64 {
 	return 0
 }
 
-// Reveal: the validator's sampling secret, published once the root is in.
+// Reveal: the validator's sampling secret, published once the last root is in.
 type Reveal struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Version       uint32                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
@@ -633,12 +652,11 @@ func (x *Reveal) GetSecret() []byte {
 }
 
 // TileRequest opens a proof stream: the validator asks for the sampled
-// tiles of one sub-challenge.
+// tiles of a round, by global index over all its steps (proof.Chain).
 type TileRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Version       uint32                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
 	ChallengeId   []byte                 `protobuf:"bytes,2,opt,name=challenge_id,json=challengeId,proto3" json:"challenge_id,omitempty"`
-	Sub           uint32                 `protobuf:"varint,3,opt,name=sub,proto3" json:"sub,omitempty"`
 	Secret        []byte                 `protobuf:"bytes,4,opt,name=secret,proto3" json:"secret,omitempty"`
 	Indices       []uint64               `protobuf:"varint,5,rep,packed,name=indices,proto3" json:"indices,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -689,13 +707,6 @@ func (x *TileRequest) GetChallengeId() []byte {
 	return nil
 }
 
-func (x *TileRequest) GetSub() uint32 {
-	if x != nil {
-		return x.Sub
-	}
-	return 0
-}
-
 func (x *TileRequest) GetSecret() []byte {
 	if x != nil {
 		return x.Secret
@@ -711,14 +722,14 @@ func (x *TileRequest) GetIndices() []uint64 {
 }
 
 // TileResponse heads the reply; the tiles follow as raw frames, in index
-// order, each bound to the signed root by the proof.
+// order. proofs holds one batch proof per (step, sub-challenge) group of
+// the sample, in order, each binding its tiles to that step's root.
 type TileResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Version       uint32                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
 	ChallengeId   []byte                 `protobuf:"bytes,2,opt,name=challenge_id,json=challengeId,proto3" json:"challenge_id,omitempty"`
-	Sub           uint32                 `protobuf:"varint,3,opt,name=sub,proto3" json:"sub,omitempty"`
-	Proof         []byte                 `protobuf:"bytes,4,opt,name=proof,proto3" json:"proof,omitempty"` // commit.Proof encoding
-	Error         string                 `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"` // non-empty: the miner cannot serve, and says why
+	Error         string                 `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`   // non-empty: the miner cannot serve, and says why
+	Proofs        [][]byte               `protobuf:"bytes,6,rep,name=proofs,proto3" json:"proofs,omitempty"` // commit.Proof encodings
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -767,25 +778,324 @@ func (x *TileResponse) GetChallengeId() []byte {
 	return nil
 }
 
-func (x *TileResponse) GetSub() uint32 {
-	if x != nil {
-		return x.Sub
-	}
-	return 0
-}
-
-func (x *TileResponse) GetProof() []byte {
-	if x != nil {
-		return x.Proof
-	}
-	return nil
-}
-
 func (x *TileResponse) GetError() string {
 	if x != nil {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *TileResponse) GetProofs() [][]byte {
+	if x != nil {
+		return x.Proofs
+	}
+	return nil
+}
+
+// RoundFrame is one message of the direct round stream between validator
+// and miner (SPEC.md §16). It is not signed: the stream is authenticated by
+// libp2p, and what others must check is gossiped signed.
+type RoundFrame struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*RoundFrame_Challenge
+	//	*RoundFrame_Root
+	//	*RoundFrame_Beacon
+	//	*RoundFrame_Commitment
+	//	*RoundFrame_Result
+	Msg           isRoundFrame_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoundFrame) Reset() {
+	*x = RoundFrame{}
+	mi := &file_pog_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoundFrame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoundFrame) ProtoMessage() {}
+
+func (x *RoundFrame) ProtoReflect() protoreflect.Message {
+	mi := &file_pog_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoundFrame.ProtoReflect.Descriptor instead.
+func (*RoundFrame) Descriptor() ([]byte, []int) {
+	return file_pog_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *RoundFrame) GetMsg() isRoundFrame_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *RoundFrame) GetChallenge() []byte {
+	if x != nil {
+		if x, ok := x.Msg.(*RoundFrame_Challenge); ok {
+			return x.Challenge
+		}
+	}
+	return nil
+}
+
+func (x *RoundFrame) GetRoot() *StepRoot {
+	if x != nil {
+		if x, ok := x.Msg.(*RoundFrame_Root); ok {
+			return x.Root
+		}
+	}
+	return nil
+}
+
+func (x *RoundFrame) GetBeacon() *Beacon {
+	if x != nil {
+		if x, ok := x.Msg.(*RoundFrame_Beacon); ok {
+			return x.Beacon
+		}
+	}
+	return nil
+}
+
+func (x *RoundFrame) GetCommitment() []byte {
+	if x != nil {
+		if x, ok := x.Msg.(*RoundFrame_Commitment); ok {
+			return x.Commitment
+		}
+	}
+	return nil
+}
+
+func (x *RoundFrame) GetResult() *RoundResult {
+	if x != nil {
+		if x, ok := x.Msg.(*RoundFrame_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+type isRoundFrame_Msg interface {
+	isRoundFrame_Msg()
+}
+
+type RoundFrame_Challenge struct {
+	Challenge []byte `protobuf:"bytes,1,opt,name=challenge,proto3,oneof"` // validator → miner: the signed challenge envelope
+}
+
+type RoundFrame_Root struct {
+	Root *StepRoot `protobuf:"bytes,2,opt,name=root,proto3,oneof"` // miner → validator, as soon as a step is done
+}
+
+type RoundFrame_Beacon struct {
+	Beacon *Beacon `protobuf:"bytes,3,opt,name=beacon,proto3,oneof"` // validator → miner, answering a root
+}
+
+type RoundFrame_Commitment struct {
+	Commitment []byte `protobuf:"bytes,4,opt,name=commitment,proto3,oneof"` // miner → validator: the signed commitment envelope
+}
+
+type RoundFrame_Result struct {
+	Result *RoundResult `protobuf:"bytes,5,opt,name=result,proto3,oneof"` // validator → miner at round end
+}
+
+func (*RoundFrame_Challenge) isRoundFrame_Msg() {}
+
+func (*RoundFrame_Root) isRoundFrame_Msg() {}
+
+func (*RoundFrame_Beacon) isRoundFrame_Msg() {}
+
+func (*RoundFrame_Commitment) isRoundFrame_Msg() {}
+
+func (*RoundFrame_Result) isRoundFrame_Msg() {}
+
+type StepRoot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Step          uint32                 `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	Roots         [][]byte               `protobuf:"bytes,2,rep,name=roots,proto3" json:"roots,omitempty"` // one per sub-challenge
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepRoot) Reset() {
+	*x = StepRoot{}
+	mi := &file_pog_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepRoot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepRoot) ProtoMessage() {}
+
+func (x *StepRoot) ProtoReflect() protoreflect.Message {
+	mi := &file_pog_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepRoot.ProtoReflect.Descriptor instead.
+func (*StepRoot) Descriptor() ([]byte, []int) {
+	return file_pog_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *StepRoot) GetStep() uint32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *StepRoot) GetRoots() [][]byte {
+	if x != nil {
+		return x.Roots
+	}
+	return nil
+}
+
+type Beacon struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Step          uint32                 `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`    // the step whose root it answers
+	Beacon        []byte                 `protobuf:"bytes,2,opt,name=beacon,proto3" json:"beacon,omitempty"` // 32 bytes: proof.Beacon(secret, step)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Beacon) Reset() {
+	*x = Beacon{}
+	mi := &file_pog_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Beacon) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Beacon) ProtoMessage() {}
+
+func (x *Beacon) ProtoReflect() protoreflect.Message {
+	mi := &file_pog_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Beacon.ProtoReflect.Descriptor instead.
+func (*Beacon) Descriptor() ([]byte, []int) {
+	return file_pog_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Beacon) GetStep() uint32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *Beacon) GetBeacon() []byte {
+	if x != nil {
+		return x.Beacon
+	}
+	return nil
+}
+
+// RoundResult is the validator's verdict, for the miner's log.
+type RoundResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Verified      bool                   `protobuf:"varint,1,opt,name=verified,proto3" json:"verified,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	Tflops        float64                `protobuf:"fixed64,3,opt,name=tflops,proto3" json:"tflops,omitempty"` // sustained, as measured by the validator
+	PeakTflops    float64                `protobuf:"fixed64,4,opt,name=peak_tflops,json=peakTflops,proto3" json:"peak_tflops,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoundResult) Reset() {
+	*x = RoundResult{}
+	mi := &file_pog_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoundResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoundResult) ProtoMessage() {}
+
+func (x *RoundResult) ProtoReflect() protoreflect.Message {
+	mi := &file_pog_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoundResult.ProtoReflect.Descriptor instead.
+func (*RoundResult) Descriptor() ([]byte, []int) {
+	return file_pog_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RoundResult) GetVerified() bool {
+	if x != nil {
+		return x.Verified
+	}
+	return false
+}
+
+func (x *RoundResult) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *RoundResult) GetTflops() float64 {
+	if x != nil {
+		return x.Tflops
+	}
+	return 0
+}
+
+func (x *RoundResult) GetPeakTflops() float64 {
+	if x != nil {
+		return x.PeakTflops
+	}
+	return 0
 }
 
 // MinerWeight is one miner's share in an epoch record.
@@ -799,7 +1109,7 @@ type MinerWeight struct {
 
 func (x *MinerWeight) Reset() {
 	*x = MinerWeight{}
-	mi := &file_pog_proto_msgTypes[9]
+	mi := &file_pog_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -811,7 +1121,7 @@ func (x *MinerWeight) String() string {
 func (*MinerWeight) ProtoMessage() {}
 
 func (x *MinerWeight) ProtoReflect() protoreflect.Message {
-	mi := &file_pog_proto_msgTypes[9]
+	mi := &file_pog_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -824,7 +1134,7 @@ func (x *MinerWeight) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MinerWeight.ProtoReflect.Descriptor instead.
 func (*MinerWeight) Descriptor() ([]byte, []int) {
-	return file_pog_proto_rawDescGZIP(), []int{9}
+	return file_pog_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *MinerWeight) GetMiner() []byte {
@@ -857,7 +1167,7 @@ type EpochRecord struct {
 
 func (x *EpochRecord) Reset() {
 	*x = EpochRecord{}
-	mi := &file_pog_proto_msgTypes[10]
+	mi := &file_pog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -869,7 +1179,7 @@ func (x *EpochRecord) String() string {
 func (*EpochRecord) ProtoMessage() {}
 
 func (x *EpochRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_pog_proto_msgTypes[10]
+	mi := &file_pog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -882,7 +1192,7 @@ func (x *EpochRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpochRecord.ProtoReflect.Descriptor instead.
 func (*EpochRecord) Descriptor() ([]byte, []int) {
-	return file_pog_proto_rawDescGZIP(), []int{10}
+	return file_pog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *EpochRecord) GetVersion() uint32 {
@@ -943,7 +1253,7 @@ type EquivocationProof struct {
 
 func (x *EquivocationProof) Reset() {
 	*x = EquivocationProof{}
-	mi := &file_pog_proto_msgTypes[11]
+	mi := &file_pog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1265,7 @@ func (x *EquivocationProof) String() string {
 func (*EquivocationProof) ProtoMessage() {}
 
 func (x *EquivocationProof) ProtoReflect() protoreflect.Message {
-	mi := &file_pog_proto_msgTypes[11]
+	mi := &file_pog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1278,7 @@ func (x *EquivocationProof) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EquivocationProof.ProtoReflect.Descriptor instead.
 func (*EquivocationProof) Descriptor() ([]byte, []int) {
-	return file_pog_proto_rawDescGZIP(), []int{11}
+	return file_pog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *EquivocationProof) GetVersion() uint32 {
@@ -1023,7 +1333,7 @@ const file_pog_proto_rawDesc = "" +
 	"\tram_bytes\x18\x03 \x01(\x04R\bramBytes\x12\x19\n" +
 	"\bram_gbps\x18\x04 \x01(\x01R\aramGbps\x12#\n" +
 	"\rstorage_bytes\x18\x05 \x01(\x04R\fstorageBytes\x12!\n" +
-	"\fstorage_mbps\x18\x06 \x01(\x01R\vstorageMbps\"\xe7\x01\n" +
+	"\fstorage_mbps\x18\x06 \x01(\x01R\vstorageMbps\"\xa1\x02\n" +
 	"\tChallenge\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x14\n" +
@@ -1033,7 +1343,10 @@ const file_pog_proto_rawDesc = "" +
 	"\x11secret_commitment\x18\x06 \x01(\fR\x10secretCommitment\x12\x18\n" +
 	"\asamples\x18\a \x01(\rR\asamples\x12\x1f\n" +
 	"\vdeadline_ms\x18\b \x01(\rR\n" +
-	"deadlineMs\"~\n" +
+	"deadlineMs\x12\x14\n" +
+	"\x05steps\x18\t \x01(\rR\x05steps\x12\"\n" +
+	"\rfirst_root_ms\x18\n" +
+	" \x01(\rR\vfirstRootMs\"~\n" +
 	"\n" +
 	"Commitment\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12!\n" +
@@ -1044,19 +1357,39 @@ const file_pog_proto_rawDesc = "" +
 	"\x06Reveal\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12!\n" +
 	"\fchallenge_id\x18\x02 \x01(\fR\vchallengeId\x12\x16\n" +
-	"\x06secret\x18\x03 \x01(\fR\x06secret\"\x8e\x01\n" +
+	"\x06secret\x18\x03 \x01(\fR\x06secret\"\x82\x01\n" +
 	"\vTileRequest\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12!\n" +
-	"\fchallenge_id\x18\x02 \x01(\fR\vchallengeId\x12\x10\n" +
-	"\x03sub\x18\x03 \x01(\rR\x03sub\x12\x16\n" +
+	"\fchallenge_id\x18\x02 \x01(\fR\vchallengeId\x12\x16\n" +
 	"\x06secret\x18\x04 \x01(\fR\x06secret\x12\x18\n" +
-	"\aindices\x18\x05 \x03(\x04R\aindices\"\x89\x01\n" +
+	"\aindices\x18\x05 \x03(\x04R\aindicesJ\x04\b\x03\x10\x04\"\x85\x01\n" +
 	"\fTileResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12!\n" +
-	"\fchallenge_id\x18\x02 \x01(\fR\vchallengeId\x12\x10\n" +
-	"\x03sub\x18\x03 \x01(\rR\x03sub\x12\x14\n" +
-	"\x05proof\x18\x04 \x01(\fR\x05proof\x12\x14\n" +
-	"\x05error\x18\x05 \x01(\tR\x05error\";\n" +
+	"\fchallenge_id\x18\x02 \x01(\fR\vchallengeId\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12\x16\n" +
+	"\x06proofs\x18\x06 \x03(\fR\x06proofsJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xd6\x01\n" +
+	"\n" +
+	"RoundFrame\x12\x1e\n" +
+	"\tchallenge\x18\x01 \x01(\fH\x00R\tchallenge\x12&\n" +
+	"\x04root\x18\x02 \x01(\v2\x10.pog.v1.StepRootH\x00R\x04root\x12(\n" +
+	"\x06beacon\x18\x03 \x01(\v2\x0e.pog.v1.BeaconH\x00R\x06beacon\x12 \n" +
+	"\n" +
+	"commitment\x18\x04 \x01(\fH\x00R\n" +
+	"commitment\x12-\n" +
+	"\x06result\x18\x05 \x01(\v2\x13.pog.v1.RoundResultH\x00R\x06resultB\x05\n" +
+	"\x03msg\"4\n" +
+	"\bStepRoot\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\rR\x04step\x12\x14\n" +
+	"\x05roots\x18\x02 \x03(\fR\x05roots\"4\n" +
+	"\x06Beacon\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\rR\x04step\x12\x16\n" +
+	"\x06beacon\x18\x02 \x01(\fR\x06beacon\"z\n" +
+	"\vRoundResult\x12\x1a\n" +
+	"\bverified\x18\x01 \x01(\bR\bverified\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x16\n" +
+	"\x06tflops\x18\x03 \x01(\x01R\x06tflops\x12\x1f\n" +
+	"\vpeak_tflops\x18\x04 \x01(\x01R\n" +
+	"peakTflops\";\n" +
 	"\vMinerWeight\x12\x14\n" +
 	"\x05miner\x18\x01 \x01(\fR\x05miner\x12\x16\n" +
 	"\x06weight\x18\x02 \x01(\x01R\x06weight\"\xe7\x01\n" +
@@ -1098,7 +1431,7 @@ func file_pog_proto_rawDescGZIP() []byte {
 }
 
 var file_pog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pog_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_pog_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_pog_proto_goTypes = []any{
 	(MessageType)(0),          // 0: pog.v1.MessageType
 	(*Envelope)(nil),          // 1: pog.v1.Envelope
@@ -1110,20 +1443,27 @@ var file_pog_proto_goTypes = []any{
 	(*Reveal)(nil),            // 7: pog.v1.Reveal
 	(*TileRequest)(nil),       // 8: pog.v1.TileRequest
 	(*TileResponse)(nil),      // 9: pog.v1.TileResponse
-	(*MinerWeight)(nil),       // 10: pog.v1.MinerWeight
-	(*EpochRecord)(nil),       // 11: pog.v1.EpochRecord
-	(*EquivocationProof)(nil), // 12: pog.v1.EquivocationProof
+	(*RoundFrame)(nil),        // 10: pog.v1.RoundFrame
+	(*StepRoot)(nil),          // 11: pog.v1.StepRoot
+	(*Beacon)(nil),            // 12: pog.v1.Beacon
+	(*RoundResult)(nil),       // 13: pog.v1.RoundResult
+	(*MinerWeight)(nil),       // 14: pog.v1.MinerWeight
+	(*EpochRecord)(nil),       // 15: pog.v1.EpochRecord
+	(*EquivocationProof)(nil), // 16: pog.v1.EquivocationProof
 }
 var file_pog_proto_depIdxs = []int32{
 	0,  // 0: pog.v1.Envelope.type:type_name -> pog.v1.MessageType
 	2,  // 1: pog.v1.MinerAnnounce.gpus:type_name -> pog.v1.GPU
 	4,  // 2: pog.v1.MinerAnnounce.hardware:type_name -> pog.v1.Hardware
-	10, // 3: pog.v1.EpochRecord.weights:type_name -> pog.v1.MinerWeight
-	4,  // [4:4] is the sub-list for method output_type
-	4,  // [4:4] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	11, // 3: pog.v1.RoundFrame.root:type_name -> pog.v1.StepRoot
+	12, // 4: pog.v1.RoundFrame.beacon:type_name -> pog.v1.Beacon
+	13, // 5: pog.v1.RoundFrame.result:type_name -> pog.v1.RoundResult
+	14, // 6: pog.v1.EpochRecord.weights:type_name -> pog.v1.MinerWeight
+	7,  // [7:7] is the sub-list for method output_type
+	7,  // [7:7] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_pog_proto_init() }
@@ -1131,13 +1471,20 @@ func file_pog_proto_init() {
 	if File_pog_proto != nil {
 		return
 	}
+	file_pog_proto_msgTypes[9].OneofWrappers = []any{
+		(*RoundFrame_Challenge)(nil),
+		(*RoundFrame_Root)(nil),
+		(*RoundFrame_Beacon)(nil),
+		(*RoundFrame_Commitment)(nil),
+		(*RoundFrame_Result)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pog_proto_rawDesc), len(file_pog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -379,6 +379,11 @@ func cmpFloat(a, b float64) int {
 }
 
 // num formats a figure for a flag: at most two decimals, no exponent.
+// num is v to two decimals, or to three significant digits below 0.1 so
+// that small (scaled, simulated) throughputs do not read as 0.
 func num(v float64) string {
+	if v != 0 && math.Abs(v) < 0.1 {
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
 	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
 }

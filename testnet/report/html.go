@@ -9,7 +9,11 @@ import (
 // self-contained page; the plots are referenced by relative path.
 func renderHTML(v *view) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := htmlPage.Execute(&buf, v); err != nil {
+	page := struct {
+		*view
+		Sections any
+	}{v, sections}
+	if err := htmlPage.Execute(&buf, page); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -40,39 +44,55 @@ code { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: .9em; b
 figure { margin: 1rem 0; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #555; font-size: .9rem; }
+.toc { margin: 1rem 0; padding: .5rem .8rem; background: #f7f7f7; border-radius: 4px; }
+.toc a { margin-left: .8rem; }
+.note { color: #444; font-size: .92rem; max-width: 60rem; }
+.plots { display: flex; flex-wrap: wrap; gap: 1rem; }
+.plots figure { flex: 1 1 560px; margin: 0; }
+details { margin: .4rem 0 .8rem; }
+summary { cursor: pointer; font-weight: 600; }
 </style>
 </head>
 <body>
 <h1>pog testnet report</h1>
 <p><span class="verdict {{if .Passed}}ok{{else}}fail{{end}}">{{.Verdict}}</span> {{.ChecksSummary}}</p>
+<nav class="toc"><strong>Contents</strong>{{range .Sections}} <a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
 
-<h2>Run</h2>
-{{template "table" .Run}}
-<h2>Checks</h2>
+<h2 id="checks">Checks</h2>
 {{if .Checks.Rows}}{{template "table" .Checks}}{{else}}<p>No checks recorded.</p>{{end}}
-<h2>Nodes</h2>
+
+<h2 id="plots">Plots</h2>
+<div class="plots">{{range .Plots}}<figure><a href="{{.File}}"><img src="{{.File}}" alt="{{.Alt}}" width="800" height="500"></a><figcaption>{{.Alt}}</figcaption></figure>
+{{end}}</div>
+
+<h2 id="profitability">Profitability</h2>
+{{if .HasProfit}}{{template "table" .Profit}}{{else}}<p>This run's summary has no profitability figures.</p>{{end}}
+
+<h2 id="nodes">Nodes</h2>
+{{with .ScaleNote}}<p class="note">{{.}}</p>{{end}}
 {{if .Nodes.Rows}}{{template "table" .Nodes}}{{else}}<p>No nodes recorded.</p>{{end}}
 
-<h2>Epochs</h2>
-{{range .Epochs}}<h3>Epoch {{.Epoch}}</h3>
+<h2 id="epochs">Epochs</h2>
+{{if .EpochList.Rows}}{{template "table" .EpochList}}{{else}}<p>No epoch closed.</p>{{end}}
+{{range .Epochs}}<details><summary>Epoch {{.Epoch}} — {{.Window}}{{if not .Identical}} — <span class="no">consensus differs</span>{{end}}</summary>
 <p>Consensus hash {{if .Hash}}<code>{{.Hash}}</code>{{else}}—{{end}} — identical on all nodes: {{if .Identical}}✓ yes{{else}}<span class="no">✗ no</span>{{end}}</p>
 {{if .Miners.Rows}}{{template "table" .Miners}}{{else}}<p>No miner results.</p>{{end}}
 {{if .Trust.Rows}}{{template "table" .Trust}}{{else}}<p>No validator trust.</p>{{end}}
-{{else}}<p>No epoch closed.</p>
+</details>
 {{end}}
-<h2>Detections</h2>
-<h3>Time to detection</h3>
+<h2 id="detections">Detections</h2>
+<p>Detections per adversary class and epoch, by kind.</p>
 {{if .Adversaries.Rows}}{{template "table" .Adversaries}}{{else}}<p>No adversaries in this run.</p>{{end}}
-<h3>All detections</h3>
-{{if .Detections.Rows}}{{template "table" .Detections}}{{else}}<p>none</p>{{end}}
-<h2>False positives</h2>
-{{if .FalsePos.Rows}}{{template "table" .FalsePos}}{{else}}<p>none</p>{{end}}
-<h2>Gossip latency</h2>
-{{if .Gossip.Rows}}{{template "table" .Gossip}}{{else}}<p>No latency samples.</p>{{end}}
+{{if .Detections.Rows}}<details><summary>All {{len .Detections.Rows}} detections</summary>
+{{template "table" .Detections}}</details>{{end}}
 
-<h2>Plots</h2>
-{{range .Plots}}<figure><img src="{{.File}}" alt="{{.Alt}}" width="800" height="500"><figcaption>{{.Alt}}</figcaption></figure>
-{{end}}</body>
+<h2 id="false-positives">False positives</h2>
+{{if .FalsePos.Rows}}{{template "table" .FalsePos}}{{else}}<p>none</p>{{end}}
+<h2 id="gossip-latency">Gossip latency</h2>
+{{if .Gossip.Rows}}{{template "table" .Gossip}}{{else}}<p>No latency samples.</p>{{end}}
+<h2 id="run">Run</h2>
+{{template "table" .Run}}
+</body>
 </html>
 {{define "table"}}<table>
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>

@@ -25,47 +25,68 @@ func mdCode(s string) string {
 	return "`" + s + "`"
 }
 
+// sections are the report's headings in order, for the table of contents.
+var sections = []struct{ ID, Title string }{
+	{"checks", "Checks"}, {"plots", "Plots"}, {"profitability", "Profitability"}, {"nodes", "Nodes"},
+	{"epochs", "Epochs"}, {"detections", "Detections"}, {"false-positives", "False positives"},
+	{"gossip-latency", "Gossip latency"}, {"run", "Run"},
+}
+
 // markdown renders report.md.
 func markdown(v *view) []byte {
 	var b strings.Builder
 	b.WriteString("# pog testnet report\n\n")
 	fmt.Fprintf(&b, "**%s** — %s\n\n", v.Verdict, v.ChecksSummary)
-
-	b.WriteString("## Run\n\n")
-	mdTable(&b, v.Run, "")
-	b.WriteString("## Checks\n\n")
+	for _, s := range sections {
+		fmt.Fprintf(&b, "- [%s](#%s)\n", s.Title, s.ID)
+	}
+	b.WriteString("\n## Checks\n\n")
 	mdTable(&b, v.Checks, "No checks recorded.")
+
+	b.WriteString("## Plots\n\n")
+	for _, p := range v.Plots {
+		fmt.Fprintf(&b, "![%s](%s)\n\n", md(p.Alt), p.File)
+	}
+
+	b.WriteString("## Profitability\n\n")
+	if v.HasProfit {
+		mdTable(&b, v.Profit, "")
+	} else {
+		b.WriteString("This run's summary has no profitability figures.\n\n")
+	}
+
 	b.WriteString("## Nodes\n\n")
+	if v.ScaleNote != "" {
+		b.WriteString(md(v.ScaleNote) + "\n\n")
+	}
 	mdTable(&b, v.Nodes, "No nodes recorded.")
 
 	b.WriteString("## Epochs\n\n")
-	if len(v.Epochs) == 0 {
-		b.WriteString("No epoch closed.\n\n")
-	}
+	mdTable(&b, v.EpochList, "No epoch closed.")
 	for _, e := range v.Epochs {
 		fmt.Fprintf(&b, "### Epoch %d\n\n", e.Epoch)
 		same := "✓ yes"
 		if !e.Identical {
 			same = "✗ **no**"
 		}
-		fmt.Fprintf(&b, "Consensus hash %s — identical on all nodes: %s\n\n", mdCode(e.Hash), same)
+		fmt.Fprintf(&b, "%s — consensus hash %s — identical on all nodes: %s\n\n", md(e.Window), mdCode(e.Hash), same)
 		mdTable(&b, e.Miners, "No miner results.")
 		mdTable(&b, e.Trust, "No validator trust.")
 	}
 
-	b.WriteString("## Detections\n\n### Time to detection\n\n")
+	b.WriteString("## Detections\n\nDetections per adversary class and epoch, by kind.\n\n")
 	mdTable(&b, v.Adversaries, "No adversaries in this run.")
-	b.WriteString("### All detections\n\n")
-	mdTable(&b, v.Detections, "none")
+	if len(v.Detections.Rows) > 0 {
+		fmt.Fprintf(&b, "<details>\n<summary>All %d detections</summary>\n\n", len(v.Detections.Rows))
+		mdTable(&b, v.Detections, "")
+		b.WriteString("</details>\n\n")
+	}
 	b.WriteString("## False positives\n\n")
 	mdTable(&b, v.FalsePos, "none")
 	b.WriteString("## Gossip latency\n\n")
 	mdTable(&b, v.Gossip, "No latency samples.")
-
-	b.WriteString("## Plots\n\n")
-	for _, p := range v.Plots {
-		fmt.Fprintf(&b, "![%s](%s)\n\n", md(p.Alt), p.File)
-	}
+	b.WriteString("## Run\n\n")
+	mdTable(&b, v.Run, "")
 	return []byte(b.String())
 }
 

@@ -49,7 +49,7 @@ func Write(dir string, s *Summary) ([]string, error) {
 		data, err := pf.draw(s).png()
 		put(pf.file, data, err)
 	}
-	v := newView(s)
+	v := newView(s, data)
 	put(MarkdownFile, markdown(v), nil)
 	data, err = renderHTML(v)
 	put(HTMLFile, data, err)

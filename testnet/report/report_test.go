@@ -26,6 +26,8 @@ func sample() *Summary {
 		Miners:          6,
 		EpochLength:     "30s",
 		DurationSeconds: 95.5,
+		StartedAt:       "2025-02-19T21:19:50Z",
+		Scale:           0.01,
 		Nodes: []Node{
 			{Name: "validator-1", PeerID: "12D3KooWAbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefV1", Role: "validator"},
 			{Name: "validator-2", PeerID: "12D3KooWAbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefV2", Role: "validator"},

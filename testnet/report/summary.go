@@ -11,8 +11,12 @@ type Summary struct {
 	Miners          int     `json:"miners"`
 	EpochLength     string  `json:"epoch_length"`
 	DurationSeconds float64 `json:"duration_seconds"`
-	Nodes           []Node  `json:"nodes"`
-	Epochs          []Epoch `json:"epochs"`
+	// StartedAt is when the run started (RFC 3339); AtSeconds count from it.
+	StartedAt string `json:"started_at,omitempty"`
+	// Scale is what simulated miners' TFLOPS are of their profile's.
+	Scale  float64 `json:"scale,omitempty"`
+	Nodes  []Node  `json:"nodes"`
+	Epochs []Epoch `json:"epochs"`
 	// Rounds are every round verdict the validators recorded.
 	Rounds     []Round     `json:"rounds"`
 	Detections []Detection `json:"detections"`

@@ -3,9 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -17,8 +15,12 @@ type view struct {
 	Run           table
 	Checks        table
 	Nodes         table
+	ScaleNote     string // what the TFLOPS columns are scaled by
+	Profit        table
+	HasProfit     bool
+	EpochList     table // one row per epoch, with wall-clock times
 	Epochs        []epochView
-	Adversaries   table // first detection per adversary class
+	Adversaries   table // detections per adversary class and epoch
 	Detections    table
 	FalsePos      table
 	Gossip        table
@@ -27,6 +29,7 @@ type view struct {
 
 type epochView struct {
 	Epoch     uint64
+	Window    string // wall-clock span
 	Hash      string
 	Identical bool
 	Miners    table
@@ -54,7 +57,9 @@ func (t *table) add(class string, cells ...string) {
 	t.Rows = append(t.Rows, row{Class: class, Cells: cells})
 }
 
-func newView(s *Summary) *view {
+// newView builds the report from s and its JSON (summary.json), which
+// carries sections other work adds to the summary (profitability).
+func newView(s *Summary, summaryJSON []byte) *view {
 	nodes := nodeByName(s)
 	v := &view{Passed: s.Passed, Verdict: "FAILED"}
 	if s.Passed {
@@ -115,7 +120,8 @@ func newView(s *Summary) *view {
 	}
 
 	measured := measuredTFLOPS(s)
-	v.Nodes.Head = []string{"node", "role", "profile", "adversary", "profile TFLOPS", "sim TFLOPS", "measured TFLOPS", "verified", "failed", "peer ID"}
+	v.ScaleNote = scaleNote(s)
+	v.Nodes.Head = []string{"node", "role", "profile", "adversary", "profile TFLOPS", "sim TFLOPS", "measured TFLOPS", "measured ÷ scale", "verified", "failed", "peer ID"}
 	for _, n := range s.Nodes {
 		adv, class := orDash(n.Adversary), ""
 		if n.Role == "miner" && n.Adversary == "" {
@@ -123,50 +129,33 @@ func newView(s *Summary) *view {
 		} else if n.Adversary != "" {
 			class = "adv"
 		}
-		meas, ver, fail := dash, dash, dash
+		meas, hw, ver, fail := dash, dash, dash, dash
 		if m, ok := measured[n.Name]; ok {
-			meas = num(m, 2)
+			meas = eng(m)
+			if s.Scale > 0 {
+				hw = num(m/s.Scale, 1)
+			}
 		}
 		if c := perMiner[n.Name]; c != nil {
 			ver, fail = strconv.Itoa(c.Verified), strconv.Itoa(c.Failed)
 		}
-		v.Nodes.add(class, n.Name, n.Role, orDash(n.Profile), adv, optNum(n.ProfileTFLOPS, 1), optNum(n.SimTFLOPS, 3),
-			meas, ver, fail, shortID(n.PeerID))
+		sim := dash
+		if n.SimTFLOPS != 0 {
+			sim = eng(n.SimTFLOPS)
+		}
+		v.Nodes.add(class, n.Name, n.Role, orDash(n.Profile), adv, optNum(n.ProfileTFLOPS, 1), sim,
+			meas, hw, ver, fail, shortID(n.PeerID))
 	}
+	v.Profit, v.HasProfit = profitabilityTable(summaryJSON)
 
+	v.EpochList = epochsTable(s)
 	for _, e := range sortedEpochs(s) {
-		v.Epochs = append(v.Epochs, epochTables(s, e, nodes))
+		ev := epochTables(s, e, nodes)
+		ev.Window = epochWindow(s, e.Epoch)
+		v.Epochs = append(v.Epochs, ev)
 	}
 
-	v.Adversaries.Head = []string{"adversary", "nodes", "detections", "first detected (s)", "first epoch", "kinds"}
-	for _, a := range adversaryClasses(s, nodes) {
-		var names []string
-		for _, n := range s.Nodes {
-			if n.Adversary == a {
-				names = append(names, n.Name)
-			}
-		}
-		var first *Detection
-		count := 0
-		kinds := make(map[string]bool)
-		for i, d := range s.Detections {
-			if adversaryOf(d, nodes) != a {
-				continue
-			}
-			count++
-			kinds[d.Kind] = true
-			if first == nil || d.AtSeconds < first.AtSeconds {
-				first = &s.Detections[i]
-			}
-		}
-		if first == nil {
-			v.Adversaries.add("fail", a, strings.Join(names, ", "), "0", "not detected", dash, dash)
-			continue
-		}
-		v.Adversaries.add("", a, strings.Join(names, ", "), strconv.Itoa(count), num(first.AtSeconds, 1),
-			strconv.FormatUint(first.Epoch, 10), strings.Join(sortedKeys(kinds), ", "))
-	}
-
+	v.Adversaries = detectionSummary(s, nodes)
 	v.Detections = detectionTable(s.Detections, nodes, "")
 	v.FalsePos = detectionTable(s.FalsePositives, nodes, "fail")
 
@@ -307,13 +296,4 @@ func shortID(id string) string {
 		return string(r[:8]) + "…" + string(r[len(r)-6:])
 	}
 	return orDash(id)
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
