@@ -24,26 +24,25 @@ type roundRow struct {
 	FLOPs     float64 `json:"flops"`
 	CommitMS  float64 `json:"commit_ms"`
 	VerifyMS  float64 `json:"verify_ms"`
-	Samples   int     `json:"samples"` // sampled tiles, all sub-challenges together
+	Samples   int     `json:"samples"` // sampled tiles of the whole round
 	// ChallengeID is the challenge's message ID (SPEC §14), hex.
 	ChallengeID      string `json:"challenge_id,omitempty"`
 	SecretCommitment string `json:"secret_commitment,omitempty"` // H(s), hex
 	// Secret is s, hex, present only once revealed: the validator reveals
-	// it after a commitment arrives.
-	Secret string            `json:"secret,omitempty"`
-	Subs   []subChallengeRow `json:"sub_challenges,omitempty"`
-}
-
-// subChallengeRow is one sub-challenge of a round.
-type subChallengeRow struct {
-	Params  string   `json:"params"` // canonical encoding (§2), hex
-	Nonce   string   `json:"nonce"`  // hex
-	Root    string   `json:"root,omitempty"`
-	Indices []uint64 `json:"indices,omitempty"` // sampled tiles (§8.3), ascending
-	// Leaves are the sampled tiles' chaining values (§6), in index order,
-	// and BatchProof their inclusion proof (§7), hex, where stored.
-	Leaves     []string `json:"leaves,omitempty"`
-	BatchProof string   `json:"batch_proof,omitempty"`
+	// it after the last root arrives.
+	Secret string `json:"secret,omitempty"`
+	Steps  uint32 `json:"steps,omitempty"`
+	// Params are step 0's canonical encodings (§2), one per sub-challenge,
+	// with their nonces; Roots the committed roots, step-major (steps ×
+	// sub-challenges), all hex.
+	Params []string `json:"params,omitempty"`
+	Nonces []string `json:"nonces,omitempty"`
+	Roots  []string `json:"roots,omitempty"`
+	// Indices are the round's sampled tiles (§8.3), Leaves their chaining
+	// values in index order and BatchProofs the stored inclusion proofs, hex.
+	Indices     []uint64 `json:"indices,omitempty"`
+	Leaves      []string `json:"leaves,omitempty"`
+	BatchProofs []string `json:"batch_proofs,omitempty"`
 }
 
 // roundRowOf describes a stored round record. Envelopes are decoded without
@@ -55,6 +54,13 @@ func roundRowOf(r *store.RoundRecord) roundRow {
 	if len(r.Commitment) > 0 {
 		row.Secret = hex.EncodeToString(r.Secret[:])
 	}
+	row.Indices = r.Indices
+	for _, l := range r.Leaves {
+		row.Leaves = append(row.Leaves, hex.EncodeToString(l[:]))
+	}
+	for _, p := range r.Proofs {
+		row.BatchProofs = append(row.BatchProofs, hex.EncodeToString(p))
+	}
 	o, err := protocol.Decode(r.Challenge, pb.MessageType_CHALLENGE)
 	if err != nil {
 		return row
@@ -62,34 +68,17 @@ func roundRowOf(r *store.RoundRecord) roundRow {
 	ch := o.Msg.(*pb.Challenge)
 	id := protocol.ID(o.Body)
 	row.ChallengeID, row.SecretCommitment = hex.EncodeToString(id[:]), hex.EncodeToString(ch.SecretCommitment)
-	var roots [][]byte
-	if c, err := protocol.Decode(r.Commitment, pb.MessageType_COMMITMENT); err == nil {
-		roots = c.Msg.(*pb.Commitment).Roots
+	row.Steps = ch.Steps
+	for _, enc := range ch.Params {
+		row.Params = append(row.Params, hex.EncodeToString(enc))
+		if p, err := proof.DecodeParams(enc); err == nil {
+			row.Nonces = append(row.Nonces, hex.EncodeToString(p.Nonce[:]))
+		}
 	}
-	// Indices hold each sub-challenge's sample in turn: min(samples, tiles)
-	// of them per sub-challenge.
-	rest, leaves := r.Indices, r.Leaves
-	for i, enc := range ch.Params {
-		sub := subChallengeRow{Params: hex.EncodeToString(enc)}
-		p, err := proof.DecodeParams(enc)
-		if err == nil {
-			sub.Nonce = hex.EncodeToString(p.Nonce[:])
-			n := min(uint64(ch.Samples), p.Tiles(), uint64(len(rest)))
-			sub.Indices, rest = rest[:n], rest[n:]
-			if len(r.Leaves) == len(r.Indices) {
-				for _, l := range leaves[:n] {
-					sub.Leaves = append(sub.Leaves, hex.EncodeToString(l[:]))
-				}
-				leaves = leaves[n:]
-			}
+	if c, err := protocol.Decode(r.Commitment, pb.MessageType_COMMITMENT); err == nil {
+		for _, root := range c.Msg.(*pb.Commitment).Roots {
+			row.Roots = append(row.Roots, hex.EncodeToString(root))
 		}
-		if i < len(roots) {
-			sub.Root = hex.EncodeToString(roots[i])
-		}
-		if len(r.Proofs) == len(ch.Params) {
-			sub.BatchProof = hex.EncodeToString(r.Proofs[i])
-		}
-		row.Subs = append(row.Subs, sub)
 	}
 	return row
 }
