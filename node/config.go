@@ -58,6 +58,7 @@ type NodeConfig struct {
 	LogFormat         string `toml:"log_format" comment:"text or json"`
 	API               string `toml:"api" comment:"local HTTP API, metrics and dashboard address, e.g. 127.0.0.1:9090 (empty: off)"`
 	APITokenFile      string `toml:"api_token_file" comment:"bearer token file (relative to the home) required for a non-loopback api address"`
+	PeerID            string `toml:"peer_id" comment:"this node's peer ID, written by pog init: node.key must match it"`
 	// RetainEvidence is how many epochs after finality round evidence is kept.
 	RetainEvidence int `toml:"retain_evidence_epochs" comment:"epochs after finality to keep round evidence and announces before pruning (-1: forever); epoch records are kept forever"`
 }
@@ -235,11 +236,14 @@ func (c *Config) Validate() error {
 			bad("node.bootstrap %q: want a multiaddr ending in /p2p/<peer id>: %v", a, err)
 		}
 	}
-	if c.Node.LowWater < 1 || c.Node.HighWater < c.Node.LowWater {
-		bad("node.conn_low_water %d and conn_high_water %d: want 1 <= low <= high", c.Node.LowWater, c.Node.HighWater)
+	errs = append(errs, c.checkRanges()...)
+	if c.Node.HighWater < c.Node.LowWater {
+		bad("node.conn_low_water %d and conn_high_water %d: want low <= high", c.Node.LowWater, c.Node.HighWater)
 	}
-	if c.Node.ProofStreamMemory < 1<<20 {
-		bad("node.proof_stream_memory %d: at least 1 MiB", c.Node.ProofStreamMemory)
+	if c.Node.PeerID != "" {
+		if _, err := peer.Decode(c.Node.PeerID); err != nil {
+			bad("node.peer_id %q: %v", c.Node.PeerID, err)
+		}
 	}
 	switch c.Node.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -254,20 +258,8 @@ func (c *Config) Validate() error {
 			bad("network.validators %q: %v", v, err)
 		}
 	}
-	if c.Network.EpochLength.Duration < time.Second {
-		bad("network.epoch_length %v: at least 1s", c.Network.EpochLength)
-	}
-	if c.Network.FinalityEpochs < 1 || c.Network.FinalityEpochs > 1000 {
-		bad("network.finality_epochs %d: want 1..1000", c.Network.FinalityEpochs)
-	}
-	if c.Node.RetainEvidence < -1 || c.Node.RetainEvidence > 1<<20 {
-		bad("node.retain_evidence_epochs %d: want -1 (forever) or 0..%d", c.Node.RetainEvidence, 1<<20)
-	}
-	if c.Miner.MaxOutputBytes < 8<<10 || c.Miner.MaxOutputBytes > proof.MaxOutputBytes {
-		bad("miner.max_output_bytes %d: want 8 KiB..256 GiB", c.Miner.MaxOutputBytes)
-	}
-	if c.Miner.AnnounceInterval.Duration <= 0 || c.Miner.ProofWindow.Duration <= 0 || c.Miner.QueueLength < 1 {
-		bad("miner.announce_interval, proof_window and queue_length must be positive")
+	if !knownBackend(c.Miner.Backend) {
+		bad("miner.backend %q: want one of %v", c.Miner.Backend, backendNames())
 	}
 	v := c.Validator
 	if _, err := proof.ParsePrecision(v.Precision); err != nil {
@@ -276,15 +268,8 @@ func (c *Config) Validate() error {
 	if err := commit.CheckTileBytes(v.TileBytes); err != nil || !isSquareTile(v.TileBytes) {
 		bad("validator.tile_bytes %d: want 4·t² for t a power of two in [16, 512]", v.TileBytes)
 	}
-	if v.Size < proof.MinTile || v.Size > proof.MaxDim || v.K < 1 {
-		bad("validator.size %d or k %d out of range", v.Size, v.K)
-	}
-	if !(v.DutyCycle > 0 && v.DutyCycle <= 1) || v.MinSteps < 2 || v.MaxSteps < v.MinSteps || v.MaxSteps > proof.MaxSteps ||
-		!(v.MinRTTMultiple >= 1) || v.RoundTarget.Duration <= 0 || v.RoundTargetCPU.Duration <= 0 || v.FirstRootSlack.Duration <= 0 {
-		bad("validator: duty_cycle in (0, 1], 2 <= min_steps <= max_steps <= %d, min_rtt_multiple >= 1 and positive round targets and first_root_slack wanted", proof.MaxSteps)
-	}
-	if v.RoundOffset.Duration < 0 || v.RoundInterval.Duration <= 0 || v.Deadline.Duration <= 0 || v.ProofTimeout.Duration <= 0 || v.MinerTTL.Duration <= 0 {
-		bad("validator durations must be positive")
+	if v.MaxSteps < v.MinSteps {
+		bad("validator.max_steps %d < validator.min_steps %d", v.MaxSteps, v.MinSteps)
 	}
 	if !(v.DetectFraction > 0 && v.DetectFraction < 1 && v.DetectProbability > 0 && v.DetectProbability < 1) {
 		bad("validator.detect_fraction and detect_probability must be in (0, 1)")
@@ -307,7 +292,11 @@ func isSquareTile(b int) bool {
 func LoadConfig(home string) (Config, error) {
 	c := DefaultConfig()
 	path := filepath.Join(home, ConfigFile)
-	md, err := toml.DecodeFile(path, &c)
+	b, _, err := readRegular(path, maxConfigBytes)
+	if err != nil {
+		return c, fmt.Errorf("config: %w", err)
+	}
+	md, err := toml.Decode(string(b), &c)
 	if err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -334,7 +323,7 @@ func WriteConfig(home string, c Config, profile string) error {
 		sec := sections.Field(i)
 		for j := 0; j < sec.NumField(); j++ {
 			f := sec.Type().Field(j)
-			if doc := f.Tag.Get("comment"); doc != "" {
+			if doc := f.Tag.Get("comment") + rangeDoc(sections.Type().Field(i).Tag.Get("toml")+"."+f.Tag.Get("toml")); doc != "" {
 				fmt.Fprintf(&buf, "# %s\n", doc)
 			}
 			v := sec.Field(j).Interface()
@@ -348,13 +337,5 @@ func WriteConfig(home string, c Config, profile string) error {
 			buf.Write(line)
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(home, ConfigFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeNewFile(filepath.Join(home, ConfigFile), buf.Bytes(), 0o644)
 }

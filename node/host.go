@@ -21,7 +21,9 @@ import (
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 	"github.com/libp2p/go-libp2p/p2p/net/connmgr"
 	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
+	ma "github.com/multiformats/go-multiaddr"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"lukechampine.com/blake3"
@@ -30,6 +32,10 @@ import (
 // newHost builds the libp2p host: TCP and QUIC on the configured addresses,
 // a connection manager, and resource-manager limits with a memory budget for
 // proof streams.
+//
+// Port reuse is off (libp2p enables SO_REUSEPORT by default), so an address
+// another process holds cannot be bound twice; and every configured address
+// must be bound, where libp2p alone gives up only if all of them fail.
 func newHost(key crypto.PrivKey, cfg NodeConfig) (host.Host, error) {
 	cm, err := connmgr.NewConnManager(cfg.LowWater, cfg.HighWater, connmgr.WithGracePeriod(time.Minute))
 	if err != nil {
@@ -49,14 +55,29 @@ func newHost(key crypto.PrivKey, cfg NodeConfig) (host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	return libp2p.New(
+	h, err := libp2p.New(
 		libp2p.Identity(key),
-		libp2p.ListenAddrStrings(cfg.Listen...),
-		libp2p.Transport(tcp.NewTCPTransport),
+		libp2p.NoListenAddrs,
+		libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport()),
 		libp2p.Transport(libp2pquic.NewTransport),
+		libp2p.QUICReuse(quicreuse.NewConnManager, quicreuse.DisableReuseport()),
 		libp2p.ConnectionManager(cm),
 		libp2p.ResourceManager(rm),
 	)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range cfg.Listen {
+		a, err := ma.NewMultiaddr(s)
+		if err == nil {
+			err = h.Network().Listen(a)
+		}
+		if err != nil {
+			h.Close()
+			return nil, fmt.Errorf("cannot listen on %s (node.listen): %w", s, err)
+		}
+	}
+	return h, nil
 }
 
 // Peer-score parameters, after Lotus (Filecoin) and Prysm (Ethereum): one

@@ -81,6 +81,10 @@ type Options struct {
 	RoundHooks RoundHooks
 }
 
+// ErrStoreFailed is what Run returns, wrapping the store's fault, when the
+// store fails under a running node.
+var ErrStoreFailed = errors.New("evidence store failed")
+
 // Node is a running pog peer.
 type Node struct {
 	cfg    Config
@@ -368,7 +372,13 @@ func (n *Node) Run(ctx context.Context) error {
 		}
 	}
 	if err == nil {
-		<-ctx.Done()
+		// A failed store takes no more evidence: stop rather than run on
+		// without it, and let the caller reopen it or exit.
+		select {
+		case <-ctx.Done():
+		case <-n.store.Failed():
+			err = fmt.Errorf("%w: %w", ErrStoreFailed, n.store.Err())
+		}
 	}
 	n.log.Info("shutting down")
 	return errors.Join(err, n.Close())

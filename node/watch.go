@@ -10,7 +10,7 @@ import (
 
 // watch turns what a node sees over time into operator warnings: a miner
 // nobody may challenge, a bootstrap peer down for a minute, no challenge
-// for three round intervals, a validator that went away. It is a pure
+// for three round gaps, a validator that went away. It is a pure
 // state machine: the caller feeds it events and the clock.
 type watch struct {
 	miner          bool
@@ -47,12 +47,22 @@ type alert struct {
 // warning.
 const bootstrapGrace = time.Minute
 
-// quietRounds is how many round intervals without a challenge make a
-// miner warn.
+// quietRounds is how many round gaps without a challenge make a miner
+// warn.
 const quietRounds = 3
 
+// roundGap is the longest a validator with settings v leaves a miner
+// between two challenges: a round (round_target), the random pause after
+// it (at most 2·round_target·(1−u)/u for duty cycle u, SPEC §16) and one
+// tick of round_interval. A miner judges by its own config's validator
+// section, the network's defaults.
+func roundGap(v ValidatorConfig) time.Duration {
+	d, u := float64(v.RoundTarget.Duration), v.DutyCycle
+	return v.RoundInterval.Duration + v.RoundTarget.Duration + time.Duration(2*d*(1-u)/u)
+}
+
 func newWatch(c Config, role Role, bootstrap []peer.ID) *watch {
-	w := &watch{miner: role == RoleMiner, interval: c.Validator.RoundInterval.Duration, bootstrapGrace: bootstrapGrace,
+	w := &watch{miner: role == RoleMiner, interval: roundGap(c.Validator), bootstrapGrace: bootstrapGrace,
 		noValidators: len(c.Network.Validators) == 0 && c.Network.Genesis == "" && !c.Network.TrustAnyValidator,
 		validators:   map[peer.ID]*watchedValidator{}, bootstrap: map[peer.ID]*watchedPeer{}}
 	for _, p := range bootstrap {
@@ -124,7 +134,7 @@ func (w *watch) step(now time.Time, connected func(peer.ID) bool) []alert {
 	if !w.quiet && !w.noValidators && now.Sub(since) >= quietFor {
 		w.quiet = true
 		out = append(out, alert{slog.LevelWarn, "no challenge received", []any{"for", now.Sub(since).Round(time.Second),
-			"round_intervals", quietRounds, "hint", "are the validators running and connected? see pog status"}})
+			"round_gaps", quietRounds, "hint", "are the validators running and connected? see pog status"}})
 	}
 	for v, e := range w.validators {
 		if e.lost != "" {

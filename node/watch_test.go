@@ -117,7 +117,10 @@ func TestWatchBootstrapUnreachable(t *testing.T) {
 
 func TestWatchNoChallengeAndValidatorLost(t *testing.T) {
 	ids := testIDs(t, "V1", "V2")
-	c := LocalConfig() // round interval 2s: quiet after 6s
+	c := LocalConfig()
+	// A round gap of 0.5 s interval + 0.5 s round + at most 1 s pause:
+	// quiet after 6 s.
+	c.Validator.RoundInterval, c.Validator.RoundTarget, c.Validator.DutyCycle = Duration{500 * time.Millisecond}, Duration{500 * time.Millisecond}, 0.5
 	w := newWatch(c, RoleMiner, nil)
 	both := []string{"V1", "V2"}
 	runWatch(t, w, ids, []watchStep{

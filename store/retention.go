@@ -126,15 +126,22 @@ func (s *Store) PruneEvidence(below uint64) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if s.writeErr != nil {
-		return fmt.Errorf("store: refusing writes after an earlier write failed, reopen the store: %w", s.writeErr)
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	if err := s.Err(); err != nil {
+		return fmt.Errorf("store: refusing writes after a fault, reopen the store: %w", err)
 	}
 	// The bound first, in its own synced write: a crash between the two
 	// leaves evidence the bound says is gone, which audits skip, never
-	// missing evidence the bound says is kept.
+	// missing evidence the bound says is kept. The head is lowered before
+	// the deletion for the same reason: a crash between them leaves the
+	// store holding more than the head counts, never less.
 	if err := set(s.db, evidenceFromKey, binary.BigEndian.AppendUint64(nil, below), pebble.Sync); err != nil {
-		s.writeErr = err
-		return fmt.Errorf("store: write evidence_from: %w", err)
+		return s.fail(fmt.Errorf("store: write evidence_from: %w", err))
+	}
+	if err := s.headPruned(below); err != nil {
+		return s.fail(fmt.Errorf("store: prune below epoch %d: %w", below, err))
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
@@ -143,26 +150,10 @@ func (s *Store) PruneEvidence(below uint64) error {
 			return fmt.Errorf("store: prune: %w", err)
 		}
 	}
-	if err := commitSync(b); err != nil {
-		s.writeErr = err
-		return fmt.Errorf("store: prune below epoch %d: %w", below, err)
+	if err := s.faults.await(func() error { return b.Commit(pebble.Sync) }); err != nil {
+		return s.fail(fmt.Errorf("store: prune below epoch %d: %w", below, err))
 	}
 	return nil
-}
-
-// commitSync applies b with a synced write, turning Pebble's fatal-error panic
-// into an error as set does.
-func commitSync(b *pebble.Batch) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			f, ok := p.(*fatalError)
-			if !ok {
-				panic(p)
-			}
-			err = f
-		}
-	}()
-	return b.Commit(pebble.Sync)
 }
 
 // encodeCheckpoint: BE32 count, then per miner in byte order: BE16 length

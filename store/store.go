@@ -25,11 +25,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"log"
 	"math"
-	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -41,6 +41,7 @@ var (
 	ErrExists   = errors.New("store: record already exists")
 	ErrCorrupt  = errors.New("store: corrupt data")
 	ErrClosed   = errors.New("store: closed")
+	ErrLocked   = errors.New("store: in use by another process (a running node?)")
 )
 
 // schemaVersion is the key layout and value formats this build reads and
@@ -65,60 +66,125 @@ var schemaKey = []byte("meta/schema")
 type Options struct {
 	// FS is the filesystem the store lives on; nil means the OS's.
 	FS vfs.FS
+	// ReadOnly opens an existing store without writing, creating or
+	// deleting any file: for tools that read evidence (audit, listings).
+	// Writes fail.
+	ReadOnly bool
 }
+
+// ErrReadOnly is returned by writes to a store opened ReadOnly.
+var ErrReadOnly = errors.New("store: opened read-only")
 
 // Store is an append-only store of evidence. Its methods are safe for
 // concurrent use, except that the readers (Round, Rounds, EpochRecord,
 // EpochRecords, Announce, Announces) must not overlap Close.
 type Store struct {
-	db     *pebble.DB
-	closed atomic.Bool
+	db       *pebble.DB
+	fs       vfs.FS
+	dir      string
+	readOnly bool
+	closed   atomic.Bool
+	faults   *faults
 
 	// mu serialises the writers' check-then-write: Pebble has no
 	// compare-and-set, so two writers of one key would both see it absent.
-	mu sync.Mutex
-	// writeErr is the first failed write. After it the WAL's state is
-	// unknown (the record may be applied in memory yet not durable), so the
-	// store refuses further writes until it is reopened and recovered.
-	writeErr error
+	// It also guards head.
+	mu   sync.Mutex
+	head *head
 }
 
-// Open opens or creates the store in dir.
+// Open opens or creates the store in dir. It refuses a store that is
+// damaged or lost records (ErrCorrupt; see the head), naming the file.
+//
+// An existing store is checked read-only first: a writable Pebble open
+// replays the WAL into new tables and deletes what it replaced, and must not
+// do so to a store that lost records.
 func Open(dir string, opts Options) (*Store, error) {
 	fs := opts.FS
 	if fs == nil {
 		fs = vfs.Default
 	}
-	db, err := openPebble(dir, fs)
+	onDisk, err := readHead(fs, dir)
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+		return nil, err
 	}
-	if err := checkSchema(db, dir); err != nil {
-		return nil, errors.Join(err, db.Close())
+	if opts.ReadOnly {
+		return open(dir, fs, true, onDisk)
 	}
-	return &Store{db: db}, nil
+	if _, err := fs.Stat(dir); err == nil {
+		ro, err := open(dir, fs, true, onDisk)
+		switch {
+		case err == nil:
+			if err := ro.Close(); err != nil {
+				return nil, err
+			}
+		case !errors.Is(err, pebble.ErrDBDoesNotExist):
+			return nil, err
+		}
+	}
+	return open(dir, fs, false, onDisk)
+}
+
+// open opens the Pebble database in dir and checks its schema and head.
+func open(dir string, fs vfs.FS, readOnly bool, onDisk *head) (*Store, error) {
+	f := newFaults()
+	// A head that counts records means a database must exist: never let
+	// Pebble start an empty one in its place.
+	mustExist := readOnly || onDisk != nil && onDisk.counts()
+	var db *pebble.DB
+	err := f.await(func() (err error) {
+		db, err = pebble.Open(dir, &pebble.Options{
+			FS: guardedFS{fs, f}, FormatMajorVersion: pebble.FormatNewest, ReadOnly: readOnly, ErrorIfNotExists: mustExist,
+			Logger: logger{f}, EventListener: eventListener(f),
+		})
+		return err
+	})
+	if errors.Is(err, pebble.ErrDBDoesNotExist) && onDisk != nil {
+		return nil, fmt.Errorf("%w: %s: the head %s counts records but Pebble finds no database (MANIFEST or its marker lost?): %w",
+			ErrCorrupt, dir, fs.PathJoin(dir, HeadFile), err)
+	}
+	if errors.Is(err, syscall.EAGAIN) || err != nil && strings.Contains(err.Error(), "lock held") {
+		return nil, fmt.Errorf("%w: %s: %w", ErrLocked, dir, err)
+	}
+	if err != nil && strings.Contains(err.Error(), "WAL") {
+		return nil, fmt.Errorf("store: open %s (%s): %w", dir, logFiles(fs, dir), classify(err))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, classify(err))
+	}
+	s := &Store{db: db, fs: fs, dir: dir, readOnly: readOnly, faults: f}
+	if err := checkSchema(db, dir, readOnly); err != nil {
+		return nil, errors.Join(err, s.closeDB())
+	}
+	if err := s.checkHead(onDisk); err != nil {
+		return nil, errors.Join(err, s.closeDB())
+	}
+	return s, nil
 }
 
 // checkSchema writes the schema version into a new store and checks it in
 // an existing one.
-func checkSchema(db *pebble.DB, dir string) error {
+func checkSchema(db *pebble.DB, dir string, readOnly bool) error {
 	v, closer, err := db.Get(schemaKey)
 	if err != nil && !errors.Is(err, pebble.ErrNotFound) {
-		return fmt.Errorf("store: open %s: %w", dir, err)
+		return fmt.Errorf("store: open %s: %w", dir, classify(err))
 	}
 	if errors.Is(err, pebble.ErrNotFound) {
 		// A store with any key but no version lost its meta key: refuse
 		// rather than stamp a version on data of unknown format.
 		it, err := db.NewIter(nil)
 		if err != nil {
-			return fmt.Errorf("store: open %s: %w", dir, err)
+			return fmt.Errorf("store: open %s: %w", dir, classify(err))
 		}
 		hasRecords := it.First()
 		if err := it.Close(); err != nil {
-			return fmt.Errorf("store: open %s: %w", dir, err)
+			return fmt.Errorf("store: open %s: %w", dir, classify(err))
 		}
 		if hasRecords {
 			return fmt.Errorf("%w: %s: records present but no schema version", ErrCorrupt, dir)
+		}
+		if readOnly {
+			return nil
 		}
 		if err := set(db, schemaKey, binary.BigEndian.AppendUint64(nil, schemaVersion), pebble.Sync); err != nil {
 			return fmt.Errorf("store: open %s: write schema version: %w", dir, err)
@@ -135,6 +201,27 @@ func checkSchema(db *pebble.DB, dir string) error {
 	return nil
 }
 
+// Failed is closed at the store's first fault (see fault.go); Err then
+// says what it was.
+func (s *Store) Failed() <-chan struct{} { return s.faults.done }
+
+// Err is the store's first fault, or nil. It wraps ErrCorrupt for damage,
+// which reopening does not cure.
+func (s *Store) Err() error {
+	err, _ := s.faults.get()
+	return err
+}
+
+// closeDB closes Pebble, unless one of its goroutines is parked in Fatalf
+// holding its locks: then Close would never return, and the process is
+// about to stop anyway.
+func (s *Store) closeDB() error {
+	if err, parked := s.faults.get(); parked {
+		return fmt.Errorf("store: %s not closed cleanly: %w", s.dir, err)
+	}
+	return s.faults.await(s.db.Close)
+}
+
 // Close closes the store. It waits for a write in progress.
 func (s *Store) Close() error {
 	s.mu.Lock()
@@ -142,7 +229,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return ErrClosed
 	}
-	return s.db.Close()
+	return s.closeDB()
 }
 
 // PutRound validates r and writes it durably (fsync). A record is never
@@ -170,8 +257,11 @@ func (s *Store) putNew(key, val []byte, opts *pebble.WriteOptions, desc string, 
 	if s.closed.Load() {
 		return false, ErrClosed
 	}
-	if s.writeErr != nil {
-		return false, fmt.Errorf("store: refusing writes after an earlier write failed, reopen the store: %w", s.writeErr)
+	if s.readOnly {
+		return false, ErrReadOnly
+	}
+	if err := s.Err(); err != nil {
+		return false, fmt.Errorf("store: refusing writes after a fault, reopen the store: %w", err)
 	}
 	stored, closer, err := s.db.Get(key)
 	if err == nil {
@@ -179,13 +269,29 @@ func (s *Store) putNew(key, val []byte, opts *pebble.WriteOptions, desc string, 
 		return false, exists(stored)
 	}
 	if !errors.Is(err, pebble.ErrNotFound) {
-		return false, fmt.Errorf("store: %s: %w", desc, err)
+		return false, s.fail(fmt.Errorf("store: %s: %w", desc, err))
 	}
-	if err := set(s.db, key, val, opts); err != nil {
-		s.writeErr = err
-		return false, fmt.Errorf("store: write %s: %w", desc, err)
+	if err := s.faults.await(func() error { return s.db.Set(key, val, opts) }); err != nil {
+		return false, s.fail(fmt.Errorf("store: write %s: %w", desc, err))
+	}
+	if counted(key, opts) {
+		if err := s.headAdded(key); err != nil {
+			return false, s.fail(fmt.Errorf("store: %s stored, but its head update failed: %w", desc, err))
+		}
 	}
 	return true, nil
+}
+
+// fail records err as a fault and returns it, with the store's first fault
+// if that was an earlier one: corruption that Pebble's listener reported,
+// say, names the damaged file where the read's own error may not.
+func (s *Store) fail(err error) error {
+	err = classify(err)
+	s.faults.record(err)
+	if first := s.Err(); !errors.Is(err, first) {
+		return fmt.Errorf("%w; first fault: %w", err, first)
+	}
+	return err
 }
 
 // Round returns the record for (epoch, round, miner), or an error wrapping
@@ -212,7 +318,7 @@ func get[T any](s *Store, key []byte, desc string, decode func(v []byte) (T, err
 		return zero, fmt.Errorf("%w: %s", ErrNotFound, desc)
 	}
 	if err != nil {
-		return zero, fmt.Errorf("store: %s: %w", desc, err)
+		return zero, s.fail(fmt.Errorf("store: %s: %w", desc, err))
 	}
 	defer closer.Close()
 	return decode(v)
@@ -248,7 +354,7 @@ func scan[T any](s *Store, tag byte, fromEpoch, toEpoch uint64, keyMin, keyMax i
 		}
 		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: epochPrefix(tag, fromEpoch), UpperBound: upper})
 		if err != nil {
-			yield(zero, fmt.Errorf("store: %w", err))
+			yield(zero, s.fail(fmt.Errorf("store: %w", err)))
 			return
 		}
 		defer it.Close()
@@ -272,87 +378,20 @@ func scan[T any](s *Store, tag byte, fromEpoch, toEpoch uint64, keyMin, keyMax i
 			}
 		}
 		if err := it.Error(); err != nil {
-			yield(zero, fmt.Errorf("store: %w", err))
+			yield(zero, s.fail(fmt.Errorf("store: %w", err)))
 		}
 	}
 }
 
-// Pebble treats some I/O failures as fatal, because an fsync error cannot
-// be retried safely: a failed WAL write or sync, a failed MANIFEST write,
-// and (by a plain panic) a failed directory sync. It reports the first two
-// through Logger.Fatalf, which by default exits the process; logger panics
-// instead, and the two calls below turn such panics back into errors where
-// unwinding is safe. Anywhere else (a background flush, say) the panic still
-// ends the process, as Pebble intends.
-
-// openPebble opens the DB. Pebble's Open cleans up (directory lock, files,
-// memory) on a panic before it reaches us, and no DB exists yet, so any I/O
-// failure it panics with can be returned.
-func openPebble(dir string, fs vfs.FS) (db *pebble.DB, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			var rt runtime.Error
-			e, ok := p.(error)
-			if !ok || errors.As(e, &rt) {
-				panic(p) // a bug, not an I/O failure
-			}
-			err = e
-		}
-	}()
-	return pebble.Open(dir, &pebble.Options{FS: fs, FormatMajorVersion: pebble.FormatNewest, Logger: logger{}})
-}
-
-// set writes key=val with opts. A commit reports its fatal error after
-// Pebble's commit pipeline has returned, with no Pebble lock held, so the DB
-// can still be read and closed afterwards (it takes no more writes).
+// set writes key=val with opts. A commit reports its fatal error (a failed
+// WAL write or sync) through Logger.Fatalf after Pebble's commit pipeline
+// has returned, with no Pebble lock held, so the DB can still be read and
+// closed afterwards (it takes no more writes).
 //
 // A NoSync write returns before its WAL write is attempted: if that write
 // fails, Pebble reports it to the next Sync write, whose commit fails.
-func set(db *pebble.DB, key, val []byte, opts *pebble.WriteOptions) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			f, ok := p.(*fatalError)
-			if !ok {
-				panic(p)
-			}
-			err = f
-		}
-	}()
-	return db.Set(key, val, opts)
-}
-
-// fatalError is what logger.Fatalf panics with. It unwraps to the first
-// error among Fatalf's arguments, so that callers can still test for, say,
-// a full disk.
-type fatalError struct {
-	msg   string
-	cause error
-}
-
-func (e *fatalError) Error() string { return e.msg }
-func (e *fatalError) Unwrap() error { return e.cause }
-
-// logger routes Pebble's messages to the standard logger, as Pebble's
-// default does, but drops the routine info lines (WAL and compaction
-// chatter) and panics on Fatalf rather than exiting.
-type logger struct{}
-
-func (logger) Infof(string, ...any) {}
-
-func (logger) Errorf(format string, args ...any) {
-	_ = log.Output(2, fmt.Sprintf(format, args...))
-}
-
-func (logger) Fatalf(format string, args ...any) {
-	f := &fatalError{msg: fmt.Sprintf(format, args...)}
-	for _, a := range args {
-		if err, ok := a.(error); ok {
-			f.cause = err
-			break
-		}
-	}
-	_ = log.Output(2, f.msg)
-	panic(f)
+func set(db *pebble.DB, key, val []byte, opts *pebble.WriteOptions) error {
+	return guarded(func() error { return db.Set(key, val, opts) })
 }
 
 // checkedRecord decodes the value stored under (epoch, round, miner) and

@@ -235,7 +235,7 @@ func TestReopen(t *testing.T) {
 // rawSet writes key=val into the store in dir on fs, bypassing Store.
 func rawSet(t *testing.T, fs vfs.FS, key, val []byte) {
 	t.Helper()
-	db, err := pebble.Open(testDir, &pebble.Options{FS: fs, FormatMajorVersion: pebble.FormatNewest, Logger: logger{}})
+	db, err := pebble.Open(testDir, &pebble.Options{FS: fs, FormatMajorVersion: pebble.FormatNewest, Logger: logger{newFaults()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,31 @@ import "github.com/cockroachdb/pebble/v2"
 // writes are synced is its own business (pebble.Sync for a drill that
 // reopens). To replace a round record with a forged one, delete its key
 // (RoundKey) in fn, then PutRound the forgery.
+//
+// Tampering is deliberate, not loss: afterwards the head (head.go) is
+// recounted from what the store holds, so that the next Open accepts the
+// tampered store and the audit, not Open, has to catch the forgery.
 func (s *Store) Tamper(fn func(db *pebble.DB) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	return fn(s.db)
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	if err := fn(s.db); err != nil {
+		return err
+	}
+	h, err := tally(s.db)
+	if err != nil {
+		return err
+	}
+	if err := writeHead(s.fs, s.dir, h); err != nil {
+		return err
+	}
+	s.head = h
+	return nil
 }
 
 // RoundKey returns the key of the round record for (epoch, round, miner),

@@ -107,6 +107,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return usageError(stderr, "bench", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
+	if err := checkFlagRanges(fs); err != nil {
+		return usageError(stderr, "bench", err)
+	}
 	prec, err := proof.ParsePrecision(*precFlag)
 	if err != nil {
 		return usageError(stderr, "bench", err)

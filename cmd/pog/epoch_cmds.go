@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,9 +50,9 @@ func openHome(stderr io.Writer, name, home string) (*store.Store, map[string]flo
 		fmt.Fprintf(stderr, "pog %s: no store at %s (has a node run with this home?)\n", name, dir)
 		return nil, nil, 1
 	}
-	st, err := store.Open(dir, store.Options{})
+	st, err := openStoreReadOnly(dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "pog %s: %v (is a node using this home? stop it first)\n", name, err)
+		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
 		return nil, nil, 1
 	}
 	return st, stakes, 0
@@ -322,6 +323,10 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		e := uint64(*since)
 		opts.Since = &e
 	}
+	if opts.Epoch != nil && !holdsEpoch(st, *opts.Epoch) {
+		fmt.Fprintf(stderr, "pog audit: epoch %d: this store holds no records of it, so there is nothing to audit\n", *opts.Epoch)
+		return 1
+	}
 	rep, err := node.Audit(st, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog audit: %v\n", err)
@@ -344,4 +349,26 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "audit          OK")
 	}
 	return 0
+}
+
+// openStoreReadOnly opens a home's store for the read-only commands: they
+// never write, create or delete a file in it.
+func openStoreReadOnly(dir string) (*store.Store, error) {
+	st, err := store.Open(dir, store.Options{ReadOnly: true})
+	if errors.Is(err, store.ErrLocked) {
+		err = fmt.Errorf("%w: stop the node using this home first", err)
+	}
+	return st, err
+}
+
+// holdsEpoch reports whether st holds an epoch record or a round record of
+// epoch e (a read error counts as holding: the audit reports it).
+func holdsEpoch(st *store.Store, e uint64) bool {
+	for range st.EpochRecords(e, e) {
+		return true
+	}
+	for range st.Rounds(e, e) {
+		return true
+	}
+	return false
 }

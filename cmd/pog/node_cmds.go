@@ -44,6 +44,10 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
 		return 2, false
 	}
+	if err := checkFlagRanges(fs); err != nil {
+		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
+		return 2, false
+	}
 	return 0, true
 }
 
@@ -98,6 +102,11 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	key, err := node.CreateKey(*home)
+	var id peer.ID
+	if err == nil {
+		id, _ = peer.IDFromPrivateKey(key)
+		cfg.Node.PeerID = id.String() // LoadKey checks the key against it
+	}
 	if err == nil && net != nil {
 		err = net.WriteGenesis(*home)
 	}
@@ -108,7 +117,6 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pog init: %v\n", err)
 		return 1
 	}
-	id, _ := peer.IDFromPrivateKey(key)
 	fmt.Fprintf(stdout, "peer ID  %s\nkey      %s (mode 0600)\nconfig   %s (profile %s)\n", id,
 		filepath.Join(*home, node.KeyFile), filepath.Join(*home, node.ConfigFile), *profile)
 	if net != nil {
@@ -252,15 +260,6 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
-	// Every node keeps every validator's epoch records; validators also
-	// keep their round evidence.
-	st, err := store.Open(filepath.Join(*home, node.StoreDir), store.Options{})
-	if err != nil {
-		log.Error("cannot open the store", "err", err)
-		return 1
-	}
-	defer st.Close()
-	o.Store = st
 	var apiToken string
 	if cfg.Node.API != "" {
 		if apiToken, err = checkAPIConfig(*home, cfg.Node); err != nil {
@@ -269,28 +268,47 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 		}
 		o.Metrics = metrics.New()
 	}
+	// The API serves one run's node and store: started anew after a reopen.
+	withAPI := func(n *node.Node, st *store.Store) (func(), error) {
+		if cfg.Node.API == "" {
+			return func() {}, nil
+		}
+		return startAPI(*home, apiToken, cfg, n, st, o.Stakes, o.Metrics, log)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	n, err := node.New(ctx, o)
+	err = runWithReopen(ctx, log, reopenBackoff, func() error {
+		return runOnce(ctx, filepath.Join(*home, node.StoreDir), o, withAPI)
+	})
 	if err != nil {
-		log.Error("cannot start", "err", err)
-		return 1
-	}
-	if cfg.Node.API != "" {
-		stopAPI, err := startAPI(*home, apiToken, cfg, n, st, o.Stakes, o.Metrics, log)
-		if err != nil {
-			n.Close()
-			log.Error("cannot start the api", "err", err)
-			return 1
-		}
-		defer stopAPI()
-	}
-	if err := n.Run(ctx); err != nil {
 		log.Error("stopped with an error", "err", err)
 		return 1
 	}
 	log.Info("stopped cleanly")
 	return 0
+}
+
+// runOnce opens the store and runs the node on it until ctx ends or the
+// store fails. Every node keeps every validator's epoch records;
+// validators also keep their round evidence.
+func runOnce(ctx context.Context, dir string, o node.Options, withAPI func(*node.Node, *store.Store) (func(), error)) (err error) {
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		return fmt.Errorf("%w: %w", errStoreOpen, err)
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	o.Store = st
+	n, err := node.New(ctx, o)
+	if err != nil {
+		return fmt.Errorf("cannot start: %w", err)
+	}
+	stopAPI, err := withAPI(n, st)
+	if err != nil {
+		n.Close()
+		return fmt.Errorf("cannot start the api: %w", err)
+	}
+	defer stopAPI()
+	return n.Run(ctx)
 }
 
 // announcedHardware maps a hardware report to what a miner announces.
@@ -346,9 +364,9 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pog rounds: no evidence store at %s (has a validator run with this home?)\n", dir)
 		return 1
 	}
-	st, err := store.Open(dir, store.Options{})
+	st, err := openStoreReadOnly(dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "pog rounds: %v (is a node using this home? stop it first)\n", err)
+		fmt.Fprintf(stderr, "pog rounds: %v\n", err)
 		return 1
 	}
 	defer st.Close()

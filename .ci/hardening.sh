@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Hardening checks (issue 14), called from .ci/run: the SIGKILL crash loop
+# (1 validator, 2 miners, 10 s epochs, 5 kills), the race detector on the
+# node, store and protocol packages, and each fuzz target for 10 s.
+# 3 to 5 minutes on 2 cores (BENCHMARKS.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+lap() { echo "hardening: $1 done at $(( $(date +%s) - start )) s"; }
+
+POG_CRASH_TEST=1 go test -count=1 -run '^TestCrashLoop$' -v ./cmd/pog/ | grep -E '^(---|ok|FAIL|panic)|crash_test.go' || { echo "hardening: crash loop failed"; exit 1; }
+lap "crash loop"
+
+# -race needs cgo and a C compiler.
+if [ "$(go env CGO_ENABLED)" != 1 ] || ! command -v gcc >/dev/null; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null) || true
+  fi
+fi
+if command -v gcc >/dev/null; then
+  CGO_ENABLED=1 go test -race -count=1 ./store/ ./protocol/... ./node/
+  lap "race"
+else
+  echo "hardening: notice: no C compiler, so the race detector did not run"
+fi
+
+make fuzz FUZZTIME=10s
+lap "fuzz"

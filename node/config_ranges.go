@@ -1,0 +1,149 @@
+package node
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/pog-network/pog/kernels"
+	"github.com/pog-network/pog/proof"
+)
+
+// maxConfigBytes bounds config.toml.
+const maxConfigBytes = 1 << 20
+
+// rangeKind says how a setting's values read.
+type rangeKind int
+
+const (
+	count rangeKind = iota
+	bytesKind
+	duration
+	fraction
+)
+
+// configRange is the allowed range, inclusive, of one numeric setting.
+// Values past the range are refused at load, naming the key: a 1 ns round
+// interval busy-loops, a queue of 2^63 challenges panics in make.
+type configRange struct {
+	key      string // section.key, as in config.toml
+	kind     rangeKind
+	min, max float64 // durations in nanoseconds
+	get      func(*Config) any
+}
+
+// number is v (an integer or a Duration) as a float64, exact below 2^53
+// and past any range above it.
+func number(v any) float64 {
+	switch v := v.(type) {
+	case int:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case uint32:
+		return float64(v)
+	case uint64:
+		return float64(v)
+	case float64:
+		return v
+	case Duration:
+		return float64(v.Duration)
+	}
+	panic(fmt.Sprintf("config range of a %T", v))
+}
+
+const (
+	kib = 1 << 10
+	mib = 1 << 20
+	gib = 1 << 30
+	day = 24 * time.Hour
+)
+
+// configRanges is every bounded setting. A new numeric setting gets a row
+// here (TestEveryNumericSettingHasARange checks); relations between
+// settings (low <= high) stay in Validate.
+var configRanges = []configRange{
+	{"node.conn_low_water", count, 1, 100_000, func(c *Config) any { return c.Node.LowWater }},
+	{"node.conn_high_water", count, 1, 100_000, func(c *Config) any { return c.Node.HighWater }},
+	{"node.proof_stream_memory", bytesKind, 1 * mib, 64 * gib, func(c *Config) any { return c.Node.ProofStreamMemory }},
+	{"node.retain_evidence_epochs", count, -1, 1 << 20, func(c *Config) any { return c.Node.RetainEvidence }},
+	{"network.finality_epochs", count, 1, 1000, func(c *Config) any { return c.Network.FinalityEpochs }},
+	{"network.epoch_length", duration, float64(time.Second), float64(30 * day), func(c *Config) any { return c.Network.EpochLength }},
+	{"miner.workers", count, 0, 4096, func(c *Config) any { return c.Miner.Workers }},
+	{"miner.max_output_bytes", bytesKind, 8 * kib, proof.MaxOutputBytes, func(c *Config) any { return c.Miner.MaxOutputBytes }},
+	{"miner.announce_interval", duration, float64(100 * time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Miner.AnnounceInterval }},
+	{"miner.queue_length", count, 1, 1024, func(c *Config) any { return c.Miner.QueueLength }},
+	{"miner.proof_window", duration, float64(time.Second), float64(time.Hour), func(c *Config) any { return c.Miner.ProofWindow }},
+	{"validator.round_interval", duration, float64(100 * time.Millisecond), float64(day), func(c *Config) any { return c.Validator.RoundInterval }},
+	{"validator.round_offset", duration, 0, float64(day), func(c *Config) any { return c.Validator.RoundOffset }},
+	{"validator.size", count, proof.MinTile, proof.MaxDim, func(c *Config) any { return c.Validator.Size }},
+	{"validator.k", count, 1, proof.MaxDim, func(c *Config) any { return c.Validator.K }},
+	{"validator.deadline", duration, float64(100 * time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Validator.Deadline }},
+	{"validator.proof_timeout", duration, float64(100 * time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Validator.ProofTimeout }},
+	{"validator.duty_cycle", fraction, 0.01, 1, func(c *Config) any { return c.Validator.DutyCycle }},
+	{"validator.round_target", duration, float64(100 * time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Validator.RoundTarget }},
+	{"validator.round_target_cpu", duration, float64(100 * time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Validator.RoundTargetCPU }},
+	{"validator.min_steps", count, 2, proof.MaxSteps, func(c *Config) any { return c.Validator.MinSteps }},
+	{"validator.max_steps", count, 2, proof.MaxSteps, func(c *Config) any { return c.Validator.MaxSteps }},
+	{"validator.min_rtt_multiple", fraction, 1, 1000, func(c *Config) any { return c.Validator.MinRTTMultiple }},
+	{"validator.first_root_slack", duration, float64(time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Validator.FirstRootSlack }},
+	{"validator.miner_ttl", duration, float64(time.Second), float64(7 * day), func(c *Config) any { return c.Validator.MinerTTL }},
+}
+
+// checkRanges returns an error, naming the key, for each setting outside
+// its range.
+func (c *Config) checkRanges() []error {
+	var errs []error
+	for _, r := range configRanges {
+		if v := r.get(c); !(number(v) >= r.min && number(v) <= r.max) {
+			errs = append(errs, fmt.Errorf("%s = %v: want %s", r.key, v, r.doc()))
+		}
+	}
+	return errs
+}
+
+func (r configRange) format(v float64) string {
+	switch r.kind {
+	case duration:
+		return time.Duration(v).String()
+	case bytesKind:
+		for _, u := range []struct {
+			n    float64
+			name string
+		}{{gib, "GiB"}, {mib, "MiB"}, {kib, "KiB"}} {
+			if v >= u.n && math.Mod(v, u.n) == 0 {
+				return fmt.Sprintf("%.0f %s", v/u.n, u.name)
+			}
+		}
+	}
+	if r.kind == fraction {
+		return fmt.Sprintf("%g", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func (r configRange) doc() string { return r.format(r.min) + " to " + r.format(r.max) }
+
+// rangeDoc is the " (range: …)" note WriteConfig adds to key's comment, or
+// "" for a setting without one.
+func rangeDoc(key string) string {
+	for _, r := range configRanges {
+		if r.key == key {
+			return " (range: " + r.doc() + ")"
+		}
+	}
+	return ""
+}
+
+// backendNames are the compute backends a config may name: those built in,
+// and cuda, which a build without it replaces by the CPU with a warning.
+func backendNames() []string {
+	names := kernels.Names()
+	if !slices.Contains(names, "cuda") {
+		names = append(names, "cuda")
+	}
+	return names
+}
+
+func knownBackend(name string) bool { return slices.Contains(backendNames(), name) }
