@@ -107,7 +107,7 @@ type Node struct {
 	onEpoch   func(uint64, peer.ID)
 	onGossip  func(string, *protocol.Opened, time.Time)
 	alterRec  func(*pb.EpochRecord)
-	sync      *syncer
+	sync      *recordSync
 	obs       *observer
 
 	// Finality and equivocation (finality.go, equivocation.go).

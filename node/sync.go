@@ -69,8 +69,8 @@ type head struct {
 	id        [32]byte
 }
 
-// syncer serves and fetches epoch records.
-type syncer struct {
+// recordSync serves and fetches epoch records.
+type recordSync struct {
 	h           host.Host
 	st          *store.Store
 	log         *slog.Logger
@@ -96,8 +96,8 @@ type syncer struct {
 }
 
 func newSyncer(h host.Host, st *store.Store, log *slog.Logger, allowed func(peer.ID) bool, latestEpoch func() uint64,
-	deliver func(context.Context, *protocol.Opened)) *syncer {
-	return &syncer{h: h, st: st, log: log, allowed: allowed, latestEpoch: latestEpoch, deliver: deliver,
+	deliver func(context.Context, *protocol.Opened)) *recordSync {
+	return &recordSync{h: h, st: st, log: log, allowed: allowed, latestEpoch: latestEpoch, deliver: deliver,
 		serving: make(chan struct{}, syncMaxServing), complete: map[peer.ID][32]byte{},
 		charges: map[peer.ID]int{}, banned: map[peer.ID]time.Time{}, running: map[peer.ID]bool{}}
 }
@@ -107,7 +107,7 @@ func newSyncer(h host.Host, st *store.Store, log *slog.Logger, allowed func(peer
 // serve answers one request on s. Requests are one bounded frame; the
 // response is written under a deadline, and excess concurrent requests are
 // refused.
-func (y *syncer) serve(s network.Stream) {
+func (y *recordSync) serve(s network.Stream) {
 	y.mu.Lock()
 	if y.closed {
 		y.mu.Unlock()
@@ -173,7 +173,7 @@ func (y *syncer) serve(s network.Stream) {
 
 // close refuses further requests and waits for those being served, so the
 // store can be closed after it.
-func (y *syncer) close() {
+func (y *recordSync) close() {
 	y.mu.Lock()
 	y.closed = true
 	y.mu.Unlock()
@@ -182,7 +182,7 @@ func (y *syncer) close() {
 
 // heads lists, per validator, the latest record this node holds (at most
 // maxSyncHeads validators, those with the latest heads).
-func (y *syncer) heads() ([]head, error) {
+func (y *recordSync) heads() ([]head, error) {
 	by := map[peer.ID]head{}
 	for ent, err := range y.st.EpochRecords(0, ^uint64(0)) {
 		if err != nil {
@@ -211,7 +211,7 @@ func (y *syncer) heads() ([]head, error) {
 // writeRecords writes v's records below epoch before, latest first: a
 // header (BE32 count ‖ BE64 next) and count envelope frames. next is where
 // the scan stopped; the client continues from it.
-func (y *syncer) writeRecords(w *bufio.Writer, v peer.ID, before uint64, limit int) error {
+func (y *recordSync) writeRecords(w *bufio.Writer, v peer.ID, before uint64, limit int) error {
 	var recs [][]byte
 	size, next := 0, before
 	for scanned := 0; next > 0 && scanned < syncScanEpochs && len(recs) < limit; scanned++ {
@@ -260,7 +260,7 @@ func readFrame(r *bufio.Reader, max int) ([]byte, error) {
 }
 
 // request sends one request frame and returns a reader over the response.
-func (y *syncer) request(ctx context.Context, p peer.ID, req []byte) (network.Stream, *bufio.Reader, error) {
+func (y *recordSync) request(ctx context.Context, p peer.ID, req []byte) (network.Stream, *bufio.Reader, error) {
 	s, err := y.h.NewStream(ctx, p, SyncProtocol)
 	if err != nil {
 		return nil, nil, err
@@ -274,7 +274,7 @@ func (y *syncer) request(ctx context.Context, p peer.ID, req []byte) (network.St
 	return s, bufio.NewReader(s), nil
 }
 
-func (y *syncer) fetchHeads(ctx context.Context, p peer.ID) ([]head, error) {
+func (y *recordSync) fetchHeads(ctx context.Context, p peer.ID) ([]head, error) {
 	s, r, err := y.request(ctx, p, []byte{syncHeads})
 	if err != nil {
 		return nil, err
@@ -295,7 +295,7 @@ func (y *syncer) fetchHeads(ctx context.Context, p peer.ID) ([]head, error) {
 // (signature, bounds, stateless rules) and must be v's, for a strictly
 // lower epoch than the one before it and one that has ended. next is where
 // p's scan stopped.
-func (y *syncer) fetchRecords(ctx context.Context, p, v peer.ID, before uint64) (recs []*protocol.Opened, next uint64, err error) {
+func (y *recordSync) fetchRecords(ctx context.Context, p, v peer.ID, before uint64) (recs []*protocol.Opened, next uint64, err error) {
 	s, r, err := y.request(ctx, p, encodeRecordsRequest(v, before, maxSyncRecords))
 	if err != nil {
 		return nil, 0, err
@@ -365,7 +365,7 @@ func (c *chain) below(e uint64) (uint64, bool) {
 }
 
 // localChains indexes every held epoch record by validator.
-func (y *syncer) localChains() (map[peer.ID]*chain, error) {
+func (y *recordSync) localChains() (map[peer.ID]*chain, error) {
 	out := map[peer.ID]*chain{}
 	for ent, err := range y.st.EpochRecords(0, ^uint64(0)) {
 		if err != nil {
@@ -389,7 +389,7 @@ func (y *syncer) localChains() (map[peer.ID]*chain, error) {
 // syncPeer fetches from p every record this node lacks on the chains of
 // p's heads, and returns how many it stored. An error wrapping errBadPeer
 // means p served provably bad data.
-func (y *syncer) syncPeer(ctx context.Context, p peer.ID) (int, error) {
+func (y *recordSync) syncPeer(ctx context.Context, p peer.ID) (int, error) {
 	hs, err := y.fetchHeads(ctx, p)
 	if err != nil {
 		return 0, err
@@ -431,7 +431,7 @@ func (y *syncer) syncPeer(ctx context.Context, p peer.ID) (int, error) {
 // one expected. It stops at the chain's first record (prev zero), when p
 // lacks the next link, or at a record that conflicts with one held (a
 // validator that signed two records for one epoch: not p's fault).
-func (y *syncer) walk(ctx context.Context, p peer.ID, h head, c *chain) (int, error) {
+func (y *recordSync) walk(ctx context.Context, p peer.ID, h head, c *chain) (int, error) {
 	v := h.validator
 	expect, before := h.id, h.epoch+1
 	// followLocal steps over held links; true once the chain's first
@@ -496,7 +496,7 @@ func (y *syncer) walk(ctx context.Context, p peer.ID, h head, c *chain) (int, er
 
 // charge records that p served bad data: its connection manager tag drops,
 // and after syncMaxCharges it is disconnected and not asked for a while.
-func (y *syncer) charge(p peer.ID, err error) {
+func (y *recordSync) charge(p peer.ID, err error) {
 	y.mu.Lock()
 	y.charges[p]++
 	n := y.charges[p]
@@ -513,7 +513,7 @@ func (y *syncer) charge(p peer.ID, err error) {
 
 // syncWith runs one pass against p unless one is already running or p is
 // banned.
-func (y *syncer) syncWith(ctx context.Context, p peer.ID) {
+func (y *recordSync) syncWith(ctx context.Context, p peer.ID) {
 	y.mu.Lock()
 	if y.running[p] || time.Now().Before(y.banned[p]) {
 		y.mu.Unlock()
@@ -540,7 +540,7 @@ func (y *syncer) syncWith(ctx context.Context, p peer.ID) {
 
 // run syncs with each newly connected peer and, every interval, with up to
 // four connected peers, until ctx ends.
-func (y *syncer) run(ctx context.Context, interval time.Duration, wg *sync.WaitGroup) {
+func (y *recordSync) run(ctx context.Context, interval time.Duration, wg *sync.WaitGroup) {
 	connected := make(chan peer.ID, 64)
 	notifee := &network.NotifyBundle{ConnectedF: func(_ network.Network, c network.Conn) {
 		select {

@@ -30,7 +30,7 @@ const (
 // writeProofs writes the stored proofs of epochs from on, in (epoch,
 // validator) order: a header (BE32 count ‖ BE64 next) and count frames.
 // next is 0 when nothing follows, else the epoch to ask from next.
-func (y *syncer) writeProofs(w *bufio.Writer, from uint64) error {
+func (y *recordSync) writeProofs(w *bufio.Writer, from uint64) error {
 	var proofs [][]byte
 	size, next, last := 0, uint64(0), uint64(0)
 	for q, err := range y.st.Equivocations(from, ^uint64(0)) {
@@ -58,7 +58,7 @@ func (y *syncer) writeProofs(w *bufio.Writer, from uint64) error {
 // fetchProofs asks p for proofs of epochs from on; each must check
 // (CheckEquivocation: two validly signed, different records of one
 // validator for one epoch) and be for an epoch ≥ from and in order.
-func (y *syncer) fetchProofs(ctx context.Context, p peer.ID, from uint64) ([]*pb.EquivocationProof, uint64, error) {
+func (y *recordSync) fetchProofs(ctx context.Context, p peer.ID, from uint64) ([]*pb.EquivocationProof, uint64, error) {
 	s, r, err := y.request(ctx, p, binary.BigEndian.AppendUint64([]byte{syncProofs}, from))
 	if err != nil {
 		return nil, 0, err
@@ -104,7 +104,7 @@ func (y *syncer) fetchProofs(ctx context.Context, p peer.ID, from uint64) ([]*pb
 
 // syncProofsFrom fetches every proof p holds that this node lacks and hands
 // each to deliverProof; it returns how many were new here.
-func (y *syncer) syncProofsFrom(ctx context.Context, p peer.ID) (int, error) {
+func (y *recordSync) syncProofsFrom(ctx context.Context, p peer.ID) (int, error) {
 	if y.deliverProof == nil {
 		return 0, nil
 	}

@@ -58,7 +58,7 @@ func TestSyncWireBounds(t *testing.T) {
 type syncPeerT struct {
 	h  host.Host
 	st *store.Store
-	y  *syncer
+	y  *recordSync
 }
 
 func newSyncPeer(t testing.TB, latest uint64) *syncPeerT {
