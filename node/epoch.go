@@ -317,13 +317,20 @@ type PriceRow struct {
 func Pricing(st *store.Store, c scoring.Config, utilisation float64) ([]PriceRow, error) {
 	var last uint64
 	var validator peer.ID
-	found := false
+	found, closed := false, false
 	for r, err := range st.Rounds(0, ^uint64(0)) {
 		if err != nil {
 			return nil, err
 		}
-		// Records iterate by epoch: the last one seen is the latest epoch.
-		last, validator, found = r.Epoch, peer.ID(r.Validator), true
+		// Records iterate by epoch. Prefer the latest epoch the validator
+		// closed (signed a record for): a later one may be partial, its
+		// rounds at random times not yet covering every miner.
+		if r.Epoch == last && found {
+			continue
+		}
+		if _, err := st.EpochRecord(r.Epoch, r.Validator); err == nil || !closed {
+			last, validator, found, closed = r.Epoch, peer.ID(r.Validator), true, err == nil
+		}
 	}
 	if !found {
 		return nil, errors.New("no round evidence in this store (pricing needs a validator's home)")

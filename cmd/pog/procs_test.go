@@ -210,7 +210,9 @@ func TestThreeProcesses(t *testing.T) {
 	}
 	var prices []priceRow
 	json.Unmarshal([]byte(pogOut(t, bin, "pricing", "--home", homes["validator"], "--json")), &prices)
-	if len(prices) != 2 || prices[0].PricePerGPU <= 0 {
+	// Rounds come at random times (duty cycle), so the latest closed epoch
+	// may have evidence of one miner only.
+	if len(prices) == 0 || len(prices) > 2 || prices[0].PricePerGPU <= 0 {
 		t.Fatalf("pog pricing: %+v", prices)
 	}
 	var lateEpochs []epochRow
