@@ -174,7 +174,10 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		h.ConnManager().Protect(v, "validator")
 	}
 	n.sync = newSyncer(h, o.Store, n.log, n.view.mayPublish, func() uint64 { return n.view.epochAt(time.Now()) }, n.onEpochRecord)
-	n.sync.deliverProof = func(ctx context.Context, p *pb.EquivocationProof) { n.addEquivocation(ctx, p, false) }
+	// Proofs are served (request 03) but not yet fetched: with fetching on
+	// (deliverProof = addEquivocation), two TestSmallTestnet runs with the
+	// equivocator ended with no node holding the last epoch's records, for a
+	// reason not found yet.
 	h.SetStreamHandler(SyncProtocol, n.sync.serve)
 	n.ps, err = newPubSub(ctx, h, n.setScores)
 	if err != nil {
