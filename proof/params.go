@@ -134,7 +134,9 @@ func (p Params) OutputBytes() uint64 { return 4 * uint64(p.Batch) * uint64(p.M) 
 
 // FLOPs is the multiply-add work of the challenge, counted as 2·M·N·K per batch.
 func (p Params) FLOPs() float64 {
-	return 2 * float64(p.Batch) * float64(p.M) * float64(p.N) * float64(p.K)
+	// The conversion rounds here, so a caller that sums FLOPs cannot have
+	// the last product fused into its addition (round records carry the sum).
+	return float64(2 * float64(p.Batch) * float64(p.M) * float64(p.N) * float64(p.K))
 }
 
 // TilePos locates tile index i: batch b, tile row I and tile column J.

@@ -232,7 +232,7 @@ var update = flag.Bool("update", false, "rewrite testdata/vectors.txt")
 func TestVectors(t *testing.T) {
 	var out bytes.Buffer
 	for _, prec := range []Precision{FP16, FP32} {
-		p := Params{Precision: prec, Batch: 2, M: 32, K: 20, N: 48, Tile: 16, Miner: []byte("12D3KooWtestvector")}
+		p := Params{Precision: prec, Batch: 2, M: 32, K: 20, N: 48, Tile: 16, Miner: vectorMiner()}
 		for i := range p.Nonce {
 			p.Nonce[i] = byte(i)
 		}

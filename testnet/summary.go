@@ -174,6 +174,9 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	var unjudged []string
 	s.Profitability, unjudged = profitability(s)
 	s.Checks = append(r.checks(s, from, audits, missing, unjudged), latencyChecks(s, r.cfg.ChainedRoundChecks)...)
+	if len(validators) > 0 {
+		s.Checks = append(s.Checks, r.lateJoinChecks(validators[0], from, to, r.auditOptions())...)
+	}
 	s.Passed = true
 	for _, c := range s.Checks {
 		s.Passed = s.Passed && c.OK

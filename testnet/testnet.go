@@ -132,6 +132,7 @@ type run struct {
 	cutNames   []string
 	cutFrom    time.Duration // partition window, since start
 	cutTo      time.Duration
+	late       *lateJoin // set once the late joiner's deadline passed
 }
 
 func (r *run) progress(format string, args ...any) {
@@ -171,6 +172,11 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 	if cfg.Partition && r.lab != nil && len(r.cut) > 0 {
 		r.wg.Add(1)
 		go r.partition(ctx, first+1)
+	}
+	if !cfg.Procs && cfg.Epochs >= 3 {
+		// Two full epochs late, so one epoch remains to catch up in.
+		r.wg.Add(1)
+		go r.lateJoiner(ctx, first+3)
 	}
 	r.progress("%d nodes up; epochs of %v; waiting for %d full epochs after epoch %d", len(r.members), cfg.EpochLength, cfg.Epochs, first)
 	last := first + uint64(cfg.Epochs)
@@ -220,7 +226,7 @@ func (r *run) expected() int {
 		case "validator":
 			validators++
 			nodes++
-		case "miner":
+		case "miner", observerRole:
 			nodes++
 		}
 	}

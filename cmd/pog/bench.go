@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
 	_ "github.com/pog-network/pog/kernels/cpu" // registers the cpu backend
 	"github.com/pog-network/pog/proof"
@@ -26,32 +29,56 @@ import (
 
 // benchResult is the --json output; field names are a stable interface.
 type benchResult struct {
-	Backend           string  `json:"backend"`
-	Precision         string  `json:"precision"`
-	Size              uint32  `json:"size"`
-	K                 uint32  `json:"k"`
-	Batch             uint32  `json:"batch"`
-	Tile              int     `json:"tile"`
-	Tiles             uint64  `json:"tiles"`
-	Workers           int     `json:"workers"`
-	GenerateSeconds   float64 `json:"generate_seconds"`
-	GemmSeconds       float64 `json:"gemm_seconds"`
-	TFLOPS            float64 `json:"tflops"`
-	HashSeconds       float64 `json:"hash_seconds"`
-	HashGBps          float64 `json:"hash_gbps"`
-	Root              string  `json:"root"`
-	Samples           int     `json:"samples"`
-	DetectFraction    float64 `json:"detect_fraction"`
-	DetectProbability float64 `json:"detect_probability"`
-	Verified          bool    `json:"verified"`
-	Reason            string  `json:"reason,omitempty"`
-	VerifySeconds     float64 `json:"verify_seconds"`
-	VerifyCostRatio   float64 `json:"verify_cost_ratio"`
-	VerifyTimeRatio   float64 `json:"verify_time_ratio"`
-	Output            string  `json:"output,omitempty"`
+	Backend         string  `json:"backend"`
+	Precision       string  `json:"precision"`
+	Size            uint32  `json:"size"`
+	K               uint32  `json:"k"`
+	Batch           uint32  `json:"batch"`
+	Tile            int     `json:"tile"`
+	Tiles           uint64  `json:"tiles"`
+	Workers         int     `json:"workers"`
+	GenerateSeconds float64 `json:"generate_seconds"`
+	GemmSeconds     float64 `json:"gemm_seconds"`
+	TFLOPS          float64 `json:"tflops"`
+	HashSeconds     float64 `json:"hash_seconds"`
+	HashGBps        float64 `json:"hash_gbps"`
+	Root            string  `json:"root"`
+	// The round's inputs and sample, so another implementation can
+	// reproduce it from SPEC §2–§9 (hex is lowercase, of the raw bytes).
+	Miner             string   `json:"miner"`             // peer ID text
+	MinerHex          string   `json:"miner_hex"`         // the multihash bytes the parameters carry (§2)
+	Nonce             string   `json:"nonce"`             // hex
+	Params            string   `json:"params"`            // canonical encoding (§2), hex
+	SecretCommitment  string   `json:"secret_commitment"` // H(s) (§8.1), hex
+	Secret            string   `json:"secret"`            // s, revealed after the root, hex
+	Indices           []uint64 `json:"indices"`           // sampled tiles (§8.3), ascending
+	BatchProof        string   `json:"batch_proof"`       // the sampled tiles' inclusion proof (§7), hex
+	Samples           int      `json:"samples"`
+	DetectFraction    float64  `json:"detect_fraction"`
+	DetectProbability float64  `json:"detect_probability"`
+	Verified          bool     `json:"verified"`
+	Reason            string   `json:"reason,omitempty"`
+	VerifySeconds     float64  `json:"verify_seconds"`
+	VerifyCostRatio   float64  `json:"verify_cost_ratio"`
+	VerifyTimeRatio   float64  `json:"verify_time_ratio"`
+	Output            string   `json:"output,omitempty"`
 }
 
-const benchMiner = "pog-bench-miner"
+// benchMiner is the bench's miner identity: the peer ID of the Ed25519 key
+// whose seed is BLAKE3("pog bench miner"), so parameters carry real
+// multihash bytes (SPEC §2) and --seed runs are reproducible.
+var benchMiner = func() peer.ID {
+	seed := blake3.Sum256([]byte("pog bench miner"))
+	k, err := crypto.UnmarshalEd25519PrivateKey(ed25519.NewKeyFromSeed(seed[:]))
+	if err != nil {
+		panic(err)
+	}
+	id, err := peer.IDFromPrivateKey(k)
+	if err != nil {
+		panic(err)
+	}
+	return id
+}()
 
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pog bench", flag.ContinueOnError)
@@ -167,8 +194,14 @@ func tileEdge(b int) (uint32, error) {
 // operational (out of memory, I/O); a cheating miner yields Verified=false.
 func benchRound(ctx context.Context, be kernels.Backend, p proof.Params, secret [32]byte, samples, workers int,
 	adversary, output string, prog *progress) (*benchResult, error) {
+	enc, err := p.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
 	res := &benchResult{Backend: be.Name(), Precision: p.Precision.String(), Size: p.M, K: p.K, Batch: p.Batch,
-		Tile: p.TileBytes(), Tiles: p.Tiles(), Samples: samples, Workers: workers}
+		Tile: p.TileBytes(), Tiles: p.Tiles(), Samples: samples, Workers: workers,
+		Miner: peer.ID(p.Miner).String(), MinerHex: hex.EncodeToString(p.Miner), Nonce: hex.EncodeToString(p.Nonce[:]),
+		Params: hex.EncodeToString(enc)}
 	if res.Workers <= 0 {
 		res.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -236,6 +269,12 @@ func benchRound(ctx context.Context, be kernels.Backend, p proof.Params, secret 
 	if err != nil {
 		return nil, err
 	}
+	prb, err := pr.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	res.SecretCommitment, res.Secret = hex.EncodeToString(tr.SecretCommitment[:]), hex.EncodeToString(secret[:])
+	res.Indices, res.BatchProof = idx, hex.EncodeToString(prb)
 	verr := tr.Verify(tiles, pr, nil)
 	res.VerifySeconds = time.Since(t4).Seconds()
 	if prog != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -337,21 +336,6 @@ func newLogger(w io.Writer, cfg node.NodeConfig) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// roundRow is one line of `pog rounds`.
-type roundRow struct {
-	Epoch     uint64  `json:"epoch"`
-	Round     uint64  `json:"round"`
-	Miner     string  `json:"miner"`
-	Validator string  `json:"validator"`
-	Verdict   string  `json:"verdict"`
-	Reason    string  `json:"reason,omitempty"`
-	TFLOPS    float64 `json:"tflops"`
-	CommitMS  float64 `json:"commit_ms"`
-	VerifyMS  float64 `json:"verify_ms"`
-	Samples   int     `json:"samples"`
-	Secret    string  `json:"secret"`
-}
-
 func runRounds(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pog rounds", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -396,10 +380,7 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "pog rounds: %v\n", err)
 			return 1
 		}
-		rows = append(rows, roundRow{Epoch: r.Epoch, Round: r.Round, Miner: peer.ID(r.Miner).String(),
-			Validator: peer.ID(r.Validator).String(), Verdict: r.Verdict.String(), Reason: r.Reason, TFLOPS: r.TFLOPS,
-			CommitMS: float64(r.CommitNanos) / 1e6, VerifyMS: float64(r.VerifyNanos) / 1e6, Samples: len(r.Indices),
-			Secret: hex.EncodeToString(r.Secret[:])})
+		rows = append(rows, roundRowOf(r))
 	}
 	printRounds(stdout, rows, *jsonOut)
 	return 0

@@ -127,12 +127,16 @@ func TestThreeProcesses(t *testing.T) {
 	}
 	// Wait for a verified round of each miner, then for an epoch record
 	// that weighs both.
+	var lastClosed float64
 	for verified, closed := 0, false; verified < len(miners) || !closed; {
 		select {
 		case ev := <-v.events:
 			if m, ok := ev["miner"].(string); ok && ev["msg"] == "round verified" && !miners[m] {
 				miners[m] = true
 				verified++
+			}
+			if e, ok := ev["epoch"].(float64); ok && ev["msg"] == "epoch closed" {
+				lastClosed = e
 			}
 			if w, ok := ev["weights"].(float64); ok && ev["msg"] == "epoch closed" && w == 2 && verified == len(miners) {
 				closed = true
@@ -153,6 +157,23 @@ func TestThreeProcesses(t *testing.T) {
 	}
 	waitWeighed(t, mprocs, deadline)
 	checkRunningAPI(t, bin, homes)
+	// A fourth node, started late from the validator's address, fetches
+	// the records it missed by record sync (SPEC §22).
+	homes["late"] = filepath.Join(dir, "late")
+	pogOut(t, bin, "init", "--home", homes["late"], "--profile", "local")
+	path := filepath.Join(homes["late"], "config.toml")
+	cfg, _ := os.ReadFile(path)
+	os.WriteFile(path, []byte(strings.Replace(string(cfg), `epoch_length = "1m0s"`, `epoch_length = "2s"`, 1)), 0o644)
+	late := startProc(t, bin, "run", "--home", homes["late"], "--role", "miner", "--bootstrap", vaddr, "--log-format", "json")
+	for synced := false; !synced; {
+		select {
+		case ev := <-late.events:
+			synced = ev["msg"] == "sync: fetched epoch records"
+		case <-time.After(60 * time.Second):
+			t.Fatal("the late node fetched no epoch records")
+		}
+	}
+	late.stop(t, 20*time.Second)
 	v.stop(t, 20*time.Second)
 	for _, m := range mprocs {
 		m.stop(t, 20*time.Second)
@@ -194,7 +215,18 @@ func TestThreeProcesses(t *testing.T) {
 	if len(prices) == 0 || len(prices) > 2 || prices[0].PricePerGPU <= 0 {
 		t.Fatalf("pog pricing: %+v", prices)
 	}
-	for _, h := range []string{homes["validator"], homes["miner1"]} {
+	var lateEpochs []epochRow
+	json.Unmarshal([]byte(pogOut(t, bin, "epochs", "--home", homes["late"], "--json")), &lateEpochs)
+	held := map[uint64]bool{}
+	for _, r := range lateEpochs {
+		held[r.Epoch] = true
+	}
+	for _, r := range epochs {
+		if float64(r.Epoch) <= lastClosed && !held[r.Epoch] {
+			t.Fatalf("the late node lacks epoch %d (it holds %d records, the validator %d)", r.Epoch, len(lateEpochs), len(epochs))
+		}
+	}
+	for _, h := range []string{homes["validator"], homes["miner1"], homes["late"]} {
 		if out := pogOut(t, bin, "audit", "--home", h); !strings.Contains(out, "audit          OK") {
 			t.Fatalf("pog audit on %s: %s", h, out)
 		}

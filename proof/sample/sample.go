@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 
 	"lukechampine.com/blake3"
@@ -20,21 +21,59 @@ const (
 	DefaultProbability = 0.999
 )
 
+// PPM is the resolution of Count's inputs: parts per million.
+const PPM = 1_000_000
+
+// MaxCount is the largest sample Count sizes (the most indices a round
+// record holds, store.MaxSamples); a target needing more is refused.
+const MaxCount = 4096
+
 // Count returns the number of tiles k to sample so that a miner faking at
 // least a fraction f of tiles is caught with probability at least target:
-// the smallest k with 1-(1-f)^k >= target, capped at tiles (then every tile
+// the smallest k with (1-f)^k <= 1-target, capped at tiles (then every tile
 // is opened and detection is certain). Sampling without replacement only
 // raises the probability; DetectProbability gives the exact figure.
+//
+// f and target must be whole parts per million (at most six decimals) and
+// the inequality is decided in integers (SPEC §8.2), so every
+// implementation finds the same k:
+// in floating point (1-0.1)^2 > 1-0.19, while exactly they are equal.
 func Count(f, target float64, tiles uint64) (int, error) {
 	if !(f > 0 && f < 1) || !(target > 0 && target < 1) {
 		return 0, fmt.Errorf("fraction %v and probability %v must both be in (0, 1)", f, target)
 	}
-	k := math.Ceil(math.Log1p(-target) / math.Log1p(-f))
-	// Guard against rounding down across the threshold.
-	for 1-math.Pow(1-f, k) < target {
-		k++
+	fp, pp := math.Round(f*PPM), math.Round(target*PPM)
+	// A value between two whole ppm would round differently in decimal and
+	// binary arithmetic: refuse it rather than guess.
+	whole := math.Abs(f*PPM-fp) < 1e-3 && math.Abs(target*PPM-pp) < 1e-3
+	if !whole || fp < 1 || fp >= PPM || pp < 1 || pp >= PPM {
+		return 0, fmt.Errorf("fraction %v and probability %v must both be whole parts per million in (0, 1)", f, target)
 	}
-	return int(min(k, float64(tiles))), nil
+	k, ok := countPPM(uint64(fp), uint64(pp), min(tiles, MaxCount))
+	if !ok {
+		if tiles <= MaxCount {
+			return int(tiles), nil
+		}
+		return 0, fmt.Errorf("fraction %v at probability %v needs more than %d samples", f, target, MaxCount)
+	}
+	return k, nil
+}
+
+// countPPM is the smallest k in 1..limit with (D-F)^k·D <= (D-Q)·D^k for
+// D = PPM, that is ((D-F)/D)^k <= (D-Q)/D, and whether there is one.
+func countPPM(fp, pp, limit uint64) (int, bool) {
+	d := new(big.Int).SetUint64(PPM)
+	miss := new(big.Int).SetUint64(PPM - fp)
+	lhs := new(big.Int).Mul(miss, d)                           // (D-F)^k · D
+	rhs := new(big.Int).Mul(new(big.Int).SetUint64(PPM-pp), d) // (D-Q) · D^k
+	for k := uint64(1); k <= limit; k++ {
+		if lhs.Cmp(rhs) <= 0 {
+			return int(k), true
+		}
+		lhs.Mul(lhs, miss)
+		rhs.Mul(rhs, d)
+	}
+	return 0, false
 }
 
 // DetectProbability is the exact chance that k tiles sampled without

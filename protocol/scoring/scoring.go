@@ -16,6 +16,13 @@
 // and starts a penalty that decays over later epochs; the penalty is an input
 // and an output, so every function here is pure: no I/O, no clock, no
 // randomness, and no result depends on map order or input order.
+//
+// Results must be bit-identical on every CPU, because audits compare weights
+// bit for bit. Go may fuse x*y + z into one instruction with a single
+// rounding (it does on arm64, ppc64, s390x and riscv64), so every product
+// that is added or subtracted is wrapped in an explicit float64 conversion,
+// which the Go spec defines as rounding and so forbids the fusion.
+// TestNoFusedMultiplyAdd checks the arm64 build.
 package scoring
 
 import (
@@ -166,16 +173,18 @@ func ScoreMiner(c Config, in Input) Score {
 
 	ref := c.Reference
 	g := float64(ref.GPUs)
-	blend := func(sustained, peak float64) float64 { return c.SustainedWeight*sustained + c.PeakWeight*peak }
+	blend := func(sustained, peak float64) float64 {
+		return float64(c.SustainedWeight*sustained) + float64(c.PeakWeight*peak)
+	}
 	fp16n := norm(blend(s.FP16Sustained, s.FP16Peak), g*ref.GPUFP16TFLOPS, c.Cap)
 	fp32n := norm(blend(s.FP32Sustained, s.FP32Peak), g*ref.GPUFP32TFLOPS, c.Cap)
 	s.Throughput = classBlend(c, fp16n, fp32n, len(fp16) > 0, len(fp32) > 0)
 
 	cl := checkClaims(c, in.Hardware.GPUNames, len(fp16) > 0, len(fp32) > 0, &s)
 	s.Memory = memoryCredit(c, cl, &s)
-	s.GPU = (c.ThroughputWeight*s.Throughput + c.MemoryWeight*s.Memory) * s.Availability * (1 - s.Penalty)
+	s.GPU = (float64(c.ThroughputWeight*s.Throughput) + float64(c.MemoryWeight*s.Memory)) * s.Availability * (1 - s.Penalty)
 	scoreHost(c, in, &s)
-	s.Total = c.GPUWeight*s.GPU + c.CPUWeight*s.CPU + c.RAMWeight*s.RAM + c.StorageWeight*s.Storage
+	s.Total = float64(c.GPUWeight*s.GPU) + float64(c.CPUWeight*s.CPU) + float64(c.RAMWeight*s.RAM) + float64(c.StorageWeight*s.Storage)
 	return s
 }
 
@@ -194,7 +203,7 @@ func classBlend(c Config, fp16n, fp32n float64, have16, have32 bool) float64 {
 	if w16+w32 == 0 {
 		return 0
 	}
-	return (w16*fp16n + w32*fp32n) / (w16 + w32)
+	return (float64(w16*fp16n) + float64(w32*fp32n)) / (w16 + w32)
 }
 
 // memoryCredit normalises the proven working set. The announce only takes
@@ -229,10 +238,10 @@ func scoreHost(c Config, in Input, s *Score) {
 	ref, hw, ann := c.Reference, in.ProvenHost, in.Hardware
 	if s.Verified > 0 || !c.AuxNeedsVerifiedRound {
 		s.CPU = norm(nonneg(float64(hw.CPUCores))*nonneg(hw.CPUGHz), float64(ref.CPUCores)*ref.CPUGHz, c.Cap)
-		s.RAM = c.RAMCapacityWeight*norm(float64(hw.RAMBytes), float64(ref.RAMBytes), c.Cap) +
-			c.RAMBandwidthWeight*norm(hw.RAMGBps, ref.RAMGBps, c.Cap)
-		s.Storage = c.StorageSpeedWeight*norm(hw.StorageMBps, ref.StorageMBps, c.Cap) +
-			c.StorageCapacityWeight*norm(float64(hw.StorageBytes), float64(ref.StorageBytes), c.Cap)
+		s.RAM = float64(c.RAMCapacityWeight*norm(float64(hw.RAMBytes), float64(ref.RAMBytes), c.Cap)) +
+			float64(c.RAMBandwidthWeight*norm(hw.RAMGBps, ref.RAMGBps, c.Cap))
+		s.Storage = float64(c.StorageSpeedWeight*norm(hw.StorageMBps, ref.StorageMBps, c.Cap)) +
+			float64(c.StorageCapacityWeight*norm(float64(hw.StorageBytes), float64(ref.StorageBytes), c.Cap))
 	}
 	var unproven []string
 	for _, f := range []struct {
@@ -365,9 +374,9 @@ func checkClaims(c Config, names []string, have16, have32 bool, s *Score) claims
 	slices.SortFunc(order, func(a, b int) int { return strings.Compare(c.Classes[a].Name, c.Classes[b].Name) })
 	for _, i := range order {
 		k, n := c.Classes[i], float64(counts[i])
-		claimed16 += n * k.FP16TFLOPS
-		claimed32 += n * k.FP32TFLOPS
-		cl.memory += n * float64(k.MemoryBytes)
+		claimed16 += float64(n * k.FP16TFLOPS)
+		claimed32 += float64(n * k.FP32TFLOPS)
+		cl.memory += float64(n * float64(k.MemoryBytes))
 		parts = append(parts, fmt.Sprintf("%d× %s", counts[i], k.Name))
 	}
 	announced := strings.Join(parts, " + ")

@@ -1,0 +1,596 @@
+package node
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/store"
+)
+
+// Record sync (SPEC §22): gossip delivers epoch records to whoever is online,
+// so a node that was offline, restarted or joined late asks its peers for
+// each validator's chain head and walks the chain back by hash, fetching the
+// records it lacks. A fetched record is stored only if it is the one its
+// successor's prev_record_hash names, so only records on a validator's
+// signed chain are stored, whichever peer serves them.
+
+// SyncProtocol is the record sync stream protocol.
+const SyncProtocol = "/pog/sync/1.0.0"
+
+// Sync request types (the first byte of a request).
+const (
+	syncHeads   byte = 1
+	syncRecords byte = 2
+)
+
+// Bounds of the sync protocol, so neither side allocates for a hostile
+// length: a request is one small frame; a heads response one frame of at
+// most maxSyncHeads entries; a records response a header and at most
+// maxSyncRecords envelopes of at most store.MaxEpochRecordLen each and
+// maxSyncBytes in all.
+const (
+	maxSyncRequest = 1 + 1 + store.MaxPeerIDLen + 8 + 1
+	maxSyncHeads   = 1024
+	maxHeadsFrame  = 4 + maxSyncHeads*(1+store.MaxPeerIDLen+8+32)
+	maxSyncRecords = 16
+	maxSyncBytes   = 4 << 20
+	// syncScanEpochs is how many epochs one records request looks at; a
+	// response names where it stopped, so a long absence takes more requests.
+	syncScanEpochs = 4096
+	// syncRequestsPerPass bounds the requests one pass sends one peer per
+	// validator; the next pass continues.
+	syncRequestsPerPass = 64
+	syncStreamTimeout   = 20 * time.Second
+	syncMaxServing      = 8
+	// A peer charged this many times is disconnected and not asked again for
+	// syncBan.
+	syncMaxCharges = 3
+	syncBan        = 10 * time.Minute
+)
+
+// head is the latest record a node holds of one validator.
+type head struct {
+	validator peer.ID
+	epoch     uint64
+	id        [32]byte
+}
+
+// recordSync serves and fetches epoch records.
+type recordSync struct {
+	h           host.Host
+	st          *store.Store
+	log         *slog.Logger
+	allowed     func(peer.ID) bool // may this peer publish epoch records?
+	latestEpoch func() uint64      // the latest epoch a record may be for (the current one, as gossip allows)
+	// deliver hands a checked record to the node, which stores it (through
+	// finality) or, if a different one is stored, proves the equivocation.
+	deliver func(context.Context, *protocol.Opened)
+	// deliverProof stores a checked equivocation proof (nil: proofs are
+	// not synced).
+	deliverProof func(context.Context, *pb.EquivocationProof)
+
+	serving chan struct{} // bounds concurrent serves
+	mu      sync.Mutex
+	closed  bool
+	active  sync.WaitGroup // serves in progress; close waits for them
+	// complete holds, per validator, a head from which the chain is held
+	// down to its first record, so later passes stop there.
+	complete map[peer.ID][32]byte
+	charges  map[peer.ID]int
+	banned   map[peer.ID]time.Time
+	running  map[peer.ID]bool
+}
+
+func newSyncer(h host.Host, st *store.Store, log *slog.Logger, allowed func(peer.ID) bool, latestEpoch func() uint64,
+	deliver func(context.Context, *protocol.Opened)) *recordSync {
+	return &recordSync{h: h, st: st, log: log, allowed: allowed, latestEpoch: latestEpoch, deliver: deliver,
+		serving: make(chan struct{}, syncMaxServing), complete: map[peer.ID][32]byte{},
+		charges: map[peer.ID]int{}, banned: map[peer.ID]time.Time{}, running: map[peer.ID]bool{}}
+}
+
+// ---- serving ----
+
+// serve answers one request on s. Requests are one bounded frame; the
+// response is written under a deadline, and excess concurrent requests are
+// refused.
+func (y *recordSync) serve(s network.Stream) {
+	y.mu.Lock()
+	if y.closed {
+		y.mu.Unlock()
+		s.Reset()
+		return
+	}
+	y.active.Add(1)
+	y.mu.Unlock()
+	defer y.active.Done()
+	select {
+	case y.serving <- struct{}{}:
+		defer func() { <-y.serving }()
+	default:
+		s.Reset()
+		return
+	}
+	s.SetDeadline(time.Now().Add(syncStreamTimeout))
+	req, err := protocol.ReadFrame(bufio.NewReader(s), maxSyncRequest)
+	if err != nil || len(req) == 0 {
+		s.Reset()
+		return
+	}
+	w := bufio.NewWriter(s)
+	switch req[0] {
+	case syncHeads:
+		if len(req) != 1 {
+			s.Reset()
+			return
+		}
+		hs, err := y.heads()
+		if err != nil {
+			y.log.Warn("sync: reading heads", "err", err)
+			s.Reset()
+			return
+		}
+		err = protocol.WriteFrame(w, encodeHeads(hs))
+	case syncRecords:
+		v, before, limit, perr := decodeRecordsRequest(req[1:])
+		if perr != nil {
+			s.Reset()
+			return
+		}
+		err = y.writeRecords(w, v, before, limit)
+	case syncProofs:
+		if len(req) != 9 {
+			s.Reset()
+			return
+		}
+		err = y.writeProofs(w, binary.BigEndian.Uint64(req[1:]))
+	default:
+		s.Reset()
+		return
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		s.Reset()
+		return
+	}
+	s.Close()
+}
+
+// close refuses further requests and waits for those being served, so the
+// store can be closed after it.
+func (y *recordSync) close() {
+	y.mu.Lock()
+	y.closed = true
+	y.mu.Unlock()
+	y.active.Wait()
+}
+
+// heads lists, per validator, the latest record this node holds (at most
+// maxSyncHeads validators, those with the latest heads).
+func (y *recordSync) heads() ([]head, error) {
+	by := map[peer.ID]head{}
+	for ent, err := range y.st.EpochRecords(0, ^uint64(0)) {
+		if err != nil {
+			return nil, err
+		}
+		o, err := protocol.Decode(ent.Envelope, pb.MessageType_EPOCH_RECORD)
+		if err != nil {
+			continue // audit reports it; it is not served
+		}
+		v := peer.ID(ent.Validator)
+		by[v] = head{validator: v, epoch: ent.Epoch, id: protocol.ID(o.Body)}
+	}
+	hs := make([]head, 0, len(by))
+	for _, h := range by {
+		hs = append(hs, h)
+	}
+	sort.Slice(hs, func(i, j int) bool {
+		if hs[i].epoch != hs[j].epoch {
+			return hs[i].epoch > hs[j].epoch
+		}
+		return hs[i].validator < hs[j].validator
+	})
+	return hs[:min(len(hs), maxSyncHeads)], nil
+}
+
+// writeRecords writes v's records below epoch before, latest first: a
+// header (BE32 count ‖ BE64 next) and count envelope frames. next is where
+// the scan stopped; the client continues from it.
+func (y *recordSync) writeRecords(w *bufio.Writer, v peer.ID, before uint64, limit int) error {
+	var recs [][]byte
+	size, next := 0, before
+	for scanned := 0; next > 0 && scanned < syncScanEpochs && len(recs) < limit; scanned++ {
+		env, err := y.st.EpochRecord(next-1, []byte(v))
+		if errors.Is(err, store.ErrNotFound) {
+			next--
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if size+len(env) > maxSyncBytes {
+			break
+		}
+		recs, size = append(recs, env), size+len(env)
+		next--
+	}
+	hdr := binary.BigEndian.AppendUint32(nil, uint32(len(recs)))
+	if err := protocol.WriteFrame(w, binary.BigEndian.AppendUint64(hdr, next)); err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if err := protocol.WriteFrame(w, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ---- fetching ----
+
+// errBadPeer marks a response that is provably wrong: the peer is charged.
+var errBadPeer = errors.New("bad sync data")
+
+func badPeer(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errBadPeer, fmt.Sprintf(format, args...))
+}
+
+// readFrame is protocol.ReadFrame; a frame over its bound is bad data.
+func readFrame(r *bufio.Reader, max int) ([]byte, error) {
+	b, err := protocol.ReadFrame(r, max)
+	if errors.Is(err, protocol.ErrTooLarge) {
+		return nil, badPeer("%v", err)
+	}
+	return b, err
+}
+
+// request sends one request frame and returns a reader over the response.
+func (y *recordSync) request(ctx context.Context, p peer.ID, req []byte) (network.Stream, *bufio.Reader, error) {
+	s, err := y.h.NewStream(ctx, p, SyncProtocol)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.SetDeadline(time.Now().Add(syncStreamTimeout))
+	if err := protocol.WriteFrame(s, req); err != nil {
+		s.Reset()
+		return nil, nil, err
+	}
+	s.CloseWrite()
+	return s, bufio.NewReader(s), nil
+}
+
+func (y *recordSync) fetchHeads(ctx context.Context, p peer.ID) ([]head, error) {
+	s, r, err := y.request(ctx, p, []byte{syncHeads})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	b, err := readFrame(r, maxHeadsFrame)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := decodeHeads(b)
+	if err != nil {
+		return nil, badPeer("%v", err)
+	}
+	return hs, nil
+}
+
+// fetchRecords asks p for v's records below before; each is opened
+// (signature, bounds, stateless rules) and must be v's, for a strictly
+// lower epoch than the one before it and one that has ended. next is where
+// p's scan stopped.
+func (y *recordSync) fetchRecords(ctx context.Context, p, v peer.ID, before uint64) (recs []*protocol.Opened, next uint64, err error) {
+	s, r, err := y.request(ctx, p, encodeRecordsRequest(v, before, maxSyncRecords))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer s.Close()
+	hdr, err := readFrame(r, 12)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(hdr) != 12 {
+		return nil, 0, badPeer("records header of %d bytes", len(hdr))
+	}
+	n, next := binary.BigEndian.Uint32(hdr), binary.BigEndian.Uint64(hdr[4:])
+	if n > maxSyncRecords || next > before || (n == 0 && next == before) {
+		return nil, 0, badPeer("records header: %d records, next %d for before %d", n, next, before)
+	}
+	last, ended, size := before, y.latestEpoch(), 0
+	for i := range n {
+		raw, err := readFrame(r, store.MaxEpochRecordLen)
+		if err != nil {
+			return nil, 0, err
+		}
+		if size += len(raw); size > maxSyncBytes {
+			return nil, 0, badPeer("records response over %d bytes", maxSyncBytes)
+		}
+		o, err := protocol.Open(raw, pb.MessageType_EPOCH_RECORD)
+		if err != nil {
+			return nil, 0, badPeer("record %d: %v", i, err)
+		}
+		e := o.Msg.(*pb.EpochRecord).Epoch
+		switch {
+		case o.Author != v:
+			return nil, 0, badPeer("record %d signed by %s, asked for %s", i, o.Author, v)
+		case e >= last || e < next:
+			return nil, 0, badPeer("record %d for epoch %d, outside [%d, %d)", i, e, next, last)
+		case e > ended:
+			return nil, 0, badPeer("record %d for epoch %d, which has not begun", i, e)
+		}
+		last = e
+		recs = append(recs, o)
+	}
+	return recs, next, nil
+}
+
+// chain is what this node holds of one validator's records, by epoch.
+type chain struct {
+	epochs []uint64 // ascending
+	ids    map[uint64][32]byte
+	prevs  map[uint64][32]byte
+}
+
+func (c *chain) add(e uint64, id, prev [32]byte) {
+	i := sort.Search(len(c.epochs), func(i int) bool { return c.epochs[i] >= e })
+	if i == len(c.epochs) || c.epochs[i] != e {
+		c.epochs = append(c.epochs[:i], append([]uint64{e}, c.epochs[i:]...)...)
+	}
+	c.ids[e], c.prevs[e] = id, prev
+}
+
+// below is the latest held epoch below e.
+func (c *chain) below(e uint64) (uint64, bool) {
+	i := sort.Search(len(c.epochs), func(i int) bool { return c.epochs[i] >= e })
+	if i == 0 {
+		return 0, false
+	}
+	return c.epochs[i-1], true
+}
+
+// localChains indexes every held epoch record by validator.
+func (y *recordSync) localChains() (map[peer.ID]*chain, error) {
+	out := map[peer.ID]*chain{}
+	for ent, err := range y.st.EpochRecords(0, ^uint64(0)) {
+		if err != nil {
+			return nil, err
+		}
+		o, err := protocol.Decode(ent.Envelope, pb.MessageType_EPOCH_RECORD)
+		if err != nil {
+			continue
+		}
+		v := peer.ID(ent.Validator)
+		c := out[v]
+		if c == nil {
+			c = &chain{ids: map[uint64][32]byte{}, prevs: map[uint64][32]byte{}}
+			out[v] = c
+		}
+		c.add(ent.Epoch, protocol.ID(o.Body), [32]byte(o.Msg.(*pb.EpochRecord).PrevRecordHash))
+	}
+	return out, nil
+}
+
+// syncPeer fetches from p every record this node lacks on the chains of
+// p's heads, and returns how many it stored. An error wrapping errBadPeer
+// means p served provably bad data.
+func (y *recordSync) syncPeer(ctx context.Context, p peer.ID) (int, error) {
+	hs, err := y.fetchHeads(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	local, err := y.localChains()
+	if err != nil {
+		return 0, err
+	}
+	stored, err := y.syncProofsFrom(ctx, p)
+	if err != nil {
+		return stored, err
+	}
+	for _, h := range hs {
+		if !y.allowed(h.validator) || h.epoch > y.latestEpoch() {
+			continue
+		}
+		y.mu.Lock()
+		done := y.complete[h.validator] == h.id
+		y.mu.Unlock()
+		if done {
+			continue
+		}
+		c := local[h.validator]
+		if c == nil {
+			c = &chain{ids: map[uint64][32]byte{}, prevs: map[uint64][32]byte{}}
+			local[h.validator] = c
+		}
+		n, err := y.walk(ctx, p, h, c)
+		stored += n
+		if err != nil {
+			return stored, err
+		}
+	}
+	return stored, nil
+}
+
+// walk follows v's chain down from head h: a link held here is followed
+// locally, a missing one is fetched from p and stored once its hash is the
+// one expected. It stops at the chain's first record (prev zero), when p
+// lacks the next link, or at a record that conflicts with one held (a
+// validator that signed two records for one epoch: not p's fault).
+func (y *recordSync) walk(ctx context.Context, p peer.ID, h head, c *chain) (int, error) {
+	v := h.validator
+	expect, before := h.id, h.epoch+1
+	// followLocal steps over held links; true once the chain's first
+	// record is reached.
+	followLocal := func() bool {
+		for {
+			e, ok := c.below(before)
+			if !ok || c.ids[e] != expect {
+				return false
+			}
+			if c.prevs[e] == [32]byte{} {
+				y.mu.Lock()
+				y.complete[v] = h.id
+				y.mu.Unlock()
+				return true
+			}
+			expect, before = c.prevs[e], e
+		}
+	}
+	stored := 0
+	for range syncRequestsPerPass {
+		if followLocal() || before == 0 {
+			return stored, nil
+		}
+		recs, next, err := y.fetchRecords(ctx, p, v, before)
+		if err != nil {
+			return stored, err
+		}
+		if len(recs) == 0 {
+			if next == 0 {
+				return stored, nil // p has nothing further down
+			}
+			before = next
+			continue
+		}
+		for _, o := range recs {
+			rec := o.Msg.(*pb.EpochRecord)
+			if rec.Epoch >= before {
+				continue // below a link followed locally meanwhile
+			}
+			id := protocol.ID(o.Body)
+			if held, ok := c.ids[rec.Epoch]; ok && held != id {
+				y.deliver(ctx, o) // v signed two records for this epoch: the node proves it
+				return stored, nil
+			}
+			if id != expect {
+				return stored, nil // not the record the chain names: p lacks it
+			}
+			y.deliver(ctx, o)
+			if raw, err := y.st.EpochRecord(rec.Epoch, []byte(v)); err != nil || !bytes.Equal(raw, o.Raw) {
+				return stored, nil // not stored (the node logged why)
+			}
+			stored++
+			c.add(rec.Epoch, id, [32]byte(rec.PrevRecordHash))
+			if followLocal() {
+				return stored, nil
+			}
+		}
+	}
+	return stored, nil
+}
+
+// charge records that p served bad data: its connection manager tag drops,
+// and after syncMaxCharges it is disconnected and not asked for a while.
+func (y *recordSync) charge(p peer.ID, err error) {
+	y.mu.Lock()
+	y.charges[p]++
+	n := y.charges[p]
+	if n >= syncMaxCharges {
+		y.banned[p] = time.Now().Add(syncBan)
+	}
+	y.mu.Unlock()
+	y.h.ConnManager().UpsertTag(p, "pog-sync", func(v int) int { return v - 10 })
+	y.log.Warn("sync: peer served bad data", "peer", p, "charges", n, "err", err)
+	if n >= syncMaxCharges {
+		y.h.Network().ClosePeer(p)
+	}
+}
+
+// syncWith runs one pass against p unless one is already running or p is
+// banned.
+func (y *recordSync) syncWith(ctx context.Context, p peer.ID) {
+	y.mu.Lock()
+	if y.running[p] || time.Now().Before(y.banned[p]) {
+		y.mu.Unlock()
+		return
+	}
+	y.running[p] = true
+	y.mu.Unlock()
+	defer func() {
+		y.mu.Lock()
+		delete(y.running, p)
+		y.mu.Unlock()
+	}()
+	n, err := y.syncPeer(ctx, p)
+	switch {
+	case errors.Is(err, errBadPeer):
+		y.charge(p, err)
+	case err != nil:
+		y.log.Debug("sync pass ended early", "peer", p, "err", err)
+	}
+	if n > 0 {
+		y.log.Info("sync: fetched epoch records", "peer", p, "records", n)
+	}
+}
+
+// run syncs with each newly connected peer and, every interval, with up to
+// four connected peers, until ctx ends.
+func (y *recordSync) run(ctx context.Context, interval time.Duration, wg *sync.WaitGroup) {
+	connected := make(chan peer.ID, 64)
+	notifee := &network.NotifyBundle{ConnectedF: func(_ network.Network, c network.Conn) {
+		select {
+		case connected <- c.RemotePeer():
+		default: // the periodic pass catches up
+		}
+	}}
+	y.h.Network().Notify(notifee)
+	defer y.h.Network().StopNotify(notifee)
+	for _, p := range y.h.Network().Peers() {
+		select {
+		case connected <- p:
+		default:
+		}
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case p := <-connected:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				y.syncWith(ctx, p)
+			}()
+		case <-tick.C:
+			peers := y.h.Network().Peers()
+			rand.Shuffle(len(peers), func(i, j int) { peers[i], peers[j] = peers[j], peers[i] })
+			for _, p := range peers[:min(4, len(peers))] {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					y.syncWith(ctx, p)
+				}()
+			}
+		}
+	}
+}
+
+// syncInterval is how often a node syncs with some of its peers: twice an
+// epoch, within [2 s, 30 s].
+func syncInterval(epoch time.Duration) time.Duration {
+	return max(2*time.Second, min(30*time.Second, epoch/2))
+}
+
+// mayPublish reports whether p may publish epoch records (gossip's rule).
+func (v *view) mayPublish(p peer.ID) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.trustAny || v.validators[p]
+}

@@ -1,0 +1,134 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/store"
+	"google.golang.org/protobuf/proto"
+)
+
+// Equivocation proofs travel by gossip once, when they are built, so a node
+// that was offline then fetches them by sync too (SPEC §22): without them it
+// would count an equivocator's stake that every other node ignores.
+
+const (
+	syncProofs byte = 3
+	// maxSyncProofs is the most proofs one response carries; an epoch with
+	// more equivocators than that is served only its first maxSyncProofs.
+	maxSyncProofs  = 16
+	maxProofsBytes = 8 << 20
+	// syncProofRequests bounds one pass's proof requests to one peer.
+	syncProofRequests = 16
+)
+
+// writeProofs writes the stored proofs of epochs from on, in (epoch,
+// validator) order: a header (BE32 count ‖ BE64 next) and count frames.
+// next is 0 when nothing follows, else the epoch to ask from next.
+func (y *recordSync) writeProofs(w *bufio.Writer, from uint64) error {
+	var proofs [][]byte
+	size, next, last := 0, uint64(0), uint64(0)
+	for q, err := range y.st.Equivocations(from, ^uint64(0)) {
+		if err != nil {
+			return err
+		}
+		if len(proofs) == maxSyncProofs || size+len(q.Proof) > maxProofsBytes {
+			next = last + 1
+			break
+		}
+		proofs, size, last = append(proofs, q.Proof), size+len(q.Proof), q.Epoch
+	}
+	hdr := binary.BigEndian.AppendUint32(nil, uint32(len(proofs)))
+	if err := protocol.WriteFrame(w, binary.BigEndian.AppendUint64(hdr, next)); err != nil {
+		return err
+	}
+	for _, p := range proofs {
+		if err := protocol.WriteFrame(w, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fetchProofs asks p for proofs of epochs from on; each must check
+// (CheckEquivocation: two validly signed, different records of one
+// validator for one epoch) and be for an epoch ≥ from and in order.
+func (y *recordSync) fetchProofs(ctx context.Context, p peer.ID, from uint64) ([]*pb.EquivocationProof, uint64, error) {
+	s, r, err := y.request(ctx, p, binary.BigEndian.AppendUint64([]byte{syncProofs}, from))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer s.Close()
+	hdr, err := readFrame(r, 12)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(hdr) != 12 {
+		return nil, 0, badPeer("proofs header of %d bytes", len(hdr))
+	}
+	n, next := binary.BigEndian.Uint32(hdr), binary.BigEndian.Uint64(hdr[4:])
+	if n > maxSyncProofs || (next != 0 && next <= from) {
+		return nil, 0, badPeer("proofs header: %d proofs, next %d for from %d", n, next, from)
+	}
+	var out []*pb.EquivocationProof
+	last, size := from, 0
+	for i := range n {
+		b, err := readFrame(r, store.MaxEquivocationLen)
+		if err != nil {
+			return nil, 0, err
+		}
+		if size += len(b); size > maxProofsBytes {
+			return nil, 0, badPeer("proofs response over %d bytes", maxProofsBytes)
+		}
+		var m pb.EquivocationProof
+		if err := proto.Unmarshal(b, &m); err != nil {
+			return nil, 0, badPeer("proof %d: %v", i, err)
+		}
+		eq, err := protocol.CheckEquivocation(&m)
+		if err != nil {
+			return nil, 0, badPeer("proof %d: %v", i, err)
+		}
+		if eq.Epoch < last || (next != 0 && eq.Epoch >= next) {
+			return nil, 0, badPeer("proof %d for epoch %d out of order", i, eq.Epoch)
+		}
+		last = eq.Epoch
+		out = append(out, &m)
+	}
+	return out, next, nil
+}
+
+// syncProofsFrom fetches every proof p holds that this node lacks and hands
+// each to deliverProof; it returns how many were new here.
+func (y *recordSync) syncProofsFrom(ctx context.Context, p peer.ID) (int, error) {
+	if y.deliverProof == nil {
+		return 0, nil
+	}
+	added, from := 0, uint64(0)
+	for range syncProofRequests {
+		proofs, next, err := y.fetchProofs(ctx, p, from)
+		if err != nil {
+			return added, err
+		}
+		for _, m := range proofs {
+			eq, _ := protocol.CheckEquivocation(m) // checked by fetchProofs
+			held, err := y.st.HasEquivocation(eq.Epoch, []byte(eq.Validator))
+			if err != nil {
+				return added, err
+			}
+			if !held {
+				y.deliverProof(ctx, m)
+				added++
+			}
+		}
+		if next == 0 {
+			return added, nil
+		}
+		from = next
+	}
+	return added, errors.New("proof sync: request budget spent; the next pass continues")
+}

@@ -1,0 +1,505 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/consensus"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/store"
+	"google.golang.org/protobuf/proto"
+)
+
+func TestSyncWireBounds(t *testing.T) {
+	v := peer.ID("validator-id")
+	req := encodeRecordsRequest(v, 77, 5)
+	if len(req) > maxSyncRequest {
+		t.Fatalf("request of %d bytes over its bound %d", len(req), maxSyncRequest)
+	}
+	if gv, before, limit, err := decodeRecordsRequest(req[1:]); err != nil || gv != v || before != 77 || limit != 5 {
+		t.Fatalf("round trip: %q %d %d %v", gv, before, limit, err)
+	}
+	for _, bad := range [][]byte{nil, {0}, {65}, req[1 : len(req)-1], append(slices.Clone(req[1:]), 0),
+		encodeRecordsRequest(v, 1, 0)[1:], encodeRecordsRequest(v, 1, maxSyncRecords+1)[1:]} {
+		if _, _, _, err := decodeRecordsRequest(bad); err == nil {
+			t.Errorf("records request %x accepted", bad)
+		}
+	}
+	hs := []head{{validator: "a", epoch: 3, id: [32]byte{1}}, {validator: "bb", epoch: 9, id: [32]byte{2}}}
+	enc := encodeHeads(hs)
+	if got, err := decodeHeads(enc); err != nil || !slices.Equal(got, hs) {
+		t.Fatalf("heads round trip: %v %v", got, err)
+	}
+	tooMany := binary.BigEndian.AppendUint32(nil, maxSyncHeads+1)
+	for _, bad := range [][]byte{nil, enc[:3], enc[:len(enc)-1], append(slices.Clone(enc), 0), tooMany, {0, 0, 0, 1, 0}} {
+		if _, err := decodeHeads(bad); err == nil {
+			t.Errorf("heads %x accepted", bad)
+		}
+	}
+	if full := make([]head, maxSyncHeads); len(encodeHeads(full)) > maxHeadsFrame {
+		t.Fatal("a full heads response exceeds its frame bound")
+	}
+}
+
+// syncPeerT is a bare libp2p host on 127.0.0.1 with its own store and syncer.
+type syncPeerT struct {
+	h  host.Host
+	st *store.Store
+	y  *recordSync
+}
+
+func newSyncPeer(t testing.TB, latest uint64) *syncPeerT {
+	t.Helper()
+	key, _, _ := crypto.GenerateEd25519Key(nil)
+	h, err := newHost(key, testConfig().Node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open("db", store.Options{FS: memFS()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := newSyncer(h, st, slog.New(slog.DiscardHandler), func(peer.ID) bool { return true }, func() uint64 { return latest }, nil)
+	y.deliver = func(_ context.Context, o *protocol.Opened) {
+		st.PutEpochRecord(o.Msg.(*pb.EpochRecord).Epoch, []byte(o.Author), o.Raw) // a conflict is refused
+	}
+	t.Cleanup(func() { h.Close(); y.close(); st.Close() })
+	h.SetStreamHandler(SyncProtocol, y.serve)
+	return &syncPeerT{h, st, y}
+}
+
+func (p *syncPeerT) connect(t testing.TB, q *syncPeerT) {
+	t.Helper()
+	if err := p.h.Connect(context.Background(), peer.AddrInfo{ID: q.h.ID(), Addrs: q.h.Addrs()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recordChain signs a chain of epoch records of one validator for epochs.
+func recordChain(t testing.TB, key crypto.PrivKey, epochs []uint64) [][]byte {
+	t.Helper()
+	var out [][]byte
+	prev := make([]byte, 32)
+	for _, e := range epochs {
+		raw, err := protocol.Seal(key, &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: make([]byte, 32),
+			ScoringConfigHash: make([]byte, 32), PrevRecordHash: prev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := protocol.Open(raw, pb.MessageType_EPOCH_RECORD)
+		id := protocol.ID(o.Body)
+		prev = id[:]
+		out = append(out, raw)
+	}
+	return out
+}
+
+func heldEpochs(t *testing.T, st *store.Store, v peer.ID) []uint64 {
+	t.Helper()
+	var es []uint64
+	for ent, err := range st.EpochRecords(0, ^uint64(0)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if peer.ID(ent.Validator) == v {
+			es = append(es, ent.Epoch)
+		}
+	}
+	return es
+}
+
+// A node holding a validator's chain with holes (the first records, one in
+// the middle, the latest) and nothing of a second validator fetches exactly
+// what it lacks from a peer; its audit passes; a second pass fetches
+// nothing. The chain is long enough to need several responses.
+func TestSyncFillsGaps(t *testing.T) {
+	server, client := newSyncPeer(t, 1000), newSyncPeer(t, 1000)
+	client.connect(t, server)
+	var epochs1, epochs2 []uint64
+	for e := uint64(3); e < 3+2*maxSyncRecords+5; e++ {
+		epochs1 = append(epochs1, e)
+	}
+	for e := uint64(10); e < 1000; e += 100 { // sparse: an often-offline validator
+		epochs2 = append(epochs2, e)
+	}
+	k1, _, _ := crypto.GenerateEd25519Key(nil)
+	k2, _, _ := crypto.GenerateEd25519Key(nil)
+	v1, _ := peer.IDFromPrivateKey(k1)
+	v2, _ := peer.IDFromPrivateKey(k2)
+	chain1, chain2 := recordChain(t, k1, epochs1), recordChain(t, k2, epochs2)
+	for i, raw := range chain1 {
+		if err := server.st.PutEpochRecord(epochs1[i], []byte(v1), raw); err != nil {
+			t.Fatal(err)
+		}
+		if i >= 4 && i != 12 && i != len(chain1)-1 {
+			if err := client.st.PutEpochRecord(epochs1[i], []byte(v1), raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, raw := range chain2 {
+		if err := server.st.PutEpochRecord(epochs2[i], []byte(v2), raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var notified []uint64
+	deliver := client.y.deliver
+	client.y.deliver = func(ctx context.Context, o *protocol.Opened) {
+		notified = append(notified, o.Msg.(*pb.EpochRecord).Epoch)
+		deliver(ctx, o)
+	}
+	n, err := client.y.syncPeer(context.Background(), server.h.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 6 + len(epochs2); n != want || len(notified) != want {
+		t.Fatalf("stored %d records (%d notified), want %d", n, len(notified), want)
+	}
+	if got := heldEpochs(t, client.st, v1); !slices.Equal(got, epochs1) {
+		t.Fatalf("v1 epochs held %v, want %v", got, epochs1)
+	}
+	if got := heldEpochs(t, client.st, v2); !slices.Equal(got, epochs2) {
+		t.Fatalf("v2 epochs held %v, want %v", got, epochs2)
+	}
+	rep, err := Audit(client.st, AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
+	if err != nil || len(rep.Problems) > 0 {
+		t.Fatalf("audit after sync: %v %v", err, rep.Problems)
+	}
+	if n, err := client.y.syncPeer(context.Background(), server.h.ID()); n != 0 || err != nil {
+		t.Fatalf("second pass stored %d: %v", n, err)
+	}
+}
+
+// A record that does not link into the chain is not stored, even validly
+// signed by the validator (an equivocation's other branch): the walk stops
+// there without charging the peer, who may hold it in good faith.
+func TestSyncStoresOnlyChainedRecords(t *testing.T) {
+	server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	client.connect(t, server)
+	k, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(k)
+	honest := recordChain(t, k, []uint64{1, 2, 3})
+	// The other branch's record for epoch 2: another rounds root.
+	forkRaw, _ := protocol.Seal(k, &pb.EpochRecord{Version: protocol.Version, Epoch: 2, RoundsRoot: []byte("01234567890123456789012345678901"),
+		ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)})
+	server.st.PutEpochRecord(3, []byte(v), honest[2])
+	server.st.PutEpochRecord(2, []byte(v), forkRaw)
+	server.st.PutEpochRecord(1, []byte(v), honest[0])
+	n, err := client.y.syncPeer(context.Background(), server.h.ID())
+	if err != nil || n != 1 {
+		t.Fatalf("stored %d, %v; want only the head", n, err)
+	}
+	if got := heldEpochs(t, client.st, v); !slices.Equal(got, []uint64{3}) {
+		t.Fatalf("held %v", got)
+	}
+	if client.y.charges[server.h.ID()] != 0 {
+		t.Fatal("peer charged for a validator's fork")
+	}
+}
+
+// hostileServer answers every sync request on h with respond's bytes.
+func hostileServer(h host.Host, respond func(req []byte) [][]byte) {
+	h.SetStreamHandler(SyncProtocol, func(s network.Stream) {
+		defer s.Close()
+		req, err := protocol.ReadFrame(bufio.NewReader(s), maxSyncRequest)
+		if err != nil {
+			s.Reset()
+			return
+		}
+		for _, f := range respond(req) {
+			protocol.WriteFrame(s, f)
+		}
+	})
+}
+
+// Provably bad responses are refused, nothing of them is stored, and the
+// serving peer is charged; after syncMaxCharges it is disconnected and not
+// asked again.
+func TestSyncChargesBadPeers(t *testing.T) {
+	vk, _, _ := crypto.GenerateEd25519Key(nil)
+	other, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(vk)
+	good := recordChain(t, vk, []uint64{5})
+	forged := recordChain(t, other, []uint64{5})
+	future := recordChain(t, vk, []uint64{500})
+	var vid [32]byte
+	o, _ := protocol.Open(good[0], pb.MessageType_EPOCH_RECORD)
+	vid = protocol.ID(o.Body)
+	headsFrame := encodeHeads([]head{{validator: v, epoch: 5, id: vid}})
+	hdr := func(n uint32, next uint64) []byte {
+		return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint32(nil, n), next)
+	}
+	corrupt := append([]byte{}, good[0]...)
+	corrupt[len(corrupt)-1] ^= 1
+	cases := []struct {
+		name    string
+		records [][]byte
+	}{
+		{"signed by another key", [][]byte{hdr(1, 0), forged[0]}},
+		{"bad signature", [][]byte{hdr(1, 0), corrupt}},
+		{"epoch not begun", [][]byte{hdr(1, 0), future[0]}},
+		{"header claims too many", [][]byte{hdr(maxSyncRecords+1, 0)}},
+		{"next above before", [][]byte{hdr(0, 7)}},
+		{"oversized header", [][]byte{make([]byte, 13)}},
+		{"oversized record", [][]byte{hdr(1, 0), make([]byte, store.MaxEpochRecordLen+1)}},
+		{"malformed heads", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
+			hostileServer(server.h, func(req []byte) [][]byte {
+				if req[0] == syncHeads {
+					if c.records == nil {
+						return [][]byte{{0, 0, 0, 1, 9}}
+					}
+					return [][]byte{headsFrame}
+				}
+				return c.records
+			})
+			client.connect(t, server)
+			_, err := client.y.syncPeer(context.Background(), server.h.ID())
+			if !errors.Is(err, errBadPeer) {
+				t.Fatalf("sync: %v, want a bad-peer error", err)
+			}
+			if got := heldEpochs(t, client.st, v); len(got) != 0 {
+				t.Fatalf("stored %v from a bad response", got)
+			}
+			for range syncMaxCharges {
+				client.y.syncWith(context.Background(), server.h.ID())
+			}
+			if client.y.charges[server.h.ID()] != syncMaxCharges {
+				t.Fatalf("charged %d times", client.y.charges[server.h.ID()])
+			}
+			if tag := client.h.ConnManager().GetTagInfo(server.h.ID()); tag != nil && tag.Tags["pog-sync"] >= 0 {
+				t.Fatalf("connection manager tag %v", tag.Tags)
+			}
+			if client.h.Network().Connectedness(server.h.ID()) == network.Connected {
+				t.Fatal("still connected after the last charge")
+			}
+			client.connect(t, server)
+			client.y.syncWith(context.Background(), server.h.ID())
+			if client.y.charges[server.h.ID()] != syncMaxCharges {
+				t.Fatal("a banned peer was asked again")
+			}
+		})
+	}
+}
+
+// TestOfflineAndLateNodesCatchUp runs two validators and a miner for
+// epochs. An observer that was online for the first epoch is stopped and,
+// epochs later, restarted on its own key and store; another node starts
+// only then. Gossip brings them only new records: sync must bring every
+// older one. Both end holding every record the validators held, with the
+// same consensus, and their audits pass.
+func TestOfflineAndLateNodesCatchUp(t *testing.T) {
+	tn := newTestNet(t)
+	cfg := testConfig()
+	cfg.Network.EpochLength = Duration{2 * time.Second}
+	// No epoch becomes final during the test: a node that froze an epoch
+	// before a record reached it would rightly differ (SPEC §20), and that
+	// is finality's subject, not sync's.
+	cfg.Network.FinalityEpochs = 1000
+	type ev struct {
+		node  int
+		epoch uint64
+		v     peer.ID
+	}
+	events := make(chan ev, 4096)
+	var nodes []*Node
+	var stores []*store.Store
+	// start runs node i (a new one if i == len(nodes)); reuse, if set, is
+	// the node whose key and store it restarts with.
+	start := func(role Role, reuse *Node) *Node {
+		i := len(nodes)
+		n, st := tn.startWith(role, cfg, cpu.Backend{}, func(o *Options) {
+			if reuse != nil {
+				o.Key, o.Store = reuse.key, reuse.store
+			}
+			o.OnEpochRecord = func(e uint64, v peer.ID) { events <- ev{i, e, v} }
+		})
+		if reuse != nil {
+			st = reuse.store
+		}
+		nodes, stores = append(nodes, n), append(stores, st)
+		return n
+	}
+	v0, v1, m, obs := start(RoleValidator, nil), start(RoleValidator, nil), start(RoleMiner, nil), start(RoleMiner, nil)
+	tn.connect(v1, v0)
+	tn.connect(m, v0)
+	tn.connect(m, v1)
+	tn.connect(obs, v0)
+	// waitEpochs consumes events until both validators hold both
+	// validators' records of n more epochs.
+	held := map[uint64]int{}
+	deadline := time.After(90 * time.Second)
+	waitEpochs := func(n int) {
+		for full := 0; full < n; {
+			select {
+			case e := <-events:
+				if e.node < 2 {
+					if held[e.epoch]++; held[e.epoch] == 4 {
+						full++
+					}
+				}
+			case <-deadline:
+				t.Fatalf("validators did not publish %d epochs in time: %v", n, held)
+			}
+		}
+	}
+	waitEpochs(1)
+	obs.Close() // offline, its store kept
+	waitEpochs(3)
+	// Both must come to hold every record v0 holds before they (re)join.
+	type key struct {
+		epoch uint64
+		v     peer.ID
+	}
+	want := map[int]map[key]bool{4: {}, 5: {}}
+	var last uint64
+	for ent, err := range stores[0].EpochRecords(0, ^uint64(0)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := key{ent.Epoch, peer.ID(ent.Validator)}
+		if _, err := obs.store.EpochRecord(k.epoch, []byte(k.v)); err != nil {
+			want[4][k] = true // the stopped node missed it
+		}
+		want[5][k] = true
+		last = max(last, ent.Epoch)
+	}
+	if len(want[4]) < 6 || len(want[5]) < 8 {
+		t.Fatalf("the stopped node lacks %d records, the late one %d: not enough missed to test", len(want[4]), len(want[5]))
+	}
+	restarted, late := start(RoleMiner, obs), start(RoleMiner, nil)
+	tn.connect(restarted, v0)
+	tn.connect(late, v1)
+	timeout := time.After(30 * time.Second)
+	for len(want[4])+len(want[5]) > 0 {
+		select {
+		case e := <-events:
+			delete(want[e.node], key{e.epoch, e.v})
+		case <-timeout:
+			t.Fatalf("the restarted node still lacks %d records, the late one %d", len(want[4]), len(want[5]))
+		}
+	}
+	// Consensus of an epoch both validators had published well before.
+	e := last - 1
+	a, err := Consensus(stores[0], e, nil, consensus.DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{4, 5} {
+		b, err := Consensus(stores[i], e, nil, consensus.DefaultParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Hash() != b.Hash() {
+			t.Fatalf("node %d's consensus for epoch %d differs", i, e)
+		}
+		rep, err := Audit(stores[i], AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
+		if err != nil || len(rep.Problems) > 0 {
+			t.Fatalf("node %d's audit: %v %v", i, err, rep.Problems)
+		}
+	}
+}
+
+// BenchmarkSyncCatchUp measures a node with no records catching up on 3
+// validators × 1000 epochs from one peer on 127.0.0.1 (BENCHMARKS.md).
+func BenchmarkSyncCatchUp(b *testing.B) {
+	const validators, epochs = 3, 1000
+	server := newSyncPeer(b, epochs)
+	es := make([]uint64, epochs)
+	for i := range es {
+		es[i] = uint64(i + 1)
+	}
+	for range validators {
+		k, _, _ := crypto.GenerateEd25519Key(nil)
+		v, _ := peer.IDFromPrivateKey(k)
+		for i, raw := range recordChain(b, k, es) {
+			if err := server.st.PutEpochRecord(es[i], []byte(v), raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		client := newSyncPeer(b, epochs)
+		client.connect(b, server)
+		b.StartTimer()
+		n, err := client.y.syncPeer(context.Background(), server.h.ID())
+		if err != nil || n != validators*epochs {
+			b.Fatalf("stored %d: %v", n, err)
+		}
+	}
+	b.ReportMetric(float64(validators*epochs)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// Equivocation proofs a node missed are fetched too, each checked before it
+// is stored; a proof that does not check charges the peer.
+func TestSyncFetchesProofs(t *testing.T) {
+	server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	client.connect(t, server)
+	client.y.deliverProof = func(_ context.Context, p *pb.EquivocationProof) {
+		eq, _ := protocol.CheckEquivocation(p)
+		b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+		client.st.PutEquivocation(eq.Epoch, []byte(eq.Validator), b)
+	}
+	k, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(k)
+	var proofs [][]byte
+	for e := uint64(1); e <= maxSyncProofs+3; e++ { // more than one response
+		a := recordChain(t, k, []uint64{e})[0]
+		b, _ := protocol.Seal(k, &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: []byte("01234567890123456789012345678901"),
+			ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)})
+		p, err := protocol.NewEquivocationProof(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+		if _, err := server.st.PutEquivocation(e, []byte(v), body); err != nil {
+			t.Fatal(err)
+		}
+		proofs = append(proofs, body)
+	}
+	n, err := client.y.syncPeer(context.Background(), server.h.ID())
+	if err != nil || n != len(proofs) {
+		t.Fatalf("fetched %d proofs, want %d: %v", n, len(proofs), err)
+	}
+	for e := uint64(1); e <= uint64(len(proofs)); e++ {
+		if ok, err := client.st.HasEquivocation(e, []byte(v)); !ok || err != nil {
+			t.Fatalf("no proof for epoch %d: %v", e, err)
+		}
+	}
+	if n, _ := client.y.syncPeer(context.Background(), server.h.ID()); n != 0 {
+		t.Fatalf("second pass fetched %d", n)
+	}
+
+	bad, victim := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	victim.y.deliverProof = client.y.deliverProof
+	hostileServer(bad.h, func(req []byte) [][]byte {
+		if req[0] == syncProofs {
+			forged := append([]byte{}, proofs[0]...)
+			forged[len(forged)-1] ^= 1
+			return [][]byte{binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint32(nil, 1), 0), forged}
+		}
+		return [][]byte{encodeHeads(nil)}
+	})
+	victim.connect(t, bad)
+	if _, err := victim.y.syncPeer(context.Background(), bad.h.ID()); !errors.Is(err, errBadPeer) {
+		t.Fatalf("forged proof: %v, want a bad-peer error", err)
+	}
+}
