@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync"
 	"time"
@@ -492,6 +493,15 @@ func (m *miner) handleStream(st network.Stream) {
 		return
 	}
 	groups := s.chain.Groups(idx)
+	// Every buffer this response holds (the proofs, their sealed frame and
+	// one tile) is reserved in the stream's scope before it is built.
+	tileBytes := s.chain.Template[0].TileBytes()
+	need := tileBytes + 2*proofBytes(s.chain.Template[0].Tiles(), groups)
+	if err := st.Scope().ReserveMemory(need, network.ReservationPriorityMedium); err != nil {
+		fail("busy: proof stream memory budget exhausted")
+		return
+	}
+	defer st.Scope().ReleaseMemory(need)
 	resp := &pb.TileResponse{Version: protocol.Version, ChallengeId: id[:]}
 	for _, g := range groups {
 		pr, err := commit.Prove(s.leaves[g.Step][g.Sub], g.Tiles)
@@ -502,12 +512,6 @@ func (m *miner) handleStream(st network.Stream) {
 		b, _ := pr.MarshalBinary()
 		resp.Proofs = append(resp.Proofs, b)
 	}
-	tileBytes := s.chain.Template[0].TileBytes()
-	if err := st.Scope().ReserveMemory(tileBytes, network.ReservationPriorityMedium); err != nil {
-		fail("busy: proof stream memory budget exhausted")
-		return
-	}
-	defer st.Scope().ReleaseMemory(tileBytes)
 	head, err := protocol.Seal(m.n.key, resp)
 	if err != nil {
 		fail(err.Error())
@@ -535,4 +539,14 @@ func (m *miner) handleStream(st network.Stream) {
 		return
 	}
 	st.Close()
+}
+
+// proofBytes bounds the encoded batch proofs of groups over tiles leaves:
+// each opened tile needs at most one sibling per tree level.
+func proofBytes(tiles uint64, groups []proof.Group) int {
+	n := 0
+	for _, g := range groups {
+		n += 4 + 32*len(g.Tiles)*(bits.Len64(tiles)+1)
+	}
+	return n
 }
