@@ -225,6 +225,8 @@ func (m *miner) handleRound(ctx context.Context, st network.Stream) {
 		m.n.log.Warn("challenge refused", "validator", from, "err", err)
 		return
 	}
+	// The round stream may bring the challenge before gossip does.
+	m.n.obs.gossip(time.Now(), from, c.msg, nil)
 	st.SetReadDeadline(time.Time{})
 	st.SetDeadline(time.Now().Add(time.Duration(c.msg.DeadlineMs)*time.Millisecond + m.n.cfg.Miner.ProofWindow.Duration))
 	chain := proof.Chain{ID: c.id, Template: c.params, Steps: int(c.msg.Steps)}

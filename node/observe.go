@@ -93,7 +93,7 @@ func (ob *observer) gossip(at time.Time, validator peer.ID, challenge *pb.Challe
 	if _, ok := ob.seen[validator]; validator != ob.n.ID() && (ok || len(ob.seen) < maxSeenValidators) {
 		ob.seen[validator] = at
 	}
-	if challenge != nil && peer.ID(challenge.Miner) == ob.n.ID() {
+	if challenge != nil && peer.ID(challenge.Miner) == ob.n.ID() && !ob.noted(validator, challenge) {
 		ob.log(ob.watch.challenged(validator, at))
 		if len(ob.recent) == recentChallenges {
 			ob.recent = ob.recent[1:]
@@ -106,6 +106,17 @@ func (ob *observer) gossip(at time.Time, validator peer.ID, challenge *pb.Challe
 			ob.pending[record.Epoch] = at.Add(ob.settle())
 		}
 	}
+}
+
+// noted reports whether the challenge (by validator, epoch and round) is
+// among the recent ones: it arrives both by gossip and on the round stream.
+func (ob *observer) noted(validator peer.ID, c *pb.Challenge) bool {
+	for _, r := range ob.recent {
+		if r.Validator == validator && r.Epoch == c.Epoch && r.Round == c.Round {
+			return true
+		}
+	}
+	return false
 }
 
 // settle is how long a miner waits after an epoch's first record before
