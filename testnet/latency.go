@@ -131,7 +131,7 @@ func (r *run) figures(s *report.Summary, from, to uint64) ([]report.Throughput, 
 		g := groups[n.Adversary]
 		if g == nil {
 			g = &report.Gain{Adversary: n.Adversary, Profile: n.Profile, RoundInterval: r.nodeConfig().Validator.RoundInterval.String(),
-				DutyCycle: r.dutyCycle(s.Validators, n.SimTFLOPS)}
+				DutyCycle: r.dutyCycle(s.Validators)}
 			groups[n.Adversary] = g
 			order = append(order, n.Adversary)
 		}
@@ -157,13 +157,12 @@ func (r *run) figures(s *report.Summary, from, to uint64) ([]report.Throughput, 
 	return out, gains
 }
 
-// dutyCycle is the share of one miner's device time the validators'
-// challenges take at the testnet's challenge size: the current protocol
-// has no duty-cycle setting, only the round interval.
-func (r *run) dutyCycle(validators int, simTFLOPS float64) float64 {
-	c := r.nodeConfig().Validator
-	flops := 2 * float64(c.Size) * float64(c.Size) * float64(c.K)
-	return float64(validators) * flops / (simTFLOPS * 1e12) / c.RoundInterval.Seconds()
+// dutyCycle is the share of one miner's time under the validators'
+// rounds as configured: each validator keeps a miner under its rounds a
+// fraction validator.duty_cycle of the time (SPEC.md §16), so together at
+// most validators × that, and never more than all of it.
+func (r *run) dutyCycle(validators int) float64 {
+	return min(1, float64(validators)*r.nodeConfig().Validator.DutyCycle)
 }
 
 func median(v []float64) float64 {

@@ -59,6 +59,9 @@ type Config struct {
 	// RoundInterval, if set, replaces the local profile's 2 s between a
 	// validator's rounds: the current protocol's only duty-cycle knob.
 	RoundInterval time.Duration
+	// DutyCycle, if set, replaces the testnet's validator.duty_cycle (0.2):
+	// the share of a miner's time under each validator's rounds.
+	DutyCycle float64
 	// ChainedRoundChecks enforces issue 10's distance and time-sharing
 	// bounds (far within 3 % of its profile and never penalised; timeshare
 	// ≤ 1.1× one honest miner). They hold only with chained rounds; off,
@@ -259,6 +262,9 @@ func (r *run) nodeConfig() node.Config {
 	c.Validator.RoundTarget = node.Duration{Duration: time.Second}
 	c.Validator.RoundTargetCPU = node.Duration{Duration: time.Second}
 	c.Validator.DutyCycle = 0.2
+	if r.cfg.DutyCycle > 0 {
+		c.Validator.DutyCycle = min(1, r.cfg.DutyCycle)
+	}
 	c.Miner.Workers = 1
 	return c
 }

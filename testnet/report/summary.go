@@ -157,8 +157,8 @@ type Gain struct {
 	// over the reference's: the time-sharing alone, without scoring.
 	ThroughputGain float64 `json:"throughput_gain"`
 	RoundInterval  string  `json:"round_interval"`
-	// DutyCycle is the fraction of one identity's device time the
-	// validators' challenges take: validators × challenge compute time ÷
-	// round interval.
+	// DutyCycle is the fraction of one identity's time under the
+	// validators' rounds as configured: validators × validator.duty_cycle,
+	// at most 1.
 	DutyCycle float64 `json:"duty_cycle"`
 }
