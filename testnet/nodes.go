@@ -311,7 +311,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		p := profileByName(spec.profile)
 		dev := spec.device
 		if dev == nil {
-			dev = newSimDevice(p.FP16TFLOPS * r.cfg.Scale)
+			dev = newOwnDevice(p.FP16TFLOPS * r.cfg.Scale)
 		}
 		o.Backend = &simBackend{dev: dev, extra: spec.extra, mode: spec.mode, share: spec.share}
 		shown := p
