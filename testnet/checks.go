@@ -111,7 +111,7 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			minHonestTrust = t
 		}
 	}
-	out = append(out, profitCheck(s.Profitability, unjudged))
+	out = append(out, profitCheck(s.Profitability, unjudged, r.cfg.ChainedRoundChecks))
 	for _, a := range r.cfg.Adversaries {
 		if a == "burst" || a == "distant" {
 			ok, detail := r.noGain(a, s, last, honestOf)

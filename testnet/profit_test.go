@@ -50,13 +50,13 @@ func TestProfitability(t *testing.T) {
 	if len(unjudged) != 0 {
 		t.Errorf("unjudged %v", unjudged)
 	}
-	if c := profitCheck(got, nil); !c.OK {
+	if c := profitCheck(got, nil, true); !c.OK {
 		t.Errorf("check failed at the limits: %s", c.Detail)
 	}
-	if c := profitCheck([]report.Profit{{Adversary: "sybil", Gain: 1.06}}, nil); c.OK {
+	if c := profitCheck([]report.Profit{{Adversary: "sybil", Gain: 1.06}}, nil, true); c.OK {
 		t.Error("a 1.06× sybil gain passed")
 	}
-	if c := profitCheck([]report.Profit{{Adversary: "timeshare", Gain: 1.09}}, nil); !c.OK {
+	if c := profitCheck([]report.Profit{{Adversary: "timeshare", Gain: 1.09}}, nil, true); !c.OK {
 		t.Error("a 1.09× timeshare gain failed its 1.1 limit")
 	}
 	// An adversary earning where the honest miner of its hardware earns
@@ -64,7 +64,7 @@ func TestProfitability(t *testing.T) {
 	s.Epochs = []report.Epoch{{Incentive: map[string]float64{"overclaim": 0.1}}}
 	ps, _ := profitability(s)
 	for _, p := range ps {
-		if p.Adversary == "overclaim" && profitCheck([]report.Profit{p}, nil).OK {
+		if p.Adversary == "overclaim" && profitCheck([]report.Profit{p}, nil, true).OK {
 			t.Errorf("overclaim earning against an honest 0 passed: %+v", p)
 		}
 	}
@@ -72,8 +72,20 @@ func TestProfitability(t *testing.T) {
 	// judged, and the check says so.
 	s.Nodes = []report.Node{miner("sybil-a", "RTX4090", "sybil"), miner("h200", "H200", "")}
 	ps, unjudged = profitability(s)
-	c := profitCheck(ps, unjudged)
+	c := profitCheck(ps, unjudged, true)
 	if len(ps) != 0 || !c.OK || !strings.Contains(c.Detail, "not judged: sybil (no honest RTX4090)") {
 		t.Errorf("unjudged sybil: %+v, check %+v", ps, c)
+	}
+}
+
+// The timeshare gain is reported but not failed until the chained-round
+// checks are on.
+func TestTimeshareGainNotEnforcedYet(t *testing.T) {
+	ps := []report.Profit{{Adversary: "timeshare", Gain: 3}}
+	if c := profitCheck(ps, nil, false); !c.OK || !strings.Contains(c.Detail, "not enforced") {
+		t.Fatalf("off: %+v", c)
+	}
+	if c := profitCheck(ps, nil, true); c.OK {
+		t.Fatalf("on: %+v", c)
 	}
 }
