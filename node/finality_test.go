@@ -528,3 +528,52 @@ func TestFinalSetWithOutsider(t *testing.T) {
 		t.Fatal("an outsider's record changed a final epoch's consensus")
 	}
 }
+
+// A validator whose round stalls does not sign its epoch record late: the
+// round is abandoned at the cutoff, unrecorded, and the record is stored
+// before the epoch is final, so it counts on every node.
+func TestStalledRoundDoesNotDelayEpochRecord(t *testing.T) {
+	tn := newTestNet(t)
+	cfg := testConfig()
+	cfg.Network.EpochLength = Duration{2 * time.Second}
+	cfg.Validator.Deadline = Duration{time.Minute} // the stall would hold the epoch open far past finality
+	type stored struct {
+		epoch uint64
+		at    time.Time
+	}
+	own := make(chan stored, 64)
+	var v *Node
+	v, _ = tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
+		o.OnEpochRecord = func(e uint64, by peer.ID) {
+			if by == v.ID() {
+				own <- stored{e, time.Now()}
+			}
+		}
+	})
+	started := make(chan struct{}, 1)
+	m := tn.start(RoleMiner, cfg, stallingBackend{started: started})
+	tn.connect(m, v)
+	select {
+	case <-started:
+	case <-time.After(60 * time.Second):
+		t.Fatal("miner never received a challenge")
+	}
+	stalled := v.view.epochAt(time.Now())
+	deadline := time.After(60 * time.Second)
+	for seen := 0; seen < 2; {
+		select {
+		case r := <-own:
+			if r.epoch < stalled {
+				continue
+			}
+			if at := finalAt(r.epoch, cfg.Network.FinalityEpochs, cfg.Network.EpochLength.Duration); !r.at.Before(at) {
+				t.Fatalf("record for epoch %d stored %v after the epoch was final", r.epoch, r.at.Sub(at))
+			}
+			seen++
+		case r := <-tn.records:
+			t.Fatalf("stalled round stored as evidence: %v %q", r.Verdict, r.Reason)
+		case <-deadline:
+			t.Fatal("no epoch record while a round stalled")
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"sync"
@@ -160,16 +161,27 @@ func (v *validator) startRounds(ctx context.Context) {
 	}
 }
 
+// errRoundCutoff ends a round still running at its epoch's roundsCutoff.
+var errRoundCutoff = errors.New("round abandoned unrecorded: its epoch's record is due")
+
 // play runs one round and stores its record before the round's epoch can
 // close.
 func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops float64) {
 	defer v.wg.Done()
 	start := time.Now()
-	rec := v.runRound(ctx, epoch, rnd, p, ann, prec, tflops)
+	net := v.n.cfg.Network
+	rctx, cancel := context.WithDeadlineCause(ctx, roundsCutoff(epoch, net.FinalityEpochs, net.EpochLength.Duration), errRoundCutoff)
+	defer cancel()
+	rec := v.runRound(rctx, epoch, rnd, p, ann, prec, tflops)
 	stored := false
-	if ctx.Err() == nil {
+	switch {
+	case ctx.Err() != nil:
 		// Interrupted by this node's own shutdown, a round is no evidence
 		// about the miner either way.
+	case rctx.Err() != nil:
+		// Nor is one cut off (errRoundCutoff) so that its epoch's record
+		// is not late; runRound logged it.
+	default:
 		if err := v.store.PutRound(rec); err != nil {
 			v.n.log.Error("storing round evidence failed", "miner", p, "err", err)
 		} else {
