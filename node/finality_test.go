@@ -557,10 +557,11 @@ func TestStalledRoundDoesNotDelayEpochRecord(t *testing.T) {
 		at    time.Time
 	}
 	own := make(chan stored, 64)
-	var v *Node
-	v, _ = tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
+	key, id := testKey(t)
+	v, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
+		o.Key = key
 		o.OnEpochRecord = func(e uint64, by peer.ID) {
-			if by == v.ID() {
+			if by == id {
 				own <- stored{e, time.Now()}
 			}
 		}
@@ -602,9 +603,10 @@ func TestSlowEpochCloseSkipsNoEpoch(t *testing.T) {
 	cfg.Network.EpochLength = Duration{time.Second}
 	length := cfg.Network.EpochLength.Duration
 	own := make(chan uint64, 64)
-	var v *Node
+	key, id := testKey(t)
 	var slowed bool
-	v, st := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
+	_, st := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
+		o.Key = key
 		o.AlterEpochRecord = func(r *pb.EpochRecord) {
 			if !slowed { // the first close ends after the next epoch has
 				slowed = true
@@ -612,7 +614,7 @@ func TestSlowEpochCloseSkipsNoEpoch(t *testing.T) {
 			}
 		}
 		o.OnEpochRecord = func(e uint64, by peer.ID) {
-			if by == v.ID() {
+			if by == id {
 				own <- e
 			}
 		}
@@ -633,7 +635,7 @@ func TestSlowEpochCloseSkipsNoEpoch(t *testing.T) {
 		}
 	}
 	for _, e := range got {
-		if cp, found, err := st.LatestCheckpoint([]byte(v.ID()), e+1); err != nil || !found || cp.Epoch != e {
+		if cp, found, err := st.LatestCheckpoint([]byte(id), e+1); err != nil || !found || cp.Epoch != e {
 			t.Fatalf("no checkpoint at epoch %d: %v", e, err)
 		}
 	}

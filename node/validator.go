@@ -195,8 +195,11 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 			e.tflops[prec] = rec.TFLOPS
 		}
 		// The pause follows the round's nominal length, so a slow or
-		// stalled round does not also space the next ones out.
-		e.next = time.Now().Add(nextGap(v.rnd, min(time.Since(start), roundTarget(v.n.cfg.Validator, ann)), v.n.cfg.Validator.DutyCycle))
+		// stalled round does not also space the next ones out; rounds
+		// start no closer than the network's challenge rate (flood.go),
+		// which peers would otherwise Ignore.
+		gap := nextGap(v.rnd, min(time.Since(start), roundTarget(v.n.cfg.Validator, ann)), v.n.cfg.Validator.DutyCycle)
+		e.next = later(time.Now().Add(gap), start.Add(challengeEvery))
 	}
 	v.epochs.End(epoch)
 	v.closed.Broadcast()
@@ -333,6 +336,13 @@ func measureRTT(ctx context.Context, n *Node, miner peer.ID) time.Duration {
 	case <-pctx.Done():
 	}
 	return 0
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func truncate(s string, n int) string {
