@@ -180,21 +180,10 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 	}
 	h := res.Hash()
 	out = weightsOut{Epoch: e, Hash: hex.EncodeToString(h[:]), Miners: []weightRow{}, Trust: map[string]float64{}, Dividends: map[string]float64{}}
-	per := map[string]map[string]float64{}
-	for ent, err := range st.EpochRecords(e, e) {
-		if err != nil {
-			fmt.Fprintf(stderr, "pog weights: %v\n", err)
-			return 1
-		}
-		if o, err := protocol.Open(ent.Envelope, pb.MessageType_EPOCH_RECORD); err == nil {
-			for _, w := range o.Msg.(*pb.EpochRecord).Weights {
-				m := peer.ID(w.Miner).String()
-				if per[m] == nil {
-					per[m] = map[string]float64{}
-				}
-				per[m][o.Author.String()] = w.Weight
-			}
-		}
+	per, err := node.RecordWeights(st, e)
+	if err != nil {
+		fmt.Fprintf(stderr, "pog weights: %v\n", err)
+		return 1
 	}
 	for j, m := range res.Miners {
 		out.Miners = append(out.Miners, weightRow{Miner: m, Consensus: res.Consensus[j], Incentive: res.Incentive[j], Validators: per[m]})
