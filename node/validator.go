@@ -304,6 +304,9 @@ func (v *validator) fill(rec *store.RoundRecord, out round.Outcome, d *vdriver) 
 		if rec.Reason == "" {
 			rec.Reason = "failed"
 		}
+		if b := out.BadTile; b != nil && len(rec.Leaves) > 0 {
+			rec.BadTile = &store.TileData{Index: b.Index, Data: b.Data}
+		}
 	}
 }
 
