@@ -179,6 +179,8 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	// equivocator ended with no node holding the last epoch's records, for a
 	// reason not found yet.
 	h.SetStreamHandler(SyncProtocol, n.sync.serve)
+	n.sync.ownEvidence = o.Role == RoleValidator
+	h.SetStreamHandler(EvidenceProtocol, n.sync.serveEvidence)
 	n.ps, err = newPubSub(ctx, h, n.setScores, func(p peer.ID) float64 { return n.view.appScore(p, time.Now()) })
 	if err != nil {
 		n.Close()
