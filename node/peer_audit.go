@@ -74,7 +74,7 @@ func PeerAudit(ctx context.Context, h host.Host, p peer.ID, opts PeerAuditOption
 	}
 	defer st.Close()
 	var findings []string // problems found while fetching
-	if err := fetchRecords(ctx, h, p, st, opts.Log, &findings); err != nil {
+	if err := fetchRecords(ctx, h, p, st, opts.Log); err != nil {
 		return nil, err
 	}
 	rep := &PeerAuditReport{}
@@ -103,8 +103,9 @@ func PeerAudit(ctx context.Context, h host.Host, p peer.ID, opts PeerAuditOption
 
 // fetchRecords syncs every record and equivocation proof p holds into st,
 // pass after pass until one stores nothing new. Two records of one
-// validator for one epoch are stored as a proof and named.
-func fetchRecords(ctx context.Context, h host.Host, p peer.ID, st *store.Store, log *slog.Logger, named *[]string) error {
+// validator for one epoch are stored as a proof, which the audit checks
+// and consensus applies (SPEC §20): a fact, not a fault of p's.
+func fetchRecords(ctx context.Context, h host.Host, p peer.ID, st *store.Store, log *slog.Logger) error {
 	var failed error
 	putProof := func(m *pb.EquivocationProof) {
 		eq, err := protocol.CheckEquivocation(m)
@@ -112,10 +113,8 @@ func fetchRecords(ctx context.Context, h host.Host, p peer.ID, st *store.Store, 
 			return
 		}
 		b, _ := proto.Marshal(m)
-		if added, err := st.PutEquivocation(eq.Epoch, []byte(eq.Validator), b); err != nil {
+		if _, err := st.PutEquivocation(eq.Epoch, []byte(eq.Validator), b); err != nil {
 			failed = err
-		} else if added {
-			*named = append(*named, fmt.Sprintf("validator %s signed two different records for epoch %d", eq.Validator, eq.Epoch))
 		}
 	}
 	deliver := func(_ context.Context, o *protocol.Opened) {
