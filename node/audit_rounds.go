@@ -15,7 +15,7 @@ import (
 	"github.com/pog-network/pog/store"
 )
 
-// A round record's evidence beyond its signatures (SPEC.md §22.4): the
+// A round record's evidence beyond its signatures (SPEC.md §21, §22.2): the
 // work it states, a verified round's bounds, and what a failed round shows.
 
 // errNoFailure marks a failed round whose evidence shows no failure.

@@ -18,7 +18,7 @@ import (
 	"github.com/pog-network/pog/store"
 )
 
-// Evidence exchange (SPEC §22.4): a validator serves its own round evidence
+// Evidence exchange (SPEC §22.1): a validator serves its own round evidence
 // of an epoch, the round records whose hashes make its record's
 // rounds_root and the announces scoring read, so that anyone can recompute
 // its weights. Requests and responses are bounded; every frame a side

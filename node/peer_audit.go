@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// The public audit (`pog audit --peer`, SPEC §22.4): an auditor with no
+// The public audit (`pog audit --peer`, SPEC §22.3): an auditor with no
 // role and no store fetches a running node's epoch records by record sync
 // and a validator's round evidence by the evidence protocol into a store
 // in memory, then runs Audit on it.

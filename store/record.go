@@ -78,7 +78,7 @@ type RoundRecord struct {
 	RTTNanos     int64   // round trip by libp2p ping on the round's connection (≥ 0)
 	PeakTFLOPS   float64 // fastest window of steps; 0 if failed
 
-	// BadTile is a failed round's evidence of a wrong tile (SPEC.md §22.4):
+	// BadTile is a failed round's evidence of a wrong tile (SPEC.md §22.2):
 	// the bytes the miner served for the first sampled tile that was in
 	// its committed root but failed the exactness check. Nil otherwise.
 	BadTile *TileData
