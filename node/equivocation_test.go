@@ -126,6 +126,15 @@ func TestEquivocatorProvenOnEveryNode(t *testing.T) {
 	}
 }
 
+func mustProof(t *testing.T, a, b []byte) *pb.EquivocationProof {
+	t.Helper()
+	p, err := protocol.NewEquivocationProof(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestEquivocationGossipRules walks epoch records and proofs through the
 // view and the stored-state check (SPEC.md §15).
 func TestEquivocationGossipRules(t *testing.T) {
@@ -170,6 +179,7 @@ func TestEquivocationGossipRules(t *testing.T) {
 			raw, _ := proto.Marshal(p)
 			st.PutEquivocation(e, []byte(val.id), raw)
 		}, pubsub.ValidationIgnore},
+		{"own stored proof, being published", protocol.TopicEquivocation, self.seal(t, mustProof(t, x, z)), self.id, nil, pubsub.ValidationAccept},
 		{"a third record after the proof", protocol.TopicEpoch, z, val.id, nil, pubsub.ValidationIgnore},
 		{"garbage proof", protocol.TopicEquivocation, []byte{1, 2, 3}, other.id, nil, pubsub.ValidationReject},
 	}
