@@ -259,6 +259,10 @@ func TestData(t *testing.T) {
 				var e uint64
 				d.ScanArgs(t, "e", &e)
 				return fmt.Sprintf("in flight %d\n", epochs.Close(e))
+			case "epoch-pending":
+				var e uint64
+				d.ScanArgs(t, "e", &e)
+				return fmt.Sprintf("pending below %d: %d\n", e, epochs.Pending(e))
 			default:
 				t.Fatalf("unknown command %q", d.Cmd)
 			}
