@@ -51,6 +51,11 @@ const (
 	maxEvidenceBytes    = 16 << 20
 	evidenceMaxServing  = 4
 	evidenceStreamLimit = 30 * time.Second
+	// A client takes at most maxEpochEvidenceItems items of each kind and
+	// maxEpochEvidenceBytes in all for one epoch, so a peer that pages on
+	// forever is refused rather than followed.
+	maxEpochEvidenceItems = 1 << 18
+	maxEpochEvidenceBytes = 1 << 30
 )
 
 // ErrNoEvidence: the peer keeps no round evidence of that epoch.
@@ -198,9 +203,13 @@ type EpochEvidence struct {
 func FetchEvidence(ctx context.Context, h host.Host, v peer.ID, e uint64) (*EpochEvidence, error) {
 	ev := &EpochEvidence{}
 	var lastKey []byte
+	size := 0
 	for _, kind := range []byte{evidenceRounds, evidenceAnnounces} {
 		for from := 0; ; {
 			next, err := fetchEvidencePage(ctx, h, v, kind, e, from, func(b []byte) error {
+				if size += len(b); size > maxEpochEvidenceBytes {
+					return badPeer("evidence of epoch %d over %d bytes", e, maxEpochEvidenceBytes)
+				}
 				if kind == evidenceAnnounces {
 					return ev.addAnnounce(e, b)
 				}
@@ -224,6 +233,9 @@ func FetchEvidence(ctx context.Context, h host.Host, v peer.ID, e uint64) (*Epoc
 			}
 			if next == 0 {
 				break
+			}
+			if next > maxEpochEvidenceItems {
+				return nil, badPeer("evidence of epoch %d: over %d items", e, maxEpochEvidenceItems)
 			}
 			from = next
 		}
