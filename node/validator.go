@@ -319,6 +319,9 @@ func (v *validator) fill(rec *store.RoundRecord, out round.Outcome, d *vdriver) 
 		if rec.Reason == "" {
 			rec.Reason = "failed"
 		}
+		if b := out.BadTile; b != nil && len(rec.Leaves) > 0 {
+			rec.BadTile = &store.TileData{Index: b.Index, Data: b.Data}
+		}
 	}
 }
 
@@ -358,13 +361,25 @@ func commitSecret(s [32]byte) []byte {
 }
 
 // epochLoop closes each epoch once its rounds are stored: it scores the
-// validator's evidence, stores the signed record and gossips it.
+// validator's evidence, stores the signed record and gossips it. Epochs are
+// closed in turn, so a validator slower than its epochs still signs a
+// record for each and waits for each one's rounds; one that fell behind by
+// more than the finality depth (a suspended process) resumes at the current
+// epoch, since records for final epochs no longer count.
 func (v *validator) epochLoop(ctx context.Context) {
 	defer v.n.wg.Done()
 	length := v.n.cfg.Network.EpochLength.Duration
-	// Every epoch from the first is closed in turn: a close that overruns
-	// the next epoch must not skip it (no record, no checkpoint).
-	for e := v.n.view.epochAt(time.Now()); ; e++ {
+	e := v.n.view.epochAt(time.Now())
+	for ; ; e++ {
+		if now := v.n.view.epochAt(time.Now()); now > e+v.n.cfg.Network.FinalityEpochs {
+			// Skipped epochs sign nothing, but their rounds end first.
+			v.mu.Lock()
+			for v.epochs.Close(now - 1); v.epochs.Pending(now) > 0; {
+				v.closed.Wait()
+			}
+			v.mu.Unlock()
+			e = now
+		}
 		end := time.Unix(0, int64(e+1)*int64(length))
 		select {
 		case <-ctx.Done():

@@ -285,11 +285,27 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	epoch := fs.Int64("epoch", -1, "recompute only this epoch (the record chain is still checked from the start)")
 	since := fs.Int64("since", -1, "incremental: re-verify only epochs from this one on (earlier ones were audited before; chains and consensus still run from the start)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	peerAddr := fs.String("peer", "", "audit a running node instead of a home: dial this multiaddr (ending in /p2p/ID), fetch its records and round evidence into memory")
+	validator := fs.String("validator", "", "with --peer: the validator whose weights to recompute (default: the peer), its evidence asked of it")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	sinceSet := false
-	fs.Visit(func(f *flag.Flag) { sinceSet = sinceSet || f.Name == "since" })
+	sinceSet, homeSet := false, false
+	fs.Visit(func(f *flag.Flag) { sinceSet, homeSet = sinceSet || f.Name == "since", homeSet || f.Name == "home" })
+	if *peerAddr != "" {
+		if sinceSet {
+			fmt.Fprintln(stderr, "pog audit: --since needs a home; --peer audits from scratch")
+			return 2
+		}
+		if !homeSet {
+			*home = ""
+		}
+		return runPeerAudit(*peerAddr, *validator, *home, *epoch, *jsonOut, stdout, stderr)
+	}
+	if *validator != "" {
+		fmt.Fprintln(stderr, "pog audit: --validator needs --peer")
+		return 2
+	}
 	if sinceSet && *since < 0 {
 		fmt.Fprintln(stderr, "pog audit: --since must be an epoch (0 or more)")
 		return 2
