@@ -150,7 +150,7 @@ type MinerConfig struct {
 // ValidatorConfig is the validator role.
 type ValidatorConfig struct {
 	RoundInterval     Duration `toml:"round_interval" comment:"how often the validator looks for miners due a round"`
-	DutyCycle         float64  `toml:"duty_cycle" comment:"fraction of a miner's time under this validator's rounds, at random times (0, 1]"`
+	DutyCycle         float64  `toml:"duty_cycle" comment:"with a validator set (genesis or network.validators): share of each miner's slots under some validator's round, all validators alike (a device shared by several identities gains at most 1/duty_cycle); without one: this validator's share, at random times"`
 	RoundTarget       Duration `toml:"round_target" comment:"round length for a GPU miner (at least min_rtt_multiple round trips)"`
 	RoundTargetCPU    Duration `toml:"round_target_cpu" comment:"round length for a CPU-only miner"`
 	MinSteps          int      `toml:"min_steps" comment:"fewest chained steps per round: bursting gains at most 1/(steps-2)"`
@@ -187,7 +187,7 @@ func DefaultConfig() Config {
 		Network: NetworkConfig{EpochLength: Duration{72 * time.Minute}, FinalityEpochs: 2},
 		Miner: MinerConfig{Backend: "cpu", MaxOutputBytes: 16 << 30, AnnounceInterval: Duration{time.Minute},
 			QueueLength: 4, ProofWindow: Duration{2 * time.Minute}, MeasureHardware: true},
-		Validator: ValidatorConfig{RoundInterval: Duration{time.Second}, DutyCycle: 0.5,
+		Validator: ValidatorConfig{RoundInterval: Duration{time.Second}, DutyCycle: 0.95,
 			RoundTarget: Duration{10 * time.Second}, RoundTargetCPU: Duration{2 * time.Second}, MinSteps: 22, MaxSteps: 64,
 			MinRTTMultiple: 20, FirstRootSlack: Duration{500 * time.Millisecond},
 			Size: 16384, K: 8192, TileBytes: 64 << 10,
@@ -209,6 +209,9 @@ func LocalConfig() Config {
 	c.Miner.ProofWindow = Duration{20 * time.Second}
 	c.Miner.MeasureHardware = false // local runs share one machine: nothing to tell apart
 	c.Validator.RoundInterval = Duration{250 * time.Millisecond}
+	// Without a validator set each validator pauses at random: half the
+	// time under each one's rounds keeps a local machine responsive.
+	c.Validator.DutyCycle = 0.5
 	// Steps of about 90 ms: long against per-step overheads on a loaded
 	// machine, short enough for several rounds per local epoch.
 	c.Validator.RoundTarget, c.Validator.RoundTargetCPU = Duration{2 * time.Second}, Duration{2 * time.Second}

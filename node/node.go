@@ -206,6 +206,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	case RoleValidator:
 		n.validator = newValidator(n, o.Store, n.obs.onRecord(o.OnRecord))
 		n.validator.scorer.Resume, n.validator.scorer.Checkpoint = true, true
+		n.validator.sched = newSlotSchedule(h.ID(), o.Stakes, o.Config.Network.Validators, o.Config.Validator.DutyCycle)
 	}
 	n.log.Info("node started", "peer", h.ID(), "addrs", n.Addrs())
 	return n, nil

@@ -37,6 +37,7 @@ type validator struct {
 	rnd    *mrand.Rand
 	wg     sync.WaitGroup
 	scorer *EpochScorer
+	sched  *slotSchedule // nil: random pauses (schedule.go)
 }
 
 type minerEntry struct {
@@ -121,7 +122,7 @@ func (v *validator) start(ctx context.Context) {
 			return
 		case <-time.After(v.n.cfg.Validator.RoundOffset.Duration):
 		}
-		t := time.NewTicker(v.n.cfg.Validator.RoundInterval.Duration)
+		t := time.NewTicker(v.tick())
 		defer t.Stop()
 		for {
 			select {
@@ -133,6 +134,19 @@ func (v *validator) start(ctx context.Context) {
 			}
 		}
 	}()
+}
+
+// tick is how often the validator looks for rounds to start: every
+// round_interval, and under a slot schedule at least twice in each slot's
+// startable first eighth.
+func (v *validator) tick() time.Duration {
+	cfg := v.n.cfg.Validator
+	d := cfg.RoundInterval.Duration
+	if v.sched != nil {
+		slot := v.sched.forMiner(min(cfg.RoundTarget.Duration, cfg.RoundTargetCPU.Duration)).Slot
+		d = min(d, slot/16)
+	}
+	return d
 }
 
 // startRounds starts a round with every miner announced within the TTL,
@@ -149,7 +163,10 @@ func (v *validator) startRounds(ctx context.Context) {
 		case v.n.host.Network().Connectedness(p) != network.Connected:
 			// Announced through a relay: rounds run over a direct
 			// stream, so wait until this node is connected to the miner.
-		case !e.busy && !now.Before(e.next):
+		case e.busy:
+		case v.sched != nil && !v.sched.due(p, e, v.n.cfg.Validator, now):
+		case v.sched == nil && now.Before(e.next):
+		default:
 			e.busy = true
 			v.round++
 			epoch := v.epochs.Begin(v.n.view.epochAt(now))
@@ -198,8 +215,13 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 		// stalled round does not also space the next ones out; rounds
 		// start no closer than the network's challenge rate (flood.go),
 		// which peers would otherwise Ignore.
-		gap := nextGap(v.rnd, min(time.Since(start), roundTarget(v.n.cfg.Validator, ann)), v.n.cfg.Validator.DutyCycle)
-		e.next = later(time.Now().Add(gap), start.Add(challengeEvery))
+		after := later(time.Now(), start.Add(challengeEvery))
+		if v.sched != nil {
+			e.next = v.sched.nextSlot(p, ann, v.n.cfg.Validator, after)
+		} else {
+			gap := nextGap(v.rnd, min(time.Since(start), roundTarget(v.n.cfg.Validator, ann)), v.n.cfg.Validator.DutyCycle)
+			e.next = later(time.Now().Add(gap), start.Add(challengeEvery))
+		}
 	}
 	v.epochs.End(epoch)
 	v.closed.Broadcast()

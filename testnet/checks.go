@@ -111,7 +111,7 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			minHonestTrust = t
 		}
 	}
-	out = append(out, profitCheck(s.Profitability, unjudged, r.cfg.ChainedRoundChecks))
+	out = append(out, r.profitCheck(s.Profitability, unjudged))
 	for _, a := range r.cfg.Adversaries {
 		if a == "burst" || a == "distant" {
 			ok, detail := r.noGain(a, s, last, honestOf)
@@ -123,7 +123,7 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			ok, detail := true, "not judged: no honest miner of its real profile"
 			for _, p := range s.Profitability {
 				if p.Adversary == a {
-					ok = p.Gain <= gainLimit(a)
+					ok = p.Gain <= maxGain
 					detail = fmt.Sprintf("incentive %.4f vs %.4f owed at honest %s rates: %.3f×", p.Incentive, p.HonestIncentive, p.RealProfile, p.Gain)
 				}
 			}

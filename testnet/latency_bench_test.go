@@ -12,15 +12,25 @@ import (
 // 50 ms added latency and far (200 ms); the timeshare adversary's three
 // H200 identities on one device. It reports measured ÷ true throughput at
 // each latency and timeshare's gain (summed incentive, and summed measured
-// throughput, over one honest H200) against the validators' duty cycle.
-// BENCHMARKS.md records its figures:
+// throughput, over one honest H200) against the validators' duty cycle,
+// with random pauses and with the slot schedule. BENCHMARKS.md records
+// its figures:
 //
 //	go test -run '^$' -bench Rounds -benchtime 1x -timeout 30m ./testnet/
 func BenchmarkRounds(b *testing.B) {
-	for _, duty := range []float64{0.05, 0.1, 0.2, 0.35, 0.5} {
-		b.Run(fmt.Sprintf("duty=%v", duty), func(b *testing.B) {
+	for _, c := range []struct {
+		slots bool
+		duty  float64
+	}{{false, 0.05}, {false, 0.1}, {false, 0.2}, {false, 0.35}, {false, 0.5}, {true, 0.5}, {true, 0.95}} {
+		schedule := "random"
+		if c.slots {
+			schedule = "slots"
+		}
+		duty := c.duty
+		b.Run(fmt.Sprintf("%s/duty=%v", schedule, duty), func(b *testing.B) {
 			for range b.N {
 				cfg := DefaultConfig()
+				cfg.SlotSchedule = c.slots
 				cfg.Validators, cfg.Miners, cfg.Profiles = 2, 2, []string{"H200"}
 				cfg.Adversaries = []string{"far", "timeshare"}
 				cfg.Delays = map[string]time.Duration{"miner-2": 50 * time.Millisecond}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/protocol"
@@ -102,6 +103,9 @@ const distantDelay = 200 * time.Millisecond
 
 func (r *run) startNodes(ctx context.Context) error {
 	if err := os.MkdirAll(r.cfg.Out, 0o755); err != nil {
+		return err
+	}
+	if err := r.createValidatorKeys(); err != nil {
 		return err
 	}
 	var validators []*member
@@ -206,18 +210,53 @@ func (r *run) newMember(ctx context.Context, name string, role node.Role, spec m
 	return m, nil
 }
 
+// createHome makes an empty home with a new key.
+func createHome(home string) (crypto.PrivKey, error) {
+	if err := os.RemoveAll(home); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
+	return node.CreateKey(home)
+}
+
+// createValidatorKeys makes every validator's home and key before any
+// config is written, so that with the slot schedule every config lists
+// the whole validator set (network.validators).
+func (r *run) createValidatorKeys() error {
+	names := []string{}
+	for i := 0; i < r.cfg.Validators; i++ {
+		names = append(names, fmt.Sprintf("validator-%d", i+1))
+	}
+	for _, a := range r.extraValidators() {
+		names = append(names, validatorName(a))
+	}
+	r.validatorIDs = nil
+	for _, name := range names {
+		key, err := createHome(filepath.Join(r.cfg.Out, "nodes", name))
+		if err != nil {
+			return err
+		}
+		if id, _ := peer.IDFromPrivateKey(key); r.cfg.SlotSchedule {
+			r.validatorIDs = append(r.validatorIDs, id.String())
+		}
+	}
+	return nil
+}
+
 // prepareHome writes a node's key and config; bootstrap peers, if any, go
 // into the config.
 func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap []string, listen string) (*member, node.Config, error) {
 	home := filepath.Join(r.cfg.Out, "nodes", name)
 	cfg := r.nodeConfig()
-	if err := os.RemoveAll(home); err != nil {
-		return nil, cfg, err
+	var key crypto.PrivKey
+	var err error
+	if role == node.RoleValidator {
+		key, err = node.LoadKey(home) // createValidatorKeys made it
+	} else {
+		key, err = createHome(home)
 	}
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return nil, cfg, err
-	}
-	key, err := node.CreateKey(home)
 	if err != nil {
 		return nil, cfg, err
 	}

@@ -76,6 +76,9 @@ func (r *run) startProcs(ctx context.Context) error {
 	if err := os.MkdirAll(r.cfg.Out, 0o755); err != nil {
 		return err
 	}
+	if err := r.createValidatorKeys(); err != nil {
+		return err
+	}
 	if r.cfg.Netns {
 		lab, err := newNetLab()
 		if err != nil {

@@ -2,6 +2,7 @@ package testnet
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -75,26 +76,43 @@ func profitability(s *report.Summary) (out []report.Profit, unjudged []string) {
 	return out, unjudged
 }
 
+// timeshareLimit is the largest gain k identities sharing one device may
+// show when validators own a share c of every miner's slots: the slot
+// schedule's bound (1 − (1 − c)^k)/c (SPEC.md §16) with the noise margin
+// of maxGain, and never below maxTimeshareGain (the limit from c ≈ 0.955).
+func timeshareLimit(c float64, k int) float64 {
+	return max(maxTimeshareGain, maxGain*(1-math.Pow(1-c, float64(k)))/c)
+}
+
+func (r *run) profitCheck(ps []report.Profit, unjudged []string) report.Check {
+	limit, enforce := r.shareLimit()
+	return profitCheck(ps, unjudged, limit, enforce)
+}
+
+func (r *run) latencyChecks(s *report.Summary) []report.Check {
+	limit, enforce := r.shareLimit()
+	return latencyChecks(s, r.cfg.ChainedRoundChecks, limit, enforce)
+}
+
 // gainLimit is the largest gain adversary a may show.
-func gainLimit(a string) float64 {
+func gainLimit(a string, shareLimit float64) float64 {
 	if a == "timeshare" {
-		return maxTimeshareGain
+		return shareLimit
 	}
 	return maxGain
 }
 
 // profitCheck fails if any adversary earned more than its limit over
 // honest work on its real hardware; unjudged ones are named in the detail.
-// The timeshare gain is enforced only with enforceTimeshare (the chained
-// round checks): the protocol does not yet defeat time-sharing (issue 10).
-func profitCheck(ps []report.Profit, unjudged []string, enforceTimeshare bool) report.Check {
+// The timeshare group's limit is shareLimit, failed only if enforceShare.
+func profitCheck(ps []report.Profit, unjudged []string, shareLimit float64, enforceShare bool) report.Check {
 	ok := true
 	var parts []string
 	for _, p := range ps {
-		bad := p.Gain > gainLimit(p.Adversary)
+		bad := p.Gain > gainLimit(p.Adversary, shareLimit)
 		mark := ""
 		switch {
-		case bad && p.Adversary == "timeshare" && !enforceTimeshare:
+		case bad && p.Adversary == "timeshare" && !enforceShare:
 			mark = " > limit (not enforced)"
 			bad = false
 		case bad:
@@ -111,6 +129,6 @@ func profitCheck(ps []report.Profit, unjudged []string, enforceTimeshare bool) r
 	if len(unjudged) > 0 {
 		detail += "; not judged: " + strings.Join(unjudged, ", ")
 	}
-	return report.Check{Name: fmt.Sprintf("no adversary earns more than honest work (gain ≤ %.2f, timeshare ≤ %.2f)", maxGain, maxTimeshareGain),
+	return report.Check{Name: fmt.Sprintf("no adversary earns more than honest work (gain ≤ %.2f, timeshare ≤ %.2f)", maxGain, shareLimit),
 		OK: ok, Detail: detail}
 }

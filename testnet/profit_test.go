@@ -50,13 +50,13 @@ func TestProfitability(t *testing.T) {
 	if len(unjudged) != 0 {
 		t.Errorf("unjudged %v", unjudged)
 	}
-	if c := profitCheck(got, nil, true); !c.OK {
+	if c := profitCheck(got, nil, maxTimeshareGain, true); !c.OK {
 		t.Errorf("check failed at the limits: %s", c.Detail)
 	}
-	if c := profitCheck([]report.Profit{{Adversary: "sybil", Gain: 1.06}}, nil, true); c.OK {
+	if c := profitCheck([]report.Profit{{Adversary: "sybil", Gain: 1.06}}, nil, maxTimeshareGain, true); c.OK {
 		t.Error("a 1.06× sybil gain passed")
 	}
-	if c := profitCheck([]report.Profit{{Adversary: "timeshare", Gain: 1.09}}, nil, true); !c.OK {
+	if c := profitCheck([]report.Profit{{Adversary: "timeshare", Gain: 1.09}}, nil, maxTimeshareGain, true); !c.OK {
 		t.Error("a 1.09× timeshare gain failed its 1.1 limit")
 	}
 	// An adversary earning where the honest miner of its hardware earns
@@ -64,7 +64,7 @@ func TestProfitability(t *testing.T) {
 	s.Epochs = []report.Epoch{{Incentive: map[string]float64{"overclaim": 0.1}}}
 	ps, _ := profitability(s)
 	for _, p := range ps {
-		if p.Adversary == "overclaim" && profitCheck([]report.Profit{p}, nil, true).OK {
+		if p.Adversary == "overclaim" && profitCheck([]report.Profit{p}, nil, maxTimeshareGain, true).OK {
 			t.Errorf("overclaim earning against an honest 0 passed: %+v", p)
 		}
 	}
@@ -72,20 +72,38 @@ func TestProfitability(t *testing.T) {
 	// judged, and the check says so.
 	s.Nodes = []report.Node{miner("sybil-a", "RTX4090", "sybil"), miner("h200", "H200", "")}
 	ps, unjudged = profitability(s)
-	c := profitCheck(ps, unjudged, true)
+	c := profitCheck(ps, unjudged, maxTimeshareGain, true)
 	if len(ps) != 0 || !c.OK || !strings.Contains(c.Detail, "not judged: sybil (no honest RTX4090)") {
 		t.Errorf("unjudged sybil: %+v, check %+v", ps, c)
 	}
 }
 
-// The timeshare gain is reported but not failed until the chained-round
-// checks are on.
-func TestTimeshareGainNotEnforcedYet(t *testing.T) {
+// The timeshare limit is the slot schedule's bound at the run's coverage:
+// 1.1 from a coverage of about 0.955, (1 − (1 − c)^k)/c with a 5 % margin
+// below it; a gain above it fails.
+func TestTimeshareLimit(t *testing.T) {
+	for _, c := range []struct{ coverage, want float64 }{{1, 1.1}, {0.96, 1.1}, {0.95, 1.05 * (1 - 0.000125) / 0.95}, {0.4, 1.05 * 0.784 / 0.4}, {0.2, 1.05 * 0.488 / 0.2}} {
+		if got := timeshareLimit(c.coverage, 3); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("coverage %v: limit %v, want %v", c.coverage, got, c.want)
+		}
+	}
+	ps := []report.Profit{{Adversary: "timeshare", Gain: 1.9}}
+	if c := profitCheck(ps, nil, timeshareLimit(0.4, 3), true); !c.OK {
+		t.Errorf("1.9× at coverage 0.4 (bound 1.96): %+v", c)
+	}
+	if c := profitCheck(ps, nil, timeshareLimit(0.95, 3), true); c.OK {
+		t.Errorf("1.9× at coverage 0.95 passed: %+v", c)
+	}
+}
+
+// The timeshare gain is reported but not failed where its limit is not
+// enforced (random pauses without the chained-round checks).
+func TestTimeshareGainNotEnforced(t *testing.T) {
 	ps := []report.Profit{{Adversary: "timeshare", Gain: 3}}
-	if c := profitCheck(ps, nil, false); !c.OK || !strings.Contains(c.Detail, "not enforced") {
+	if c := profitCheck(ps, nil, maxTimeshareGain, false); !c.OK || !strings.Contains(c.Detail, "not enforced") {
 		t.Fatalf("off: %+v", c)
 	}
-	if c := profitCheck(ps, nil, true); c.OK {
+	if c := profitCheck(ps, nil, maxTimeshareGain, true); c.OK {
 		t.Fatalf("on: %+v", c)
 	}
 }

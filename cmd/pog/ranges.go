@@ -22,7 +22,7 @@ var flagRanges = map[string]map[string]flagRange{
 	"audit":   {"epoch": {-1, math.MaxInt64}},
 	"testnet": {"validators": {1, 64}, "miners": {0, 1000}, "epochs": {1, 10_000},
 		"epoch-length": {float64(time.Second), float64(24 * time.Hour)},
-		"netem-delay":  {0, float64(10 * time.Second)}, "netem-loss": {0, 100}},
+		"netem-delay":  {0, float64(10 * time.Second)}, "netem-loss": {0, 100}, "duty-cycle": {0, 1}},
 }
 
 // checkFlagRanges returns an error naming the first numeric flag of fs

@@ -56,7 +56,9 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	partition := fs.Bool("partition", false, "with --netns: cut half the honest miners off for two rounds, then check the network heals")
 	delays := fs.String("delay", "", "added latency each way, in process, as NAME=DURATION,… by miner name or profile (far defaults to 200ms)")
 	roundInterval := fs.Duration("round-interval", 0, "time between a validator's rounds (0: the local profile's 2s)")
-	chained := fs.Bool("chained-round-checks", d.ChainedRoundChecks, "enforce issue 10's bounds: delayed miners within 3 % of their profile, timeshare ≤ 1.1×")
+	chained := fs.Bool("chained-round-checks", d.ChainedRoundChecks, "enforce issue 10's bounds: delayed miners within 3 % of their profile, timeshare ≤ 1.1× (without --slot-schedule)")
+	slots := fs.Bool("slot-schedule", false, "list the validators, so they take turns at each miner in slots (SPEC §16), and judge the timeshare gain against that schedule's bound")
+	duty := fs.Float64("duty-cycle", 0, "validator.duty_cycle (0: 0.95 with --slot-schedule, else 0.2 per validator)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -70,7 +72,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pog testnet: --delay: %v\n", err)
 		return 2
 	}
-	cfg.RoundInterval, cfg.ChainedRoundChecks = *roundInterval, *chained
+	cfg.RoundInterval, cfg.ChainedRoundChecks, cfg.DutyCycle, cfg.SlotSchedule = *roundInterval, *chained, *duty, *slots
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength, cfg.Seed, cfg.Out, cfg.Adversaries = *validators, *miners, *epochs, *epochLength, *seed, *out, advs
 	cfg.Progress = stderr
 	cfg.Procs, cfg.Netns, cfg.NetemDelay, cfg.NetemLoss, cfg.Partition = *procs || *netns, *netns, *delay, *loss, *partition

@@ -1,0 +1,55 @@
+package node
+
+import (
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/protocol/pb"
+)
+
+// Two validators of one set take disjoint, aligned slots of a miner, each
+// its stake share, and a validator outside the set or with stake 0 gets no
+// schedule.
+func TestSlotScheduleDisjoint(t *testing.T) {
+	a, b, out := testPeer(t), testPeer(t), testPeer(t)
+	stakes := map[string]float64{a.String(): 1, b.String(): 3}
+	sa, sb := newSlotSchedule(a, stakes, nil, 0.9), newSlotSchedule(b, stakes, nil, 0.9)
+	if sa == nil || sb == nil {
+		t.Fatal("validators of the set got no schedule")
+	}
+	if newSlotSchedule(out, stakes, nil, 0.9) != nil || newSlotSchedule(a, map[string]float64{a.String(): 0}, nil, 1) != nil {
+		t.Fatal("a validator outside the set, or without stake, got a schedule")
+	}
+	if s := newSlotSchedule(a, nil, []string{a.String(), b.String()}, 1); s == nil || len(s.Stakes) != 2 || s.Stakes[0] != 1 {
+		t.Fatal("network.validators should give every listed validator stake 1")
+	}
+	cfg := DefaultConfig().Validator
+	ann := &pb.MinerAnnounce{Gpus: []*pb.GPU{{}}}
+	slot := sa.forMiner(roundTarget(cfg, ann)).Slot
+	miner := testPeer(t)
+	taken := map[time.Time]peer.ID{}
+	count := map[peer.ID]int{}
+	start := time.Unix(1_800_000_000, 0)
+	for _, s := range []struct {
+		id peer.ID
+		s  *slotSchedule
+	}{{a, sa}, {b, sb}} {
+		for at := start; at.Before(start.Add(2000 * slot)); {
+			next := s.s.nextSlot(miner, ann, cfg, at)
+			if next.UnixNano()%int64(slot) != 0 || next.Before(at.Add(-slot/8)) {
+				t.Fatalf("slot at %v for %v: not an aligned, startable slot", next, at)
+			}
+			if other, ok := taken[next]; ok && other != s.id {
+				t.Fatalf("slot %v given to both validators", next)
+			}
+			taken[next] = s.id
+			count[s.id]++
+			at = next.Add(slot)
+		}
+	}
+	share := float64(count[b]) / float64(count[a]+count[b])
+	if used := float64(count[a]+count[b]) / 2000; used < 0.85 || used > 0.95 || share < 0.7 || share > 0.8 {
+		t.Errorf("owned %.2f of the slots (want 0.9), b's share %.2f (want 0.75)", used, share)
+	}
+}

@@ -1,0 +1,99 @@
+package round
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+)
+
+// testSchedule reads `stakes=a:1,b:2` and `coverage=c` (default 1).
+func testSchedule(t *testing.T, d *datadriven.TestData) Schedule {
+	s := Schedule{Slot: 10 * time.Second, Coverage: 1}
+	var stakes, cov string
+	d.ScanArgs(t, "stakes", &stakes)
+	if d.MaybeScanArgs(t, "coverage", &cov); cov != "" {
+		s.Coverage, _ = strconv.ParseFloat(cov, 64)
+	}
+	for _, kv := range strings.Split(stakes, ",") {
+		name, st, _ := strings.Cut(kv, ":")
+		f, _ := strconv.ParseFloat(st, 64)
+		s.Validators, s.Stakes = append(s.Validators, []byte(name)), append(s.Stakes, f)
+	}
+	return s
+}
+
+func TestSchedule(t *testing.T) {
+	datadriven.RunTest(t, "testdata/schedule.txt", func(t *testing.T, d *datadriven.TestData) string {
+		s := testSchedule(t, d)
+		if err := s.Validate(); err != nil {
+			return err.Error()
+		}
+		var miner string
+		var from, count int
+		d.ScanArgs(t, "miner", &miner)
+		d.MaybeScanArgs(t, "from", &from)
+		d.ScanArgs(t, "count", &count)
+		switch d.Cmd {
+		case "owners":
+			var out []string
+			for j := from; j < from+count; j++ {
+				if o := s.Owner([]byte(miner), uint64(j)); o < 0 {
+					out = append(out, "-")
+				} else {
+					out = append(out, string(s.Validators[o]))
+				}
+			}
+			return strings.Join(out, " ")
+		case "shares":
+			n := make([]int, len(s.Validators)+1)
+			for j := from; j < from+count; j++ {
+				n[s.Owner([]byte(miner), uint64(j))+1]++
+			}
+			var out []string
+			for i, c := range n {
+				name := "idle"
+				if i > 0 {
+					name = string(s.Validators[i-1])
+				}
+				out = append(out, fmt.Sprintf("%s %.2f", name, float64(c)/float64(count)))
+			}
+			return strings.Join(out, ", ")
+		case "next":
+			var self int
+			d.ScanArgs(t, "self", &self)
+			j, ok := s.Next([]byte(miner), self, uint64(from), count)
+			if !ok {
+				return "none"
+			}
+			return strconv.FormatUint(j, 10)
+		}
+		t.Fatalf("unknown command %s", d.Cmd)
+		return ""
+	})
+}
+
+// Slots are aligned for every miner, and Next never returns a slot another
+// validator owns.
+func TestScheduleNextOwned(t *testing.T) {
+	s := Schedule{Slot: 1250 * time.Millisecond, Coverage: 0.9, Validators: [][]byte{[]byte("a"), []byte("b"), []byte("c")}, Stakes: []float64{1, 2, 0.01}}
+	if s.SlotAt(s.Start(1_000_000)) != 1_000_000 || s.SlotAt(s.Start(1_000_001).Add(-time.Nanosecond)) != 1_000_000 {
+		t.Fatal("SlotAt and Start disagree")
+	}
+	for self := range s.Validators {
+		for from := uint64(0); from < 200; from += 7 {
+			j, ok := s.Next([]byte("m"), self, from, 1<<16)
+			if !ok || j < from || s.Owner([]byte("m"), j) != self {
+				t.Fatalf("validator %d from %d: slot %d %v", self, from, j, ok)
+			}
+			for k := from; k < j; k++ {
+				if s.Owner([]byte("m"), k) == self {
+					t.Fatalf("validator %d from %d: skipped its slot %d for %d", self, from, k, j)
+				}
+			}
+		}
+	}
+}
