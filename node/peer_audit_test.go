@@ -35,7 +35,8 @@ func auditHost(t *testing.T, to *Node) host.Host {
 }
 
 // TestPeerAudit runs an honest validator, one that halves every weight it
-// publishes, an honest and a lazy miner; an auditor with no store audits
+// publishes (or, with none, misstates its rounds root), an honest and a
+// lazy miner; an auditor with no store audits
 // each over the network. The honest validator passes with its weights
 // recomputed, the dishonest one's records are named, and a miner, which
 // publishes no records, is reported as not fetched.
@@ -53,8 +54,13 @@ func TestPeerAudit(t *testing.T) {
 	})
 	dishonest, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
 		o.AlterEpochRecord = func(r *pb.EpochRecord) {
+			changed := false
 			for _, w := range r.Weights {
+				changed = changed || w.Weight > 0
 				w.Weight /= 2
+			}
+			if !changed { // an epoch without a verified round: claim other rounds
+				r.RoundsRoot[0] ^= 1
 			}
 		}
 	})
@@ -96,7 +102,8 @@ func TestPeerAudit(t *testing.T) {
 	}
 	named := 0
 	for _, p := range rep.Problems {
-		if strings.Contains(p, dishonest.ID().String()) && strings.Contains(p, "weights differ") {
+		if strings.Contains(p, "epoch record") && strings.Contains(p, dishonest.ID().String()) &&
+			(strings.Contains(p, "weights differ") || strings.Contains(p, "round evidence differs")) {
 			named++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
+	"google.golang.org/protobuf/proto"
 )
 
 // Record sync (SPEC §22): gossip delivers epoch records to whoever is online,
@@ -486,7 +488,12 @@ func (y *recordSync) walk(ctx context.Context, p peer.ID, h head, c *chain) (int
 				return stored, nil
 			}
 			if id != expect {
-				return stored, nil // not the record the chain names: p lacks it
+				if !y.provenPair(v, rec.Epoch, expect, id) {
+					return stored, nil // not the record the chain names: p lacks it
+				}
+				// The other record of a proven equivocation: the chain
+				// may continue from either (SPEC §21).
+				expect = id
 			}
 			y.deliver(ctx, o)
 			if raw, err := y.st.EpochRecord(rec.Epoch, []byte(v)); err != nil || !bytes.Equal(raw, o.Raw) {
@@ -500,6 +507,28 @@ func (y *recordSync) walk(ctx context.Context, p peer.ID, h head, c *chain) (int
 		}
 	}
 	return stored, nil
+}
+
+// provenPair reports whether this node holds a proof that v signed both a
+// and b for epoch e.
+func (y *recordSync) provenPair(v peer.ID, e uint64, a, b [32]byte) bool {
+	for q, err := range y.st.Equivocations(e, e) {
+		if err != nil || peer.ID(q.Validator) != v {
+			continue
+		}
+		var m pb.EquivocationProof
+		if proto.Unmarshal(q.Proof, &m) != nil {
+			return false
+		}
+		var ids [][32]byte
+		for _, raw := range [][]byte{m.RecordA, m.RecordB} {
+			if o, err := protocol.Decode(raw, pb.MessageType_EPOCH_RECORD); err == nil {
+				ids = append(ids, protocol.ID(o.Body))
+			}
+		}
+		return slices.Contains(ids, a) && slices.Contains(ids, b)
+	}
+	return false
 }
 
 // charge records that p served bad data: its connection manager tag drops,

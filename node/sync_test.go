@@ -2,6 +2,7 @@ package node
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -540,5 +541,38 @@ func TestSyncProofsSpreadOverPasses(t *testing.T) {
 		if ok, err := client.st.HasEquivocation(e, []byte(v)); !ok || err != nil {
 			t.Fatalf("no proof for epoch %d: %v", e, err)
 		}
+	}
+}
+
+// A validator proven to have equivocated in epoch 2: the peer holds the
+// other record of the proof than the one the head links to. The client,
+// holding the proof, stores it and walks on below it (the chain may
+// continue from either record of a proof); without the proof it stops
+// there (TestSyncStoresOnlyChainedRecords).
+func TestSyncFollowsAProvenFork(t *testing.T) {
+	server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	client.connect(t, server)
+	k, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(k)
+	honest := recordChain(t, k, []uint64{1, 2, 3})
+	o, _ := protocol.Open(honest[0], pb.MessageType_EPOCH_RECORD)
+	id1 := protocol.ID(o.Body)
+	fork, _ := protocol.Seal(k, &pb.EpochRecord{Version: protocol.Version, Epoch: 2, RoundsRoot: []byte("01234567890123456789012345678901"),
+		ScoringConfigHash: make([]byte, 32), PrevRecordHash: id1[:]})
+	for e, raw := range map[uint64][]byte{1: honest[0], 2: fork, 3: honest[2]} {
+		server.st.PutEpochRecord(e, []byte(v), raw)
+	}
+	p, err := protocol.NewEquivocationProof(honest[1], fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+	client.st.PutEquivocation(2, []byte(v), body)
+	n, err := client.y.syncPeer(context.Background(), server.h.ID())
+	if err != nil || n != 3 {
+		t.Fatalf("stored %d, %v; want all 3", n, err)
+	}
+	if raw, _ := client.st.EpochRecord(2, []byte(v)); !bytes.Equal(raw, fork) {
+		t.Fatal("epoch 2 holds another record than the peer's")
 	}
 }
