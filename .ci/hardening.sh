@@ -18,10 +18,7 @@ if [ "$(go env CGO_ENABLED)" != 1 ] || ! command -v gcc >/dev/null; then
   fi
 fi
 if command -v gcc >/dev/null; then
-  # TestEquivocatorProvenOnEveryNode needs every node to hear one gossiped
-  # proof per epoch in time; sync does not fetch proofs yet, so at -race
-  # speed a node that misses one never catches up. It runs in make test.
-  CGO_ENABLED=1 go test -race -count=1 -skip '^TestEquivocatorProvenOnEveryNode$' ./store/ ./protocol/... ./node/
+  CGO_ENABLED=1 go test -race -count=1 ./store/ ./protocol/... ./node/
   lap "race"
 else
   echo "hardening: notice: no C compiler, so the race detector did not run"
