@@ -277,3 +277,42 @@ func TestBounds(t *testing.T) {
 		}
 	}
 }
+
+func TestOpeningEncoding(t *testing.T) {
+	p := tiny("miner A")
+	m, leaves, root := build(t, p)
+	a := audit(p, root)
+	cr, segs, op := proveAll(t, a, m, leaves)
+	b, err := op.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeOpening(b, p.BlockLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(a, cr, segs, back); err != nil {
+		t.Fatalf("decoded opening: %v", err)
+	}
+	for _, bad := range [][]byte{nil, b[:len(b)-1], append(append([]byte{}, b...), 0), {0xff, 0xff, 0xff, 0xff, 0}} {
+		if _, err := DecodeOpening(bad, p.BlockLog); err == nil {
+			t.Errorf("decoded %d bytes of garbage", len(bad))
+		}
+	}
+}
+
+func FuzzDecodeOpening(f *testing.F) {
+	op := &Opening{Checkpoints: host.Opening{States: [][]byte{make([]byte, StateBytes)}}, Indices: []uint64{3}, Blocks: [][]byte{make([]byte, 1<<MinBlockLog)}}
+	b, _ := op.MarshalBinary()
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		op, err := DecodeOpening(b, MinBlockLog)
+		if err != nil {
+			return
+		}
+		again, err := op.MarshalBinary()
+		if err != nil || string(again) != string(b) {
+			t.Fatalf("decoded input does not re-encode to itself (%v)", err)
+		}
+	})
+}
