@@ -56,7 +56,7 @@ const (
 	// MaxSegments bounds how many segments one opening carries.
 	MaxSegments = 256
 	// MaxStateBytes bounds one chain state.
-	MaxStateBytes = 64
+	MaxStateBytes = 128
 )
 
 // Shape is the layout of a checkpointed computation: Chains chains of Steps

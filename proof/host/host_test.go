@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/pog-network/pog/proof/commit"
 )
@@ -121,4 +122,22 @@ func FuzzDecodeOpening(f *testing.F) {
 			t.Fatalf("decoded %x does not re-encode to itself (%v)", b, err)
 		}
 	})
+}
+
+func TestTiming(t *testing.T) {
+	tm := Timing{Shape: Shape{Chains: 4, Steps: 1000, Segment: 100}, Elapsed: 2 * time.Millisecond}
+	if err := tm.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if tm.StepNs() != 2000 || tm.StepsPerSecond() != 2e6 {
+		t.Fatalf("step %v ns, %v steps/s", tm.StepNs(), tm.StepsPerSecond())
+	}
+	for _, c := range []struct{ bound, want float64 }{{4000, 1}, {2000, 1}, {500, 0.25}} {
+		if got := tm.Credit(c.bound); got != c.want {
+			t.Errorf("credit at bound %v: %v, want %v", c.bound, got, c.want)
+		}
+	}
+	if (Timing{Shape: tm.Shape}).Check() == nil {
+		t.Error("zero elapsed accepted")
+	}
 }

@@ -24,8 +24,33 @@ import (
 // Tag names this proof in its checkpoint leaves.
 const Tag = "cpu"
 
-// StateBytes is the size of a chain state: one little-endian uint64.
-const StateBytes = 8
+// Lanes is the number of 64-bit words in a chain state. One step reads the
+// table once per lane and multiplies once per lane, so a single chain keeps
+// a core's multiplier busy: a second chain interleaved on the same core (or
+// its SMT sibling) finds little idle capacity to use.
+const Lanes = 16
+
+// StateBytes is the size of a chain state: Lanes little-endian uint64s.
+const StateBytes = 8 * Lanes
+
+// State is a chain's state.
+type State [Lanes]uint64
+
+// Bytes is the state's encoding: its lanes as little-endian uint64s.
+func (x *State) Bytes() []byte {
+	b := make([]byte, 0, StateBytes)
+	for _, v := range x {
+		b = binary.LittleEndian.AppendUint64(b, v)
+	}
+	return b
+}
+
+func decodeState(b []byte) (x State) {
+	for i := range x {
+		x[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return x
+}
 
 // Table size bounds: 2^10 words (8 KiB) to 2^20 words (8 MiB).
 const (
@@ -35,6 +60,11 @@ const (
 	// (512 KiB to 2 MiB), beyond a GPU SM's shared memory (≤ 228 KiB).
 	DefaultTableLog = 16
 )
+
+// StepBoundNs is the per-chain step time beyond which a chain earns less
+// than full credit (host.Timing.Credit): about twice a current core's step,
+// a third of a GPU's L2 latency (SPEC §23.2).
+const StepBoundNs = 100
 
 // mul is the odd multiplier of every step (2^64 / golden ratio).
 const mul = 0x9E3779B97F4A7C15
@@ -81,26 +111,35 @@ func Table(p *Params) []uint64 {
 	return t
 }
 
-// Initial is chain c's start state: the first 8 bytes, little-endian, of
-// derive-key("… cpu chain", seed ‖ miner ‖ LE64(c)).
-func Initial(p *Params, c uint64) uint64 {
-	k := host.Derive("cpu chain", p.Seed[:], p.Miner, host.LE64(c))
-	return binary.LittleEndian.Uint64(k[:])
+// Initial is chain c's start state: the first StateBytes bytes of the XOF
+// keyed by derive-key("… cpu chain", seed ‖ miner ‖ LE64(c)), as
+// little-endian words.
+func Initial(p *Params, c uint64) State {
+	raw := make([]byte, StateBytes)
+	host.Stream(host.Derive("cpu chain", p.Seed[:], p.Miner, host.LE64(c)), raw)
+	return decodeState(raw)
 }
 
-// Run advances x by n steps over table t (len a power of two):
+// Run advances x by n steps over table t (len a power of two). One step,
+// with all lanes read before any is written:
 //
-//	v = t[x mod len(t)];  x = rotl64((x ⊕ v)·mul, 29) + v
+//	v_j = t[x_j mod len(t)]                         for j < Lanes
+//	x_j = rotl64((x_j ⊕ v_j)·mul, 29) + v_{(j+1) mod Lanes}
 //
-// Every step's read address depends on the previous multiply, so a chain
-// runs at the latency of a table read plus a multiply, never faster.
-func Run(t []uint64, x, n uint64) uint64 {
+// Every read address depends on the previous step's multiplies, and each
+// lane takes in its neighbour's read, so a chain runs at the latency of a
+// table read plus a multiply per step, never faster.
+func Run(t []uint64, x *State, n uint64) {
 	mask := uint64(len(t) - 1)
+	var v State
 	for ; n > 0; n-- {
-		v := t[x&mask]
-		x = bits.RotateLeft64((x^v)*mul, 29) + v
+		for j := range x {
+			v[j] = t[x[j]&mask]
+		}
+		for j := range x {
+			x[j] = bits.RotateLeft64((x[j]^v[j])*mul, 29) + v[(j+1)%Lanes]
+		}
 	}
-	return x
 }
 
 // Prove runs every chain on workers goroutines (<= 0: one per CPU) and
@@ -123,8 +162,8 @@ func Prove(p *Params, workers int) ([][]byte, error) {
 			for c := range next {
 				x := Initial(p, c)
 				for j := range p.PerChain() {
-					x = Run(t, x, p.Segment)
-					states[c*p.PerChain()+j] = binary.LittleEndian.AppendUint64(nil, x)
+					Run(t, &x, p.Segment)
+					states[c*p.PerChain()+j] = x.Bytes()
 				}
 			}
 		}()
@@ -157,12 +196,11 @@ func Verify(p *Params, root commit.CV, segs []uint64, op *host.Opening) error {
 		c, pos := p.Locate(g)
 		x := Initial(p, c)
 		if pos > 0 {
-			x = binary.LittleEndian.Uint64(got[g-1])
+			x = decodeState(got[g-1])
 		}
-		want := binary.LittleEndian.Uint64(got[g])
-		if y := Run(t, x, p.Segment); y != want {
-			return fmt.Errorf("%w: segment %d (chain %d, steps %d–%d) gives %#016x, committed %#016x",
-				ErrSegment, g, c, pos*p.Segment, (pos+1)*p.Segment-1, y, want)
+		if Run(t, &x, p.Segment); x != decodeState(got[g]) {
+			return fmt.Errorf("%w: segment %d (chain %d, steps %d–%d)",
+				ErrSegment, g, c, pos*p.Segment, (pos+1)*p.Segment-1)
 		}
 	}
 	return nil

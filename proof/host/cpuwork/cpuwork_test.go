@@ -1,7 +1,6 @@
 package cpuwork
 
 import (
-	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -57,12 +56,18 @@ func TestHonestVerifies(t *testing.T) {
 }
 
 func TestRunMatchesStepDefinition(t *testing.T) {
-	tab := []uint64{1, 2, 3, 4}
-	x := uint64(0x1234)
-	v := tab[x&3]
-	want := ((x^v)*mul<<29 | (x^v)*mul>>35) + v
-	if got := Run(tab, x, 1); got != want {
-		t.Fatalf("one step: %#x, want %#x", got, want)
+	tab := []uint64{10, 20, 30, 40}
+	var x State
+	for j := range x {
+		x[j] = uint64(j) * 0x1234567
+	}
+	want := x
+	for j := range want {
+		v, next := tab[x[j]&3], tab[x[(j+1)%Lanes]&3]
+		want[j] = ((x[j]^v)*mul<<29 | (x[j]^v)*mul>>35) + next
+	}
+	if Run(tab, &x, 1); x != want {
+		t.Fatalf("one step: %x, want %x", x, want)
 	}
 }
 
@@ -74,12 +79,13 @@ func TestBadProofs(t *testing.T) {
 		text   string
 	}{
 		{"wrong checkpoint committed", func(p *Params, st [][]byte) ([][]byte, *Params) {
-			st[5] = binary.LittleEndian.AppendUint64(nil, 42)
+			st[5] = make([]byte, StateBytes)
 			return st, p
 		}, ErrSegment, "segment 5 (chain 0, steps 160–191)"},
 		{"lazy chain: last half of chain 2 invented", func(p *Params, st [][]byte) ([][]byte, *Params) {
 			for j := 20; j < 24; j++ {
-				st[j] = binary.LittleEndian.AppendUint64(nil, uint64(j))
+				st[j] = make([]byte, StateBytes)
+				st[j][0] = byte(j)
 			}
 			return st, p
 		}, ErrSegment, "chain 2"},
@@ -107,7 +113,7 @@ func TestBadProofs(t *testing.T) {
 func TestTamperedOpeningFailsInclusion(t *testing.T) {
 	p := tiny("miner A")
 	_, root, segs, op := prove(t, p)
-	op.States[3] = binary.LittleEndian.AppendUint64(nil, 1)
+	op.States[3] = make([]byte, StateBytes)
 	if err := Verify(p, root, segs, op); !errors.Is(err, host.ErrCheckpoint) {
 		t.Fatalf("verdict %v, want a checkpoint inclusion failure", err)
 	}

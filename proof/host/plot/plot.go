@@ -35,10 +35,15 @@ const (
 	MaxRounds       = 1 << 12
 	// DefaultRounds makes a 64 KiB block cost ≥ 10× an NVMe random read
 	// to regenerate (BENCHMARKS.md measures it).
-	DefaultRounds = 8
+	DefaultRounds = 16
 	// MaxBlocks bounds a plot: 2^32 blocks.
 	MaxBlocks = 1 << 32
 )
+
+// StepBoundNs is the per-walk step time beyond which a plot earns less than
+// full credit (host.Timing.Credit): twice a flash NVMe random read, a small
+// fraction of a block's regeneration (SPEC §23.4).
+const StepBoundNs = 200_000
 
 // Plot describes a miner's plot.
 type Plot struct {
