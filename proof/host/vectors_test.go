@@ -1,22 +1,18 @@
 package host_test
 
 import (
-	"bufio"
 	"encoding/hex"
-	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/pog-network/pog/internal/specvec"
 	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
 	"lukechampine.com/blake3"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/vectors.txt")
 
 // The vectors of SPEC §23.5: every derived value a reimplementation of the
 // three verifiers needs, for tiny parameters. seed[i] = i, the miner is the
@@ -111,28 +107,16 @@ func (m memPlot) ReadBlock(b uint64, dst []byte) error { copy(dst, m[b]); return
 
 func TestVectors(t *testing.T) {
 	got := vectors(t)
-	const path = "testdata/vectors.txt"
-	if *update {
-		if err := os.WriteFile(path, []byte(strings.Join(got, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f, err := os.Open(path)
+	want, err := specvec.Block(specvec.Path(), "host")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var want []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		want = append(want, sc.Text())
-	}
 	if len(want) != len(got) {
-		t.Fatalf("%d vectors, file has %d (go test -run TestVectors -update)", len(got), len(want))
+		t.Fatalf("%d vectors, SPEC §23.5 lists %d; they are:\n%s", len(got), len(want), strings.Join(got, "\n"))
 	}
 	for i := range got {
 		if got[i] != want[i] {
-			t.Errorf("vector differs:\n got  %s\n want %s", got[i], want[i])
+			t.Errorf("vector differs from SPEC §23.5:\n got  %s\n want %s", got[i], want[i])
 		}
 	}
 }
