@@ -3,8 +3,6 @@ package plot
 import (
 	"path/filepath"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 func defaultPlot(blocks uint64) *Plot {
@@ -43,7 +41,7 @@ func BenchmarkReadBlock(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	if err := unix.Fadvise(int(f.f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+	if err := f.DropCache(); err != nil {
 		b.Skip("cannot drop the page cache:", err)
 	}
 	buf := make([]byte, p.BlockBytes())

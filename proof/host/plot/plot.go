@@ -115,3 +115,17 @@ func (p *Plot) Generate(b uint64, dst []byte) {
 // Leaf is block b's leaf in the plot tree: its BLAKE3 subtree chaining value
 // at its offset in the plot file (SPEC §6), so the root is b3sum of the file.
 func (p *Plot) Leaf(b uint64, block []byte) commit.CV { return commit.TileCV(block, b) }
+
+// Regenerator serves a plot's blocks by regenerating each one when it is
+// read: what a miner that stores nothing does. Its walks give the same
+// checkpoints as the stored plot's, only later.
+type Regenerator struct{ Plot *Plot }
+
+// ReadBlock regenerates block b into dst.
+func (r Regenerator) ReadBlock(b uint64, dst []byte) error {
+	if b >= r.Plot.Blocks || len(dst) != r.Plot.BlockBytes() {
+		return errors.New("plot read out of range")
+	}
+	r.Plot.Generate(b, dst)
+	return nil
+}

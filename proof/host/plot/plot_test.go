@@ -316,3 +316,25 @@ func FuzzDecodeOpening(f *testing.F) {
 		}
 	})
 }
+
+func TestRegeneratorWalksLikeThePlot(t *testing.T) {
+	p := tiny("miner A")
+	m, _, root := build(t, p)
+	a := audit(p, root)
+	stored, err := Prove(a, m, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	regen, err := Prove(a, Regenerator{p}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range stored {
+		if string(stored[i]) != string(regen[i]) {
+			t.Fatalf("checkpoint %d differs", i)
+		}
+	}
+	if (Regenerator{p}).ReadBlock(p.Blocks, make([]byte, p.BlockBytes())) == nil {
+		t.Fatal("regenerated a block past the plot")
+	}
+}
