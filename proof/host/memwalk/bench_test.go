@@ -1,11 +1,13 @@
 package memwalk
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/pog-network/pog/proof/host"
+	"lukechampine.com/blake3"
 )
 
 // The benchmarks compare a walk over a resident dataset with the same walk
@@ -29,12 +31,15 @@ func benchSetup(b *testing.B) (*Cache, *Dataset) {
 		if benchCache, err = NewCache(&e); err != nil {
 			b.Fatal(err)
 		}
-		raw := make([]byte, 64*benchDatasetItems)
-		host.Stream(host.Derive("bench dataset"), raw)
 		benchData = &Dataset{words: make([]uint64, ItemWords*benchDatasetItems), items: benchDatasetItems}
-		for i := range benchData.words {
-			benchData.words[i] = uint64(raw[8*i]) | uint64(raw[8*i+1])<<8 | uint64(raw[8*i+2])<<16 | uint64(raw[8*i+3])<<24 |
-				uint64(raw[8*i+4])<<32 | uint64(raw[8*i+5])<<40 | uint64(raw[8*i+6])<<48 | uint64(raw[8*i+7])<<56
+		var raw [1 << 16]byte // filled from the XOF a block at a time
+		key := host.Derive("bench dataset")
+		xof := blake3.New(32, key[:]).XOF()
+		for i := 0; i < len(benchData.words); i += len(raw) / 8 {
+			xof.Read(raw[:])
+			for k := range len(raw) / 8 {
+				benchData.words[i+k] = binary.LittleEndian.Uint64(raw[8*k:])
+			}
 		}
 	})
 	return benchCache, benchData
