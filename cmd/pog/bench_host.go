@@ -338,7 +338,7 @@ func benchHostStorage(f *hostBenchFlags, res *hostBenchResult) error {
 		return err
 	}
 	r.measure(a.Shape, time.Since(start), plot.StepBoundNs)
-	segs := host.Sample(f.secret, root, a.Encode(), a.Shape, f.samples)
+	segs := plot.Sample(f.secret, root, a, f.samples)
 	op, err := plot.Open(a, file, plotLeaves, states, leaves, segs)
 	if err != nil {
 		return err

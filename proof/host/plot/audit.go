@@ -38,8 +38,8 @@ type Audit struct {
 	host.Shape           // Chains walks of Steps steps
 }
 
-// Validate checks the audit's bounds, including that a sample of
-// MaxSegments segments opens at most MaxOpenBlocks blocks.
+// Validate checks the audit's bounds, including that one opened segment
+// fits an opening.
 func (a *Audit) Validate() error {
 	if err := a.Plot.Validate(); err != nil {
 		return err
@@ -51,6 +51,19 @@ func (a *Audit) Validate() error {
 		return fmt.Errorf("plot audit segment of %d blocks: an opened segment must fit %d blocks and %d bytes", a.Segment, MaxOpenBlocks, MaxOpenBytes)
 	}
 	return nil
+}
+
+// MaxSample is the most segments a sample of this audit may open: as many
+// as fit MaxOpenBlocks blocks and MaxOpenBytes bytes, at most
+// host.MaxSegments.
+func (a *Audit) MaxSample() int {
+	return int(min(host.MaxSegments, MaxOpenBlocks/a.Segment, MaxOpenBytes/(a.Segment<<a.BlockLog)))
+}
+
+// Sample derives the audit's sample of k segments (host.Sample), at most
+// MaxSample of them.
+func Sample(secret [32]byte, root commit.CV, a *Audit, k int) []uint64 {
+	return host.Sample(secret, root, a.Encode(), a.Shape, min(k, a.MaxSample()))
 }
 
 // Encode is the audit's canonical encoding: the plot's ‖ root ‖ seed ‖ BE64
@@ -208,6 +221,9 @@ var (
 func Verify(a *Audit, root commit.CV, segs []uint64, op *Opening) error {
 	if err := a.Validate(); err != nil {
 		return err
+	}
+	if len(segs) > a.MaxSample() {
+		return fmt.Errorf("%d sampled segments: an audit with %d-block segments opens at most %d", len(segs), a.Segment, a.MaxSample())
 	}
 	got, err := host.CheckOpening(Tag, a.Shape, root, segs, &op.Checkpoints, StateBytes)
 	if err != nil {

@@ -102,7 +102,7 @@ func proveAll(t *testing.T, a *Audit, r Reader, plotLeaves []commit.CV) (commit.
 	if err != nil {
 		t.Fatal(err)
 	}
-	segs := host.Sample([32]byte{4}, root, a.Encode(), a.Shape, int(a.Leaves()))
+	segs := Sample([32]byte{4}, root, a, int(a.Leaves()))
 	op, err := Open(a, r, plotLeaves, states, leaves, segs)
 	if err != nil {
 		t.Fatal(err)
@@ -336,5 +336,20 @@ func TestRegeneratorWalksLikeThePlot(t *testing.T) {
 	}
 	if (Regenerator{p}).ReadBlock(p.Blocks, make([]byte, p.BlockBytes())) == nil {
 		t.Fatal("regenerated a block past the plot")
+	}
+}
+
+func TestSampleFitsAnOpening(t *testing.T) {
+	a := audit(&Plot{Miner: []byte("m"), BlockLog: MaxBlockLog, Rounds: 1, Blocks: 1 << 20}, commit.CV{})
+	a.Steps, a.Segment = 1<<12, 16 // 16 MiB per opened segment: 4 fit
+	if got := a.MaxSample(); got != 4 {
+		t.Fatalf("MaxSample %d, want 4", got)
+	}
+	if segs := Sample([32]byte{}, commit.CV{1}, a, 66); len(segs) != 4 {
+		t.Fatalf("sampled %d segments", len(segs))
+	}
+	err := Verify(a, commit.CV{}, []uint64{0, 1, 2, 3, 4}, &Opening{})
+	if err == nil || !strings.Contains(err.Error(), "opens at most 4") {
+		t.Fatalf("oversized sample: %v", err)
 	}
 }
