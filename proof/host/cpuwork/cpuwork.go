@@ -1,12 +1,15 @@
-// Package cpuwork is the CPU host proof: C independent, latency-bound chains
-// of dependent steps, each a random read from a per-challenge seeded table
-// sized for a core's L2 cache, mixed with a 64-bit multiply and a rotate.
+// Package cpuwork is the CPU host proof: C independent chains of dependent
+// steps over a per-challenge seeded table sized for a core's L2 cache. A
+// step reads the table once per each of its 16 lanes, at addresses the
+// previous step's 64-bit multiplies chose, and mixes each read in with a
+// multiply and a rotate.
 //
-// A CPU core runs one step in about an L2 hit plus a multiply; a GPU thread
-// runs it at its L2 latency (the table does not fit its shared memory) with
-// an emulated 64-bit multiply, so each chain is tens of times slower there,
-// and the validator fixes the number of chains (SPEC §23). Checkpoints are
-// committed with package host; the validator recomputes sampled segments.
+// A CPU core runs a step in about the time of its 16 L2 reads and
+// multiplies; a GPU thread reads from its L2 (the table does not fit its
+// shared memory) with an emulated 64-bit multiply, so each chain is several
+// times slower there, and the validator fixes the number of chains (SPEC
+// §23.2). Checkpoints are committed with package host; the validator
+// recomputes sampled segments.
 package cpuwork
 
 import (
