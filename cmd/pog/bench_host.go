@@ -18,6 +18,7 @@ import (
 	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
+	"github.com/pog-network/pog/protocol/hostround"
 	"lukechampine.com/blake3"
 )
 
@@ -164,42 +165,70 @@ func (f *hostBenchFlags) say(format string, a ...any) {
 	}
 }
 
-// measure fills the timing figures of a proof proved in elapsed.
-func (p *hostProof) measure(s host.Shape, elapsed time.Duration, boundNs float64) {
-	t := host.Timing{Shape: s, Elapsed: max(elapsed, time.Nanosecond)}
-	p.Chains, p.Steps, p.Segment = s.Chains, s.Steps, s.Segment
-	p.ProveSeconds, p.StepNs, p.StepsPerSecond = elapsed.Seconds(), t.StepNs(), t.StepsPerSecond()
-	p.BoundNs, p.Credit = boundNs, t.Credit(boundNs)
+// hostRound plays one host round locally through the validator's state
+// machine (protocol/hostround, no round trip): prove returns the miner's
+// checkpoint root, open the encoded opening of the sampled segments. It
+// fills p's measurement and verdict.
+func (f *hostBenchFlags) hostRound(p *hostProof, plan hostround.Plan, prove func() (commit.CV, error), open func([]uint64) ([]byte, error)) error {
+	plan.Secret, plan.Samples, plan.RootBy = f.secret, f.samples, 24*time.Hour
+	v, err := hostround.NewValidator(plan)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	v.Step(hostround.Start{})
+	root, err := prove()
+	if err != nil {
+		return err
+	}
+	var fetch []uint64
+	for _, a := range v.Step(hostround.Root{At: time.Since(start), Root: root}) {
+		if x, ok := a.(hostround.Fetch); ok {
+			fetch = x.Segments
+		}
+	}
+	b, err := open(fetch)
+	if err != nil {
+		return err
+	}
+	t := time.Now()
+	var out hostround.Outcome
+	for _, a := range v.Step(hostround.Opening{Bytes: b}) {
+		if x, ok := a.(hostround.Finish); ok {
+			out = x.Outcome
+		}
+	}
+	p.VerifySeconds = time.Since(t).Seconds()
+	tm := host.Timing{Shape: plan.Shape, Elapsed: out.Elapsed}
+	p.Chains, p.Steps, p.Segment = plan.Shape.Chains, plan.Shape.Steps, plan.Shape.Segment
+	p.ProveSeconds, p.StepNs, p.StepsPerSecond = out.Elapsed.Seconds(), out.StepNs, tm.StepsPerSecond()
+	p.BoundNs, p.Credit, p.Verified, p.Reason = plan.BoundNs, out.Credit, out.Verified, out.Reason
+	p.Samples, p.OpeningBytes, p.VerifyCostRatio = len(out.Segments), len(b), p.VerifySeconds/p.ProveSeconds
+	return nil
 }
 
-// verdict records a verification that took since and its result.
-func (p *hostProof) verdict(since time.Time, err error) {
-	p.VerifySeconds = time.Since(since).Seconds()
-	p.VerifyCostRatio = p.VerifySeconds / p.ProveSeconds
-	p.Verified = err == nil
-	if err != nil {
-		p.Reason = err.Error()
+// commitOpen commits states and returns the round's prove and open steps
+// for them.
+func commitOpen(tag string, s host.Shape, states func() ([][]byte, error)) (func() (commit.CV, error), func([]uint64) ([]byte, error)) {
+	var st [][]byte
+	var leaves []commit.CV
+	prove := func() (commit.CV, error) {
+		var err error
+		if st, err = states(); err != nil {
+			return commit.CV{}, err
+		}
+		root, l, err := host.Commit(tag, st)
+		leaves = l
+		return root, err
 	}
-}
-
-// sample commits states, samples segments and opens them, as the miner and
-// validator would; the opening is returned through its wire encoding.
-func sampleHost(f *hostBenchFlags, tag string, s host.Shape, enc []byte, states [][]byte, stateBytes int) (commit.CV, []uint64, *host.Opening, int, error) {
-	root, leaves, err := host.Commit(tag, states)
-	if err != nil {
-		return root, nil, nil, 0, err
+	open := func(segs []uint64) ([]byte, error) {
+		op, err := host.Open(s, st, leaves, segs)
+		if err != nil {
+			return nil, err
+		}
+		return op.MarshalBinary()
 	}
-	segs := host.Sample(f.secret, root, enc, s, f.samples)
-	op, err := host.Open(s, states, leaves, segs)
-	if err != nil {
-		return root, nil, nil, 0, err
-	}
-	b, err := op.MarshalBinary()
-	if err != nil {
-		return root, nil, nil, 0, err
-	}
-	op, err = host.DecodeOpening(b, stateBytes)
-	return root, segs, op, len(b), err
+	return prove, open
 }
 
 func benchHostCPU(f *hostBenchFlags, res *hostBenchResult) error {
@@ -214,20 +243,20 @@ func benchHostCPU(f *hostBenchFlags, res *hostBenchResult) error {
 	}
 	f.say("cpu: %d chains × %d steps over a %d KiB table", chains, p.Steps, 8<<p.TableLog>>10)
 	r := &res.CPU
-	start := time.Now()
-	states, err := cpuwork.Prove(p, f.workers)
-	if err != nil {
+	prove, open := commitOpen(cpuwork.Tag, p.Shape, func() ([][]byte, error) { return cpuwork.Prove(p, f.workers) })
+	plan := hostround.Plan{Shape: p.Shape, BoundNs: cpuwork.StepBoundNs, Params: p.Encode(),
+		Check: func(root commit.CV, segs []uint64, b []byte) error {
+			op, err := host.DecodeOpening(b, cpuwork.StateBytes)
+			if err != nil {
+				return err
+			}
+			return cpuwork.Verify(p, root, segs, op)
+		}}
+	if err := f.hostRound(&r.hostProof, plan, prove, open); err != nil {
 		return err
 	}
-	root, segs, op, n, err := sampleHost(f, cpuwork.Tag, p.Shape, p.Encode(), states, cpuwork.StateBytes)
-	if err != nil {
-		return err
-	}
-	r.measure(p.Shape, time.Since(start), cpuwork.StepBoundNs)
-	r.Samples, r.OpeningBytes, r.TableBytes = len(segs), n, 8<<p.TableLog
+	r.TableBytes = 8 << p.TableLog
 	r.CreditedStepsPerSecond = r.StepsPerSecond * r.Credit
-	t := time.Now()
-	r.verdict(t, cpuwork.Verify(p, root, segs, op))
 	return nil
 }
 
@@ -256,21 +285,20 @@ func benchHostRAM(f *hostBenchFlags, res *hostBenchResult) error {
 	}
 	r.BuildSeconds = time.Since(t).Seconds()
 	f.say("ram: %d walks × %d steps", walks, p.Steps)
-	start := time.Now()
-	states, err := memwalk.Prove(p, ds, f.workers)
-	if err != nil {
+	prove, open := commitOpen(memwalk.Tag, p.Shape, func() ([][]byte, error) { return memwalk.Prove(p, ds, f.workers) })
+	plan := hostround.Plan{Shape: p.Shape, BoundNs: memwalk.StepBoundNs, Params: p.Encode(),
+		Check: func(root commit.CV, segs []uint64, b []byte) error {
+			op, err := host.DecodeOpening(b, memwalk.StateBytes)
+			if err != nil {
+				return err
+			}
+			return memwalk.Verify(p, cache, root, segs, op)
+		}}
+	if err := f.hostRound(&r.hostProof, plan, prove, open); err != nil {
 		return err
 	}
-	root, segs, op, n, err := sampleHost(f, memwalk.Tag, p.Shape, p.Encode(), states, memwalk.StateBytes)
-	if err != nil {
-		return err
-	}
-	r.measure(p.Shape, time.Since(start), memwalk.StepBoundNs)
-	r.Samples, r.OpeningBytes = len(segs), n
 	r.BandwidthBps = 64 * r.StepsPerSecond * r.Credit
 	r.CreditedBytes = float64(r.DatasetBytes) * r.Credit
-	t = time.Now()
-	r.verdict(t, memwalk.Verify(p, cache, root, segs, op))
 
 	// The cheater holding nothing: one walk recomputing every item.
 	steps := min(p.Steps, 2000)
@@ -328,33 +356,37 @@ func benchHostStorage(f *hostBenchFlags, res *hostBenchResult) error {
 	}
 	r.CacheDropped = file.DropCache() == nil
 	f.say("storage: %d walks × %d steps (page cache dropped: %v)", a.Chains, a.Steps, r.CacheDropped)
-	start := time.Now()
-	states, err := plot.Prove(a, file, int(a.Chains))
-	if err != nil {
+	var states [][]byte
+	var leaves []commit.CV
+	prove := func() (commit.CV, error) {
+		var err error
+		if states, err = plot.Prove(a, file, int(a.Chains)); err != nil {
+			return commit.CV{}, err
+		}
+		root, l, err := host.Commit(plot.Tag, states)
+		leaves = l
+		return root, err
+	}
+	open := func(segs []uint64) ([]byte, error) {
+		op, err := plot.Open(a, file, plotLeaves, states, leaves, segs)
+		if err != nil {
+			return nil, err
+		}
+		return op.MarshalBinary()
+	}
+	plan := hostround.Plan{Shape: a.Shape, BoundNs: plot.StepBoundNs, Params: a.Encode(), MaxSample: a.MaxSample(),
+		Check: func(root commit.CV, segs []uint64, b []byte) error {
+			op, err := plot.DecodeOpening(b, pl.BlockLog)
+			if err != nil {
+				return err
+			}
+			return plot.Verify(a, root, segs, op)
+		}}
+	if err := f.hostRound(&r.hostProof, plan, prove, open); err != nil {
 		return err
 	}
-	root, leaves, err := host.Commit(plot.Tag, states)
-	if err != nil {
-		return err
-	}
-	r.measure(a.Shape, time.Since(start), plot.StepBoundNs)
-	segs := plot.Sample(f.secret, root, a, f.samples)
-	op, err := plot.Open(a, file, plotLeaves, states, leaves, segs)
-	if err != nil {
-		return err
-	}
-	b, err := op.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	if op, err = plot.DecodeOpening(b, pl.BlockLog); err != nil {
-		return err
-	}
-	r.Samples, r.OpeningBytes = len(segs), len(b)
 	r.ReadBps = float64(r.BlockBytes) * r.StepsPerSecond * r.Credit
 	r.CreditedBytes = float64(r.PlotBytes) * r.Credit
-	t = time.Now()
-	r.verdict(t, plot.Verify(a, root, segs, op))
 
 	// The cheater storing nothing: one walk regenerating every block.
 	cheat := *a
