@@ -19,6 +19,7 @@ import (
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
 	"github.com/pog-network/pog/protocol/hostround"
+	"github.com/pog-network/pog/protocol/scoring"
 	"lukechampine.com/blake3"
 )
 
@@ -52,7 +53,15 @@ type hostProof struct {
 
 type hostBenchResult struct {
 	Miner string `json:"miner"`
-	CPU   struct {
+	// Parts are the CPU, RAM and storage parts these measurements would
+	// score against the reference host (SPEC §18, §23.7); nothing scores
+	// them yet.
+	Parts struct {
+		CPU     float64 `json:"cpu"`
+		RAM     float64 `json:"ram"`
+		Storage float64 `json:"storage"`
+	} `json:"parts"`
+	CPU struct {
 		hostProof
 		TableBytes             int     `json:"table_bytes"`
 		CreditedStepsPerSecond float64 `json:"credited_steps_per_second"`
@@ -143,6 +152,7 @@ func runBenchHost(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	res.score()
 	if f.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -400,6 +410,18 @@ func benchHostStorage(f *hostBenchFlags, res *hostBenchResult) error {
 	return nil
 }
 
+// score fills the parts: the credited figures as scoring's ProvenHost,
+// scored without the verified-round condition (there is no GPU round here).
+func (r *hostBenchResult) score() {
+	m := scoring.HostMeasurement{CPUChains: int(r.CPU.Chains), CPUStepsPerSecond: r.CPU.CreditedStepsPerSecond,
+		RAMBytes: r.RAM.CreditedBytes, RAMBytesPerSecond: r.RAM.BandwidthBps,
+		StorageBytes: r.Storage.CreditedBytes, StorageBytesPerSecond: r.Storage.ReadBps}
+	c := scoring.DefaultConfig()
+	c.AuxNeedsVerifiedRound = false
+	s := scoring.ScoreMiner(c, scoring.Input{ProvenHost: m.ProvenHost()})
+	r.Parts.CPU, r.Parts.RAM, r.Parts.Storage = s.CPU, s.RAM, s.Storage
+}
+
 func printBenchHost(w io.Writer, r *hostBenchResult) {
 	fmt.Fprintf(w, "miner %s (no round trip to subtract: measured locally)\n", r.Miner)
 	line := func(name string, p *hostProof, what string) {
@@ -425,6 +447,7 @@ func printBenchHost(w io.Writer, r *hostBenchResult) {
 	}
 	fmt.Fprintf(w, "         plot built at %.1f MB/s, announce check %s, %s; storing nothing: %s per step (credit %.3f)\n",
 		s.BuildBps/1e6, secs(s.CheckSeconds), cache, nanos(s.RegeneratedStepNs), s.RegeneratedCredit)
+	fmt.Fprintf(w, "parts    cpu %.4f, ram %.4f, storage %.4f of the reference host (SPEC §23.7)\n", r.Parts.CPU, r.Parts.RAM, r.Parts.Storage)
 	fmt.Fprintln(w, "not scored: no validator issues host proofs yet (SPEC §23)")
 }
 

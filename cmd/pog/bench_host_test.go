@@ -32,6 +32,9 @@ func TestBenchHostVerifiesAllThreeProofs(t *testing.T) {
 	if r.Storage.PlotBytes != 1<<20 || r.Storage.BuildBps <= 0 || r.Storage.RegeneratedStepNs <= 0 {
 		t.Errorf("storage: %+v", r.Storage)
 	}
+	if !(r.Parts.CPU > 0 && r.Parts.CPU < 1 && r.Parts.RAM > 0 && r.Parts.Storage > 0) {
+		t.Errorf("score parts of a small host: %+v", r.Parts)
+	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("the plot was not removed: %v", left)
 	}
