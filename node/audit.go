@@ -11,7 +11,6 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/proof"
-	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
@@ -272,8 +271,9 @@ func sameWeights(a, b []*pb.MinerWeight) bool {
 	})
 }
 
-// auditRound re-checks one round record's signed evidence and, for a
-// verified round, its sample and inclusion proofs. covered skips the
+// auditRound re-checks one round record's signed evidence and stated work;
+// for a verified round its sample, timing and inclusion proofs, and for a
+// failed one that its evidence shows a failure (auditFailed). covered skips the
 // challenge's signature (see Audit). It returns how many proofs it
 // verified.
 func auditRound(r *store.RoundRecord, covered bool) (int, error) {
@@ -292,25 +292,24 @@ func auditRound(r *store.RoundRecord, covered bool) (int, error) {
 	case peer.ID(ch.Miner) != peer.ID(r.Miner) || ch.Epoch != r.Epoch || ch.Round != r.Round:
 		return 0, fmt.Errorf("challenge is for another miner, epoch or round")
 	}
-	if r.Verdict != store.VerdictVerified {
-		return 0, nil
-	}
-	params, _ := protocol.ChallengeParams(ch)
-	mo, err := protocol.Open(r.Commitment, pb.MessageType_COMMITMENT)
+	params, err := protocol.ChallengeParams(ch)
 	if err != nil {
-		return 0, fmt.Errorf("commitment: %w", err)
+		return 0, fmt.Errorf("challenge: %w", err)
 	}
-	cm := mo.Msg.(*pb.Commitment)
 	chain := proof.Chain{ID: protocol.ID(co.Body), Template: params, Steps: int(ch.Steps)}
-	switch {
-	case mo.Author != peer.ID(r.Miner):
-		return 0, fmt.Errorf("commitment signed by %s, not the miner", mo.Author)
-	case [32]byte(cm.ChallengeId) != chain.ID:
-		return 0, fmt.Errorf("commitment answers another challenge")
-	case len(cm.Roots) != chain.Steps*len(params):
-		return 0, fmt.Errorf("commitment has %d roots for %d steps of %d sub-challenges", len(cm.Roots), chain.Steps, len(params))
+	if err := chain.Validate(); err != nil {
+		return 0, fmt.Errorf("challenge: %w", err)
 	}
-	roots := reshape(cm.Roots, len(params))
+	if err := auditFLOPs(r, chain); err != nil {
+		return 0, err
+	}
+	if r.Verdict != store.VerdictVerified {
+		return auditFailed(r, ch, chain)
+	}
+	roots, err := openCommitment(r, chain)
+	if err != nil {
+		return 0, err
+	}
 	idx, err := chain.Sample(r.Secret, [32]byte(ch.SecretCommitment), roots, int(ch.Samples))
 	if err != nil {
 		return 0, err
@@ -321,24 +320,16 @@ func auditRound(r *store.RoundRecord, covered bool) (int, error) {
 	if err := auditTiming(r, chain); err != nil {
 		return 0, err
 	}
-	if len(r.Proofs) == 0 {
-		return 0, nil // recorded before proofs were kept
+	if err := auditBounds(r, ch); err != nil {
+		return 0, err
 	}
 	groups := chain.Groups(idx)
 	if len(r.Proofs) != len(groups) || len(r.Leaves) != len(idx) {
-		return 0, fmt.Errorf("%d proofs and %d leaves for %d sampled groups and %d tiles", len(r.Proofs), len(r.Leaves), len(groups), len(idx))
+		return 0, fmt.Errorf("verified with %d proofs and %d leaves for %d sampled groups and %d tiles", len(r.Proofs), len(r.Leaves), len(groups), len(idx))
 	}
 	for i, g := range groups {
-		pr, err := commit.DecodeProof(r.Proofs[i])
-		if err != nil {
-			return i, fmt.Errorf("step %d sub-challenge %d proof: %w", g.Step, g.Sub, err)
-		}
-		leaves := make([]commit.CV, len(g.Tiles))
-		for j := range leaves {
-			leaves[j] = r.Leaves[g.First+j]
-		}
-		if err := commit.Verify(roots[g.Step][g.Sub], params[g.Sub].Tiles(), g.Tiles, leaves, pr); err != nil {
-			return i, fmt.Errorf("step %d sub-challenge %d: %w", g.Step, g.Sub, err)
+		if err := verifyGroup(r, roots, chain, g, i); err != nil {
+			return i, err
 		}
 	}
 	return len(groups), nil

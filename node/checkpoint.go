@@ -7,6 +7,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/store"
 )
 
@@ -44,24 +45,26 @@ func (s *EpochScorer) checkpoint(e uint64) error {
 	return err
 }
 
-// pruneBound is the first epoch whose evidence must be kept at epoch
-// current: evidence of epoch e is kept for retain epochs after e is final
-// (the end of e+f), so epochs below current−f−retain may go. A validator
-// resumes its scorer from a checkpoint, so it prunes no further than one
-// past its latest checkpoint (checkpointed false: not at all). ok is false
-// when nothing may be pruned.
-func pruneBound(current, f uint64, retain int, validator, checkpointed bool, checkpoint uint64) (uint64, bool) {
+// pruneBound is the first epoch whose round evidence must be kept at
+// epoch current: evidence of epoch e is kept for retain epochs after e is
+// final (the end of e+f), so epochs below current−f−retain may go. A
+// validator's scorer and audit resume from a checkpoint, so a validator
+// (v non-empty) prunes exactly up to its latest checkpoint below that
+// bound, which a gap (epochs it was down or behind) does not move, and
+// without one prunes nothing. ok is false when nothing may be pruned.
+func pruneBound(st *store.Store, v peer.ID, current, f uint64, retain int) (uint64, bool, error) {
 	if retain < 0 || current < f+uint64(retain)+1 {
-		return 0, false
+		return 0, false, nil
 	}
 	bound := current - f - uint64(retain)
-	if validator {
-		if !checkpointed {
-			return 0, false
-		}
-		bound = min(bound, checkpoint+1)
+	if v == "" {
+		return bound, true, nil
 	}
-	return bound, true
+	cp, found, err := st.LatestCheckpoint([]byte(v), bound)
+	if err != nil || !found {
+		return 0, false, err
+	}
+	return cp.Epoch + 1, true, nil
 }
 
 // finalityLoop freezes each epoch as it becomes final and prunes evidence
@@ -87,18 +90,13 @@ func (n *Node) finalityLoop(ctx context.Context) {
 
 // prune deletes round evidence past the retention.
 func (n *Node) prune(now time.Time) error {
-	current := n.view.epochAt(now)
-	var cp store.Checkpoint
-	found := false
+	var v peer.ID
 	if n.validator != nil {
-		var err error
-		if cp, found, err = n.store.LatestCheckpoint([]byte(n.ID()), current); err != nil {
-			return err
-		}
+		v = n.ID()
 	}
-	bound, ok := pruneBound(current, n.cfg.Network.FinalityEpochs, n.cfg.Node.RetainEvidence, n.validator != nil, found, cp.Epoch)
-	if !ok {
-		return nil
+	bound, ok, err := pruneBound(n.store, v, n.view.epochAt(now), n.cfg.Network.FinalityEpochs, n.cfg.Node.RetainEvidence)
+	if err != nil || !ok {
+		return err
 	}
 	return n.store.PruneEvidence(bound)
 }

@@ -182,7 +182,7 @@ func DefaultConfig() Config {
 			LowWater: 100, HighWater: 400,
 			ProofStreamMemory: 512 << 20,
 			LogLevel:          "info", LogFormat: "text",
-			RetainEvidence: -1, // pruning is opt-in: it can race the scorer checkpoint (SECURITY.md)
+			RetainEvidence: 4,
 		},
 		Network: NetworkConfig{EpochLength: Duration{72 * time.Minute}, FinalityEpochs: 2},
 		Miner: MinerConfig{Backend: "cpu", MaxOutputBytes: 16 << 30, AnnounceInterval: Duration{time.Minute},

@@ -45,6 +45,8 @@ func checkStored(st *store.Store, self peer.ID, o *protocol.Opened) decision {
 	switch {
 	case err != nil:
 		return ignore("store: " + err.Error())
+	case proven && o.Type == pb.MessageType_EQUIVOCATION_PROOF && o.Author == self:
+		return accept // this node's own proof, stored before it is published
 	case proven:
 		return ignore("validator already proven to equivocate in this epoch")
 	case o.Type == pb.MessageType_EQUIVOCATION_PROOF:

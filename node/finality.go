@@ -27,6 +27,13 @@ func finalAt(e, f uint64, length time.Duration) time.Time {
 	return time.Unix(0, int64(e+f+1)*int64(length))
 }
 
+// roundsCutoff is when a validator abandons epoch e's unfinished rounds:
+// half the finality window after e ends, so its record for e is signed
+// with the other half left to reach every node before e is final.
+func roundsCutoff(e, f uint64, length time.Duration) time.Time {
+	return time.Unix(0, int64(e+1)*int64(length)+int64(f)*int64(length)/2)
+}
+
 // freezeRule says whether epoch e is final at now, and whether this node,
 // running since started, saw it become final and so must write its final
 // set before storing anything more for e.

@@ -157,27 +157,42 @@ func TestEpochInputStakes(t *testing.T) {
 }
 
 func TestPruneBound(t *testing.T) {
+	st, err := store.Open("db", store.Options{FS: vfs.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	v, other := testPeer(t), testPeer(t)
+	// v checkpointed epochs 3, 5 and 9 (down or behind in between); other
+	// only 19.
 	for _, c := range []struct {
-		current, f   uint64
-		retain       int
-		validator    bool
-		checkpointed bool
-		checkpoint   uint64
-		bound        uint64
-		ok           bool
+		v peer.ID
+		e uint64
+	}{{v, 3}, {v, 5}, {v, 9}, {other, 19}} {
+		if err := st.PutCheckpoint(store.Checkpoint{Epoch: c.e, Validator: []byte(c.v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		v          peer.ID
+		current, f uint64
+		retain     int
+		bound      uint64
+		ok         bool
 	}{
-		{10, 2, -1, false, false, 0, 0, false}, // keep forever
-		{6, 2, 4, false, false, 0, 0, false},   // nothing old enough
-		{7, 2, 4, false, false, 0, 1, true},    // epoch 0 final at the end of 2, kept through 6
-		{20, 2, 4, false, false, 0, 14, true},
-		{20, 2, 0, false, false, 0, 18, true},
-		{20, 2, 4, true, false, 0, 0, false}, // a validator without a checkpoint keeps everything
-		{20, 2, 4, true, true, 19, 14, true},
-		{20, 2, 4, true, true, 9, 10, true}, // no further than one past its checkpoint
+		{"", 10, 2, -1, 0, false}, // keep forever
+		{"", 6, 2, 4, 0, false},   // nothing old enough
+		{"", 7, 2, 4, 1, true},    // epoch 0 final at the end of 2, kept through 6
+		{"", 20, 2, 4, 14, true},
+		{"", 20, 2, 0, 18, true},
+		{other, 20, 2, 4, 0, false}, // its only checkpoint is too recent
+		{v, 8, 2, 4, 0, false},      // no checkpoint below 2
+		{v, 12, 2, 4, 6, true},      // up to the checkpoint of 5, not into the gap
+		{v, 20, 2, 4, 10, true},     // no further than one past its latest checkpoint
 	} {
-		bound, ok := pruneBound(c.current, c.f, c.retain, c.validator, c.checkpointed, c.checkpoint)
-		if ok != c.ok || (ok && bound != c.bound) {
-			t.Errorf("%+v: bound %d %v", c, bound, ok)
+		bound, ok, err := pruneBound(st, c.v, c.current, c.f, c.retain)
+		if err != nil || ok != c.ok || (ok && bound != c.bound) {
+			t.Errorf("%+v: bound %d %v %v", c, bound, ok, err)
 		}
 	}
 }
@@ -526,5 +541,102 @@ func TestFinalSetWithOutsider(t *testing.T) {
 	}
 	if hash(in, out) != hash(in) {
 		t.Fatal("an outsider's record changed a final epoch's consensus")
+	}
+}
+
+// A validator whose round stalls does not sign its epoch record late: the
+// round is abandoned at the cutoff, unrecorded, and the record is stored
+// before the epoch is final, so it counts on every node.
+func TestStalledRoundDoesNotDelayEpochRecord(t *testing.T) {
+	tn := newTestNet(t)
+	cfg := testConfig()
+	cfg.Network.EpochLength = Duration{2 * time.Second}
+	cfg.Validator.Deadline = Duration{time.Minute} // the stall would hold the epoch open far past finality
+	type stored struct {
+		epoch uint64
+		at    time.Time
+	}
+	own := make(chan stored, 64)
+	key, id := testKey(t)
+	v, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
+		o.Key = key
+		o.OnEpochRecord = func(e uint64, by peer.ID) {
+			if by == id {
+				own <- stored{e, time.Now()}
+			}
+		}
+	})
+	started := make(chan struct{}, 1)
+	m := tn.start(RoleMiner, cfg, stallingBackend{started: started})
+	tn.connect(m, v)
+	select {
+	case <-started:
+	case <-time.After(60 * time.Second):
+		t.Fatal("miner never received a challenge")
+	}
+	stalled := v.view.epochAt(time.Now())
+	deadline := time.After(60 * time.Second)
+	for seen := 0; seen < 2; {
+		select {
+		case r := <-own:
+			if r.epoch < stalled {
+				continue
+			}
+			if at := finalAt(r.epoch, cfg.Network.FinalityEpochs, cfg.Network.EpochLength.Duration); !r.at.Before(at) {
+				t.Fatalf("record for epoch %d stored %v after the epoch was final", r.epoch, r.at.Sub(at))
+			}
+			seen++
+		case r := <-tn.records:
+			t.Fatalf("stalled round stored as evidence: %v %q", r.Verdict, r.Reason)
+		case <-deadline:
+			t.Fatal("no epoch record while a round stalled")
+		}
+	}
+}
+
+// A validator whose epoch close overruns the next epoch still closes that
+// epoch: every epoch gets a record and a checkpoint, which pruning and
+// audit rely on.
+func TestSlowEpochCloseSkipsNoEpoch(t *testing.T) {
+	tn := newTestNet(t)
+	cfg := testConfig()
+	cfg.Network.EpochLength = Duration{time.Second}
+	length := cfg.Network.EpochLength.Duration
+	own := make(chan uint64, 64)
+	key, id := testKey(t)
+	var slowed bool
+	_, st := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
+		o.Key = key
+		o.AlterEpochRecord = func(r *pb.EpochRecord) {
+			if !slowed { // the first close ends after the next epoch has
+				slowed = true
+				time.Sleep(time.Until(time.Unix(0, int64(r.Epoch+2)*int64(length)).Add(length / 4)))
+			}
+		}
+		o.OnEpochRecord = func(e uint64, by peer.ID) {
+			if by == id {
+				own <- e
+			}
+		}
+	})
+	var got []uint64
+	deadline := time.After(30 * time.Second)
+	for len(got) < 4 {
+		select {
+		case e := <-own:
+			got = append(got, e)
+		case <-deadline:
+			t.Fatalf("records for epochs %v only", got)
+		}
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] != got[i-1]+1 {
+			t.Fatalf("record epochs %v: an epoch was skipped", got)
+		}
+	}
+	for _, e := range got {
+		if cp, found, err := st.LatestCheckpoint([]byte(id), e+1); err != nil || !found || cp.Epoch != e {
+			t.Fatalf("no checkpoint at epoch %d: %v", e, err)
+		}
 	}
 }

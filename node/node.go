@@ -174,11 +174,10 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		h.ConnManager().Protect(v, "validator")
 	}
 	n.sync = newSyncer(h, o.Store, n.log, n.view.mayPublish, func() uint64 { return n.view.epochAt(time.Now()) }, n.onEpochRecord)
-	// Proofs are served (request 03) but not yet fetched: with fetching on
-	// (deliverProof = addEquivocation), two TestSmallTestnet runs with the
-	// equivocator ended with no node holding the last epoch's records, for a
-	// reason not found yet.
+	n.sync.deliverProof = func(ctx context.Context, p *pb.EquivocationProof) { n.addEquivocation(ctx, p, false) }
 	h.SetStreamHandler(SyncProtocol, n.sync.serve)
+	n.sync.ownEvidence = o.Role == RoleValidator
+	h.SetStreamHandler(EvidenceProtocol, n.sync.serveEvidence)
 	n.ps, err = newPubSub(ctx, h, n.setScores, func(p peer.ID) float64 { return n.view.appScore(p, time.Now()) })
 	if err != nil {
 		n.Close()

@@ -3,6 +3,7 @@ package node
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -123,7 +124,11 @@ func (d *vdriver) run(first any) round.Outcome {
 		case now := <-timer.C:
 			pending = append(pending, round.Timer{At: d.at(now)})
 		case <-d.ctx.Done():
-			pending = append(pending, round.Abandon{Reason: "validator shut down mid-round"})
+			reason := "validator shut down mid-round"
+			if errors.Is(context.Cause(d.ctx), errRoundCutoff) {
+				reason = errRoundCutoff.Error()
+			}
+			pending = append(pending, round.Abandon{Reason: reason})
 		}
 	}
 }

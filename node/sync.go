@@ -93,13 +93,21 @@ type recordSync struct {
 	charges  map[peer.ID]int
 	banned   map[peer.ID]time.Time
 	running  map[peer.ID]bool
+
+	// ownEvidence: this node is a validator and serves its own round
+	// evidence (evidence.go), at most evidenceMaxServing requests at once.
+	ownEvidence     bool
+	evidenceServing chan struct{}
+	// proofsFrom is, per peer, the epoch its next proof fetch starts at.
+	proofsFrom map[peer.ID]uint64
 }
 
 func newSyncer(h host.Host, st *store.Store, log *slog.Logger, allowed func(peer.ID) bool, latestEpoch func() uint64,
 	deliver func(context.Context, *protocol.Opened)) *recordSync {
 	return &recordSync{h: h, st: st, log: log, allowed: allowed, latestEpoch: latestEpoch, deliver: deliver,
 		serving: make(chan struct{}, syncMaxServing), complete: map[peer.ID][32]byte{},
-		charges: map[peer.ID]int{}, banned: map[peer.ID]time.Time{}, running: map[peer.ID]bool{}}
+		charges: map[peer.ID]int{}, banned: map[peer.ID]time.Time{}, running: map[peer.ID]bool{},
+		evidenceServing: make(chan struct{}, evidenceMaxServing), proofsFrom: map[peer.ID]uint64{}}
 }
 
 // ---- serving ----

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"errors"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/protocol"
@@ -102,13 +101,25 @@ func (y *recordSync) fetchProofs(ctx context.Context, p peer.ID, from uint64) ([
 	return out, next, nil
 }
 
-// syncProofsFrom fetches every proof p holds that this node lacks and hands
-// each to deliverProof; it returns how many were new here.
+// syncProofsFrom fetches the proofs p holds that this node lacks and hands
+// each to deliverProof; it returns how many were new here. The first pass
+// with p asks from epoch 0; each later one from the epoch of the last proof
+// the one before it received (proofs p gains for earlier epochs travel by
+// gossip), so a long history costs one walk, spread over passes of at most
+// syncProofRequests requests.
 func (y *recordSync) syncProofsFrom(ctx context.Context, p peer.ID) (int, error) {
 	if y.deliverProof == nil {
 		return 0, nil
 	}
-	added, from := 0, uint64(0)
+	y.mu.Lock()
+	from := y.proofsFrom[p]
+	y.mu.Unlock()
+	added := 0
+	defer func() {
+		y.mu.Lock()
+		y.proofsFrom[p] = from
+		y.mu.Unlock()
+	}()
 	for range syncProofRequests {
 		proofs, next, err := y.fetchProofs(ctx, p, from)
 		if err != nil {
@@ -124,11 +135,12 @@ func (y *recordSync) syncProofsFrom(ctx context.Context, p peer.ID) (int, error)
 				y.deliverProof(ctx, m)
 				added++
 			}
+			from = eq.Epoch
 		}
 		if next == 0 {
 			return added, nil
 		}
 		from = next
 	}
-	return added, errors.New("proof sync: request budget spent; the next pass continues")
+	return added, nil // the next pass continues from here
 }

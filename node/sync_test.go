@@ -503,3 +503,42 @@ func TestSyncFetchesProofs(t *testing.T) {
 		t.Fatalf("forged proof: %v, want a bad-peer error", err)
 	}
 }
+
+// A history of more proofs than one pass may request is fetched over
+// several passes, each continuing where the last stopped, and the record
+// walk is not held up by it.
+func TestSyncProofsSpreadOverPasses(t *testing.T) {
+	server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	client.connect(t, server)
+	client.y.deliverProof = func(_ context.Context, p *pb.EquivocationProof) {
+		eq, _ := protocol.CheckEquivocation(p)
+		b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+		client.st.PutEquivocation(eq.Epoch, []byte(eq.Validator), b)
+	}
+	k, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(k)
+	const total = syncProofRequests*maxSyncProofs + 3
+	for e := uint64(1); e <= total; e++ {
+		a := recordChain(t, k, []uint64{e})[0]
+		b, _ := protocol.Seal(k, &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: []byte("01234567890123456789012345678901"),
+			ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)})
+		p, err := protocol.NewEquivocationProof(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+		if _, err := server.st.PutEquivocation(e, []byte(v), body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []int{syncProofRequests * maxSyncProofs, 3, 0} {
+		if n, err := client.y.syncPeer(context.Background(), server.h.ID()); err != nil || n != want {
+			t.Fatalf("pass %d: fetched %d, want %d: %v", i+1, n, want, err)
+		}
+	}
+	for e := uint64(1); e <= total; e++ {
+		if ok, err := client.st.HasEquivocation(e, []byte(v)); !ok || err != nil {
+			t.Fatalf("no proof for epoch %d: %v", e, err)
+		}
+	}
+}

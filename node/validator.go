@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"sync"
@@ -160,16 +161,27 @@ func (v *validator) startRounds(ctx context.Context) {
 	}
 }
 
+// errRoundCutoff ends a round still running at its epoch's roundsCutoff.
+var errRoundCutoff = errors.New("round abandoned unrecorded: its epoch's record is due")
+
 // play runs one round and stores its record before the round's epoch can
 // close.
 func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops float64) {
 	defer v.wg.Done()
 	start := time.Now()
-	rec := v.runRound(ctx, epoch, rnd, p, ann, prec, tflops)
+	net := v.n.cfg.Network
+	rctx, cancel := context.WithDeadlineCause(ctx, roundsCutoff(epoch, net.FinalityEpochs, net.EpochLength.Duration), errRoundCutoff)
+	defer cancel()
+	rec := v.runRound(rctx, epoch, rnd, p, ann, prec, tflops)
 	stored := false
-	if ctx.Err() == nil {
+	switch {
+	case ctx.Err() != nil:
 		// Interrupted by this node's own shutdown, a round is no evidence
 		// about the miner either way.
+	case rctx.Err() != nil:
+		// Nor is one cut off (errRoundCutoff) so that its epoch's record
+		// is not late; runRound logged it.
+	default:
 		if err := v.store.PutRound(rec); err != nil {
 			v.n.log.Error("storing round evidence failed", "miner", p, "err", err)
 		} else {
@@ -183,8 +195,11 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 			e.tflops[prec] = rec.TFLOPS
 		}
 		// The pause follows the round's nominal length, so a slow or
-		// stalled round does not also space the next ones out.
-		e.next = time.Now().Add(nextGap(v.rnd, min(time.Since(start), roundTarget(v.n.cfg.Validator, ann)), v.n.cfg.Validator.DutyCycle))
+		// stalled round does not also space the next ones out; rounds
+		// start no closer than the network's challenge rate (flood.go),
+		// which peers would otherwise Ignore.
+		gap := nextGap(v.rnd, min(time.Since(start), roundTarget(v.n.cfg.Validator, ann)), v.n.cfg.Validator.DutyCycle)
+		e.next = later(time.Now().Add(gap), start.Add(challengeEvery))
 	}
 	v.epochs.End(epoch)
 	v.closed.Broadcast()
@@ -304,6 +319,9 @@ func (v *validator) fill(rec *store.RoundRecord, out round.Outcome, d *vdriver) 
 		if rec.Reason == "" {
 			rec.Reason = "failed"
 		}
+		if b := out.BadTile; b != nil && len(rec.Leaves) > 0 {
+			rec.BadTile = &store.TileData{Index: b.Index, Data: b.Data}
+		}
 	}
 }
 
@@ -323,6 +341,13 @@ func measureRTT(ctx context.Context, n *Node, miner peer.ID) time.Duration {
 	return 0
 }
 
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -336,12 +361,25 @@ func commitSecret(s [32]byte) []byte {
 }
 
 // epochLoop closes each epoch once its rounds are stored: it scores the
-// validator's evidence, stores the signed record and gossips it.
+// validator's evidence, stores the signed record and gossips it. Epochs are
+// closed in turn, so a validator slower than its epochs still signs a
+// record for each and waits for each one's rounds; one that fell behind by
+// more than the finality depth (a suspended process) resumes at the current
+// epoch, since records for final epochs no longer count.
 func (v *validator) epochLoop(ctx context.Context) {
 	defer v.n.wg.Done()
 	length := v.n.cfg.Network.EpochLength.Duration
-	for {
-		e := v.n.view.epochAt(time.Now())
+	e := v.n.view.epochAt(time.Now())
+	for ; ; e++ {
+		if now := v.n.view.epochAt(time.Now()); now > e+v.n.cfg.Network.FinalityEpochs {
+			// Skipped epochs sign nothing, but their rounds end first.
+			v.mu.Lock()
+			for v.epochs.Close(now - 1); v.epochs.Pending(now) > 0; {
+				v.closed.Wait()
+			}
+			v.mu.Unlock()
+			e = now
+		}
 		end := time.Unix(0, int64(e+1)*int64(length))
 		select {
 		case <-ctx.Done():

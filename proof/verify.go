@@ -148,6 +148,31 @@ func (t *Transcript) check(idx []uint64, tiles [][]byte, proof commit.Proof, oth
 	return res
 }
 
+// CheckTile is the exactness check CheckTiles runs on each tile after the
+// inclusion proof: nil when tile idx of p (under root, sampled with secret)
+// equals A·B. An audit re-checks a stored wrong tile with it once it has
+// verified the tile's inclusion itself.
+func CheckTile(p Params, root commit.CV, secret [32]byte, idx uint64, tile []byte) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if idx >= p.Tiles() {
+		return fmt.Errorf("tile %d of %d", idx, p.Tiles())
+	}
+	if len(tile) != p.TileBytes() {
+		return fail(ReasonTileSize, int64(idx), "%d bytes, want %d", len(tile), p.TileBytes())
+	}
+	g, err := NewGenerator(p)
+	if err != nil {
+		return err
+	}
+	t := Transcript{Params: p, Root: root, Secret: secret}
+	if f := checkTile(g, p, idx, DecodeTile(tile), t.freivaldsVector(idx)); f != nil {
+		return f
+	}
+	return nil
+}
+
 // p61 is the Mersenne prime 2^61-1: Freivalds' check runs in its field, so a
 // wrong tile passes with probability at most 1/p61 per tile.
 const p61 = 1<<61 - 1

@@ -298,3 +298,25 @@ func sortU64(s []uint64) {
 		}
 	}
 }
+
+// CheckTile agrees with Verify tile by tile: the honest tiles pass, a
+// zeroed one fails as not computed, and a wrong-sized or out-of-range tile
+// is refused.
+func TestCheckTile(t *testing.T) {
+	p := bigParams(FP16, "m")
+	out := honestOutput(t, p)
+	tb := p.TileBytes()
+	clear(out[3*tb : 4*tb])
+	r := commitRound(t, p, out)
+	tile := func(i int) []byte { return out[i*tb : (i+1)*tb] }
+	for _, i := range []int{0, 1, 2, 5} {
+		if err := CheckTile(p, r.tr.Root, r.tr.Secret, uint64(i), tile(i)); err != nil {
+			t.Fatalf("honest tile %d: %v", i, err)
+		}
+	}
+	wantReason(t, CheckTile(p, r.tr.Root, r.tr.Secret, 3, tile(3)), ReasonNotComputed)
+	wantReason(t, CheckTile(p, r.tr.Root, r.tr.Secret, 0, tile(0)[1:]), ReasonTileSize)
+	if err := CheckTile(p, r.tr.Root, r.tr.Secret, p.Tiles(), tile(0)); err == nil {
+		t.Fatal("tile index past the output accepted")
+	}
+}

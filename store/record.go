@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/pog-network/pog/proof/commit"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -76,6 +77,17 @@ type RoundRecord struct {
 	StepArrivals []int64
 	RTTNanos     int64   // round trip by libp2p ping on the round's connection (≥ 0)
 	PeakTFLOPS   float64 // fastest window of steps; 0 if failed
+
+	// BadTile is a failed round's evidence of a wrong tile (SPEC.md §22.2):
+	// the bytes the miner served for the first sampled tile that was in
+	// its committed root but failed the exactness check. Nil otherwise.
+	BadTile *TileData
+}
+
+// TileData is one sampled tile as the miner served it.
+type TileData struct {
+	Index uint64 // global index, one of the record's Indices
+	Data  []byte // serialised tile (1..MaxTileBytes bytes)
 }
 
 // Bounds on a record. They let the decoder refuse a hostile length before
@@ -83,7 +95,8 @@ type RoundRecord struct {
 // proofs together are bounded like one proof of commit.DecodeProof (which
 // opens at most MaxSamples tiles), so that any sample the protocol accepts
 // can be kept, and put the worst case near 13 MiB (real proofs are far
-// smaller).
+// smaller); a bad tile adds at most 1 MiB. MaxRoundLen bounds any valid
+// record's encoding.
 const (
 	MaxPeerIDLen     = 64
 	MaxEnvelopeLen   = 64 << 10
@@ -94,6 +107,8 @@ const (
 	MaxProofLen      = 4 + 32*commit.MaxProofCVs     // one encoded proof
 	MaxProofsLen     = MaxProofLen + 4*(MaxProofs-1) // all of them
 	MaxSteps         = 256                           // proof.MaxSteps
+	MaxTileBytes     = 4 * 512 * 512                 // 4·proof.MaxTile²
+	MaxRoundLen      = 16 << 20
 )
 
 // validate checks the bounds and the few invariants every reader relies on.
@@ -171,6 +186,9 @@ func (r *RoundRecord) validate() error {
 	if n := len(r.Leaves); n != 0 && n != len(r.Indices) {
 		return fmt.Errorf("leaves: %d for %d indices, want none or one per index", n, len(r.Indices))
 	}
+	if err := r.validateBadTile(); err != nil {
+		return err
+	}
 	switch r.Verdict {
 	case VerdictVerified:
 		if r.Reason != "" {
@@ -188,6 +206,23 @@ func (r *RoundRecord) validate() error {
 		}
 	default:
 		return fmt.Errorf("verdict: %d, want %d (verified) or %d (failed)", r.Verdict, VerdictVerified, VerdictFailed)
+	}
+	return nil
+}
+
+// validateBadTile: a bad tile is kept only by a failed round, for one of
+// its sampled indices.
+func (r *RoundRecord) validateBadTile() error {
+	t := r.BadTile
+	switch {
+	case t == nil:
+		return nil
+	case r.Verdict != VerdictFailed:
+		return fmt.Errorf("bad tile: on a round that did not fail")
+	case len(t.Data) < 1 || len(t.Data) > MaxTileBytes:
+		return fmt.Errorf("bad tile: %d bytes, want 1..%d", len(t.Data), MaxTileBytes)
+	case !slices.Contains(r.Indices, t.Index):
+		return fmt.Errorf("bad tile: index %d is not sampled", t.Index)
 	}
 	return nil
 }
@@ -235,8 +270,10 @@ func validRate(f float64) bool {
 //	19 step_arrivals   bytes: packed varints (non-negative nanoseconds)
 //	20 rtt_nanos       varint, zigzag
 //	21 peak_tflops     fixed64
+//	22 bad_tile        bytes: a TileData message
 //
 // TileVerdict: 1 index varint, 2 ok varint (1), 3 reason bytes.
+// TileData: 1 index varint, 2 data bytes (never empty).
 //
 // The encoding is canonical, so equal records have equal bytes and a stored
 // value can be hashed or compared as evidence: fields appear in increasing
@@ -247,7 +284,8 @@ func validRate(f float64) bool {
 // not know. Fields 17 and 18 were added to format 1 as optional fields: a
 // record without them reads as before, and a reader that predates them
 // refuses a record that has them (as corrupt) rather than misreading it.
-// Fields 19 to 21 (chained rounds) were added the same way.
+// Fields 19 to 21 (chained rounds) and 22 (failure evidence) were added the
+// same way.
 const formatV1 = 1
 
 const (
@@ -272,6 +310,7 @@ const (
 	fStepArrivals
 	fRTTNanos
 	fPeakTFLOPS
+	fBadTile
 )
 
 const (
@@ -280,11 +319,21 @@ const (
 	fTileReason
 )
 
+// TileData fields.
+const (
+	fDataIndex protowire.Number = 1 + iota
+	fDataBytes
+)
+
 // maxTileMsgLen is the longest encoded TileVerdict: index, ok and a
 // reason of MaxTileReasonLen bytes.
 var maxTileMsgLen = protowire.SizeTag(fTileIndex) + protowire.SizeVarint(math.MaxUint64) +
 	protowire.SizeTag(fTileOK) + 1 +
 	protowire.SizeTag(fTileReason) + protowire.SizeBytes(MaxTileReasonLen)
+
+// maxBadTileMsgLen is the longest encoded TileData.
+var maxBadTileMsgLen = protowire.SizeTag(fDataIndex) + protowire.SizeVarint(math.MaxUint64) +
+	protowire.SizeTag(fDataBytes) + protowire.SizeBytes(MaxTileBytes)
 
 // encodeRound returns the canonical value encoding of r, which must be valid.
 func encodeRound(r *RoundRecord) []byte {
@@ -295,6 +344,9 @@ func encodeRound(r *RoundRecord) []byte {
 	}
 	for _, p := range r.Proofs {
 		n += 8 + len(p)
+	}
+	if r.BadTile != nil {
+		n += 24 + len(r.BadTile.Data)
 	}
 	b := make([]byte, 1, n)
 	b[0] = formatV1
@@ -350,6 +402,11 @@ func encodeRound(r *RoundRecord) []byte {
 	}
 	b = appendVarint(b, fRTTNanos, protowire.EncodeZigZag(r.RTTNanos))
 	b = appendFixed64(b, fPeakTFLOPS, math.Float64bits(r.PeakTFLOPS))
+	if t := r.BadTile; t != nil {
+		m := appendVarint(nil, fDataIndex, t.Index)
+		m = appendBytes(m, fDataBytes, t.Data)
+		b = appendBytes(b, fBadTile, m)
+	}
 	return b
 }
 
@@ -493,6 +550,10 @@ func decodeRound(b []byte) (*RoundRecord, error) {
 		case fPeakTFLOPS:
 			v, err = d.fixed64(typ)
 			r.PeakTFLOPS = math.Float64frombits(v)
+		case fBadTile:
+			if s, err = d.payload(typ, maxBadTileMsgLen); err == nil {
+				r.BadTile, err = decodeTileData(s)
+			}
 		default:
 			return nil, fmt.Errorf("unknown field %d", num)
 		}
@@ -510,7 +571,8 @@ var fieldNames = [...]string{fEpoch: "epoch", fRound: "round", fMiner: "miner", 
 	fChallenge: "challenge", fCommitment: "commitment", fSecret: "secret", fIndices: "indices",
 	fTiles: "tiles", fSentUnixNano: "sent_unix_nano", fCommitNanos: "commit_nanos",
 	fVerifyNanos: "verify_nanos", fFLOPs: "flops", fTFLOPS: "tflops", fVerdict: "verdict", fReason: "reason",
-	fProofs: "proofs", fLeaves: "leaves", fStepArrivals: "step_arrivals", fRTTNanos: "rtt_nanos", fPeakTFLOPS: "peak_tflops"}
+	fProofs: "proofs", fLeaves: "leaves", fStepArrivals: "step_arrivals", fRTTNanos: "rtt_nanos", fPeakTFLOPS: "peak_tflops",
+	fBadTile: "bad_tile"}
 
 func fieldError(num protowire.Number, err error) error {
 	return fmt.Errorf("field %d (%s): %w", num, fieldNames[num], err)
@@ -588,6 +650,38 @@ func decodeTile(b []byte) (TileVerdict, error) {
 		if err != nil {
 			return t, fmt.Errorf("tile field %d: %w", num, err)
 		}
+	}
+	return t, nil
+}
+
+// decodeTileData parses a TileData message: an optional index, then data.
+func decodeTileData(b []byte) (*TileData, error) {
+	t := new(TileData)
+	d := decoder{b: b}
+	var last protowire.Number
+	for len(d.b) > 0 {
+		num, typ, err := d.tag()
+		if err != nil {
+			return nil, err
+		}
+		if num <= last {
+			return nil, fmt.Errorf("tile data field %d after field %d", num, last)
+		}
+		last = num
+		switch num {
+		case fDataIndex:
+			t.Index, err = d.varint(typ)
+		case fDataBytes:
+			t.Data, err = d.bytes(typ, MaxTileBytes)
+		default:
+			return nil, fmt.Errorf("unknown tile data field %d", num)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("tile data field %d: %w", num, err)
+		}
+	}
+	if len(t.Data) == 0 {
+		return nil, fmt.Errorf("tile data without data")
 	}
 	return t, nil
 }

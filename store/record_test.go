@@ -71,6 +71,14 @@ func chainedRecord() *RoundRecord {
 	return r
 }
 
+// badTileRecord is a failed round keeping the bytes of sampled tile idx.
+func badTileRecord(idx uint64) *RoundRecord {
+	r := auditRecord(2, 3, "miner")
+	r.TFLOPS, r.Verdict, r.Reason = 0, VerdictFailed, "tile 7: tile values are not A·B"
+	r.BadTile = &TileData{Index: idx, Data: []byte{1, 2, 3, 4}}
+	return r
+}
+
 func failedRecord(epoch, round uint64, miner string) *RoundRecord {
 	r := testRecord(epoch, round, miner)
 	r.Commitment, r.CommitNanos, r.TFLOPS = nil, 0, 0
@@ -123,6 +131,9 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 			r.Leaves = testLeaves(len(r.Indices))
 			return r
 		}(),
+		"bad tile":          badTileRecord(0),
+		"bad tile index 7":  badTileRecord(7),
+		"bad tile max size": func() *RoundRecord { r := badTileRecord(7); r.BadTile.Data = make([]byte, MaxTileBytes); return r }(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := r.validate(); err != nil {
@@ -213,7 +224,13 @@ func TestDecodeRejects(t *testing.T) {
 		{"truncated length", "length", around(fMiner, func(b []byte) []byte { return append(tag(b, fMiner, protowire.BytesType), 0x81) })},
 		{"truncated payload", "only 1 bytes left", append(tag([]byte{formatV1}, fMiner, protowire.BytesType), 5, 1)},
 		{"field 0", "invalid field number", []byte{formatV1, 0x02, 0x00}},
-		{"unknown field", "unknown field 22", varint(22, 1)},
+		{"unknown field", "unknown field 23", varint(23, 1)},
+		{"bad tile without data", "tile data without data", bytesAt(fBadTile, varintField(nil, fDataIndex, 1))},
+		{"bad tile empty data", "explicit empty", bytesAt(fBadTile, bytesField(nil, fDataBytes, nil))},
+		{"bad tile too long", "want at most", bytesAt(fBadTile, bytesField(nil, fDataBytes, make([]byte, MaxTileBytes+1)))},
+		{"bad tile unknown field", "unknown tile data field 3", bytesAt(fBadTile, varintField(nil, 3, 1))},
+		{"bad tile fields out of order", "tile data field 1 after field 2", bytesAt(fBadTile, varintField(bytesField(nil, fDataBytes, []byte{1}), fDataIndex, 1))},
+		{"bad tile not sampled", "bad tile: index 0 is not sampled", bytesAt(fBadTile, bytesField(nil, fDataBytes, []byte{1}))},
 		{"duplicate field", "field 3 after field 3", around(fMiner, func(b []byte) []byte {
 			return bytesField(bytesField(b, fMiner, []byte{1}), fMiner, []byte{1})
 		})},
@@ -380,6 +397,10 @@ func TestValidate(t *testing.T) {
 		{"fewer leaves than indices", "leaves: 3 for 4 indices", func(r *RoundRecord) { r.Leaves = r.Leaves[:3] }},
 		{"more leaves than indices", "leaves: 4 for 3 indices", func(r *RoundRecord) { r.Indices = r.Indices[:3] }},
 		{"leaves without indices", "leaves: 4 for 0 indices", func(r *RoundRecord) { r.Indices = nil }},
+		{"bad tile on a verified round", "bad tile: on a round that did not fail", func(r *RoundRecord) { r.BadTile = &TileData{Index: 7, Data: []byte{1}} }},
+		{"bad tile empty", "bad tile: 0 bytes", func(r *RoundRecord) { fail(r); r.BadTile = &TileData{Index: 7} }},
+		{"bad tile too long", "bad tile: 1048577 bytes", func(r *RoundRecord) { fail(r); r.BadTile = &TileData{Index: 7, Data: make([]byte, MaxTileBytes+1)} }},
+		{"bad tile not sampled", "bad tile: index 8 is not sampled", func(r *RoundRecord) { fail(r); r.BadTile = &TileData{Index: 8, Data: []byte{1}} }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -391,6 +412,23 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxRoundLen: a record with every field at its bound, proofs and the
+// bad tile included, encodes within MaxRoundLen.
+func TestMaxRoundLen(t *testing.T) {
+	r := maxRecord()
+	last := MaxProofsLen - 4*(MaxProofs-1) // what the empty proofs leave
+	r.Proofs[MaxProofs-1] = testProof((last - 4) / 32)
+	r.BadTile = &TileData{Index: r.Indices[0], Data: make([]byte, MaxTileBytes)}
+	if err := r.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(encodeRound(r)); n > MaxRoundLen {
+		t.Fatalf("largest record encodes to %d bytes, over MaxRoundLen %d", n, MaxRoundLen)
+	}
+}
+
+func fail(r *RoundRecord) { r.Verdict, r.Reason, r.TFLOPS = VerdictFailed, "x", 0 }
 
 // TestProofBounds checks the proof bounds at their limit without encoding:
 // the longest proof beside MaxProofs−1 empty ones is valid, one value more

@@ -177,6 +177,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	if len(validators) > 0 {
 		s.Checks = append(s.Checks, r.lateJoinChecks(validators[0], from, to, r.auditOptions())...)
 	}
+	s.Checks = append(s.Checks, r.peerAuditChecks()...)
 	s.Passed = true
 	for _, c := range s.Checks {
 		s.Passed = s.Passed && c.OK

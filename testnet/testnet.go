@@ -136,6 +136,8 @@ type run struct {
 	cutFrom    time.Duration // partition window, since start
 	cutTo      time.Duration
 	late       *lateJoin // set once the late joiner's deadline passed
+	// audits are the public audits by validator name (peeraudit.go).
+	audits map[string]peerAudit
 }
 
 func (r *run) progress(format string, args ...any) {
@@ -207,6 +209,7 @@ wait:
 			return nil, ctx.Err()
 		}
 	}
+	r.peerAudits(ctx)
 	r.stop()
 	s, err := r.summarise(first+1, last)
 	if err != nil {

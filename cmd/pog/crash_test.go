@@ -41,6 +41,9 @@ func TestCrashLoop(t *testing.T) {
 		cfg, _ := os.ReadFile(path)
 		// No pruning: counts must never decrease.
 		c := strings.Replace(string(cfg), `epoch_length = "1m0s"`, `epoch_length = "10s"`, 1)
+		if !strings.Contains(c, "retain_evidence_epochs = 4") {
+			t.Fatal("the local profile's retention is not the default 4 this test turns off")
+		}
 		c = strings.Replace(c, "retain_evidence_epochs = 4", "retain_evidence_epochs = -1", 1)
 		os.WriteFile(path, []byte(c), 0o644)
 	}

@@ -180,21 +180,10 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 	}
 	h := res.Hash()
 	out = weightsOut{Epoch: e, Hash: hex.EncodeToString(h[:]), Miners: []weightRow{}, Trust: map[string]float64{}, Dividends: map[string]float64{}}
-	per := map[string]map[string]float64{}
-	for ent, err := range st.EpochRecords(e, e) {
-		if err != nil {
-			fmt.Fprintf(stderr, "pog weights: %v\n", err)
-			return 1
-		}
-		if o, err := protocol.Open(ent.Envelope, pb.MessageType_EPOCH_RECORD); err == nil {
-			for _, w := range o.Msg.(*pb.EpochRecord).Weights {
-				m := peer.ID(w.Miner).String()
-				if per[m] == nil {
-					per[m] = map[string]float64{}
-				}
-				per[m][o.Author.String()] = w.Weight
-			}
-		}
+	per, err := node.RecordWeights(st, e)
+	if err != nil {
+		fmt.Fprintf(stderr, "pog weights: %v\n", err)
+		return 1
 	}
 	for j, m := range res.Miners {
 		out.Miners = append(out.Miners, weightRow{Miner: m, Consensus: res.Consensus[j], Incentive: res.Incentive[j], Validators: per[m]})
@@ -296,11 +285,27 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	epoch := fs.Int64("epoch", -1, "recompute only this epoch (the record chain is still checked from the start)")
 	since := fs.Int64("since", -1, "incremental: re-verify only epochs from this one on (earlier ones were audited before; chains and consensus still run from the start)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	peerAddr := fs.String("peer", "", "audit a running node instead of a home: dial this multiaddr (ending in /p2p/ID), fetch its records and round evidence into memory")
+	validator := fs.String("validator", "", "with --peer: the validator whose weights to recompute (default: the peer), its evidence asked of it")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	sinceSet := false
-	fs.Visit(func(f *flag.Flag) { sinceSet = sinceSet || f.Name == "since" })
+	sinceSet, homeSet := false, false
+	fs.Visit(func(f *flag.Flag) { sinceSet, homeSet = sinceSet || f.Name == "since", homeSet || f.Name == "home" })
+	if *peerAddr != "" {
+		if sinceSet {
+			fmt.Fprintln(stderr, "pog audit: --since needs a home; --peer audits from scratch")
+			return 2
+		}
+		if !homeSet {
+			*home = ""
+		}
+		return runPeerAudit(*peerAddr, *validator, *home, *epoch, *jsonOut, stdout, stderr)
+	}
+	if *validator != "" {
+		fmt.Fprintln(stderr, "pog audit: --validator needs --peer")
+		return 2
+	}
 	if sinceSet && *since < 0 {
 		fmt.Fprintln(stderr, "pog audit: --since must be an epoch (0 or more)")
 		return 2

@@ -283,20 +283,9 @@ func EpochWeights(st *store.Store, e uint64, stakes map[string]float64) (*Weight
 	}
 	h := res.Hash()
 	out := &Weights{Epoch: e, Hash: hex.EncodeToString(h[:]), Miners: []MinerWeight{}, Trust: map[string]float64{}, Dividends: map[string]float64{}}
-	per := map[string]map[string]float64{}
-	for ent, err := range st.EpochRecords(e, e) {
-		if err != nil {
-			return nil, err
-		}
-		if o, err := protocol.Open(ent.Envelope, pb.MessageType_EPOCH_RECORD); err == nil {
-			for _, w := range o.Msg.(*pb.EpochRecord).Weights {
-				m := peer.ID(w.Miner).String()
-				if per[m] == nil {
-					per[m] = map[string]float64{}
-				}
-				per[m][o.Author.String()] = w.Weight
-			}
-		}
+	per, err := node.RecordWeights(st, e)
+	if err != nil {
+		return nil, err
 	}
 	for j, m := range res.Miners {
 		out.Miners = append(out.Miners, MinerWeight{Miner: m, Consensus: res.Consensus[j], Incentive: res.Incentive[j], Validators: per[m]})

@@ -35,5 +35,18 @@ func (t *Epochs) Close(e uint64) int {
 	return t.inflight[e]
 }
 
+// Pending is the number of registered rounds of epochs below e: a caller
+// that skips signing those epochs waits for it to reach 0 before it signs
+// e, so that no round of theirs is stored after it.
+func (t *Epochs) Pending(e uint64) int {
+	n := 0
+	for k, c := range t.inflight {
+		if k < e {
+			n += c
+		}
+	}
+	return n
+}
+
 // InFlight is the number of registered rounds of epoch e.
 func (t *Epochs) InFlight(e uint64) int { return t.inflight[e] }

@@ -126,7 +126,11 @@ func printActions(acts []any) string {
 						bad++
 					}
 				}
-				fmt.Fprintf(&b, "finish failed: %s (%d of %d tiles bad, %d leaves kept)\n", o.Reason, bad, len(o.Tiles), len(o.Leaves))
+				kept := ""
+				if o.BadTile != nil {
+					kept = fmt.Sprintf(", bad tile %d kept (%d bytes)", o.BadTile.Index, len(o.BadTile.Data))
+				}
+				fmt.Fprintf(&b, "finish failed: %s (%d of %d tiles bad, %d leaves kept%s)\n", o.Reason, bad, len(o.Tiles), len(o.Leaves), kept)
 			}
 		case Compute:
 			fmt.Fprintf(&b, "compute step=%d nonce=%x\n", a.Step, a.Params[0].Nonce[:4])
@@ -255,6 +259,10 @@ func TestData(t *testing.T) {
 				var e uint64
 				d.ScanArgs(t, "e", &e)
 				return fmt.Sprintf("in flight %d\n", epochs.Close(e))
+			case "epoch-pending":
+				var e uint64
+				d.ScanArgs(t, "e", &e)
+				return fmt.Sprintf("pending below %d: %d\n", e, epochs.Pending(e))
 			default:
 				t.Fatalf("unknown command %q", d.Cmd)
 			}

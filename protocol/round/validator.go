@@ -106,6 +106,15 @@ type Outcome struct {
 	Tiles              []TileVerdict
 	Proofs             []commit.Proof // one per group
 	Leaves             []commit.CV    // per index, when every tile arrived
+	// BadTile is the first sampled tile (in sample order) that was in its
+	// root but not A·B, as served: an auditor can re-check the failure.
+	BadTile *BadTile
+}
+
+// BadTile is one wrong tile as the miner served it.
+type BadTile struct {
+	Index uint64 // global index
+	Data  []byte
 }
 
 type vstate int
@@ -283,6 +292,9 @@ func (v *Validator) tiles(e Tiles) []any {
 				tv.OK = res.Tiles[i] == nil
 				if !tv.OK {
 					tv.Reason = res.Tiles[i].Error()
+					if v.out.BadTile == nil {
+						v.out.BadTile = &BadTile{Index: tv.Index, Data: slices.Clone(tiles[i])}
+					}
 				}
 			}
 			v.out.Tiles = append(v.out.Tiles, tv)

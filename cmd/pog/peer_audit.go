@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
+	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/protocol/consensus"
+	"github.com/pog-network/pog/protocol/scoring"
+)
+
+// peerAuditTimeout bounds a whole `pog audit --peer`.
+const peerAuditTimeout = 10 * time.Minute
+
+// runPeerAudit is `pog audit --peer`: it audits a running node's records
+// and a validator's evidence without a local store (node.PeerAudit). A home,
+// if given, supplies the genesis stakes (its store is not read); otherwise
+// stakes are equal. It exits
+// 0 only if every check passed and the validator's evidence came whole.
+func runPeerAudit(addr, validator, home string, epoch int64, jsonOut bool, stdout, stderr io.Writer) int {
+	fail := func(code int, format string, args ...any) int {
+		fmt.Fprintf(stderr, "pog audit: "+format+"\n", args...)
+		return code
+	}
+	a, err := ma.NewMultiaddr(addr)
+	if err != nil {
+		return fail(2, "--peer %q: %v", addr, err)
+	}
+	info, err := peer.AddrInfoFromP2pAddr(a)
+	if err != nil {
+		return fail(2, "--peer %q: %v (want a multiaddr ending in /p2p/PEER-ID)", addr, err)
+	}
+	opts := node.PeerAuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()}
+	if validator != "" {
+		v, err := peer.Decode(validator)
+		if err != nil {
+			return fail(2, "--validator %q: %v", validator, err)
+		}
+		opts.Validators = []peer.ID{v}
+	}
+	if epoch >= 0 {
+		e := uint64(epoch)
+		opts.Epoch = &e
+	}
+	if home != "" { // only its genesis stakes: its store may be in use
+		cfg, err := node.LoadConfig(home)
+		if err != nil {
+			return fail(1, "%v", err)
+		}
+		if opts.Stakes, err = node.StakeSet(home, cfg); err != nil {
+			return fail(1, "%v", err)
+		}
+	}
+	h, err := node.NewAuditHost()
+	if err != nil {
+		return fail(1, "libp2p host: %v", err)
+	}
+	defer h.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), peerAuditTimeout)
+	defer cancel()
+	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+	err = h.Connect(cctx, *info)
+	ccancel()
+	if err != nil {
+		return fail(1, "cannot reach %s: %v", addr, err)
+	}
+	rep, err := node.PeerAudit(ctx, h, info.ID, opts)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if jsonOut {
+		writeJSON(stdout, rep)
+	} else {
+		fmt.Fprintf(stdout, "peer           %s\nvalidators     %s (evidence of %d epochs fetched)\n", info.ID, orNone(rep.Audited), rep.EvidenceEpochs)
+		fmt.Fprintf(stdout, "epoch records  %d (%d recomputed from evidence)\nround records  %d (%d proofs re-verified)\nequivocations  %d proofs checked\nconsensus      %d epochs recomputed\n",
+			rep.EpochRecords, rep.Recomputed, rep.Rounds, rep.ProofsVerified, rep.Equivocations, len(rep.ConsensusHashes))
+		for _, u := range rep.Unfetched {
+			fmt.Fprintf(stdout, "not fetched    %s\n", u)
+		}
+	}
+	code := 0
+	if len(rep.Problems) > 0 {
+		fmt.Fprintf(stderr, "pog audit: FAILED: %s\n", rep.Problems[0])
+		for _, p := range rep.Problems[1:] {
+			fmt.Fprintf(stderr, "  also: %s\n", p)
+		}
+		code = 1
+	}
+	if len(rep.Audited) == 0 {
+		fmt.Fprintln(stderr, "pog audit: no validator's round evidence could be fetched whole, so no weight was recomputed")
+		code = 1
+	}
+	if code == 0 && !jsonOut {
+		fmt.Fprintln(stdout, "audit          OK")
+	}
+	return code
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}

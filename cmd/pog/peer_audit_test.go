@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/store"
+)
+
+// TestAuditPeer runs `pog audit --peer` against a running validator (in
+// this process, with no miners: its records are empty but signed and
+// chained) and checks the usage errors: each a one-line message, no panic.
+func TestAuditPeer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
+	st, err := store.Open("db", store.Options{FS: vfs.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := node.LocalConfig()
+	cfg.Node.Listen = []string{"/ip4/127.0.0.1/tcp/0"}
+	cfg.Network.EpochLength = node.Duration{Duration: time.Second}
+	records := make(chan uint64, 16)
+	n, err := node.New(ctx, node.Options{Config: cfg, Role: node.RoleValidator, Key: key, Store: st,
+		Logger: slog.New(slog.DiscardHandler), OnEpochRecord: func(e uint64, _ peer.ID) { records <- e }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { n.Run(ctx); st.Close(); close(done) }()
+	defer func() { cancel(); <-done }()
+	for i := 0; i < 2; i++ {
+		select {
+		case <-records:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the validator closed no epoch")
+		}
+	}
+	addr := n.Addrs()[0]
+	code, out, errs := runPog("audit", "--peer", addr)
+	if code != 0 || !strings.Contains(out, "audit          OK") || !strings.Contains(out, "validators     "+n.ID().String()) {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	t.Logf("pog audit --peer:\n%s", out)
+	other, _, _ := crypto.GenerateEd25519Key(rand.Reader)
+	otherID, _ := peer.IDFromPrivateKey(other)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--peer", "/ip4/127.0.0.1/tcp/1"}, 2, "want a multiaddr ending in /p2p/PEER-ID"},
+		{[]string{"--peer", "nonsense"}, 2, "--peer \"nonsense\""},
+		{[]string{"--peer", addr, "--validator", "nope"}, 2, "--validator \"nope\""},
+		{[]string{"--peer", addr, "--since", "1"}, 2, "--since needs a home"},
+		{[]string{"--validator", n.ID().String()}, 2, "--validator needs --peer"},
+		{[]string{"--peer", "/ip4/127.0.0.1/tcp/1/p2p/" + otherID.String()}, 1, "cannot reach"},
+		{[]string{"--peer", addr, "--validator", otherID.String()}, 1, "no validator's round evidence could be fetched"},
+	} {
+		code, out, errs := runPog(append([]string{"audit"}, c.args...)...)
+		if c.args[len(c.args)-1] == otherID.String() && !strings.Contains(out, "not fetched    "+otherID.String()+": the peer holds no epoch record of it") {
+			t.Errorf("audit %v: what was not fetched is not printed: %q", c.args, out)
+		}
+		if code != c.code || !strings.Contains(errs, c.want) || strings.Contains(errs, "goroutine") {
+			t.Errorf("audit %v: exit %d, %q%q; want exit %d and %q", c.args, code, out, errs, c.code, c.want)
+		}
+	}
+}

@@ -1,0 +1,334 @@
+package node
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/store"
+)
+
+// Evidence exchange (SPEC §22.1): a validator serves its own round evidence
+// of an epoch, the round records whose hashes make its record's
+// rounds_root and the announces scoring read, so that anyone can recompute
+// its weights. Requests and responses are bounded; every frame a side
+// holds is reserved in the stream's resource scope first.
+
+// EvidenceProtocol is the evidence stream protocol.
+const EvidenceProtocol = "/pog/evidence/1.0.0"
+
+// Evidence request kinds.
+const (
+	evidenceRounds    byte = 1
+	evidenceAnnounces byte = 2
+)
+
+// Evidence response status.
+const (
+	evidenceOK     byte = 0
+	evidenceNone   byte = 1 // this node is no validator: it keeps no round evidence
+	evidencePruned byte = 2 // the epoch's evidence was pruned (SPEC §21)
+)
+
+// Bounds: a request is evidenceRequestLen bytes; a response is a header
+// and at most maxEvidenceItems frames (round records of at most
+// store.MaxRoundLen bytes, announces of at most store.MaxAnnounceLen), at
+// most maxEvidenceBytes together unless its one record is larger.
+const (
+	evidenceRequestLen  = 1 + 8 + 4
+	evidenceHeaderLen   = 1 + 4 + 4
+	maxEvidenceItems    = 64
+	maxEvidenceBytes    = 16 << 20
+	evidenceMaxServing  = 4
+	evidenceStreamLimit = 30 * time.Second
+	// A client takes at most maxEpochEvidenceItems items of each kind and
+	// maxEpochEvidenceBytes in all for one epoch, so a peer that pages on
+	// forever is refused rather than followed.
+	maxEpochEvidenceItems = 1 << 18
+	maxEpochEvidenceBytes = 1 << 30
+)
+
+// ErrNoEvidence: the peer keeps no round evidence of that epoch.
+var ErrNoEvidence = errors.New("the peer holds no round evidence of this epoch")
+
+// ---- serving (on recordSync, which owns the store's serving lifetime) ----
+
+// serveEvidence answers one evidence request.
+func (y *recordSync) serveEvidence(s network.Stream) {
+	y.mu.Lock()
+	if y.closed {
+		y.mu.Unlock()
+		s.Reset()
+		return
+	}
+	y.active.Add(1)
+	y.mu.Unlock()
+	defer y.active.Done()
+	select {
+	case y.evidenceServing <- struct{}{}:
+		defer func() { <-y.evidenceServing }()
+	default:
+		s.Reset()
+		return
+	}
+	s.SetDeadline(time.Now().Add(evidenceStreamLimit))
+	req, err := protocol.ReadFrame(bufio.NewReader(s), evidenceRequestLen)
+	if err != nil || len(req) != evidenceRequestLen || (req[0] != evidenceRounds && req[0] != evidenceAnnounces) {
+		s.Reset()
+		return
+	}
+	e, from := binary.BigEndian.Uint64(req[1:]), int(binary.BigEndian.Uint32(req[9:]))
+	status, items, next, err := y.evidencePage(s, req[0], e, from)
+	reserved := 0 // items come back reserved, even with an error
+	for _, it := range items {
+		reserved += len(it)
+	}
+	defer s.Scope().ReleaseMemory(reserved)
+	if err != nil {
+		y.log.Warn("evidence: serving failed", "epoch", e, "err", err)
+		s.Reset()
+		return
+	}
+	w := bufio.NewWriter(s)
+	hdr := binary.BigEndian.AppendUint32([]byte{status}, uint32(len(items)))
+	err = protocol.WriteFrame(w, binary.BigEndian.AppendUint32(hdr, uint32(next)))
+	for _, it := range items {
+		if err == nil {
+			err = protocol.WriteFrame(w, it)
+		}
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		s.Reset()
+		return
+	}
+	s.Close()
+}
+
+// evidencePage collects the items of epoch e from index from on, each
+// reserved in s's scope (the caller releases them); next is the index
+// to ask from next, or 0 when none follow.
+func (y *recordSync) evidencePage(s network.Stream, kind byte, e uint64, from int) (byte, [][]byte, int, error) {
+	if !y.ownEvidence {
+		return evidenceNone, nil, 0, nil
+	}
+	if bound, err := y.st.EvidenceFrom(); err != nil {
+		return 0, nil, 0, err
+	} else if e < bound {
+		return evidencePruned, nil, 0, nil
+	}
+	var items [][]byte
+	size, i, full := 0, 0, false
+	// add takes the i-th item unless the page is full; false: stop.
+	add := func(b []byte) (bool, error) {
+		defer func() { i++ }()
+		if i < from {
+			return true, nil
+		}
+		if len(items) == maxEvidenceItems || len(items) > 0 && size+len(b) > maxEvidenceBytes {
+			full = true
+			return false, nil
+		}
+		if err := s.Scope().ReserveMemory(len(b), network.ReservationPriorityMedium); err != nil {
+			if len(items) > 0 {
+				full = true // the client asks again for the rest
+				return false, nil
+			}
+			return false, fmt.Errorf("evidence stream memory budget: %w", err)
+		}
+		items, size = append(items, b), size+len(b)
+		return true, nil
+	}
+	more := true
+	var err error
+	if kind == evidenceRounds {
+		self := []byte(y.h.ID())
+		for r, ierr := range y.st.Rounds(e, e) {
+			if ierr != nil {
+				return 0, items, 0, ierr
+			}
+			if !bytes.Equal(r.Validator, self) {
+				continue
+			}
+			if more, err = add(store.EncodeRound(r)); err != nil || !more {
+				break
+			}
+		}
+	} else {
+		for a, ierr := range y.st.Announces(e) {
+			if ierr != nil {
+				return 0, items, 0, ierr
+			}
+			if more, err = add(a.Envelope); err != nil || !more {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return 0, items, 0, err
+	}
+	next := 0
+	if full {
+		next = from + len(items)
+	}
+	return evidenceOK, items, next, nil
+}
+
+// ---- fetching ----
+
+// EpochEvidence is one validator's evidence of one epoch, as fetched and
+// checked: its round records in store order and the announces it holds.
+type EpochEvidence struct {
+	Rounds    []*store.RoundRecord
+	Announces []store.AnnounceEntry
+}
+
+// FetchEvidence asks validator v (connected through h) for its evidence of
+// epoch e. Every record must decode and validate, be v's and e's, and come
+// in store order; every announce must verify and come in miner order. An
+// error wrapping errBadPeer means v served provably bad data; ErrNoEvidence
+// that it keeps none of e.
+func FetchEvidence(ctx context.Context, h host.Host, v peer.ID, e uint64) (*EpochEvidence, error) {
+	ev := &EpochEvidence{}
+	var lastKey []byte
+	size := 0
+	for _, kind := range []byte{evidenceRounds, evidenceAnnounces} {
+		for from := 0; ; {
+			next, err := fetchEvidencePage(ctx, h, v, kind, e, from, func(b []byte) error {
+				if size += len(b); size > maxEpochEvidenceBytes {
+					return badPeer("evidence of epoch %d over %d bytes", e, maxEpochEvidenceBytes)
+				}
+				if kind == evidenceAnnounces {
+					return ev.addAnnounce(e, b)
+				}
+				r, err := store.DecodeRound(b)
+				if err != nil {
+					return badPeer("round record: %v", err)
+				}
+				key := store.RoundKey(r.Epoch, r.Round, r.Miner)
+				switch {
+				case peer.ID(r.Validator) != v || r.Epoch != e:
+					return badPeer("round record of %s epoch %d, asked for %s epoch %d", peer.ID(r.Validator), r.Epoch, v, e)
+				case lastKey != nil && bytes.Compare(key, lastKey) <= 0:
+					return badPeer("round records out of store order")
+				}
+				lastKey = key
+				ev.Rounds = append(ev.Rounds, r)
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			if next == 0 {
+				break
+			}
+			if next > maxEpochEvidenceItems {
+				return nil, badPeer("evidence of epoch %d: over %d items", e, maxEpochEvidenceItems)
+			}
+			from = next
+		}
+	}
+	return ev, nil
+}
+
+func (ev *EpochEvidence) addAnnounce(e uint64, b []byte) error {
+	o, err := protocol.Open(b, pb.MessageType_MINER_ANNOUNCE)
+	if err != nil {
+		return badPeer("announce: %v", err)
+	}
+	m := []byte(o.Author)
+	if n := len(ev.Announces); n > 0 && bytes.Compare(m, ev.Announces[n-1].Miner) <= 0 {
+		return badPeer("announces out of miner order")
+	}
+	ev.Announces = append(ev.Announces, store.AnnounceEntry{Epoch: e, Miner: m, Envelope: b})
+	return nil
+}
+
+// fetchEvidencePage sends one request and hands each item to take; it
+// returns where the next page starts (0: none).
+func fetchEvidencePage(ctx context.Context, h host.Host, v peer.ID, kind byte, e uint64, from int, take func([]byte) error) (int, error) {
+	s, err := h.NewStream(ctx, v, EvidenceProtocol)
+	if err != nil {
+		return 0, err
+	}
+	defer s.Reset() // after a full read, a no-op
+	s.SetDeadline(time.Now().Add(evidenceStreamLimit))
+	req := binary.BigEndian.AppendUint64([]byte{kind}, e)
+	if err := protocol.WriteFrame(s, binary.BigEndian.AppendUint32(req, uint32(from))); err != nil {
+		return 0, err
+	}
+	s.CloseWrite()
+	r := bufio.NewReader(s)
+	hdr, err := readFrame(r, evidenceHeaderLen)
+	if err != nil {
+		return 0, err
+	}
+	if len(hdr) != evidenceHeaderLen {
+		return 0, badPeer("evidence header of %d bytes", len(hdr))
+	}
+	status, n, next := hdr[0], binary.BigEndian.Uint32(hdr[1:]), int(binary.BigEndian.Uint32(hdr[5:]))
+	switch {
+	case status == evidenceNone:
+		return 0, fmt.Errorf("%w (it is not a validator)", ErrNoEvidence)
+	case status == evidencePruned:
+		return 0, fmt.Errorf("%w (pruned)", ErrNoEvidence)
+	case status != evidenceOK || n > maxEvidenceItems || next != 0 && next != from+int(n) || next != 0 && n == 0:
+		return 0, badPeer("evidence header: status %d, %d items, next %d from %d", status, n, next, from)
+	}
+	max := store.MaxRoundLen
+	if kind == evidenceAnnounces {
+		max = store.MaxAnnounceLen
+	}
+	size := 0
+	for range n {
+		b, err := readScoped(s, r, max)
+		if err != nil {
+			return 0, err
+		}
+		if size += len(b); size > maxEvidenceBytes+max {
+			return 0, badPeer("evidence response over %d bytes", maxEvidenceBytes)
+		}
+		if err := take(b); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		return 0, badPeer("evidence response: trailing data")
+	}
+	s.Close()
+	return next, nil
+}
+
+// readScoped reads one frame of at most max bytes, reserving its length in
+// s's scope before allocating it (released once read: the caller keeps
+// what it decodes).
+func readScoped(s network.Stream, r *bufio.Reader, max int) ([]byte, error) {
+	n, err := binary.ReadUvarint(r)
+	if err != nil {
+		return nil, fmt.Errorf("frame length: %w", err)
+	}
+	if n > uint64(max) {
+		return nil, badPeer("frame of %d bytes, limit %d", n, max)
+	}
+	if err := s.Scope().ReserveMemory(int(n), network.ReservationPriorityHigh); err != nil {
+		return nil, fmt.Errorf("evidence stream memory budget: %w", err)
+	}
+	defer s.Scope().ReleaseMemory(int(n))
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, fmt.Errorf("frame body: %w", err)
+	}
+	return b, nil
+}
