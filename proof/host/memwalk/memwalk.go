@@ -37,9 +37,10 @@ const ItemWords = 8
 const (
 	MinCacheLog = 4  // 2^4 lines: 1 KiB (tests)
 	MaxCacheLog = 24 // 2^24 lines: 1 GiB
-	// DefaultCacheLog is 64 MiB: beyond most L3 caches, so each of an
-	// item's reads is a DRAM access for a cheater recomputing it.
-	DefaultCacheLog = 20
+	// DefaultCacheLog is 256 MiB (RandomX's cache size): beyond nearly
+	// every L3 cache, so each of an item's reads is a DRAM access for a
+	// cheater recomputing it.
+	DefaultCacheLog = 22
 	MinRounds       = 1
 	MaxRounds       = 1024
 	// DefaultRounds makes an item cost at least 30 DRAM accesses even with
