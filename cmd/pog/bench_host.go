@@ -283,6 +283,9 @@ func benchHostRAM(f *hostBenchFlags, res *hostBenchResult) error {
 	}
 	r := &res.RAM
 	r.CacheBytes, r.DatasetBytes = 64<<p.CacheLog, 64*p.Items
+	if limit := memoryLimit(); limit > 0 && r.CacheBytes+r.DatasetBytes > limit {
+		return fmt.Errorf("a %d MiB dataset and its %d MiB cache exceed 90%% of this machine's memory", r.DatasetBytes>>20, r.CacheBytes>>20)
+	}
 	f.say("ram: light cache of %d MiB, dataset of %d MiB", r.CacheBytes>>20, r.DatasetBytes>>20)
 	cache, err := memwalk.NewCache(&p.Epoch)
 	if err != nil {

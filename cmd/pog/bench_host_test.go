@@ -46,6 +46,7 @@ func TestBenchHostRefusesBadShapes(t *testing.T) {
 		{"--host", "--cpu-segment", "3"},
 		{"--host", "--samples", "1000"},
 		{"--host", "--plot-segment", "5000"},
+		{"--host", "--cpu-steps", "1024", "--cpu-segment", "64", "--ram-mib", "1048576"},
 	} {
 		var out, errb bytes.Buffer
 		if code := runBench(append(args, "--quiet"), &out, &errb); code == 0 || !strings.Contains(errb.String(), "pog bench --host") {
