@@ -26,7 +26,7 @@ func TestBenchHostVerifiesAllThreeProofs(t *testing.T) {
 			t.Errorf("%s: %+v", name, p)
 		}
 	}
-	if r.RAM.DatasetBytes != 1<<20 || r.RAM.CreditedBytes > float64(r.RAM.DatasetBytes) || r.RAM.RecomputedStepNs <= 0 {
+	if r.RAM.DatasetBytes != 1<<20 || r.RAM.CreditedBytes > float64(r.RAM.DatasetBytes) || r.RAM.RecomputedStepNs <= 0 || r.RAM.OnDiskStepNs <= 0 {
 		t.Errorf("ram: %+v", r.RAM)
 	}
 	if r.Storage.PlotBytes != 1<<20 || r.Storage.BuildBps <= 0 || r.Storage.RegeneratedStepNs <= 0 {

@@ -173,3 +173,30 @@ func TestBounds(t *testing.T) {
 		}
 	}
 }
+
+func TestDiskSourceWalksLikeTheDataset(t *testing.T) {
+	p := tiny("m")
+	_, d := setup(t, p)
+	path := t.TempDir() + "/dataset"
+	if err := d.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if d.WriteFile(path) == nil {
+		t.Fatal("overwrote a dataset file")
+	}
+	s, err := OpenDiskSource(path, p.Items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Walk(s, p.Items, 5, 100) != Walk(d, p.Items, 5, 100) || s.Err() != nil {
+		t.Fatalf("the file walks differently (%v)", s.Err())
+	}
+	if _, err := OpenDiskSource(path, p.Items+1); err == nil {
+		t.Fatal("size mismatch not caught")
+	}
+	s.Close()
+	var r [ItemWords]uint64
+	if s.Load(0, &r); s.Err() == nil {
+		t.Fatal("a failed read left no error")
+	}
+}
