@@ -37,6 +37,8 @@ fuzz:
 	$(GO) test ./proof/commit -run XXX -fuzz FuzzVerify -fuzztime $(FUZZTIME)
 	$(GO) test ./protocol -run XXX -fuzz FuzzOpen -fuzztime $(FUZZTIME)
 	$(GO) test ./store -run XXX -fuzz FuzzDecodeRound -fuzztime $(FUZZTIME)
+	$(GO) test ./proof/host -run XXX -fuzz FuzzDecodeOpening -fuzztime $(FUZZTIME)
+	$(GO) test ./proof/host/plot -run XXX -fuzz FuzzDecodeOpening -fuzztime $(FUZZTIME)
 
 # Go benchmarks with their references in the same run (BENCHMARKS.md).
 # bench-openblas needs libopenblas-dev; the b3sum comparison needs b3sum.

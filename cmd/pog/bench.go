@@ -81,6 +81,9 @@ var benchMiner = func() peer.ID {
 }()
 
 func runBench(args []string, stdout, stderr io.Writer) int {
+	if wantsHost(args) {
+		return runBenchHost(args, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("pog bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	backend := fs.String("backend", "cpu", fmt.Sprintf("compute backend %v", kernels.Names()))
@@ -97,6 +100,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	target := fs.Float64("detect-probability", sample.DefaultProbability, "probability of catching that fraction")
 	adversary := fs.String("adversary", "", "make the miner cheat, to see the verdict: lazy (skips every other tile) or tamper (alters served tiles)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	fs.Bool("host", false, "run the CPU, RAM and storage host proofs instead (pog bench --host --help lists their flags)")
 	fs.Usage = func() { printFlags(fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

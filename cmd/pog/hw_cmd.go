@@ -134,6 +134,7 @@ func printHW(w io.Writer, r *hw.Report, cached bool, cache string) {
 		fmt.Fprintf(w, "driver     %s, CUDA %s\n", orUnknown(r.Driver), orUnknown(r.CUDA))
 	}
 
+	fmt.Fprintln(w, "host       CPU, RAM and storage below are self-measured, not scored (validators credit only host proofs; pog bench --host runs them)")
 	c := r.CPU
 	fmt.Fprintf(w, "cpu        %s (%s), %s, %s, %d threads usable of %d; %s now, %s max\n", orUnknown(c.Model), c.Arch,
 		plural(c.Sockets, "socket"), plural(c.Cores, "core"), c.Threads, c.LogicalCPUs, mhz(c.CurMHz), mhz(c.MaxMHz))

@@ -53,7 +53,7 @@ func TestHWCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	for _, want := range []string{"GPU  NAME", "NVIDIA H100 80GB HBM3  80.0 GiB  9.0  Gen4 x16 (max Gen5 x16)  345/1980",
-		"700 W", "driver     550.54.15, CUDA 12.4", "\ncpu        ", "\nram        ", "copy ", "\nstorage    " + home,
+		"700 W", "driver     550.54.15, CUDA 12.4", "self-measured, not scored", "\ncpu        ", "\nram        ", "copy ", "\nstorage    " + home,
 		"write ", "saved to " + cache, "GPU bandwidth (host↔device, device memory): not measured (CPU build)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -1,0 +1,186 @@
+// Package hostround is the validator's side of one host-proof round (SPEC
+// §23.6) as a pure state machine: the challenge is sent, the checkpoint
+// root arrives (timed), the sampling secret is revealed, the sampled
+// segments are fetched and checked. It takes events and returns the actions
+// the caller performs; nothing here touches the network or the clock, and
+// the proof itself is checked by the Plan's Check (cpuwork, memwalk or
+// plot). The node does not run host rounds yet: pog bench --host drives this
+// machine locally.
+package hostround
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/proof/host"
+)
+
+// Plan is what the validator fixes before sending the challenge.
+type Plan struct {
+	Shape   host.Shape // the challenge's chains, steps and segment
+	BoundNs float64    // the proof's per-step bound (SPEC §23.1)
+	Secret  [32]byte   // the sampling secret; its commitment went with the challenge
+	Params  []byte     // the challenge's canonical encoding
+	Samples int        // segments to sample (capped by MaxSample)
+	// MaxSample caps the sample (plot.Audit.MaxSample); 0: host.MaxSegments.
+	MaxSample int
+	// RTT is the round trip measured on the same connection just before
+	// the challenge; it is subtracted from the root's arrival.
+	RTT time.Duration
+	// RootBy bounds the root's arrival after Start: a later root is missed.
+	RootBy time.Duration
+	// Check verifies the encoded opening of the sampled segments against
+	// the root: the proof's decoder and Verify.
+	Check func(root commit.CV, segs []uint64, opening []byte) error
+}
+
+// Events the Validator accepts; At is a reading of the caller's monotonic
+// clock.
+type (
+	// Start: the challenge has been sent.
+	Start struct{ At time.Duration }
+	// Root: the miner's checkpoint root arrived.
+	Root struct {
+		At   time.Duration
+		Root commit.CV
+	}
+	// Opening: the encoded opening arrived, or the error that kept it.
+	Opening struct {
+		Bytes []byte
+		Err   error
+	}
+	// Timer: the timer last asked for fired.
+	Timer struct{ At time.Duration }
+	// Closed: the stream broke.
+	Closed struct{ Err error }
+)
+
+// Actions the Validator asks for.
+type (
+	// SetTimer: deliver Timer at At.
+	SetTimer struct{ At time.Duration }
+	// Reveal: send the sampling secret.
+	Reveal struct{}
+	// Fetch: request the opening of these segments (ascending).
+	Fetch struct{ Segments []uint64 }
+	// Finish: the round is over; store and report Outcome.
+	Finish struct{ Outcome Outcome }
+)
+
+// Outcome is a host round's evidence and verdict. Missed means nothing was
+// proven (no root in time, a broken stream); a failed round that is not
+// missed is a proven fault.
+type Outcome struct {
+	Verified bool
+	Missed   bool
+	Reason   string
+	Root     commit.CV
+	Elapsed  time.Duration // root arrival − Start − RTT
+	StepNs   float64       // per chain step
+	Credit   float64       // min(1, BoundNs/StepNs); 0 unless verified
+	Segments []uint64
+}
+
+type state int
+
+const (
+	idle state = iota
+	waitRoot
+	waitOpening
+	done
+)
+
+// Validator is the validator's side of one host round.
+type Validator struct {
+	p     Plan
+	st    state
+	start time.Duration
+	out   Outcome
+}
+
+// NewValidator returns the machine for a planned round.
+func NewValidator(p Plan) (*Validator, error) {
+	switch {
+	case p.Shape.Check() != nil:
+		return nil, p.Shape.Check()
+	case !(p.BoundNs > 0):
+		return nil, errors.New("host round: the step bound must be positive")
+	case p.Samples < 1 || p.RootBy <= 0 || p.RTT < 0 || p.Check == nil:
+		return nil, errors.New("host round: need a sample, a positive root deadline, a non-negative round trip and a check")
+	}
+	return &Validator{p: p}, nil
+}
+
+// Done reports whether the round has finished.
+func (v *Validator) Done() bool { return v.st == done }
+
+// Step applies one event and returns the actions it causes; events that do
+// not fit the state (a second root, a timer after the root) are ignored.
+func (v *Validator) Step(ev any) []any {
+	switch e := ev.(type) {
+	case Start:
+		if v.st == idle {
+			v.st, v.start = waitRoot, e.At
+			return []any{SetTimer{At: e.At + v.p.RootBy}}
+		}
+	case Root:
+		if v.st == waitRoot {
+			return v.root(e)
+		}
+	case Timer:
+		if v.st == waitRoot && e.At >= v.start+v.p.RootBy {
+			return v.finish(true, fmt.Sprintf("no root within %v", v.p.RootBy))
+		}
+	case Opening:
+		if v.st == waitOpening {
+			return v.opening(e)
+		}
+	case Closed:
+		if v.st == waitRoot {
+			return v.finish(true, fmt.Sprintf("stream closed: %v", e.Err))
+		}
+		if v.st == waitOpening {
+			// The root is committed: refusing to open it is a fault.
+			return v.finish(false, fmt.Sprintf("stream closed before the opening: %v", e.Err))
+		}
+	}
+	return nil
+}
+
+func (v *Validator) root(e Root) []any {
+	if e.At-v.start > v.p.RootBy {
+		return v.finish(true, fmt.Sprintf("no root within %v", v.p.RootBy))
+	}
+	v.out.Root = e.Root
+	v.out.Elapsed = max(e.At-v.start-v.p.RTT, time.Nanosecond)
+	t := host.Timing{Shape: v.p.Shape, Elapsed: v.out.Elapsed}
+	v.out.StepNs = t.StepNs()
+	k := v.p.Samples
+	if v.p.MaxSample > 0 {
+		k = min(k, v.p.MaxSample)
+	}
+	v.out.Segments = host.Sample(v.p.Secret, e.Root, v.p.Params, v.p.Shape, k)
+	v.st = waitOpening
+	return []any{Reveal{}, Fetch{Segments: v.out.Segments}}
+}
+
+func (v *Validator) opening(e Opening) []any {
+	if e.Err != nil {
+		return v.finish(false, fmt.Sprintf("opening not received: %v", e.Err))
+	}
+	if err := v.p.Check(v.out.Root, v.out.Segments, e.Bytes); err != nil {
+		return v.finish(false, fmt.Sprintf("opening: %v", err))
+	}
+	v.out.Verified = true
+	v.out.Credit = host.Timing{Shape: v.p.Shape, Elapsed: v.out.Elapsed}.Credit(v.p.BoundNs)
+	v.st = done
+	return []any{Finish{Outcome: v.out}}
+}
+
+func (v *Validator) finish(missed bool, reason string) []any {
+	v.out.Missed, v.out.Reason = missed, reason
+	v.st = done
+	return []any{Finish{Outcome: v.out}}
+}
