@@ -18,10 +18,12 @@ import (
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/store"
 )
 
 // Host rounds (SPEC §23.8): once per epoch a validator spends one of its
-// slots with a miner on a CPU host round instead of a GPU round. The
+// slots with a miner, the one after the first GPU round, on a CPU host
+// round. The
 // validator sizes the challenge from the miner's announced cores and times
 // the checkpoint root less the round trip; protocol/hostround decides.
 
@@ -80,7 +82,8 @@ func planHost(steps uint64, miner peer.ID, ann *pb.MinerAnnounce, rtt time.Durat
 type hostResult struct {
 	plan        *hostPlan
 	out         hostround.Outcome
-	opening     []byte
+	rootNanos   int64  // the root's arrival after the challenge; 0 if none
+	opening     []byte // as received
 	verifyNanos int64
 }
 
@@ -169,6 +172,9 @@ func (d *hdriver) readRoot(at time.Duration) any {
 	d.s.SetReadDeadline(d.origin.Add(at))
 	b, err := protocol.ReadFrame(d.r, len(commit.CV{}))
 	now := time.Since(d.origin)
+	if err == nil {
+		d.res.rootNanos = max(now.Nanoseconds(), 1)
+	}
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return hostround.Timer{At: max(now, at)}
@@ -189,7 +195,8 @@ func (d *hdriver) readOpening(segs int) any {
 	}
 	defer d.s.Scope().ReleaseMemory(need)
 	d.s.SetReadDeadline(time.Now().Add(d.proofTimeout))
-	b, err := protocol.ReadFrame(d.r, need)
+	b, err := protocol.ReadFrame(d.r, min(need, store.MaxHostOpeningLen))
+	d.res.opening = b
 	return hostround.Opening{Bytes: b, Err: err}
 }
 
@@ -282,9 +289,10 @@ func (v *view) acceptsChallenges(p peer.ID) bool {
 }
 
 // hostDue says whether the miner's next slot in epoch goes to a host round
-// (the first of each epoch, when host rounds are on), and claims it.
+// (the one after its first GPU round of each epoch, when host rounds are
+// on, so that a short epoch still measures the GPU), and claims it.
 func (v *validator) hostDue(e *minerEntry, epoch uint64) bool {
-	if v.n.cfg.Validator.HostCPUSteps == 0 || e.hostEpoch == epoch+1 {
+	if v.n.cfg.Validator.HostCPUSteps == 0 || e.hostEpoch == epoch+1 || e.epoch != epoch || len(e.classes) == 0 {
 		return false
 	}
 	e.hostEpoch = epoch + 1
@@ -293,33 +301,49 @@ func (v *validator) hostDue(e *minerEntry, epoch uint64) bool {
 
 // playHost runs one host round in a miner's slot and reports it before the
 // round's epoch can close.
-func (v *validator) playHost(ctx context.Context, epoch uint64, p peer.ID, ann *pb.MinerAnnounce) {
+func (v *validator) playHost(ctx context.Context, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce) {
 	defer v.wg.Done()
 	start := time.Now()
 	net := v.n.cfg.Network
 	rctx, cancel := context.WithDeadlineCause(ctx, roundsCutoff(epoch, net.FinalityEpochs, net.EpochLength.Duration), errRoundCutoff)
 	defer cancel()
 	res, err := v.runHost(rctx, p, ann, v.n.cfg.Validator.HostCPUSteps)
+	var rec *store.HostRecord
 	switch {
 	case ctx.Err() != nil || rctx.Err() != nil:
 		// Shutdown or the epoch's cutoff: no evidence either way.
 	case err != nil:
 		v.n.log.Warn("host round not played", "miner", p, "epoch", epoch, "err", err)
 	default:
-		v.reportHost(epoch, p, res)
+		rec = v.reportHost(epoch, rnd, p, res)
 	}
 	v.mu.Lock()
 	if e := v.miners[p]; e != nil {
 		e.busy = false
-		v.pause(e, p, ann, start)
+		if v.sched != nil {
+			v.pause(e, p, ann, start)
+		} else {
+			// No random pause: the duty cycle paces GPU rounds, and a
+			// host round is a short measurement between two of them.
+			e.next = later(time.Now(), start.Add(challengeEvery))
+		}
 	}
 	v.epochs.End(epoch)
 	v.closed.Broadcast()
 	v.mu.Unlock()
+	if rec != nil && v.onHost != nil {
+		v.onHost(rec)
+	}
 }
 
-// reportHost logs a played host round.
-func (v *validator) reportHost(epoch uint64, p peer.ID, res *hostResult) {
+// reportHost logs and stores a played host round; it returns the stored
+// record, nil if storing failed.
+func (v *validator) reportHost(epoch, rnd uint64, p peer.ID, res *hostResult) *store.HostRecord {
+	rec := res.record(epoch, rnd, p, v.n.ID())
+	if err := v.store.PutHost(rec); err != nil {
+		v.n.log.Error("storing host evidence failed", "miner", p, "err", err)
+		rec = nil
+	}
 	o := res.out
 	if o.Verified {
 		v.n.log.Info("host round verified", "miner", p, "epoch", epoch, "kind", "cpu", "chains", res.plan.ch.CPU.Chains,
@@ -327,4 +351,34 @@ func (v *validator) reportHost(epoch uint64, p peer.ID, res *hostResult) {
 	} else {
 		v.n.log.Warn("host round failed", "miner", p, "epoch", epoch, "kind", "cpu", "missed", o.Missed, "reason", o.Reason)
 	}
+	return rec
+}
+
+// record is the round's evidence.
+func (res *hostResult) record(epoch, rnd uint64, miner, validator peer.ID) *store.HostRecord {
+	o := res.out
+	rec := &store.HostRecord{Epoch: epoch, Round: rnd, Miner: []byte(miner), Validator: []byte(validator),
+		Challenge: res.plan.ch.encode(), Secret: res.plan.secret, RTTNanos: res.plan.rtt.Nanoseconds(),
+		RootNanos: res.rootNanos, Root: o.Root, Opening: res.opening, VerifyNanos: res.verifyNanos,
+		Verdict: store.VerdictFailed, Missed: o.Missed, Reason: truncate(o.Reason, store.MaxReasonLen)}
+	if o.Verified {
+		rec.Verdict, rec.Reason = store.VerdictVerified, ""
+	} else if rec.Reason == "" {
+		rec.Reason = "failed"
+	}
+	return rec
+}
+
+// lastHostRound is the highest round number among self's host records of
+// epochs e−1 to e+1, or last if higher.
+func lastHostRound(st *store.Store, self peer.ID, e, last uint64) (uint64, error) {
+	for r, err := range st.HostRounds(max(e, 1)-1, e+1) {
+		if err != nil {
+			return 0, err
+		}
+		if peer.ID(r.Validator) == self {
+			last = max(last, r.Round)
+		}
+	}
+	return last, nil
 }

@@ -7,8 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/cpuwork"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/store"
 )
 
 // hostPair starts a validator that plays no rounds of its own and a miner
@@ -119,5 +124,151 @@ func TestHostChallengeDecode(t *testing.T) {
 		if _, err := decodeHostChallenge(b); err == nil {
 			t.Errorf("%s: decoded", name)
 		}
+	}
+}
+
+// localHostRecord is a verified CPU host record proved here, its root
+// arriving stepNs per chain step after the challenge (no round trip).
+func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *store.HostRecord {
+	t.Helper()
+	plan, err := planHost(1<<10, m, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &plan.ch.CPU
+	states, err := cpuwork.Prove(p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, leaves, err := host.Commit(cpuwork.Tag, states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := host.Open(p.Shape, states, leaves, host.Sample(plan.secret, root, p.Encode(), p.Shape, int(plan.ch.Samples)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := op.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &store.HostRecord{Epoch: e, Round: r, Miner: []byte(m), Validator: []byte(v), Challenge: plan.ch.encode(),
+		Secret: plan.secret, RootNanos: int64(stepNs * float64(p.Steps)), Root: root, Opening: b, Verdict: store.VerdictVerified}
+}
+
+func TestAuditHostRecord(t *testing.T) {
+	_, v := seededKey(t, 1)
+	_, m := seededKey(t, 2)
+	if err := auditHostRecord(localHostRecord(t, v, m, 1, 1, 30)); err != nil {
+		t.Fatalf("honest record: %v", err)
+	}
+	cases := map[string]func(*store.HostRecord){
+		"opening altered":    func(r *store.HostRecord) { r.Opening[4] ^= 1 },
+		"root altered":       func(r *store.HostRecord) { r.Root[0] ^= 1 },
+		"secret altered":     func(r *store.HostRecord) { r.Secret[0] ^= 1 },
+		"root late":          func(r *store.HostRecord) { r.RootNanos = 1 << 40 },
+		"failed yet sound":   func(r *store.HostRecord) { r.Verdict, r.Reason = store.VerdictFailed, "said so" },
+		"another miner":      func(r *store.HostRecord) { r.Miner = []byte(v) },
+		"challenge mangled":  func(r *store.HostRecord) { r.Challenge = r.Challenge[:10] },
+		"verified, unopened": func(r *store.HostRecord) { r.Opening = nil },
+	}
+	for name, f := range cases {
+		r := localHostRecord(t, v, m, 1, 1, 30)
+		f(r)
+		if err := auditHostRecord(r); err == nil {
+			t.Errorf("%s: audits clean", name)
+		}
+	}
+}
+
+// TestEpochScoreProvenCPU: the CPU part comes from the validator's own
+// verified host records only, faster chains scoring more, and the epoch's
+// rounds_root commits to them.
+func TestEpochScoreProvenCPU(t *testing.T) {
+	vk, v := seededKey(t, 1)
+	_, m := seededKey(t, 2)
+	_, other := seededKey(t, 3)
+	score := func(hosts ...*store.HostRecord) (float64, []byte) {
+		st, err := store.Open("db", store.Options{FS: memFS()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		rng := splitmix64(1)
+		rec := goldenRound(t, &rng, vk, v, m, 5, 1)
+		rec.Verdict, rec.Reason, rec.TFLOPS = store.VerdictVerified, "", 100
+		if err := st.PutRound(rec); err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hosts {
+			if err := st.PutHost(h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := &EpochScorer{Store: st, Validator: v, Config: scoring.DefaultConfig()}
+		er, scores, err := s.Close(5)
+		if err != nil || len(scores) != 1 {
+			t.Fatalf("close: %v, %d scores", err, len(scores))
+		}
+		return scores[0].CPU, er.RoundsRoot
+	}
+	none, rootNone := score()
+	fast, rootFast := score(localHostRecord(t, v, m, 5, 2, 30))
+	slow, _ := score(localHostRecord(t, v, m, 5, 2, 400))
+	foreign, rootForeign := score(localHostRecord(t, other, m, 5, 2, 30))
+	if none != 0 || foreign != 0 {
+		t.Fatalf("CPU part %v without host records, %v from another validator's: want 0", none, foreign)
+	}
+	if !(fast > slow && slow > 0) {
+		t.Fatalf("CPU part fast %v, slow %v: want fast > slow > 0", fast, slow)
+	}
+	if bytes.Equal(rootNone, rootFast) || !bytes.Equal(rootNone, rootForeign) {
+		t.Fatal("rounds_root must commit to this validator's host records and only to them")
+	}
+}
+
+// TestHostRoundsScheduledAndStored: with host rounds on, a validator plays
+// one with each miner in an epoch after a GPU round, stores it, and it
+// audits clean and measures the announced cores.
+func TestHostRoundsScheduledAndStored(t *testing.T) {
+	tn := newTestNet(t)
+	cfg := testConfig()
+	cfg.Validator.HostCPUSteps = 1 << 10
+	hosts := make(chan *store.HostRecord, 16)
+	v, st := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.OnHost = func(r *store.HostRecord) { hosts <- r } })
+	m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Hardware = &pb.Hardware{CpuCores: 2} })
+	tn.connect(m, v)
+	var r *store.HostRecord
+	select {
+	case r = <-hosts:
+	case <-time.After(60 * time.Second):
+		t.Fatal("no host round within 60 s")
+	}
+	if r.Verdict != store.VerdictVerified || peer.ID(r.Miner) != m.ID() {
+		t.Fatalf("host record %v for %s: %s", r.Verdict, peer.ID(r.Miner), r.Reason)
+	}
+	if err := auditHostRecord(r); err != nil {
+		t.Fatal(err)
+	}
+	stored := 0
+	for s, err := range st.HostRounds(r.Epoch, r.Epoch) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Equal(store.EncodeHost(s), store.EncodeHost(r)) {
+			stored++
+		}
+	}
+	gpu := 0
+	for rr, err := range st.Rounds(r.Epoch, r.Epoch) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rr.Round < r.Round {
+			gpu++
+		}
+	}
+	if hw := provenHost([]*store.HostRecord{r}); stored != 1 || gpu == 0 || hw.CPUCores != 2 || !(hw.CPUGHz > 0) {
+		t.Fatalf("stored %d, %d GPU rounds before it, proven %d cores at %v GHz", stored, gpu, hw.CPUCores, hw.CPUGHz)
 	}
 }

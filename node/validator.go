@@ -28,6 +28,7 @@ type validator struct {
 	n        *Node
 	store    *store.Store
 	onRecord func(*store.RoundRecord)
+	onHost   func(*store.HostRecord)
 
 	mu     sync.Mutex
 	closed *sync.Cond // signalled when a round of some epoch ends
@@ -104,7 +105,7 @@ func lastRound(st *store.Store, self peer.ID, e uint64) (uint64, error) {
 			last = max(last, r.Round)
 		}
 	}
-	return last, nil
+	return lastHostRound(st, self, e, last)
 }
 
 func (v *validator) start(ctx context.Context) {
@@ -172,11 +173,11 @@ func (v *validator) startRounds(ctx context.Context) {
 			e.busy = true
 			epoch := v.epochs.Begin(v.n.view.epochAt(now))
 			v.wg.Add(1)
+			v.round++
 			if v.hostDue(e, epoch) {
-				go v.playHost(ctx, epoch, p, e.ann)
+				go v.playHost(ctx, epoch, v.round, p, e.ann)
 				continue
 			}
-			v.round++
 			prec := e.pick(classShares(v.n.scoring), epoch)
 			ann, tflops, rnd := e.ann, e.tflops[prec], v.round
 			go v.play(ctx, epoch, rnd, p, ann, prec, tflops)
