@@ -167,6 +167,7 @@ type ValidatorConfig struct {
 	DetectProbability float64  `toml:"detect_probability" comment:"...with at least this probability (sets the sample size)"`
 	MinerTTL          Duration `toml:"miner_ttl" comment:"forget miners not announced for this long"`
 	HostCPUSteps      uint64   `toml:"host_cpu_steps" comment:"steps per chain of the CPU host round each miner gets once per epoch, a multiple of 16 (0: no host rounds, and no CPU part is proven)"`
+	HostCPUMaxChains  int      `toml:"host_cpu_max_chains" comment:"most chains of a CPU host round (one per announced core up to this)"`
 }
 
 // Profiles name default configurations for `pog init --profile`.
@@ -194,7 +195,7 @@ func DefaultConfig() Config {
 			Size: 16384, K: 8192, TileBytes: 64 << 10,
 			Deadline: Duration{2 * time.Minute}, ProofTimeout: Duration{time.Minute},
 			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute},
-			HostCPUSteps: 1 << 20},
+			HostCPUSteps: 1 << 20, HostCPUMaxChains: maxHostChains},
 	}
 }
 

@@ -33,8 +33,7 @@ const (
 	hostCheckpoints = 16
 	// hostSamples is the number of segments the validator recomputes.
 	hostSamples = 16
-	// maxHostChains caps the chains a validator asks for, whatever the
-	// announce claims.
+	// maxHostChains bounds validator.host_cpu_max_chains.
 	maxHostChains = 256
 	// maxHostWork bounds the chain steps a miner runs for one host round
 	// (about a minute of one core at cpuwork's 29 ns per step).
@@ -50,13 +49,13 @@ type hostPlan struct {
 }
 
 // planHost sizes a CPU host round for miner: one chain per announced core
-// (1 if none is announced, at most maxHostChains) of steps steps. The root
+// (1 if none is announced, at most maxChains) of steps steps. The root
 // is due after the round trip, a second of slack and twice the work at the
 // step bound on one chain per core.
-func planHost(steps uint64, miner peer.ID, ann *pb.MinerAnnounce, rtt time.Duration) (*hostPlan, error) {
+func planHost(steps uint64, maxChains int, miner peer.ID, ann *pb.MinerAnnounce, rtt time.Duration) (*hostPlan, error) {
 	chains := uint64(1)
 	if h := ann.GetHardware(); h != nil && h.CpuCores > 0 {
-		chains = min(uint64(h.CpuCores), maxHostChains)
+		chains = min(uint64(h.CpuCores), uint64(max(1, maxChains)))
 	}
 	p := &hostPlan{rtt: rtt}
 	if _, err := rand.Read(p.secret[:]); err != nil {
@@ -91,7 +90,7 @@ type hostResult struct {
 // direct stream.
 func (v *validator) runHost(ctx context.Context, miner peer.ID, ann *pb.MinerAnnounce, steps uint64) (*hostResult, error) {
 	rtt := measureRTT(ctx, v.n, miner)
-	plan, err := planHost(steps, miner, ann, rtt)
+	plan, err := planHost(steps, v.n.cfg.Validator.HostCPUMaxChains, miner, ann, rtt)
 	if err != nil {
 		return nil, fmt.Errorf("cannot size a host round: %w", err)
 	}
@@ -340,18 +339,20 @@ func (v *validator) playHost(ctx context.Context, epoch, rnd uint64, p peer.ID, 
 // record, nil if storing failed.
 func (v *validator) reportHost(epoch, rnd uint64, p peer.ID, res *hostResult) *store.HostRecord {
 	rec := res.record(epoch, rnd, p, v.n.ID())
+	stored := rec
 	if err := v.store.PutHost(rec); err != nil {
 		v.n.log.Error("storing host evidence failed", "miner", p, "err", err)
-		rec = nil
+		stored = nil
 	}
 	o := res.out
-	if o.Verified {
-		v.n.log.Info("host round verified", "miner", p, "epoch", epoch, "kind", "cpu", "chains", res.plan.ch.CPU.Chains,
-			"step_ns", fmt.Sprintf("%.1f", o.StepNs), "credit", fmt.Sprintf("%.3f", o.Credit), "verify_ms", res.verifyNanos/1e6)
+	if m, ok := hostMeasurement(rec); ok {
+		v.n.log.Info("host round verified", "miner", p, "epoch", epoch, "kind", "cpu", "chains", m.CPUChains,
+			"step_ns", fmt.Sprintf("%.1f", float64(hostElapsed(rec).Nanoseconds())/float64(res.plan.ch.CPU.Steps)),
+			"credited_steps_per_s", fmt.Sprintf("%.4g", m.CPUStepsPerSecond), "verify_ms", res.verifyNanos/1e6)
 	} else {
 		v.n.log.Warn("host round failed", "miner", p, "epoch", epoch, "kind", "cpu", "missed", o.Missed, "reason", o.Reason)
 	}
-	return rec
+	return stored
 }
 
 // record is the round's evidence.

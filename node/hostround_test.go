@@ -94,9 +94,13 @@ func TestHostRoundBadProofs(t *testing.T) {
 }
 
 func TestHostChallengeDecode(t *testing.T) {
-	p, err := planHost(1<<10, "miner-id", nil, time.Millisecond)
+	p, err := planHost(1<<10, maxHostChains, "miner-id", nil, time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
+	}
+	capped, err := planHost(1<<10, 3, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, 0)
+	if err != nil || capped.ch.CPU.Chains != 3 {
+		t.Fatalf("8 announced cores under a cap of 3: %v chains, %v", capped.ch.CPU.Chains, err)
 	}
 	b := p.ch.encode()
 	got, err := decodeHostChallenge(b)
@@ -131,7 +135,7 @@ func TestHostChallengeDecode(t *testing.T) {
 // arriving stepNs per chain step after the challenge (no round trip).
 func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *store.HostRecord {
 	t.Helper()
-	plan, err := planHost(1<<10, m, nil, 0)
+	plan, err := planHost(1<<10, maxHostChains, m, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,5 +274,24 @@ func TestHostRoundsScheduledAndStored(t *testing.T) {
 	}
 	if hw := provenHost([]*store.HostRecord{r}); stored != 1 || gpu == 0 || hw.CPUCores != 2 || !(hw.CPUGHz > 0) {
 		t.Fatalf("stored %d, %d GPU rounds before it, proven %d cores at %v GHz", stored, gpu, hw.CPUCores, hw.CPUGHz)
+	}
+}
+
+// TestHostElapsedCapsRTT: a round trip inflated past the root's arrival
+// (delayed pings) takes off at most 5 % of it.
+func TestHostElapsedCapsRTT(t *testing.T) {
+	for _, c := range []struct{ root, rtt, want int64 }{
+		{1e6, 1e4, 1e6 - 1e4},   // a real round trip: subtracted
+		{1e6, 9e5, 95e4},        // inflated: 5 % at most
+		{1e6, 5e9, 95e4},        // past the arrival
+		{1, 1, 1},               // never below 1 ns
+		{2e6, 0, 2e6},           // no ping
+		{2e6, 1e5, 2e6 - 1e5},   // exactly 5 %
+		{2e6, 1e5 + 1, 19e5},    // just over
+		{1e9, 49e6, 1e9 - 49e6}, // under
+	} {
+		if got := hostElapsed(&store.HostRecord{RootNanos: c.root, RTTNanos: c.rtt}); got.Nanoseconds() != c.want {
+			t.Errorf("root %d rtt %d: elapsed %d, want %d", c.root, c.rtt, got.Nanoseconds(), c.want)
+		}
 	}
 }

@@ -38,10 +38,20 @@ func EvidenceRoot(rounds []*store.RoundRecord, hosts []*store.HostRecord) [32]by
 	return root
 }
 
+// maxRTTShare bounds the round trip subtracted from a host root's arrival
+// to this share of it (§23.1 sizes rounds to last 20 round trips): a miner
+// that delays its pings gains at most 1/(1 − maxRTTShare) ≈ 5 %.
+const maxRTTShare = 0.05
+
+// hostElapsed is a host record's elapsed time: the root's arrival less the
+// round trip, at most maxRTTShare of the arrival.
+func hostElapsed(r *store.HostRecord) time.Duration {
+	return time.Duration(max(r.RootNanos-min(r.RTTNanos, int64(maxRTTShare*float64(r.RootNanos))), 1))
+}
+
 // hostMeasurement is what a verified CPU host record credits: its chains,
-// and its chain steps per second times the proof's credit, the root's
-// arrival less the round trip being the elapsed time. ok is false for a
-// failed record or an undecodable challenge.
+// and its chain steps per second over hostElapsed times the proof's credit.
+// ok is false for a failed record or an undecodable challenge.
 func hostMeasurement(r *store.HostRecord) (m scoring.HostMeasurement, ok bool) {
 	if r.Verdict != store.VerdictVerified {
 		return m, false
@@ -50,7 +60,7 @@ func hostMeasurement(r *store.HostRecord) (m scoring.HostMeasurement, ok bool) {
 	if err != nil {
 		return m, false
 	}
-	t := host.Timing{Shape: ch.CPU.Shape, Elapsed: time.Duration(max(r.RootNanos-r.RTTNanos, 1))}
+	t := host.Timing{Shape: ch.CPU.Shape, Elapsed: hostElapsed(r)}
 	m.CPUChains = int(ch.CPU.Chains)
 	m.CPUStepsPerSecond = t.StepsPerSecond() * t.Credit(cpuwork.StepBoundNs)
 	return m, true
