@@ -44,6 +44,7 @@ type AuditReport struct {
 	EpochRecords   int `json:"epoch_records"`
 	Recomputed     int `json:"recomputed_records"`
 	Rounds         int `json:"rounds"`
+	HostRounds     int `json:"host_rounds"`
 	ProofsVerified int `json:"proofs_verified"`
 	Equivocations  int `json:"equivocation_proofs"`
 	// Pruned counts this node's records whose round evidence was pruned
@@ -249,6 +250,9 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 	for _, f := range findings {
 		bad("%s", f.msg)
 	}
+	var hostProblems []string
+	rep.HostRounds, hostProblems = auditHosts(st, since, last, want)
+	rep.Problems = append(rep.Problems, hostProblems...)
 
 	if len(epochs) > 0 {
 		err := consensusEpochs(st, epochs[len(epochs)-1], opts.Stakes, opts.Consensus, since, func(e uint64, r *consensus.Result) error {

@@ -166,6 +166,8 @@ type ValidatorConfig struct {
 	DetectFraction    float64  `toml:"detect_fraction" comment:"catch a miner faking at least this fraction of tiles..."`
 	DetectProbability float64  `toml:"detect_probability" comment:"...with at least this probability (sets the sample size)"`
 	MinerTTL          Duration `toml:"miner_ttl" comment:"forget miners not announced for this long"`
+	HostCPUSteps      uint64   `toml:"host_cpu_steps" comment:"steps per chain of the CPU host round each miner gets once per epoch, a multiple of 16 (0: no host rounds, and no CPU part is proven)"`
+	HostCPUMaxChains  int      `toml:"host_cpu_max_chains" comment:"most chains of a CPU host round (one per announced core up to this)"`
 }
 
 // Profiles name default configurations for `pog init --profile`.
@@ -192,7 +194,8 @@ func DefaultConfig() Config {
 			MinRTTMultiple: 20, FirstRootSlack: Duration{500 * time.Millisecond},
 			Size: 16384, K: 8192, TileBytes: 64 << 10,
 			Deadline: Duration{2 * time.Minute}, ProofTimeout: Duration{time.Minute},
-			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute}},
+			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute},
+			HostCPUSteps: 1 << 20, HostCPUMaxChains: maxHostChains},
 	}
 }
 
@@ -221,6 +224,7 @@ func LocalConfig() Config {
 	c.Validator.Deadline = Duration{5 * time.Second}
 	c.Validator.ProofTimeout = Duration{5 * time.Second}
 	c.Validator.MinerTTL = Duration{10 * time.Second}
+	c.Validator.HostCPUSteps = 1 << 12
 	return c
 }
 
@@ -269,6 +273,9 @@ func (c *Config) Validate() error {
 	}
 	if v.MaxSteps < v.MinSteps {
 		bad("validator.max_steps %d < validator.min_steps %d", v.MaxSteps, v.MinSteps)
+	}
+	if v.HostCPUSteps%hostCheckpoints != 0 {
+		bad("validator.host_cpu_steps %d: want a multiple of %d", v.HostCPUSteps, hostCheckpoints)
 	}
 	if !(v.DetectFraction > 0 && v.DetectFraction < 1 && v.DetectProbability > 0 && v.DetectProbability < 1) {
 		bad("validator.detect_fraction and detect_probability must be in (0, 1)")

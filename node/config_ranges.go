@@ -88,6 +88,8 @@ var configRanges = []configRange{
 	{"validator.max_steps", count, 2, proof.MaxSteps, func(c *Config) any { return c.Validator.MaxSteps }},
 	{"validator.min_rtt_multiple", fraction, 1, 1000, func(c *Config) any { return c.Validator.MinRTTMultiple }},
 	{"validator.first_root_slack", duration, float64(time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Validator.FirstRootSlack }},
+	{"validator.host_cpu_steps", count, 0, maxHostWork, func(c *Config) any { return c.Validator.HostCPUSteps }},
+	{"validator.host_cpu_max_chains", count, 1, maxHostChains, func(c *Config) any { return c.Validator.HostCPUMaxChains }},
 	{"validator.miner_ttl", duration, float64(time.Second), float64(7 * day), func(c *Config) any { return c.Validator.MinerTTL }},
 }
 

@@ -213,6 +213,10 @@ func (s *EpochScorer) score(e uint64, rounds []*store.RoundRecord) (*pb.EpochRec
 		miners = append(miners, m)
 	}
 	sort.Slice(miners, func(i, j int) bool { return miners[i] < miners[j] })
+	hosts, allHosts, err := hostsByMiner(s.Store, s.Validator, e)
+	if err != nil {
+		return nil, nil, err
+	}
 	// Inputs and scores are independent per miner (penalties are read
 	// here and written after), so they are computed on every core.
 	scores := make([]scoring.Score, len(miners))
@@ -224,7 +228,9 @@ func (s *EpochScorer) score(e uint64, rounds []*store.RoundRecord) (*pb.EpochRec
 			errs[i] = err
 			return
 		}
-		scores[i] = scoring.ScoreMiner(s.Config, scoringInput(m, byMiner[m], ann, s.penalties[m.String()]))
+		in := scoringInput(m, byMiner[m], ann, s.penalties[m.String()])
+		in.ProvenHost = provenHost(hosts[m])
+		scores[i] = scoring.ScoreMiner(s.Config, in)
 	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
@@ -233,7 +239,7 @@ func (s *EpochScorer) score(e uint64, rounds []*store.RoundRecord) (*pb.EpochRec
 		s.penalties[sc.Miner] = sc.Penalty
 	}
 	hash := s.Config.Hash()
-	root := RoundsRoot(rounds)
+	root := EvidenceRoot(rounds, allHosts)
 	rec := &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: root[:], ScoringConfigHash: hash[:], PrevRecordHash: make([]byte, 32)}
 	for _, w := range scoring.Weights(scores) {
 		id, err := peer.Decode(w.Miner)

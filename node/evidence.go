@@ -31,6 +31,7 @@ const EvidenceProtocol = "/pog/evidence/1.0.0"
 const (
 	evidenceRounds    byte = 1
 	evidenceAnnounces byte = 2
+	evidenceHosts     byte = 3 // host records (SPEC §23.8)
 )
 
 // Evidence response status.
@@ -83,7 +84,7 @@ func (y *recordSync) serveEvidence(s network.Stream) {
 	}
 	s.SetDeadline(time.Now().Add(evidenceStreamLimit))
 	req, err := protocol.ReadFrame(bufio.NewReader(s), evidenceRequestLen)
-	if err != nil || len(req) != evidenceRequestLen || (req[0] != evidenceRounds && req[0] != evidenceAnnounces) {
+	if err != nil || len(req) != evidenceRequestLen || (req[0] < evidenceRounds || req[0] > evidenceHosts) {
 		s.Reset()
 		return
 	}
@@ -166,6 +167,19 @@ func (y *recordSync) evidencePage(s network.Stream, kind byte, e uint64, from in
 				break
 			}
 		}
+	} else if kind == evidenceHosts {
+		self := []byte(y.h.ID())
+		for r, ierr := range y.st.HostRounds(e, e) {
+			if ierr != nil {
+				return 0, items, 0, ierr
+			}
+			if !bytes.Equal(r.Validator, self) {
+				continue
+			}
+			if more, err = add(store.EncodeHost(r)); err != nil || !more {
+				break
+			}
+		}
 	} else {
 		for a, ierr := range y.st.Announces(e) {
 			if ierr != nil {
@@ -193,6 +207,7 @@ func (y *recordSync) evidencePage(s network.Stream, kind byte, e uint64, from in
 type EpochEvidence struct {
 	Rounds    []*store.RoundRecord
 	Announces []store.AnnounceEntry
+	Hosts     []*store.HostRecord
 }
 
 // FetchEvidence asks validator v (connected through h) for its evidence of
@@ -204,7 +219,7 @@ func FetchEvidence(ctx context.Context, h host.Host, v peer.ID, e uint64) (*Epoc
 	ev := &EpochEvidence{}
 	var lastKey []byte
 	size := 0
-	for _, kind := range []byte{evidenceRounds, evidenceAnnounces} {
+	for _, kind := range []byte{evidenceRounds, evidenceAnnounces, evidenceHosts} {
 		for from := 0; ; {
 			next, err := fetchEvidencePage(ctx, h, v, kind, e, from, func(b []byte) error {
 				if size += len(b); size > maxEpochEvidenceBytes {
@@ -212,6 +227,9 @@ func FetchEvidence(ctx context.Context, h host.Host, v peer.ID, e uint64) (*Epoc
 				}
 				if kind == evidenceAnnounces {
 					return ev.addAnnounce(e, b)
+				}
+				if kind == evidenceHosts {
+					return ev.addHost(v, e, b)
 				}
 				r, err := store.DecodeRound(b)
 				if err != nil {
@@ -241,6 +259,24 @@ func FetchEvidence(ctx context.Context, h host.Host, v peer.ID, e uint64) (*Epoc
 		}
 	}
 	return ev, nil
+}
+
+func (ev *EpochEvidence) addHost(v peer.ID, e uint64, b []byte) error {
+	r, err := store.DecodeHost(b)
+	if err != nil {
+		return badPeer("host record: %v", err)
+	}
+	if peer.ID(r.Validator) != v || r.Epoch != e {
+		return badPeer("host record of %s epoch %d, asked for %s epoch %d", peer.ID(r.Validator), r.Epoch, v, e)
+	}
+	if n := len(ev.Hosts); n > 0 {
+		p := ev.Hosts[n-1]
+		if bytes.Compare(store.RoundKey(r.Epoch, r.Round, r.Miner), store.RoundKey(p.Epoch, p.Round, p.Miner)) <= 0 {
+			return badPeer("host records out of store order")
+		}
+	}
+	ev.Hosts = append(ev.Hosts, r)
+	return nil
 }
 
 func (ev *EpochEvidence) addAnnounce(e uint64, b []byte) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
@@ -31,6 +32,8 @@ type RoundHooks struct {
 	// Skip, if set and true for a round from validator, drops its stream
 	// unanswered (a miner that is up only part of the time).
 	Skip func(validator peer.ID) bool
+	// HostProve, if set, replaces cpuwork.Prove in host rounds.
+	HostProve func(*cpuwork.Params) ([][]byte, error)
 }
 
 // miner plays the rounds validators open with it: it computes each step as
@@ -41,6 +44,8 @@ type miner struct {
 	backend kernels.Backend
 	slots   chan struct{} // rounds played at once
 	hooks   RoundHooks
+
+	hostBusy sync.Mutex // held by the host round in play (hostround.go)
 
 	mu       sync.Mutex
 	queues   map[peer.ID]*valQueue // per validator: one round in play, one waiting
@@ -67,6 +72,7 @@ func newMiner(n *Node, be kernels.Backend, hooks RoundHooks) *miner {
 func (m *miner) start(ctx context.Context) {
 	m.n.host.SetStreamHandler(protocol.ProofProtocol, m.handleStream)
 	m.n.host.SetStreamHandler(protocol.RoundProtocol, func(s network.Stream) { m.handleRound(ctx, s) })
+	m.n.host.SetStreamHandler(HostProtocol, m.handleHost)
 	if m.hooks.Delay > 0 {
 		slowPings(m.n.host, m.hooks.Delay)
 	}
@@ -78,6 +84,7 @@ func (m *miner) start(ctx context.Context) {
 func (m *miner) stop() {
 	m.n.host.RemoveStreamHandler(protocol.ProofProtocol)
 	m.n.host.RemoveStreamHandler(protocol.RoundProtocol)
+	m.n.host.RemoveStreamHandler(HostProtocol)
 	m.wg.Wait()
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -49,6 +49,8 @@ type Options struct {
 	Store   *store.Store    // validators: round evidence (the caller closes it)
 	// OnRecord, if set, is called after a validator stores a round record.
 	OnRecord func(*store.RoundRecord)
+	// OnHost, if set, is called after a validator stores a host record.
+	OnHost func(*store.HostRecord)
 	// OnScores, if set, receives this node's gossip peer scores each second.
 	OnScores func(map[peer.ID]float64)
 	// OnEpochRecord, if set, is called when this node stores an epoch
@@ -206,6 +208,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	case RoleValidator:
 		n.validator = newValidator(n, o.Store, n.obs.onRecord(o.OnRecord))
 		n.validator.scorer.Resume, n.validator.scorer.Checkpoint = true, true
+		n.validator.onHost = o.OnHost
 		n.validator.sched = newSlotSchedule(h.ID(), o.Stakes, o.Config.Network.Validators, o.Config.Validator.DutyCycle)
 	}
 	n.log.Info("node started", "peer", h.ID(), "addrs", n.Addrs())

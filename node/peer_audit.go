@@ -191,6 +191,11 @@ func fetchValidatorEvidence(ctx context.Context, h host.Host, v peer.ID, st *sto
 				return false, err
 			}
 		}
+		for _, r := range ev.Hosts {
+			if err := st.PutHost(r); err != nil {
+				return false, err
+			}
+		}
 		rep.EvidenceEpochs++
 	}
 	return true, nil

@@ -28,6 +28,7 @@ type validator struct {
 	n        *Node
 	store    *store.Store
 	onRecord func(*store.RoundRecord)
+	onHost   func(*store.HostRecord)
 
 	mu     sync.Mutex
 	closed *sync.Cond // signalled when a round of some epoch ends
@@ -51,6 +52,8 @@ type minerEntry struct {
 	// classes counts this epoch's rounds per class (epoch: which epoch).
 	epoch   uint64
 	classes map[proof.Precision]int
+	// hostEpoch is one more than the epoch of the last host round.
+	hostEpoch uint64
 }
 
 // pick chooses the class of the miner's next round in epoch e.
@@ -102,7 +105,7 @@ func lastRound(st *store.Store, self peer.ID, e uint64) (uint64, error) {
 			last = max(last, r.Round)
 		}
 	}
-	return last, nil
+	return lastHostRound(st, self, e, last)
 }
 
 func (v *validator) start(ctx context.Context) {
@@ -168,11 +171,15 @@ func (v *validator) startRounds(ctx context.Context) {
 		case v.sched == nil && now.Before(e.next):
 		default:
 			e.busy = true
-			v.round++
 			epoch := v.epochs.Begin(v.n.view.epochAt(now))
+			v.wg.Add(1)
+			v.round++
+			if v.hostDue(e, epoch) {
+				go v.playHost(ctx, epoch, v.round, p, e.ann)
+				continue
+			}
 			prec := e.pick(classShares(v.n.scoring), epoch)
 			ann, tflops, rnd := e.ann, e.tflops[prec], v.round
-			v.wg.Add(1)
 			go v.play(ctx, epoch, rnd, p, ann, prec, tflops)
 		}
 	}
@@ -211,23 +218,28 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 		if rec.Verdict == store.VerdictVerified {
 			e.tflops[prec] = rec.TFLOPS
 		}
-		// The pause follows the round's nominal length, so a slow or
-		// stalled round does not also space the next ones out; rounds
-		// start no closer than the network's challenge rate (flood.go),
-		// which peers would otherwise Ignore.
-		after := later(time.Now(), start.Add(challengeEvery))
-		if v.sched != nil {
-			e.next = v.sched.nextSlot(p, ann, v.n.cfg.Validator, after)
-		} else {
-			gap := nextGap(v.rnd, min(time.Since(start), roundTarget(v.n.cfg.Validator, ann)), v.n.cfg.Validator.DutyCycle)
-			e.next = later(time.Now().Add(gap), start.Add(challengeEvery))
-		}
+		v.pause(e, p, ann, start)
 	}
 	v.epochs.End(epoch)
 	v.closed.Broadcast()
 	v.mu.Unlock()
 	if stored && v.onRecord != nil {
 		v.onRecord(rec)
+	}
+}
+
+// pause sets when the miner's next round may start after one that started
+// at start. The pause follows the round's nominal length, so a slow or
+// stalled round does not also space the next ones out; rounds start no
+// closer than the network's challenge rate (flood.go), which peers would
+// otherwise Ignore.
+func (v *validator) pause(e *minerEntry, p peer.ID, ann *pb.MinerAnnounce, start time.Time) {
+	after := later(time.Now(), start.Add(challengeEvery))
+	if v.sched != nil {
+		e.next = v.sched.nextSlot(p, ann, v.n.cfg.Validator, after)
+	} else {
+		gap := nextGap(v.rnd, min(time.Since(start), roundTarget(v.n.cfg.Validator, ann)), v.n.cfg.Validator.DutyCycle)
+		e.next = later(time.Now().Add(gap), start.Add(challengeEvery))
 	}
 }
 

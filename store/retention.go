@@ -145,7 +145,7 @@ func (s *Store) PruneEvidence(below uint64) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, tag := range []byte{recordTag, announceTag} {
+	for _, tag := range []byte{recordTag, announceTag, hostTag} {
 		if err := b.DeleteRange(epochPrefix(tag, 0), epochPrefix(tag, below), nil); err != nil {
 			return fmt.Errorf("store: prune: %w", err)
 		}

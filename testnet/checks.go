@@ -118,7 +118,7 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			add("adversary "+a+" gains at most 5%", ok, "%s", detail)
 			continue
 		}
-		if a == "intermittent" || a == "host-overclaim" {
+		if a == "intermittent" || a == "host-overclaim" || a == "cpu-on-gpu" {
 			// Nothing to detect: they are paid for what they prove.
 			ok, detail := true, "not judged: no honest miner of its real profile"
 			for _, p := range s.Profitability {

@@ -79,7 +79,7 @@ func (r *run) minerSpecs() []minerSpec {
 		case "distant":
 			// Real speed, 200 ms of faked latency on roots and pongs.
 			out = append(out, minerSpec{name: "distant", profile: "H100", adversary: a, hooks: node.RoundHooks{Delay: distantDelay}})
-		case "intermittent", "host-overclaim":
+		case "intermittent", "host-overclaim", "cpu-on-gpu":
 			// Set up by adversary name in startNode, so --procs children
 			// get them too.
 			out = append(out, minerSpec{name: a, profile: "H100", adversary: a})
@@ -362,6 +362,8 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		switch spec.adversary {
 		case "host-overclaim":
 			o.Hardware = scaledHost(shown.Host, 4) // honest GPU, 4× its host
+		case "cpu-on-gpu":
+			o.RoundHooks.HostProve = gpuHostProve
 		case "intermittent":
 			// Up for one round in intermittentPeriod of each validator's:
 			// it drops the others.

@@ -22,7 +22,7 @@ import (
 // Adversaries lists every adversary class, in the order they join.
 // far is no adversary but an honest miner behind FarDelay; like them it
 // joins by name.
-var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "intermittent", "host-overclaim", "spammer", "dishonest-validator", "equivocator", "far", "timeshare"}
+var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "spammer", "dishonest-validator", "equivocator", "far", "timeshare"}
 
 // Config describes a testnet run.
 type Config struct {
@@ -287,6 +287,12 @@ func (r *run) nodeConfig() node.Config {
 		c.Validator.DutyCycle = min(1, r.cfg.DutyCycle)
 	}
 	c.Miner.Workers = 1
+	// One chain per CPU host round: miners prove with one worker on cores
+	// every node shares, so more chains would only measure the queue.
+	c.Validator.HostCPUMaxChains = 1
+	// 2^17 steps: about 4 ms of one core, over 20 loopback round trips
+	// and long against the miner's table setup.
+	c.Validator.HostCPUSteps = 1 << 17
 	return c
 }
 

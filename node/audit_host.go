@@ -1,0 +1,75 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/proof/host"
+	"github.com/pog-network/pog/proof/host/cpuwork"
+	"github.com/pog-network/pog/proof/sample"
+	"github.com/pog-network/pog/store"
+)
+
+// auditHostRecord re-checks a host record (SPEC §23.8): its challenge binds the
+// miner and commits to the secret; a verified record's root arrived in
+// time and its opening verifies for the segments the secret samples; a
+// failed one with an opening shows a failure. Facts the miner did not
+// commit to (no root, no opening, a broken stream) are the validator's
+// word, as for round records.
+func auditHostRecord(r *store.HostRecord) error {
+	ch, err := decodeHostChallenge(r.Challenge)
+	switch {
+	case err != nil:
+		return fmt.Errorf("challenge: %w", err)
+	case peer.ID(ch.CPU.Miner) != peer.ID(r.Miner):
+		return errors.New("challenge names another miner")
+	case sample.Commit(r.Secret) != ch.Commitment:
+		return errors.New("secret does not match the challenge's commitment")
+	}
+	if r.Verdict == store.VerdictVerified && r.RootNanos > (time.Duration(ch.RootByMs)*time.Millisecond).Nanoseconds() {
+		return fmt.Errorf("verified, but the root arrived after %v, bound %d ms", time.Duration(r.RootNanos), ch.RootByMs)
+	}
+	if len(r.Opening) == 0 {
+		if r.Verdict == store.VerdictVerified {
+			return errors.New("verified without an opening")
+		}
+		return nil
+	}
+	segs := host.Sample(r.Secret, r.Root, ch.CPU.Encode(), ch.CPU.Shape, int(ch.Samples))
+	verr := func() error {
+		op, err := host.DecodeOpening(r.Opening, cpuwork.StateBytes)
+		if err != nil {
+			return err
+		}
+		return cpuwork.Verify(&ch.CPU, r.Root, segs, op)
+	}()
+	switch {
+	case r.Verdict == store.VerdictVerified && verr != nil:
+		return fmt.Errorf("verified, but the opening does not verify: %w", verr)
+	case r.Verdict != store.VerdictVerified && !r.Missed && verr == nil:
+		return fmt.Errorf("%w: the kept opening verifies", errNoFailure)
+	}
+	return nil
+}
+
+// auditHosts re-checks the host records of epochs since..last that want
+// selects and returns how many it checked and the problems found.
+func auditHosts(st *store.Store, since, last uint64, want func(uint64) bool) (int, []string) {
+	n := 0
+	var problems []string
+	for r, err := range st.HostRounds(since, last) {
+		if err != nil {
+			return n, append(problems, fmt.Sprintf("host records: %v", err))
+		}
+		if !want(r.Epoch) {
+			continue
+		}
+		n++
+		if err := auditHostRecord(r); err != nil {
+			problems = append(problems, fmt.Sprintf("host record epoch %d round %d miner %s: %v", r.Epoch, r.Round, peer.ID(r.Miner), err))
+		}
+	}
+	return n, problems
+}

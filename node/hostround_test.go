@@ -1,0 +1,297 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/proof/host"
+	"github.com/pog-network/pog/proof/host/cpuwork"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/store"
+)
+
+// hostPair starts a validator that plays no rounds of its own and a miner
+// proving with prove (nil: cpuwork.Prove), connected.
+func hostPair(t *testing.T, prove func(*cpuwork.Params) ([][]byte, error)) (*Node, *Node) {
+	tn := newTestNet(t)
+	cfg := testConfig()
+	cfg.Validator.RoundOffset = Duration{time.Hour} // runHost is called directly
+	v := tn.start(RoleValidator, cfg, nil)
+	m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.RoundHooks.HostProve = prove })
+	tn.connect(m, v)
+	return v, m
+}
+
+func TestHostRoundVerified(t *testing.T) {
+	v, m := hostPair(t, nil)
+	res, err := v.validator.runHost(t.Context(), m.ID(), nil, 1<<12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := res.out
+	if !o.Verified || o.Missed || o.Reason != "" {
+		t.Fatalf("honest host round: verified %v missed %v reason %q", o.Verified, o.Missed, o.Reason)
+	}
+	if len(o.Segments) != hostSamples || !(o.StepNs > 0) || !(o.Credit > 0 && o.Credit <= 1) {
+		t.Fatalf("outcome %d segments, %.1f ns/step, credit %v", len(o.Segments), o.StepNs, o.Credit)
+	}
+	if res.plan.ch.CPU.Chains != 1 || !bytes.Equal(res.plan.ch.CPU.Miner, []byte(m.ID())) {
+		t.Fatalf("plan without an announce: %d chains for %x", res.plan.ch.CPU.Chains, res.plan.ch.CPU.Miner)
+	}
+}
+
+// TestHostRoundBadProofs: each cheat is a proven fault with its reason, or
+// missed when nothing was committed.
+func TestHostRoundBadProofs(t *testing.T) {
+	honest := func(p *cpuwork.Params) ([][]byte, error) { return cpuwork.Prove(p, 1) }
+	cases := []struct {
+		name   string
+		prove  func(*cpuwork.Params) ([][]byte, error)
+		missed bool
+		reason string
+	}{
+		{"wrong checkpoint", func(p *cpuwork.Params) ([][]byte, error) {
+			st, err := honest(p)
+			for i := range st {
+				st[i][0] ^= 1 // every checkpoint: whichever is sampled is wrong
+			}
+			return st, err
+		}, false, cpuwork.ErrSegment.Error()},
+		{"another identity", func(p *cpuwork.Params) ([][]byte, error) {
+			q := *p
+			q.Miner = []byte("someone else")
+			return honest(&q)
+		}, false, cpuwork.ErrSegment.Error()},
+		{"short state", func(p *cpuwork.Params) ([][]byte, error) {
+			st, err := honest(p)
+			for i := range st {
+				st[i] = st[i][:cpuwork.StateBytes-8]
+			}
+			return st, err
+		}, false, "states of 128"},
+		{"no root", func(*cpuwork.Params) ([][]byte, error) { return nil, errors.New("refuse") }, true, "stream closed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v, m := hostPair(t, c.prove)
+			res, err := v.validator.runHost(t.Context(), m.ID(), nil, 1<<10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := res.out
+			if o.Verified || o.Missed != c.missed || !strings.Contains(o.Reason, c.reason) || o.Credit != 0 {
+				t.Fatalf("verified %v missed %v credit %v reason %q; want missed %v, reason with %q",
+					o.Verified, o.Missed, o.Credit, o.Reason, c.missed, c.reason)
+			}
+		})
+	}
+}
+
+func TestHostChallengeDecode(t *testing.T) {
+	p, err := planHost(1<<10, maxHostChains, "miner-id", nil, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capped, err := planHost(1<<10, 3, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, 0)
+	if err != nil || capped.ch.CPU.Chains != 3 {
+		t.Fatalf("8 announced cores under a cap of 3: %v chains, %v", capped.ch.CPU.Chains, err)
+	}
+	b := p.ch.encode()
+	got, err := decodeHostChallenge(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.encode(), b) {
+		t.Fatalf("round trip differs")
+	}
+	mut := func(f func([]byte) []byte) []byte { return f(append([]byte(nil), b...)) }
+	bad := map[string][]byte{
+		"empty":        nil,
+		"truncated":    b[:len(b)-1],
+		"trailing":     append(append([]byte(nil), b...), 0),
+		"kind":         mut(func(x []byte) []byte { x[0] = 9; return x }),
+		"no samples":   mut(func(x []byte) []byte { x[33], x[34] = 0, 0; return x }),
+		"too many":     mut(func(x []byte) []byte { x[33], x[34] = 0xff, 0xff; return x }),
+		"no deadline":  mut(func(x []byte) []byte { copy(x[35:39], []byte{0, 0, 0, 0}); return x }),
+		"table":        mut(func(x []byte) []byte { x[72+len("miner-id")] = cpuwork.MaxTableLog + 1; return x }),
+		"zero chains":  mut(func(x []byte) []byte { copy(x[len(x)-24:], make([]byte, 8)); return x }),
+		"oversized":    make([]byte, maxHostChallenge+1),
+		"miner length": mut(func(x []byte) []byte { x[71] = 200; return x }),
+	}
+	for name, b := range bad {
+		if _, err := decodeHostChallenge(b); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}
+
+// localHostRecord is a verified CPU host record proved here, its root
+// arriving stepNs per chain step after the challenge (no round trip).
+func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *store.HostRecord {
+	t.Helper()
+	plan, err := planHost(1<<10, maxHostChains, m, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &plan.ch.CPU
+	states, err := cpuwork.Prove(p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, leaves, err := host.Commit(cpuwork.Tag, states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := host.Open(p.Shape, states, leaves, host.Sample(plan.secret, root, p.Encode(), p.Shape, int(plan.ch.Samples)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := op.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &store.HostRecord{Epoch: e, Round: r, Miner: []byte(m), Validator: []byte(v), Challenge: plan.ch.encode(),
+		Secret: plan.secret, RootNanos: int64(stepNs * float64(p.Steps)), Root: root, Opening: b, Verdict: store.VerdictVerified}
+}
+
+func TestAuditHostRecord(t *testing.T) {
+	_, v := seededKey(t, 1)
+	_, m := seededKey(t, 2)
+	if err := auditHostRecord(localHostRecord(t, v, m, 1, 1, 30)); err != nil {
+		t.Fatalf("honest record: %v", err)
+	}
+	cases := map[string]func(*store.HostRecord){
+		"opening altered":    func(r *store.HostRecord) { r.Opening[4] ^= 1 },
+		"root altered":       func(r *store.HostRecord) { r.Root[0] ^= 1 },
+		"secret altered":     func(r *store.HostRecord) { r.Secret[0] ^= 1 },
+		"root late":          func(r *store.HostRecord) { r.RootNanos = 1 << 40 },
+		"failed yet sound":   func(r *store.HostRecord) { r.Verdict, r.Reason = store.VerdictFailed, "said so" },
+		"another miner":      func(r *store.HostRecord) { r.Miner = []byte(v) },
+		"challenge mangled":  func(r *store.HostRecord) { r.Challenge = r.Challenge[:10] },
+		"verified, unopened": func(r *store.HostRecord) { r.Opening = nil },
+	}
+	for name, f := range cases {
+		r := localHostRecord(t, v, m, 1, 1, 30)
+		f(r)
+		if err := auditHostRecord(r); err == nil {
+			t.Errorf("%s: audits clean", name)
+		}
+	}
+}
+
+// TestEpochScoreProvenCPU: the CPU part comes from the validator's own
+// verified host records only, faster chains scoring more, and the epoch's
+// rounds_root commits to them.
+func TestEpochScoreProvenCPU(t *testing.T) {
+	vk, v := seededKey(t, 1)
+	_, m := seededKey(t, 2)
+	_, other := seededKey(t, 3)
+	score := func(hosts ...*store.HostRecord) (float64, []byte) {
+		st, err := store.Open("db", store.Options{FS: memFS()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		rng := splitmix64(1)
+		rec := goldenRound(t, &rng, vk, v, m, 5, 1)
+		rec.Verdict, rec.Reason, rec.TFLOPS = store.VerdictVerified, "", 100
+		if err := st.PutRound(rec); err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hosts {
+			if err := st.PutHost(h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := &EpochScorer{Store: st, Validator: v, Config: scoring.DefaultConfig()}
+		er, scores, err := s.Close(5)
+		if err != nil || len(scores) != 1 {
+			t.Fatalf("close: %v, %d scores", err, len(scores))
+		}
+		return scores[0].CPU, er.RoundsRoot
+	}
+	none, rootNone := score()
+	fast, rootFast := score(localHostRecord(t, v, m, 5, 2, 30))
+	slow, _ := score(localHostRecord(t, v, m, 5, 2, 400))
+	foreign, rootForeign := score(localHostRecord(t, other, m, 5, 2, 30))
+	if none != 0 || foreign != 0 {
+		t.Fatalf("CPU part %v without host records, %v from another validator's: want 0", none, foreign)
+	}
+	if !(fast > slow && slow > 0) {
+		t.Fatalf("CPU part fast %v, slow %v: want fast > slow > 0", fast, slow)
+	}
+	if bytes.Equal(rootNone, rootFast) || !bytes.Equal(rootNone, rootForeign) {
+		t.Fatal("rounds_root must commit to this validator's host records and only to them")
+	}
+}
+
+// TestHostRoundsScheduledAndStored: with host rounds on, a validator plays
+// one with each miner in an epoch after a GPU round, stores it, and it
+// audits clean and measures the announced cores.
+func TestHostRoundsScheduledAndStored(t *testing.T) {
+	tn := newTestNet(t)
+	cfg := testConfig()
+	cfg.Validator.HostCPUSteps = 1 << 10
+	hosts := make(chan *store.HostRecord, 16)
+	v, st := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.OnHost = func(r *store.HostRecord) { hosts <- r } })
+	m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Hardware = &pb.Hardware{CpuCores: 2} })
+	tn.connect(m, v)
+	var r *store.HostRecord
+	select {
+	case r = <-hosts:
+	case <-time.After(60 * time.Second):
+		t.Fatal("no host round within 60 s")
+	}
+	if r.Verdict != store.VerdictVerified || peer.ID(r.Miner) != m.ID() {
+		t.Fatalf("host record %v for %s: %s", r.Verdict, peer.ID(r.Miner), r.Reason)
+	}
+	if err := auditHostRecord(r); err != nil {
+		t.Fatal(err)
+	}
+	stored := 0
+	for s, err := range st.HostRounds(r.Epoch, r.Epoch) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Equal(store.EncodeHost(s), store.EncodeHost(r)) {
+			stored++
+		}
+	}
+	gpu := 0
+	for rr, err := range st.Rounds(r.Epoch, r.Epoch) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rr.Round < r.Round {
+			gpu++
+		}
+	}
+	if hw := provenHost([]*store.HostRecord{r}); stored != 1 || gpu == 0 || hw.CPUCores != 2 || !(hw.CPUGHz > 0) {
+		t.Fatalf("stored %d, %d GPU rounds before it, proven %d cores at %v GHz", stored, gpu, hw.CPUCores, hw.CPUGHz)
+	}
+}
+
+// TestHostElapsedCapsRTT: a round trip inflated past the root's arrival
+// (delayed pings) takes off at most 5 % of it.
+func TestHostElapsedCapsRTT(t *testing.T) {
+	for _, c := range []struct{ root, rtt, want int64 }{
+		{1e6, 1e4, 1e6 - 1e4},   // a real round trip: subtracted
+		{1e6, 9e5, 95e4},        // inflated: 5 % at most
+		{1e6, 5e9, 95e4},        // past the arrival
+		{1, 1, 1},               // never below 1 ns
+		{2e6, 0, 2e6},           // no ping
+		{2e6, 1e5, 2e6 - 1e5},   // exactly 5 %
+		{2e6, 1e5 + 1, 19e5},    // just over
+		{1e9, 49e6, 1e9 - 49e6}, // under
+	} {
+		if got := hostElapsed(&store.HostRecord{RootNanos: c.root, RTTNanos: c.rtt}); got.Nanoseconds() != c.want {
+			t.Errorf("root %d rtt %d: elapsed %d, want %d", c.root, c.rtt, got.Nanoseconds(), c.want)
+		}
+	}
+}
