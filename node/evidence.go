@@ -66,22 +66,11 @@ var ErrNoEvidence = errors.New("the peer holds no round evidence of this epoch")
 
 // serveEvidence answers one evidence request.
 func (y *recordSync) serveEvidence(s network.Stream) {
-	y.mu.Lock()
-	if y.closed {
-		y.mu.Unlock()
-		s.Reset()
+	release, ok := y.admit(s, y.evidenceServing)
+	if !ok {
 		return
 	}
-	y.active.Add(1)
-	y.mu.Unlock()
-	defer y.active.Done()
-	select {
-	case y.evidenceServing <- struct{}{}:
-		defer func() { <-y.evidenceServing }()
-	default:
-		s.Reset()
-		return
-	}
+	defer release()
 	s.SetDeadline(time.Now().Add(evidenceStreamLimit))
 	req, err := protocol.ReadFrame(bufio.NewReader(s), evidenceRequestLen)
 	if err != nil || len(req) != evidenceRequestLen || (req[0] < evidenceRounds || req[0] > evidenceHosts) {

@@ -114,26 +114,37 @@ func newSyncer(h host.Host, st *store.Store, log *slog.Logger, allowed func(peer
 
 // ---- serving ----
 
-// serve answers one request on s. Requests are one bounded frame; the
-// response is written under a deadline, and excess concurrent requests are
-// refused.
-func (y *recordSync) serve(s network.Stream) {
+// admit takes one of slots' places for a request on s, unless the syncer
+// is closed or every place is taken (then it resets s); release gives the
+// place back.
+func (y *recordSync) admit(s network.Stream, slots chan struct{}) (release func(), ok bool) {
 	y.mu.Lock()
 	if y.closed {
 		y.mu.Unlock()
 		s.Reset()
-		return
+		return nil, false
 	}
 	y.active.Add(1)
 	y.mu.Unlock()
-	defer y.active.Done()
 	select {
-	case y.serving <- struct{}{}:
-		defer func() { <-y.serving }()
+	case slots <- struct{}{}:
+		return func() { <-slots; y.active.Done() }, true
 	default:
+		y.active.Done()
 		s.Reset()
+		return nil, false
+	}
+}
+
+// serve answers one request on s. Requests are one bounded frame; the
+// response is written under a deadline, and excess concurrent requests are
+// refused.
+func (y *recordSync) serve(s network.Stream) {
+	release, ok := y.admit(s, y.serving)
+	if !ok {
 		return
 	}
+	defer release()
 	s.SetDeadline(time.Now().Add(syncStreamTimeout))
 	req, err := protocol.ReadFrame(bufio.NewReader(s), maxSyncRequest)
 	if err != nil || len(req) == 0 {
