@@ -312,6 +312,19 @@ func (y *recordSync) fetchHeads(ctx context.Context, p peer.ID) ([]head, error) 
 	return hs, nil
 }
 
+// readListHeader reads a list response's header: the item count and where
+// the peer's scan stopped.
+func readListHeader(r *bufio.Reader, kind string) (n uint32, next uint64, err error) {
+	hdr, err := readFrame(r, 12)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(hdr) != 12 {
+		return 0, 0, badPeer("%s header of %d bytes", kind, len(hdr))
+	}
+	return binary.BigEndian.Uint32(hdr), binary.BigEndian.Uint64(hdr[4:]), nil
+}
+
 // fetchRecords asks p for v's records below before; each is opened
 // (signature, bounds, stateless rules) and must be v's, for a strictly
 // lower epoch than the one before it and one that has ended. next is where
@@ -322,14 +335,10 @@ func (y *recordSync) fetchRecords(ctx context.Context, p, v peer.ID, before uint
 		return nil, 0, err
 	}
 	defer s.Close()
-	hdr, err := readFrame(r, 12)
+	n, next, err := readListHeader(r, "records")
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(hdr) != 12 {
-		return nil, 0, badPeer("records header of %d bytes", len(hdr))
-	}
-	n, next := binary.BigEndian.Uint32(hdr), binary.BigEndian.Uint64(hdr[4:])
 	if n > maxSyncRecords || next > before || (n == 0 && next == before) {
 		return nil, 0, badPeer("records header: %d records, next %d for before %d", n, next, before)
 	}

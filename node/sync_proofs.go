@@ -63,14 +63,10 @@ func (y *recordSync) fetchProofs(ctx context.Context, p peer.ID, from uint64) ([
 		return nil, 0, err
 	}
 	defer s.Close()
-	hdr, err := readFrame(r, 12)
+	n, next, err := readListHeader(r, "proofs")
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(hdr) != 12 {
-		return nil, 0, badPeer("proofs header of %d bytes", len(hdr))
-	}
-	n, next := binary.BigEndian.Uint32(hdr), binary.BigEndian.Uint64(hdr[4:])
 	if n > maxSyncProofs || (next != 0 && next <= from) {
 		return nil, 0, badPeer("proofs header: %d proofs, next %d for from %d", n, next, from)
 	}
