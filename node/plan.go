@@ -37,14 +37,16 @@ const (
 
 // planChallenge sizes a round of class prec (the validator's choice,
 // nextPrecision) from the validator's limits, the miner's announced capacity
-// and what the validator measured of it before: prevTFLOPS (its last
-// sustained throughput in that class, 0 if none: the round is a short
-// probe) and rtt. One sub-challenge per announced GPU (one for a CPU
+// and what the validator measured of it before in that class: prevTFLOPS
+// (its speed estimate from the last round, sizingTFLOPS; 0 if none: the
+// round is a short probe), floorTFLOPS (the last sustained throughput,
+// which bounds the deadlines, since an estimate may overshoot) and rtt.
+// One sub-challenge per announced GPU (one for a CPU
 // miner); each step's work takes about target/steps at prevTFLOPS, with
 // steps between MinSteps and MaxSteps and each step at least 1.25 round
 // trips. The miner never reports a size back. Nonces and the secret come
 // from rnd.
-func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, prevTFLOPS float64, rtt time.Duration, rnd io.Reader) (challengePlan, error) {
+func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, prevTFLOPS, floorTFLOPS float64, rtt time.Duration, rnd io.Reader) (challengePlan, error) {
 	var pl challengePlan
 	var err error
 	t := uint32(0)
@@ -77,13 +79,14 @@ func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, pr
 		step := max(target/time.Duration(maxSteps), time.Duration(stepRTTMargin*float64(rtt)))
 		pl.steps = max(pl.steps, min(maxSteps, int(target/max(step, 1))))
 		perSub := prevTFLOPS * 1e12 * max(target/time.Duration(pl.steps), step).Seconds() / float64(subs)
-		shape = fitStep(shape, perSub, ann.MaxOutputBytes)
+		shape = fitStep(shape, perSub, ann.MaxOutputBytes, prec.MaxK())
 		pl.stepTime = time.Duration(float64(subs) * shape.FLOPs() / (prevTFLOPS * 1e12) * float64(time.Second))
-		pl.firstRootBy = cfg.FirstRootSlack.Duration + 2*pl.stepTime + rtt
+		slowest := time.Duration(float64(subs) * shape.FLOPs() / (min(prevTFLOPS, max(floorTFLOPS, prevTFLOPS/maxSpeedup)) * 1e12) * float64(time.Second))
+		pl.firstRootBy = cfg.FirstRootSlack.Duration + 2*slowest + rtt
 		// A liveness bound only (throughput is timed from the roots):
 		// generous, so a miner slowed by other validators' rounds is
 		// measured slower rather than failed.
-		pl.deadline = cfg.Deadline.Duration + pl.firstRootBy + 4*time.Duration(pl.steps)*pl.stepTime
+		pl.deadline = cfg.Deadline.Duration + pl.firstRootBy + 4*time.Duration(pl.steps)*slowest
 		pl.deadline = min(pl.deadline, protocol.MaxDeadlineMS*time.Millisecond)
 		pl.firstRootBy = min(pl.firstRootBy, pl.deadline)
 	}
@@ -118,8 +121,11 @@ func roundTarget(cfg ValidatorConfig, ann *pb.MinerAnnounce) time.Duration {
 // halve the largest of M, N and K (M and N in whole tiles, at least two
 // tiles in all) until it fits, then grow K back to fill the budget, so the
 // product stays as square, hence as compute-bound, as it can. Too little:
-// more batches, up to the capacity, then K again.
-func fitStep(p proof.Params, flops float64, capacity uint64) proof.Params {
+// more batches, up to the capacity, then K again, beyond the configured K
+// up to limitK (the exactness limit) once the batches fill the capacity:
+// K costs the miner no memory, and a far miner's step must outlast its
+// round trip (SPEC.md §10.1).
+func fitStep(p proof.Params, flops float64, capacity uint64, limitK uint32) proof.Params {
 	maxK := p.K
 	for p.FLOPs() > flops {
 		switch {
@@ -138,9 +144,40 @@ func fitStep(p proof.Params, flops float64, capacity uint64) proof.Params {
 	if b := math.Floor(flops / p.FLOPs()); b > 1 {
 		perBatch := 4 * uint64(p.M) * uint64(p.N)
 		p.Batch = uint32(max(1, min(b, float64(capacity/perBatch), proof.MaxBatch)))
+		if float64(p.Batch) < b {
+			maxK = max(maxK, limitK)
+		}
 	}
 	p.K = uint32(min(float64(maxK), float64(p.K)*flops/p.FLOPs()))
 	return p
+}
+
+// maxSpeedup bounds sizingTFLOPS against the measured throughput, so that
+// a mismeasured round trip cannot make the next round much longer than
+// planned.
+const maxSpeedup = 4
+
+// sizingTFLOPS is the speed to size a miner's next round with, from its
+// last verified round: sustained throughput measured over steps of flops
+// work each, at round trip rtt. A miner whose steps arrived faster than
+// one per round trip (and not much faster than two) was waiting for
+// beacons (SPEC.md §10.1: two steps per round trip plus its step time,
+// p = (rtt + σ)/2), so its sustained figure understates it; its step time
+// is σ = 2p − rtt, bounded by maxSpeedup. Without this a far miner's short
+// probe would size rounds too short to measure it, round after round.
+func sizingTFLOPS(sustained, flops float64, rtt time.Duration) float64 {
+	if sustained <= 0 || flops <= 0 || rtt <= 0 {
+		return sustained
+	}
+	p := flops / (sustained * 1e12) // seconds per step
+	if p >= rtt.Seconds() || p < 0.4*rtt.Seconds() {
+		// Not waiting, or a round trip mismeasured (a waiting miner's
+		// steps are never closer than half a round trip; 0.4 leaves room
+		// for ping jitter, since a far probe's steps are just over half).
+		return sustained
+	}
+	sigma := max(2*p-rtt.Seconds(), p/maxSpeedup)
+	return flops / sigma / 1e12
 }
 
 // nextGap is the random pause after a round of length d so that rounds

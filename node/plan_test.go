@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func TestPlanChallenge(t *testing.T) {
 		{"too small to hold two tiles", &pb.MinerAnnounce{Precisions: []uint32{1}, MaxOutputBytes: 4 * 64 * 64}, 0, 0, proof.FP16, "cannot hold"},
 	}
 	for _, tt := range tests {
-		pl, err := planChallenge(cfg, miner, tt.ann, tt.prec, 0, 0, bytes.NewReader(bytes.Repeat([]byte{7, 1, 2}, 1000)))
+		pl, err := planChallenge(cfg, miner, tt.ann, tt.prec, 0, 0, 0, bytes.NewReader(bytes.Repeat([]byte{7, 1, 2}, 1000)))
 		if tt.errMatch != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.errMatch) {
 				t.Errorf("%s: got %v, want error %q", tt.name, err, tt.errMatch)
@@ -87,7 +88,7 @@ func TestPlanSizing(t *testing.T) {
 		{"slow CPU", cpuAnn, 0.001, 10 * time.Millisecond, 2 * time.Second},
 	} {
 		c := c
-		pl, err := planChallenge(cfg, miner, c.ann, proof.FP16, c.tflops, c.rtt, rnd)
+		pl, err := planChallenge(cfg, miner, c.ann, proof.FP16, c.tflops, c.tflops, c.rtt, rnd)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -135,5 +136,56 @@ func TestNextGap(t *testing.T) {
 	}
 	if nextGap(r, d, 1) != 0 {
 		t.Error("full duty cycle pauses")
+	}
+}
+
+// TestSizingTFLOPS: a miner waiting for beacons is sized at its step
+// time, 2p − rtt; one that was not waiting, at what was measured.
+func TestSizingTFLOPS(t *testing.T) {
+	const w = 1e10 // FLOPs per step
+	for _, c := range []struct {
+		name           string
+		sustained, out float64 // TFLOPS
+		rtt            time.Duration
+	}{
+		{"not waiting", w / 0.5 / 1e12, w / 0.5 / 1e12, 400 * time.Millisecond},
+		{"waiting: σ = 100 ms at 400 ms", w / 0.25 / 1e12, w / 0.1 / 1e12, 400 * time.Millisecond},
+		{"bounded by maxSpeedup", w / 0.201 / 1e12, maxSpeedup * w / 0.201 / 1e12, 400 * time.Millisecond},
+		{"round trip overstated", w / 0.15 / 1e12, w / 0.15 / 1e12, 400 * time.Millisecond},
+		{"no round trip", 0.03, 0.03, 0},
+		{"no measurement", 0, 0, time.Second},
+	} {
+		if got := sizingTFLOPS(c.sustained, w, c.rtt); math.Abs(got-c.out) > 1e-9*c.out {
+			t.Errorf("%s: %v, want %v", c.name, got, c.out)
+		}
+	}
+}
+
+// TestFarStepFillsK: when the capacity caps the batches, K grows past the
+// configured K (up to the exactness limit) so that a far miner's step
+// still outlasts 1.25 round trips; the deadlines assume the slower floor.
+func TestFarStepFillsK(t *testing.T) {
+	cfg := LocalConfig().Validator
+	cfg.K, cfg.RoundTarget = 32, Duration{time.Second}
+	ann := &pb.MinerAnnounce{Precisions: []uint32{uint32(proof.FP16)}, MaxOutputBytes: 4 << 20, Gpus: []*pb.GPU{{}}}
+	const tflops = 2.8e-4
+	rtt := 400 * time.Millisecond
+	rnd := func() *bytes.Reader { return bytes.NewReader(bytes.Repeat([]byte{7, 1, 2}, 1000)) }
+	pl, err := planChallenge(cfg, newActor(t).id, ann, proof.FP16, tflops, tflops, rtt, rnd())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pl.params[0]
+	step := time.Duration(p.FLOPs() / (tflops * 1e12) * float64(time.Second))
+	// 1.25 round trips less K's rounding down (one part in K).
+	if p.K <= cfg.K || p.OutputBytes() > ann.MaxOutputBytes || step < rtt*5/4*time.Duration(p.K)/time.Duration(p.K+1) {
+		t.Errorf("K=%d batch=%d output %d bytes: step %v at %v round trip", p.K, p.Batch, p.OutputBytes(), step, rtt)
+	}
+	slow, err := planChallenge(cfg, newActor(t).id, ann, proof.FP16, tflops, tflops/2, rtt, rnd())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slow.deadline <= pl.deadline {
+		t.Errorf("deadline %v with a floor at half the estimate, want more than %v", slow.deadline, pl.deadline)
 	}
 }

@@ -46,9 +46,10 @@ type minerEntry struct {
 	seen time.Time
 	busy bool
 	next time.Time // no round before this
-	// tflops is the last verified sustained throughput per class; none:
-	// probe next.
-	tflops map[proof.Precision]float64
+	// tflops is the speed to size the next round of a class with
+	// (sizingTFLOPS); none: probe next. floor is the last verified
+	// sustained throughput, which the deadlines assume.
+	tflops, floor map[proof.Precision]float64
 	// classes counts this epoch's rounds per class (epoch: which epoch).
 	epoch   uint64
 	classes map[proof.Precision]int
@@ -85,7 +86,7 @@ func (v *validator) onAnnounce(g gossipVal) {
 	defer v.mu.Unlock()
 	e := v.miners[g.opened.Author]
 	if e == nil {
-		e = &minerEntry{tflops: map[proof.Precision]float64{}}
+		e = &minerEntry{tflops: map[proof.Precision]float64{}, floor: map[proof.Precision]float64{}}
 		v.miners[g.opened.Author] = e
 		v.n.log.Info("miner joined", "miner", g.opened.Author)
 	}
@@ -179,8 +180,7 @@ func (v *validator) startRounds(ctx context.Context) {
 				continue
 			}
 			prec := e.pick(classShares(v.n.scoring), epoch)
-			ann, tflops, rnd := e.ann, e.tflops[prec], v.round
-			go v.play(ctx, epoch, rnd, p, ann, prec, tflops)
+			go v.play(ctx, epoch, v.round, p, e.ann, prec, e.tflops[prec], e.floor[prec])
 		}
 	}
 }
@@ -190,13 +190,13 @@ var errRoundCutoff = errors.New("round abandoned unrecorded: its epoch's record 
 
 // play runs one round and stores its record before the round's epoch can
 // close.
-func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops float64) {
+func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64) {
 	defer v.wg.Done()
 	start := time.Now()
 	net := v.n.cfg.Network
 	rctx, cancel := context.WithDeadlineCause(ctx, roundsCutoff(epoch, net.FinalityEpochs, net.EpochLength.Duration), errRoundCutoff)
 	defer cancel()
-	rec := v.runRound(rctx, epoch, rnd, p, ann, prec, tflops)
+	rec := v.runRound(rctx, epoch, rnd, p, ann, prec, tflops, floor)
 	stored := false
 	switch {
 	case ctx.Err() != nil:
@@ -215,8 +215,9 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 	v.mu.Lock()
 	if e := v.miners[p]; e != nil {
 		e.busy = false
-		if rec.Verdict == store.VerdictVerified {
-			e.tflops[prec] = rec.TFLOPS
+		if steps := len(rec.StepArrivals); rec.Verdict == store.VerdictVerified && steps > 0 {
+			e.floor[prec] = rec.TFLOPS
+			e.tflops[prec] = sizingTFLOPS(rec.TFLOPS, rec.FLOPs/float64(steps), time.Duration(rec.RTTNanos))
 		}
 		v.pause(e, p, ann, start)
 	}
@@ -244,7 +245,7 @@ func (v *validator) pause(e *minerEntry, p peer.ID, ann *pb.MinerAnnounce, start
 }
 
 // runRound plays one round against one miner and returns its evidence.
-func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops float64) *store.RoundRecord {
+func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64) *store.RoundRecord {
 	cfg := v.n.cfg.Validator
 	rec := &store.RoundRecord{Epoch: epoch, Round: rnd, Miner: []byte(miner), Validator: []byte(v.n.ID()), Verdict: store.VerdictFailed}
 	failed := func(format string, args ...any) *store.RoundRecord {
@@ -254,7 +255,7 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	}
 	rtt := measureRTT(ctx, v.n, miner)
 	rec.RTTNanos = rtt.Nanoseconds()
-	plan, err := planChallenge(cfg, miner, ann, prec, tflops, rtt, rand.Reader)
+	plan, err := planChallenge(cfg, miner, ann, prec, tflops, floor, rtt, rand.Reader)
 	if err != nil {
 		return failed("cannot size a round: %v", err)
 	}

@@ -87,8 +87,11 @@ func (r *run) figures(s *report.Summary, from, to uint64) ([]report.Throughput, 
 			tflops[rd.Miner] = append(tflops[rd.Miner], rd.TFLOPS)
 		}
 	}
+	// An honest miner's penalties are its false positives; Detections
+	// name adversaries (and, for an equivocator, the node holding the
+	// proof), never an honest miner's fault.
 	penalties := map[string]int{}
-	for _, d := range append(slices.Clone(s.Detections), s.FalsePositives...) {
+	for _, d := range s.FalsePositives {
 		penalties[d.Node]++
 	}
 	incentive := func(n string) float64 {

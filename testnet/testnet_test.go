@@ -48,7 +48,7 @@ func TestSmallTestnet(t *testing.T) {
 // identities another, and requires every check to pass.
 func TestProcsTestnet(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds pog and runs a network of processes for about 20 s")
+		t.Skip("builds pog and runs a network of processes for about 30 s")
 	}
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "pog")
@@ -58,7 +58,9 @@ func TestProcsTestnet(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 2, 1, 8*time.Second
+	// Two epochs: the far miner's first sized round (22 steps of at least
+	// 1.25 round trips of 400 ms) ends after the first.
+	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 2, 2, 8*time.Second
 	cfg.Profiles = []string{"H200", "A100"}
 	cfg.Adversaries = []string{"sybil", "forger", "far", "timeshare"}
 	cfg.Out, cfg.Procs, cfg.Exe = filepath.Join(dir, "out"), true, exe
