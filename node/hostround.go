@@ -288,10 +288,21 @@ func (v *view) acceptsChallenges(p peer.ID) bool {
 }
 
 // hostDue says whether the miner's next slot in epoch goes to a host round
-// (the one after its first GPU round of each epoch, when host rounds are
-// on, so that a short epoch still measures the GPU), and claims it.
-func (v *validator) hostDue(e *minerEntry, epoch uint64) bool {
+// (one per epoch, when host rounds are on), and claims it: a slot after
+// the miner's first GPU round of the epoch, so that a short epoch still
+// measures the GPU, and after a random point of the epoch's first half
+// (hostAt), so that a validator's host rounds, a core-bound chain for
+// every miner, do not all land together at the epoch's start.
+func (v *validator) hostDue(e *minerEntry, epoch uint64, now time.Time) bool {
 	if v.n.cfg.Validator.HostCPUSteps == 0 || e.hostEpoch == epoch+1 || e.epoch != epoch || len(e.classes) == 0 {
+		return false
+	}
+	if e.hostAtEpoch != epoch+1 {
+		l := v.n.cfg.Network.EpochLength.Duration
+		e.hostAt = time.Unix(0, int64(epoch)*int64(l)).Add(time.Duration(v.rnd.Float64() * float64(l/2)))
+		e.hostAtEpoch = epoch + 1
+	}
+	if now.Before(e.hostAt) {
 		return false
 	}
 	e.hostEpoch = epoch + 1

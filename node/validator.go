@@ -53,8 +53,10 @@ type minerEntry struct {
 	// classes counts this epoch's rounds per class (epoch: which epoch).
 	epoch   uint64
 	classes map[proof.Precision]int
-	// hostEpoch is one more than the epoch of the last host round.
-	hostEpoch uint64
+	// hostEpoch is one more than the epoch of the last host round;
+	// hostAt is when the host round of epoch hostAtEpoch−1 may start.
+	hostEpoch, hostAtEpoch uint64
+	hostAt                 time.Time
 }
 
 // pick chooses the class of the miner's next round in epoch e.
@@ -175,7 +177,7 @@ func (v *validator) startRounds(ctx context.Context) {
 			epoch := v.epochs.Begin(v.n.view.epochAt(now))
 			v.wg.Add(1)
 			v.round++
-			if v.hostDue(e, epoch) {
+			if v.hostDue(e, epoch, now) {
 				go v.playHost(ctx, epoch, v.round, p, e.ann)
 				continue
 			}

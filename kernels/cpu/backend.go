@@ -56,9 +56,9 @@ type job struct {
 	p    proof.Params
 	g    *proof.Generator
 	opts kernels.Options
-	a    []float32 // batch × M × K, row-major
-	bt   []float32 // batch × N × K: column j of B_b is row j here
-	out  []byte    // tile-major int32 output
+	a    *[]float32 // batch × M × K, row-major (from inPool)
+	bt   *[]float32 // batch × N × K: column j of B_b is row j here
+	out  *[]byte    // tile-major int32 output (from outPool)
 }
 
 // parallel runs f(i) for i in [0, n) on the job's workers, stopping early
@@ -96,17 +96,17 @@ func (j *job) Generate(ctx context.Context) error {
 	p := j.p
 	k := int(p.K)
 	rowsA, rowsB := int(p.Batch*p.M), int(p.Batch*p.N)
-	j.a = make([]float32, rowsA*k)
-	j.bt = make([]float32, rowsB*k)
+	j.a, j.bt = getBuf(&inPool, rowsA*k), getBuf(&inPool, rowsB*k)
+	a, bt := *j.a, *j.bt // every line is overwritten
 	const linesPerTask = 64
 	tasks := (rowsA + rowsB + linesPerTask - 1) / linesPerTask
 	return j.parallel(ctx, tasks, func(t int) {
 		for l := t * linesPerTask; l < min((t+1)*linesPerTask, rowsA+rowsB); l++ {
 			if l < rowsA {
-				proof.Line(j.g, proof.MatA, uint32(l/int(p.M)), uint32(l%int(p.M)), j.a[l*k:(l+1)*k])
+				proof.Line(j.g, proof.MatA, uint32(l/int(p.M)), uint32(l%int(p.M)), a[l*k:(l+1)*k])
 			} else {
 				r := l - rowsA
-				proof.Line(j.g, proof.MatB, uint32(r/int(p.N)), uint32(r%int(p.N)), j.bt[r*k:(r+1)*k])
+				proof.Line(j.g, proof.MatB, uint32(r/int(p.N)), uint32(r%int(p.N)), bt[r*k:(r+1)*k])
 			}
 		}
 	}, func(f float64) { j.opts.Progress(kernels.StageGenerate, f) })
@@ -123,8 +123,13 @@ func (j *job) Multiply(ctx context.Context) error {
 	j.opts.Progress(kernels.StageMultiply, 0)
 	p := j.p
 	m, k, n, t := int(p.M), int(p.K), int(p.N), int(p.Tile)
-	j.out = make([]byte, p.OutputBytes())
-	c := make([]float32, m*n)
+	if j.out == nil {
+		j.out = getBytes(&outPool, int(p.OutputBytes())) // every tile is overwritten
+	}
+	out, a, bt := *j.out, *j.a, *j.bt
+	cp := getBuf(&prodPool, m*n) // SgemmNT overwrites it
+	defer prodPool.Put(cp)
+	c := *cp
 	tileBytes, tilesPerMatrix := p.TileBytes(), int(p.TilesPerMatrix())
 	for b := 0; b < int(p.Batch); b++ {
 		if err := ctx.Err(); err != nil {
@@ -132,7 +137,7 @@ func (j *job) Multiply(ctx context.Context) error {
 		}
 		// The product is nearly all of the stage's time: the conversion
 		// below is O(m·n) beside its O(m·n·k).
-		sgemmNT(m, n, k, j.a[b*m*k:], k, j.bt[b*n*k:], k, c, n, j.opts.Workers, func(f float64) {
+		sgemmNT(m, n, k, a[b*m*k:], k, bt[b*n*k:], k, c, n, j.opts.Workers, func(f float64) {
 			j.opts.Progress(kernels.StageMultiply, (float64(b)+gemmShare*f)/float64(p.Batch))
 		})
 		// Every value is an exact integer below 2^24 (proof.Precision.MaxK),
@@ -140,7 +145,7 @@ func (j *job) Multiply(ctx context.Context) error {
 		// contiguous, aligned BLAKE3 subtree.
 		err := j.parallel(ctx, m/t, func(I int) {
 			for J := 0; J < n/t; J++ {
-				dst := j.out[(b*tilesPerMatrix+I*(n/t)+J)*tileBytes:]
+				dst := out[(b*tilesPerMatrix+I*(n/t)+J)*tileBytes:]
 				for r := 0; r < t; r++ {
 					row := c[(I*t+r)*n+J*t : (I*t+r)*n+J*t+t]
 					for q, v := range row {
@@ -171,7 +176,7 @@ func (j *job) TileCVs(ctx context.Context) ([]commit.CV, error) {
 		return nil, err
 	}
 	j.opts.Progress(kernels.StageHash, 0)
-	cvs, err := commit.TileCVs(j.out, j.p.TileBytes(), j.opts.Workers)
+	cvs, err := commit.TileCVs(*j.out, j.p.TileBytes(), j.opts.Workers)
 	j.opts.Progress(kernels.StageHash, 1)
 	return cvs, err
 }
@@ -186,11 +191,21 @@ func (j *job) Tile(i uint64, dst []byte) error {
 	case uint64(len(dst)) != tb:
 		return fmt.Errorf("cpu: tile buffer of %d bytes, want %d", len(dst), tb)
 	}
-	copy(dst, j.out[i*tb:(i+1)*tb])
+	copy(dst, (*j.out)[i*tb:(i+1)*tb])
 	return nil
 }
 
+// Close returns the job's buffers to the pools; the job must not be used
+// after it.
 func (j *job) Close() error {
+	for _, b := range []*[]float32{j.a, j.bt} {
+		if b != nil {
+			inPool.Put(b)
+		}
+	}
+	if j.out != nil {
+		outPool.Put(j.out)
+	}
 	j.a, j.bt, j.out = nil, nil, nil
 	return nil
 }

@@ -29,12 +29,13 @@ func (Backend) ComputeTile(ctx context.Context, p proof.Params, i uint64, dst []
 	}
 	t, k := int(p.Tile), int(p.K)
 	b, I, J := p.TilePos(i)
-	a, bt := make([]float32, t*k), make([]float32, t*k)
+	ap, bp, cp := getBuf(&tilePool, t*k), getBuf(&tilePool, t*k), getBuf(&tilePool, t*t)
+	defer func() { tilePool.Put(ap); tilePool.Put(bp); tilePool.Put(cp) }()
+	a, bt, c := *ap, *bp, *cp // every line and product overwritten
 	for r := 0; r < t; r++ {
 		proof.Line(g, proof.MatA, b, I*p.Tile+uint32(r), a[r*k:(r+1)*k])
 		proof.Line(g, proof.MatB, b, J*p.Tile+uint32(r), bt[r*k:(r+1)*k])
 	}
-	c := make([]float32, t*t)
 	SgemmNT(t, t, k, a, k, bt, k, c, t, 1)
 	for x, v := range c {
 		putInt32(dst[4*x:], int32(v)) // exact: proof.Precision.MaxK
