@@ -154,8 +154,11 @@ func fitStep(p proof.Params, flops float64, capacity uint64, limitK uint32) proo
 
 // maxSpeedup bounds sizingTFLOPS against the measured throughput, so that
 // a mismeasured round trip cannot make the next round much longer than
-// planned.
-const maxSpeedup = 4
+// planned. A far miner's probe understates it about ρ/(2σ) times (14× for
+// a 15 ms step at 400 ms), so a tighter bound costs extra rounds before
+// it is measured right; an overshoot only lengthens one round, and a
+// round that then misses its epoch's cutoff resets the estimate (play).
+const maxSpeedup = 16
 
 // sizingTFLOPS is the speed to size a miner's next round with, from its
 // last verified round: sustained throughput measured over steps of flops
