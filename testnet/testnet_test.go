@@ -48,7 +48,7 @@ func TestSmallTestnet(t *testing.T) {
 // identities another, and requires every check to pass.
 func TestProcsTestnet(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds pog and runs a network of processes for about 30 s")
+		t.Skip("builds pog and runs a network of processes for about 35 s")
 	}
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "pog")
@@ -58,9 +58,11 @@ func TestProcsTestnet(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	// Two epochs: the far miner's first sized round (22 steps of at least
-	// 1.25 round trips of 400 ms) ends after the first.
-	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 2, 2, 8*time.Second
+	// 100 ms each way: a far round is then 22 steps of at least 1.25
+	// round trips, about 6 s, so two 10 s epochs hold one that started
+	// in them (at 200 ms, 11 s rounds often end after the run).
+	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 2, 2, 10*time.Second
+	cfg.Delays = map[string]time.Duration{"far": 100 * time.Millisecond}
 	cfg.Profiles = []string{"H200", "A100"}
 	cfg.Adversaries = []string{"sybil", "forger", "far", "timeshare"}
 	cfg.Out, cfg.Procs, cfg.Exe = filepath.Join(dir, "out"), true, exe
@@ -73,7 +75,7 @@ func TestProcsTestnet(t *testing.T) {
 	far := false
 	for _, tp := range s.Throughput {
 		if tp.Node == "far" {
-			far = tp.Rounds > 0 && tp.AddedLatencyMs == 200 && tp.Reference == "miner-1"
+			far = tp.Rounds > 0 && tp.AddedLatencyMs == 100 && tp.Reference == "miner-1"
 		}
 	}
 	if !far {
