@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -153,34 +154,39 @@ func fitStep(p proof.Params, flops float64, capacity uint64, limitK uint32) proo
 }
 
 // maxSpeedup bounds sizingTFLOPS against the measured throughput, so that
-// a mismeasured round trip cannot make the next round much longer than
+// a misread arrival pattern cannot make the next round much longer than
 // planned. A far miner's probe understates it about ρ/(2σ) times (14× for
-// a 15 ms step at 400 ms), so a tighter bound costs extra rounds before
-// it is measured right; an overshoot only lengthens one round, and a
+// a 15 ms step at 400 ms); an overshoot only lengthens one round, and a
 // round that then misses its epoch's cutoff resets the estimate (play).
 const maxSpeedup = 16
 
 // sizingTFLOPS is the speed to size a miner's next round with, from its
-// last verified round: sustained throughput measured over steps of flops
-// work each, at round trip rtt. A miner whose steps arrived faster than
-// one per round trip (and not much faster than two) was waiting for
-// beacons (SPEC.md §10.1: two steps per round trip plus its step time,
-// p = (rtt + σ)/2), so its sustained figure understates it; its step time
-// is σ = 2p − rtt, bounded by maxSpeedup. Without this a far miner's short
-// probe would size rounds too short to measure it, round after round.
-func sizingTFLOPS(sustained, flops float64, rtt time.Duration) float64 {
-	if sustained <= 0 || flops <= 0 || rtt <= 0 {
+// last verified round: its sustained throughput, round trip and steps'
+// root arrivals (ns after the challenge). A miner whose steps arrived
+// faster than one per round trip may have been waiting for beacons: it
+// then sends two roots a step time σ apart, then waits out the round trip
+// (SPEC.md §10.1: intervals σ, ρ, σ, ρ, …), so its sustained figure
+// understates it. Its step time is read from the arrivals themselves, as
+// their lower-quartile interval: σ for a waiting miner, about the mean for
+// one that was not (an overstated round trip under load then changes
+// nothing). Without this a far miner's short probe would size rounds too
+// short to measure it, round after round.
+func sizingTFLOPS(sustained float64, rtt time.Duration, arrivals []int64) float64 {
+	n := len(arrivals)
+	if sustained <= 0 || n < 4 {
 		return sustained
 	}
-	p := flops / (sustained * 1e12) // seconds per step
-	if p >= rtt.Seconds() || p < 0.4*rtt.Seconds() {
-		// Not waiting, or a round trip mismeasured (a waiting miner's
-		// steps are never closer than half a round trip; 0.4 leaves room
-		// for ping jitter, since a far probe's steps are just over half).
-		return sustained
+	p := float64(arrivals[n-1]-arrivals[0]) / float64(n-1) // ns per step
+	if p <= 0 || p >= float64(rtt) {
+		return sustained // not waiting
 	}
-	sigma := max(2*p-rtt.Seconds(), p/maxSpeedup)
-	return flops / sigma / 1e12
+	gaps := make([]float64, n-1)
+	for i := range gaps {
+		gaps[i] = float64(arrivals[i+1] - arrivals[i])
+	}
+	slices.Sort(gaps)
+	sigma := max(gaps[len(gaps)/4], p/maxSpeedup)
+	return max(sustained, sustained*p/sigma)
 }
 
 // nextGap is the random pause after a round of length d so that rounds

@@ -139,26 +139,51 @@ func TestNextGap(t *testing.T) {
 	}
 }
 
-// TestSizingTFLOPS: a miner waiting for beacons is sized at its step
-// time, 2p − rtt; one that was not waiting, at what was measured.
+// TestSizingTFLOPS: a miner waiting for beacons (root intervals σ, ρ, σ,
+// …) is sized at its step time σ; one that was not, at what was measured,
+// also when its round trip is overstated.
 func TestSizingTFLOPS(t *testing.T) {
-	const w = 1e10 // FLOPs per step
+	const ms = int64(time.Millisecond)
+	steady := func(gap int64) []int64 { return arrivalsOf(22, func(int) int64 { return gap }) }
+	alternating := func(sigma, rho int64) []int64 {
+		return arrivalsOf(22, func(i int) int64 {
+			if i%2 == 0 {
+				return sigma
+			}
+			return rho
+		})
+	}
 	for _, c := range []struct {
-		name           string
-		sustained, out float64 // TFLOPS
-		rtt            time.Duration
+		name     string
+		rtt      time.Duration
+		arrivals []int64
+		speedup  float64 // over the sustained figure
 	}{
-		{"not waiting", w / 0.5 / 1e12, w / 0.5 / 1e12, 400 * time.Millisecond},
-		{"waiting: σ = 100 ms at 400 ms", w / 0.25 / 1e12, w / 0.1 / 1e12, 400 * time.Millisecond},
-		{"bounded by maxSpeedup", w / 0.201 / 1e12, maxSpeedup * w / 0.201 / 1e12, 400 * time.Millisecond},
-		{"round trip overstated", w / 0.15 / 1e12, w / 0.15 / 1e12, 400 * time.Millisecond},
-		{"no round trip", 0.03, 0.03, 0},
-		{"no measurement", 0, 0, time.Second},
+		{"not waiting: steps longer than the round trip", 400 * time.Millisecond, steady(500 * ms), 1},
+		{"waiting: σ = 100 ms at 400 ms", 400 * time.Millisecond, alternating(100*ms, 400*ms), 2.5},
+		{"round trip overstated under load, steady steps", 100 * time.Millisecond, steady(50 * ms), 1},
+		{"bounded by maxSpeedup", 400 * time.Millisecond, alternating(ms, 400*ms), maxSpeedup},
+		{"too few steps", time.Second, steady(10 * ms)[:3], 1},
 	} {
-		if got := sizingTFLOPS(c.sustained, w, c.rtt); math.Abs(got-c.out) > 1e-9*c.out {
-			t.Errorf("%s: %v, want %v", c.name, got, c.out)
+		const sustained = 0.03
+		got := sizingTFLOPS(sustained, c.rtt, c.arrivals) / sustained
+		// Alternating intervals average slightly above (σ+ρ)/2 over an odd count.
+		if math.Abs(got-c.speedup) > 0.03*c.speedup {
+			t.Errorf("%s: %.3f× the sustained figure, want %.3f×", c.name, got, c.speedup)
 		}
 	}
+	if got := sizingTFLOPS(0, time.Second, steady(10*ms)); got != 0 {
+		t.Errorf("no measurement: %v", got)
+	}
+}
+
+// arrivalsOf is n root arrivals, the i-th interval gap(i) after the last.
+func arrivalsOf(n int, gap func(i int) int64) []int64 {
+	out := []int64{gap(0)}
+	for i := 1; i < n; i++ {
+		out = append(out, out[i-1]+gap(i))
+	}
+	return out
 }
 
 // TestFarStepFillsK: when the capacity caps the batches, K grows past the

@@ -217,9 +217,9 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 	v.mu.Lock()
 	if e := v.miners[p]; e != nil {
 		e.busy = false
-		if steps := len(rec.StepArrivals); stored && rec.Verdict == store.VerdictVerified && steps > 0 {
+		if stored && rec.Verdict == store.VerdictVerified && len(rec.StepArrivals) > 0 {
 			e.floor[prec] = rec.TFLOPS
-			e.tflops[prec] = sizingTFLOPS(rec.TFLOPS, rec.FLOPs/float64(steps), time.Duration(rec.RTTNanos))
+			e.tflops[prec] = sizingTFLOPS(rec.TFLOPS, time.Duration(rec.RTTNanos), rec.StepArrivals)
 		} else {
 			// Not measured (cut off, failed, missed): size the next round
 			// at what was last measured, not at an estimate above it.
