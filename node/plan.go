@@ -162,31 +162,32 @@ const maxSpeedup = 16
 
 // sizingTFLOPS is the speed to size a miner's next round with, from its
 // last verified round: its sustained throughput, round trip and steps'
-// root arrivals (ns after the challenge). A miner whose steps arrived
-// faster than one per round trip may have been waiting for beacons: it
-// then sends two roots a step time σ apart, then waits out the round trip
-// (SPEC.md §10.1: intervals σ, ρ, σ, ρ, …), so its sustained figure
-// understates it. Its step time is read from the arrivals themselves, as
-// their lower-quartile interval: σ for a waiting miner, about the mean for
-// one that was not (an overstated round trip under load then changes
-// nothing). Without this a far miner's short probe would size rounds too
-// short to measure it, round after round.
+// root arrivals (ns after the challenge). A miner that waited for beacons
+// sends two roots a step time σ apart, then waits out the round trip ρ
+// (SPEC.md §10.1: intervals σ, ρ, σ, ρ, …, p = (ρ + σ)/2 on average), so
+// its sustained figure understates it. It is recognised by its arrivals:
+// steps faster than one per round trip, with a lower-quartile interval
+// under half the mean (a miner that was not waiting, even one whose ping
+// was slowed by load, shows about the mean). Its step time is then the
+// smaller of that interval and 2p − ρ: the interval's few milliseconds
+// grow with a loaded validator's reaction time, p and ρ do not.
 func sizingTFLOPS(sustained float64, rtt time.Duration, arrivals []int64) float64 {
 	n := len(arrivals)
 	if sustained <= 0 || n < 4 {
 		return sustained
 	}
 	p := float64(arrivals[n-1]-arrivals[0]) / float64(n-1) // ns per step
-	if p <= 0 || p >= float64(rtt) {
-		return sustained // not waiting
-	}
 	gaps := make([]float64, n-1)
 	for i := range gaps {
 		gaps[i] = float64(arrivals[i+1] - arrivals[i])
 	}
 	slices.Sort(gaps)
-	sigma := max(gaps[len(gaps)/4], p/maxSpeedup)
-	return max(sustained, sustained*p/sigma)
+	lq := gaps[len(gaps)/4]
+	if p <= 0 || p >= float64(rtt) || lq >= p/2 {
+		return sustained // not waiting
+	}
+	sigma := max(min(lq, 2*p-float64(rtt)), p/maxSpeedup)
+	return sustained * p / sigma
 }
 
 // nextGap is the random pause after a round of length d so that rounds

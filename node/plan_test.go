@@ -161,6 +161,7 @@ func TestSizingTFLOPS(t *testing.T) {
 	}{
 		{"not waiting: steps longer than the round trip", 400 * time.Millisecond, steady(500 * ms), 1},
 		{"waiting: σ = 100 ms at 400 ms", 400 * time.Millisecond, alternating(100*ms, 400*ms), 2.5},
+		{"waiting, short intervals stretched by a loaded validator: 2p − ρ", 400 * time.Millisecond, alternating(60*ms, 360*ms), 6.333},
 		{"round trip overstated under load, steady steps", 100 * time.Millisecond, steady(50 * ms), 1},
 		{"bounded by maxSpeedup", 400 * time.Millisecond, alternating(ms, 400*ms), maxSpeedup},
 		{"too few steps", time.Second, steady(10 * ms)[:3], 1},

@@ -221,9 +221,9 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 			e.floor[prec] = rec.TFLOPS
 			e.tflops[prec] = sizingTFLOPS(rec.TFLOPS, time.Duration(rec.RTTNanos), rec.StepArrivals)
 		} else {
-			// Not measured (cut off, failed, missed): size the next round
-			// at what was last measured, not at an estimate above it.
-			e.tflops[prec] = e.floor[prec]
+			// Not measured (cut off, failed, missed): back off towards what
+			// was last measured, so an overshoot cannot repeat.
+			e.tflops[prec] = max(e.floor[prec], e.tflops[prec]/maxSpeedup)
 		}
 		v.pause(e, p, ann, start)
 	}
