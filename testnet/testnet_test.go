@@ -96,7 +96,7 @@ func TestProcsTestnet(t *testing.T) {
 // those miners to be verified again afterwards.
 func TestNetnsPartition(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds pog and runs namespaced processes for about 30 s")
+		t.Skip("builds pog and runs namespaced processes for about 45 s")
 	}
 	if lab, err := newNetLab(); err != nil {
 		t.Skipf("network namespaces unavailable here: %v", err)
@@ -111,7 +111,11 @@ func TestNetnsPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 4, 2, 10*time.Second
+	// Three epochs: after the cut (in the first full one) each miner
+	// waits out a random pause and may give its next slot to the epoch's
+	// host round (started at a random point of the first half) before a
+	// GPU round verifies it again; with two, a CI run ended first.
+	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 4, 3, 10*time.Second
 	cfg.Out, cfg.Procs, cfg.Netns, cfg.Partition, cfg.Exe = filepath.Join(dir, "out"), true, true, true, exe
 	s, err := Run(context.Background(), cfg)
 	if err != nil {
