@@ -96,7 +96,7 @@ func (j *job) Generate(ctx context.Context) error {
 	p := j.p
 	k := int(p.K)
 	rowsA, rowsB := int(p.Batch*p.M), int(p.Batch*p.N)
-	j.a, j.bt = getBuf(&inPool, rowsA*k), getBuf(&inPool, rowsB*k)
+	j.a, j.bt = getBuf[float32](&inPool, rowsA*k), getBuf[float32](&inPool, rowsB*k)
 	a, bt := *j.a, *j.bt // every line is overwritten
 	const linesPerTask = 64
 	tasks := (rowsA + rowsB + linesPerTask - 1) / linesPerTask
@@ -124,10 +124,10 @@ func (j *job) Multiply(ctx context.Context) error {
 	p := j.p
 	m, k, n, t := int(p.M), int(p.K), int(p.N), int(p.Tile)
 	if j.out == nil {
-		j.out = getBytes(&outPool, int(p.OutputBytes())) // every tile is overwritten
+		j.out = getBuf[byte](&outPool, int(p.OutputBytes())) // every tile is overwritten
 	}
 	out, a, bt := *j.out, *j.a, *j.bt
-	cp := getBuf(&prodPool, m*n) // SgemmNT overwrites it
+	cp := getBuf[float32](&prodPool, m*n) // SgemmNT overwrites it
 	defer prodPool.Put(cp)
 	c := *cp
 	tileBytes, tilesPerMatrix := p.TileBytes(), int(p.TilesPerMatrix())

@@ -38,21 +38,12 @@ var bPool, aPool sync.Pool
 // tile's much smaller buffers have a pool of their own.
 var inPool, prodPool, outPool, tilePool sync.Pool
 
-// getBytes is getBuf for byte buffers.
-func getBytes(pool *sync.Pool, n int) *[]byte {
-	bp, _ := pool.Get().(*[]byte)
+// getBuf takes a buffer of n elements from pool, or makes one if the
+// pooled one is too small; its contents are whatever was there.
+func getBuf[T any](pool *sync.Pool, n int) *[]T {
+	bp, _ := pool.Get().(*[]T)
 	if bp == nil || cap(*bp) < n {
-		b := make([]byte, n)
-		return &b
-	}
-	*bp = (*bp)[:n]
-	return bp
-}
-
-func getBuf(pool *sync.Pool, n int) *[]float32 {
-	bp, _ := pool.Get().(*[]float32)
-	if bp == nil || cap(*bp) < n {
-		b := make([]float32, n)
+		b := make([]T, n)
 		return &b
 	}
 	*bp = (*bp)[:n]
@@ -144,7 +135,7 @@ func gemm(kern microKernel, m, n, k int, a []float32, lda int, bt []float32, ldb
 	}
 	g.bar.n = int32(workers)
 	g.bar.cond.L = &g.bar.mu
-	bp := getBuf(&bPool, g.kc*g.nc)
+	bp := getBuf[float32](&bPool, g.kc*g.nc)
 	g.bPack = *bp
 	var wg sync.WaitGroup
 	for t := 1; t < workers; t++ {
@@ -163,7 +154,7 @@ func (g *gemmJob) run(t int) {
 	i0, i1 := t*mTiles/g.workers*mr, min((t+1)*mTiles/g.workers*mr, g.m)
 	// Equal row blocks of at most blockM, so no block is a thin remainder.
 	mc := roundUp(ceilDiv(i1-i0, ceilDiv(i1-i0, blockM)), mr)
-	bp := getBuf(&aPool, g.kc*mc+mr*nr)
+	bp := getBuf[float32](&aPool, g.kc*mc+mr*nr)
 	aPack, tile := (*bp)[:g.kc*mc], (*bp)[g.kc*mc:]
 
 	for jc := 0; jc < g.n; jc += g.nc {

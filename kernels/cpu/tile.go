@@ -29,7 +29,7 @@ func (Backend) ComputeTile(ctx context.Context, p proof.Params, i uint64, dst []
 	}
 	t, k := int(p.Tile), int(p.K)
 	b, I, J := p.TilePos(i)
-	ap, bp, cp := getBuf(&tilePool, t*k), getBuf(&tilePool, t*k), getBuf(&tilePool, t*t)
+	ap, bp, cp := getBuf[float32](&tilePool, t*k), getBuf[float32](&tilePool, t*k), getBuf[float32](&tilePool, t*t)
 	defer func() { tilePool.Put(ap); tilePool.Put(bp); tilePool.Put(cp) }()
 	a, bt, c := *ap, *bp, *cp // every line and product overwritten
 	for r := 0; r < t; r++ {
