@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/host"
@@ -141,43 +142,19 @@ func (y *recordSync) evidencePage(s network.Stream, kind byte, e uint64, from in
 		items, size = append(items, b), size+len(b)
 		return true, nil
 	}
-	more := true
+	self := []byte(y.h.ID())
 	var err error
-	if kind == evidenceRounds {
-		self := []byte(y.h.ID())
-		for r, ierr := range y.st.Rounds(e, e) {
-			if ierr != nil {
-				return 0, items, 0, ierr
-			}
-			if !bytes.Equal(r.Validator, self) {
-				continue
-			}
-			if more, err = add(store.EncodeRound(r)); err != nil || !more {
-				break
-			}
-		}
-	} else if kind == evidenceHosts {
-		self := []byte(y.h.ID())
-		for r, ierr := range y.st.HostRounds(e, e) {
-			if ierr != nil {
-				return 0, items, 0, ierr
-			}
-			if !bytes.Equal(r.Validator, self) {
-				continue
-			}
-			if more, err = add(store.EncodeHost(r)); err != nil || !more {
-				break
-			}
-		}
-	} else {
-		for a, ierr := range y.st.Announces(e) {
-			if ierr != nil {
-				return 0, items, 0, ierr
-			}
-			if more, err = add(a.Envelope); err != nil || !more {
-				break
-			}
-		}
+	switch kind {
+	case evidenceRounds:
+		err = addEach(y.st.Rounds(e, e), func(r *store.RoundRecord) []byte {
+			return ownEncoding(r.Validator, self, store.EncodeRound, r)
+		}, add)
+	case evidenceHosts:
+		err = addEach(y.st.HostRounds(e, e), func(r *store.HostRecord) []byte {
+			return ownEncoding(r.Validator, self, store.EncodeHost, r)
+		}, add)
+	default:
+		err = addEach(y.st.Announces(e), func(a store.AnnounceEntry) []byte { return a.Envelope }, add)
 	}
 	if err != nil {
 		return 0, items, 0, err
@@ -187,6 +164,33 @@ func (y *recordSync) evidencePage(s network.Stream, kind byte, e uint64, from in
 		next = from + len(items)
 	}
 	return evidenceOK, items, next, nil
+}
+
+// addEach hands add the encoding of each item of seq (nil: skipped) until
+// add stops or fails, or seq fails.
+func addEach[R any](seq iter.Seq2[R, error], enc func(R) []byte, add func([]byte) (bool, error)) error {
+	for r, err := range seq {
+		if err != nil {
+			return err
+		}
+		b := enc(r)
+		if b == nil {
+			continue
+		}
+		if more, err := add(b); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// ownEncoding is encode(r) for a record this validator (self) wrote, nil
+// for another's.
+func ownEncoding[R any](validator, self []byte, encode func(R) []byte, r R) []byte {
+	if !bytes.Equal(validator, self) {
+		return nil
+	}
+	return encode(r)
 }
 
 // ---- fetching ----
