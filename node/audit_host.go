@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/proof/host"
-	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/store"
 )
@@ -23,7 +21,7 @@ func auditHostRecord(r *store.HostRecord) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("challenge: %w", err)
-	case peer.ID(ch.CPU.Miner) != peer.ID(r.Miner):
+	case peer.ID(ch.Proof.miner()) != peer.ID(r.Miner):
 		return errors.New("challenge names another miner")
 	case sample.Commit(r.Secret) != ch.Commitment:
 		return errors.New("secret does not match the challenge's commitment")
@@ -37,14 +35,7 @@ func auditHostRecord(r *store.HostRecord) error {
 		}
 		return nil
 	}
-	segs := host.Sample(r.Secret, r.Root, ch.CPU.Encode(), ch.CPU.Shape, int(ch.Samples))
-	verr := func() error {
-		op, err := host.DecodeOpening(r.Opening, cpuwork.StateBytes)
-		if err != nil {
-			return err
-		}
-		return cpuwork.Verify(&ch.CPU, r.Root, segs, op)
-	}()
+	verr := ch.Proof.verify(r.Root, ch.segments(r.Secret, r.Root), r.Opening)
 	switch {
 	case r.Verdict == store.VerdictVerified && verr != nil:
 		return fmt.Errorf("verified, but the opening does not verify: %w", verr)

@@ -14,6 +14,8 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/proof/host/plot"
 )
 
 // Files under a node's home directory.
@@ -70,6 +72,11 @@ type NetworkConfig struct {
 	EpochLength       Duration `toml:"epoch_length" comment:"epoch = unix time / epoch_length"`
 	Genesis           string   `toml:"genesis" comment:"genesis file (relative to the home) listing validators and their stakes; empty: equal stakes"`
 	FinalityEpochs    uint64   `toml:"finality_epochs" comment:"epoch e's consensus is final at the end of epoch e + finality_epochs; later records for e are stored but ignored (1..1000)"`
+	RAMPeriodEpochs   uint64   `toml:"ram_period_epochs" comment:"the RAM host proof's dataset changes every this many epochs; miners rebuild theirs then"`
+	RAMCacheLog       uint32   `toml:"ram_cache_log" comment:"the RAM proof's light cache holds 2^ram_cache_log 64-byte lines (validators hold it)"`
+	RAMItemRounds     uint32   `toml:"ram_item_rounds" comment:"dependent cache reads per RAM dataset item (its recomputation cost)"`
+	PlotBlockLog      uint32   `toml:"plot_block_log" comment:"plot blocks are 2^plot_block_log bytes"`
+	PlotRounds        uint32   `toml:"plot_rounds" comment:"hash rounds per 64-byte plot label (a block's regeneration cost)"`
 }
 
 // Genesis is a network's validator set with stakes, read from the file
@@ -144,7 +151,10 @@ type MinerConfig struct {
 	AnnounceInterval Duration `toml:"announce_interval" comment:"how often the miner gossips its inventory and capacity"`
 	QueueLength      int      `toml:"queue_length" comment:"rounds served at once (one per validator); more are refused"`
 	ProofWindow      Duration `toml:"proof_window" comment:"how long outputs are kept for tile requests after the commitment"`
-	MeasureHardware  bool     `toml:"measure_hardware" comment:"measure CPU, RAM and storage at start (cached a day in hw.json) and announce them: 45% of the score"`
+	MeasureHardware  bool     `toml:"measure_hardware" comment:"measure CPU, RAM and storage at start (cached a day in hw.json) and announce them (self-measured, not scored)"`
+	RAMBytes         uint64   `toml:"ram_bytes" comment:"RAM held as the RAM host proof's dataset, in whole 64-byte items (0: none, and RAM earns nothing)"`
+	PlotBytes        uint64   `toml:"plot_bytes" comment:"storage held as a plot for the storage host proof, in whole blocks (0: none, and storage earns nothing)"`
+	PlotPath         string   `toml:"plot_path" comment:"the plot file (relative to the home), built at first start"`
 }
 
 // ValidatorConfig is the validator role.
@@ -168,6 +178,10 @@ type ValidatorConfig struct {
 	MinerTTL          Duration `toml:"miner_ttl" comment:"forget miners not announced for this long"`
 	HostCPUSteps      uint64   `toml:"host_cpu_steps" comment:"steps per chain of the CPU host round each miner gets once per epoch, a multiple of 16 (0: no host rounds, and no CPU part is proven)"`
 	HostCPUMaxChains  int      `toml:"host_cpu_max_chains" comment:"most chains of a CPU host round (one per announced core up to this)"`
+	HostRAMSteps      uint64   `toml:"host_ram_steps" comment:"steps per walk of the RAM host round each miner with a dataset gets once per epoch, a power of two (0: none, and no RAM is proven)"`
+	HostRAMMaxWalks   int      `toml:"host_ram_max_walks" comment:"most walks of a RAM host round (one per announced core up to this)"`
+	HostPlotSteps     uint64   `toml:"host_plot_steps" comment:"steps per walk of the storage host round each miner with a plot gets once per epoch, a multiple of 4 (0: none, and no storage is proven)"`
+	HostPlotMaxWalks  int      `toml:"host_plot_max_walks" comment:"most walks of a storage host round (one per announced core up to this)"`
 }
 
 // Profiles name default configurations for `pog init --profile`.
@@ -186,16 +200,19 @@ func DefaultConfig() Config {
 			LogLevel:          "info", LogFormat: "text",
 			RetainEvidence: 4,
 		},
-		Network: NetworkConfig{EpochLength: Duration{72 * time.Minute}, FinalityEpochs: 2},
+		Network: NetworkConfig{EpochLength: Duration{72 * time.Minute}, FinalityEpochs: 2,
+			RAMPeriodEpochs: 20, RAMCacheLog: memwalk.DefaultCacheLog, RAMItemRounds: memwalk.DefaultRounds,
+			PlotBlockLog: plot.DefaultBlockLog, PlotRounds: plot.DefaultRounds},
 		Miner: MinerConfig{Backend: "cpu", MaxOutputBytes: 16 << 30, AnnounceInterval: Duration{time.Minute},
-			QueueLength: 4, ProofWindow: Duration{2 * time.Minute}, MeasureHardware: true},
+			QueueLength: 4, ProofWindow: Duration{2 * time.Minute}, MeasureHardware: true, PlotPath: "plot/plot.bin"},
 		Validator: ValidatorConfig{RoundInterval: Duration{time.Second}, DutyCycle: 0.95,
 			RoundTarget: Duration{10 * time.Second}, RoundTargetCPU: Duration{2 * time.Second}, MinSteps: 22, MaxSteps: 64,
 			MinRTTMultiple: 20, FirstRootSlack: Duration{500 * time.Millisecond},
 			Size: 16384, K: 8192, TileBytes: 64 << 10,
 			Deadline: Duration{2 * time.Minute}, ProofTimeout: Duration{time.Minute},
 			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute},
-			HostCPUSteps: 1 << 20, HostCPUMaxChains: maxHostChains},
+			HostCPUSteps: 1 << 20, HostCPUMaxChains: maxHostChains,
+			HostRAMSteps: 1 << 20, HostRAMMaxWalks: 16, HostPlotSteps: 1 << 11, HostPlotMaxWalks: 8},
 	}
 }
 
@@ -225,6 +242,10 @@ func LocalConfig() Config {
 	c.Validator.ProofTimeout = Duration{5 * time.Second}
 	c.Validator.MinerTTL = Duration{10 * time.Second}
 	c.Validator.HostCPUSteps = 1 << 12
+	// A 256 KiB light cache: every local node shares one (ramCaches).
+	c.Network.RAMCacheLog = 12
+	c.Network.RAMPeriodEpochs = 1 << 20
+	c.Validator.HostRAMSteps, c.Validator.HostPlotSteps = 1<<14, 1<<8
 	return c
 }
 
@@ -276,6 +297,12 @@ func (c *Config) Validate() error {
 	}
 	if v.HostCPUSteps%hostCheckpoints != 0 {
 		bad("validator.host_cpu_steps %d: want a multiple of %d", v.HostCPUSteps, hostCheckpoints)
+	}
+	if v.HostRAMSteps&(v.HostRAMSteps-1) != 0 {
+		bad("validator.host_ram_steps %d: want a power of two", v.HostRAMSteps)
+	}
+	if v.HostPlotSteps%plotSegment != 0 {
+		bad("validator.host_plot_steps %d: want a multiple of %d", v.HostPlotSteps, plotSegment)
 	}
 	if !(v.DetectFraction > 0 && v.DetectFraction < 1 && v.DetectProbability > 0 && v.DetectProbability < 1) {
 		bad("validator.detect_fraction and detect_probability must be in (0, 1)")

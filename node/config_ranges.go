@@ -8,6 +8,8 @@ import (
 
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/proof/host/plot"
 )
 
 // maxConfigBytes bounds config.toml.
@@ -90,6 +92,17 @@ var configRanges = []configRange{
 	{"validator.first_root_slack", duration, float64(time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Validator.FirstRootSlack }},
 	{"validator.host_cpu_steps", count, 0, maxHostWork, func(c *Config) any { return c.Validator.HostCPUSteps }},
 	{"validator.host_cpu_max_chains", count, 1, maxHostChains, func(c *Config) any { return c.Validator.HostCPUMaxChains }},
+	{"validator.host_ram_steps", count, 0, maxHostWork, func(c *Config) any { return c.Validator.HostRAMSteps }},
+	{"validator.host_ram_max_walks", count, 1, maxHostChains, func(c *Config) any { return c.Validator.HostRAMMaxWalks }},
+	{"validator.host_plot_steps", count, 0, 1 << 20, func(c *Config) any { return c.Validator.HostPlotSteps }},
+	{"validator.host_plot_max_walks", count, 1, maxHostChains, func(c *Config) any { return c.Validator.HostPlotMaxWalks }},
+	{"network.ram_period_epochs", count, 1, 1 << 20, func(c *Config) any { return c.Network.RAMPeriodEpochs }},
+	{"network.ram_cache_log", count, memwalk.MinCacheLog, memwalk.MaxCacheLog, func(c *Config) any { return c.Network.RAMCacheLog }},
+	{"network.ram_item_rounds", count, memwalk.MinRounds, memwalk.MaxRounds, func(c *Config) any { return c.Network.RAMItemRounds }},
+	{"network.plot_block_log", count, plot.MinBlockLog, plot.MaxBlockLog, func(c *Config) any { return c.Network.PlotBlockLog }},
+	{"network.plot_rounds", count, plot.MinRounds, plot.MaxRounds, func(c *Config) any { return c.Network.PlotRounds }},
+	{"miner.ram_bytes", bytesKind, 0, memwalk.MaxItems * 64, func(c *Config) any { return c.Miner.RAMBytes }},
+	{"miner.plot_bytes", bytesKind, 0, plot.MaxBlocks << plot.MaxBlockLog, func(c *Config) any { return c.Miner.PlotBytes }},
 	{"validator.miner_ttl", duration, float64(time.Second), float64(7 * day), func(c *Config) any { return c.Validator.MinerTTL }},
 }
 

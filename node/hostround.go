@@ -14,33 +14,48 @@ import (
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/cpuwork"
+	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/proof/host/plot"
 	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
+	"math/bits"
 )
 
-// Host rounds (SPEC §23.8): once per epoch a validator spends one of its
-// slots with a miner, the one after the first GPU round, on a CPU host
-// round. The
-// validator sizes the challenge from the miner's announced cores and times
-// the checkpoint root less the round trip; protocol/hostround decides.
+// Host rounds (SPEC §23.8, §23.9): once per epoch a validator spends
+// slots with a miner, from the one after the first GPU round on, on a CPU
+// host round, a RAM host round if the miner announces a dataset and a
+// storage host round if it announces a plot. The validator sizes each
+// challenge from the miner's announce and times the checkpoint root less
+// the round trip; protocol/hostround decides.
 
 // Host round sizes.
 const (
-	// hostCheckpoints is the number of segments per chain.
+	// hostCheckpoints is the number of segments per CPU chain.
 	hostCheckpoints = 16
 	// hostSamples is the number of segments the validator recomputes.
 	hostSamples = 16
-	// maxHostChains bounds validator.host_cpu_max_chains.
+	// maxHostChains bounds the chains or walks of any host round.
 	maxHostChains = 256
-	// maxHostWork bounds the chain steps a miner runs for one host round
-	// (about a minute of one core at cpuwork's 29 ns per step).
+	// maxHostWork bounds the chain or walk steps a miner runs for one
+	// host round (about a minute of one core at cpuwork's 29 ns per step).
 	maxHostWork = 1 << 31
+	// ramLeaves bounds a RAM round's checkpoints: its segment grows past
+	// ramMinSegment steps so that walks × steps ÷ segment ≤ ramLeaves,
+	// which keeps the validator's cost at hostSamples segments of items.
+	ramLeaves     = 1 << 18
+	ramMinSegment = 16
+	// plotSegment is a storage audit's steps per segment, plotSamples its
+	// sampled segments: at most 32 blocks (2 MiB at 64 KiB) per opening.
+	plotSegment = 4
+	plotSamples = 8
+	// maxPlotWork bounds the block reads of one storage round.
+	maxPlotWork = 1 << 24
 )
 
-// hostPlan is a validator's CPU host round before it is sent.
+// hostPlan is a validator's host round before it is sent.
 type hostPlan struct {
 	ch     hostChallenge
 	secret [32]byte
@@ -48,30 +63,87 @@ type hostPlan struct {
 	rootBy time.Duration
 }
 
-// planHost sizes a CPU host round for miner: one chain per announced core
-// (1 if none is announced, at most maxChains) of steps steps. The root
-// is due after the round trip, a second of slack and twice the work at the
-// step bound on one chain per core.
-func planHost(steps uint64, maxChains int, miner peer.ID, ann *pb.MinerAnnounce, rtt time.Duration) (*hostPlan, error) {
-	chains := uint64(1)
+// hostChains is one chain or walk per announced core (1 if none is
+// announced), at most limit.
+func hostChains(ann *pb.MinerAnnounce, limit int) uint64 {
 	if h := ann.GetHardware(); h != nil && h.CpuCores > 0 {
-		chains = min(uint64(h.CpuCores), uint64(max(1, maxChains)))
+		return min(uint64(h.CpuCores), uint64(max(1, limit)))
 	}
+	return 1
+}
+
+// hostKinds are the host rounds a validator plays with a miner each epoch,
+// in order: CPU, then RAM if it announces a dataset, then storage if it
+// announces a plot of the network's block size and rounds.
+func (v *validator) hostKinds(p peer.ID, ann *pb.MinerAnnounce) []byte {
+	cfg := v.n.cfg.Validator
+	var kinds []byte
+	if cfg.HostCPUSteps > 0 {
+		kinds = append(kinds, hostKindCPU)
+	}
+	if cfg.HostRAMSteps > 0 && ann.GetRamItems() >= 2 {
+		kinds = append(kinds, hostKindRAM)
+	}
+	if _, _, ok := announcedPlot(p, ann, v.n.cfg.Network); ok && cfg.HostPlotSteps > 0 {
+		kinds = append(kinds, hostKindPlot)
+	}
+	return kinds
+}
+
+// announcedPlot is the miner's announced plot and root, if the plot is the
+// miner's own and of the network's block size and rounds.
+func announcedPlot(p peer.ID, ann *pb.MinerAnnounce, c NetworkConfig) (*plot.Plot, commit.CV, bool) {
+	if len(ann.GetPlot()) == 0 || len(ann.GetPlotRoot()) != len(commit.CV{}) {
+		return nil, commit.CV{}, false
+	}
+	pl, err := plot.DecodePlot(ann.GetPlot())
+	if err != nil || peer.ID(pl.Miner) != p || uint32(pl.BlockLog) != c.PlotBlockLog || pl.Rounds != c.PlotRounds {
+		return nil, commit.CV{}, false
+	}
+	return pl, commit.CV(ann.GetPlotRoot()), true
+}
+
+// planHost sizes a host round of kind for miner in epoch. The root is due
+// after the round trip, a second of slack and a multiple of the work at
+// the step bound (a root that late earns little credit anyway).
+func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch uint64, rtt time.Duration) (*hostPlan, error) {
+	cfg := c.Validator
 	p := &hostPlan{rtt: rtt}
-	if _, err := rand.Read(p.secret[:]); err != nil {
+	var seed [32]byte
+	for _, b := range [][]byte{p.secret[:], seed[:]} {
+		if _, err := rand.Read(b); err != nil {
+			return nil, err
+		}
+	}
+	var pr hostProof
+	samples, slack := hostSamples, 2.0
+	switch kind {
+	case hostKindCPU:
+		n := cfg.HostCPUSteps
+		pr = cpuProof{&cpuwork.Params{Seed: seed, Miner: []byte(miner), TableLog: cpuwork.DefaultTableLog,
+			Shape: host.Shape{Chains: hostChains(ann, cfg.HostCPUMaxChains), Steps: n, Segment: max(1, n/hostCheckpoints)}}}
+	case hostKindRAM:
+		w, n := hostChains(ann, cfg.HostRAMMaxWalks), cfg.HostRAMSteps
+		seg := min(n, max(ramMinSegment, uint64(1)<<bits.Len64(max(1, w*n/ramLeaves)-1)))
+		pr = ramProof{&memwalk.Params{Epoch: ramEpoch(c.Network, epoch), Seed: seed, Miner: []byte(miner),
+			Items: min(ann.GetRamItems(), memwalk.MaxItems), Shape: host.Shape{Chains: w, Steps: n, Segment: seg}}}
+		slack = 8 // a virtual machine's DRAM reads take about twice the bound
+	case hostKindPlot:
+		pl, root, ok := announcedPlot(miner, ann, c.Network)
+		if !ok {
+			return nil, errors.New("no valid plot announced")
+		}
+		pr = plotProof{&plot.Audit{Plot: *pl, Root: root, Seed: seed,
+			Shape: host.Shape{Chains: hostChains(ann, cfg.HostPlotMaxWalks), Steps: cfg.HostPlotSteps, Segment: plotSegment}}}
+		samples, slack = plotSamples, 4
+	default:
+		return nil, fmt.Errorf("host round of unknown kind %d", kind)
+	}
+	if err := pr.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := rand.Read(p.ch.CPU.Seed[:]); err != nil {
-		return nil, err
-	}
-	p.ch.Commitment = sample.Commit(p.secret)
-	p.ch.Samples = hostSamples
-	p.ch.CPU.Miner, p.ch.CPU.TableLog = []byte(miner), cpuwork.DefaultTableLog
-	p.ch.CPU.Shape = host.Shape{Chains: chains, Steps: steps, Segment: max(1, steps/hostCheckpoints)}
-	if err := p.ch.CPU.Validate(); err != nil {
-		return nil, err
-	}
-	work := time.Duration(2 * float64(steps) * cpuwork.StepBoundNs)
+	p.ch = hostChallenge{Commitment: sample.Commit(p.secret), Samples: uint16(samples), Proof: pr}
+	work := time.Duration(slack * float64(pr.shape().Steps) * pr.boundNs())
 	p.rootBy = rtt + time.Second + work
 	p.ch.RootByMs = uint32(min(p.rootBy.Milliseconds()+1, 1<<31))
 	return p, nil
@@ -86,26 +158,21 @@ type hostResult struct {
 	verifyNanos int64
 }
 
-// runHost plays one CPU host round of steps per chain with miner over a
-// direct stream.
-func (v *validator) runHost(ctx context.Context, miner peer.ID, ann *pb.MinerAnnounce, steps uint64) (*hostResult, error) {
+// runHost plays one host round of kind with miner over a direct stream.
+func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch uint64) (*hostResult, error) {
 	rtt := measureRTT(ctx, v.n, miner)
-	plan, err := planHost(steps, v.n.cfg.Validator.HostCPUMaxChains, miner, ann, rtt)
+	plan, err := planHost(v.n.cfg, kind, miner, ann, epoch, rtt)
 	if err != nil {
 		return nil, fmt.Errorf("cannot size a host round: %w", err)
 	}
 	res := &hostResult{plan: plan}
-	p := &plan.ch.CPU
-	m, err := hostround.NewValidator(hostround.Plan{Shape: p.Shape, BoundNs: cpuwork.StepBoundNs, Secret: plan.secret,
-		Params: p.Encode(), Samples: hostSamples, RTT: rtt, RootBy: plan.rootBy,
+	pr := plan.ch.Proof
+	m, err := hostround.NewValidator(hostround.Plan{Shape: pr.shape(), BoundNs: pr.boundNs(), Secret: plan.secret,
+		Params: pr.encode(), Samples: int(plan.ch.Samples), MaxSample: pr.maxSample(), RTT: rtt, RootBy: plan.rootBy,
 		Check: func(root commit.CV, segs []uint64, b []byte) error {
 			t0 := time.Now()
 			defer func() { res.verifyNanos = time.Since(t0).Nanoseconds() }()
-			op, err := host.DecodeOpening(b, cpuwork.StateBytes)
-			if err != nil {
-				return err
-			}
-			return cpuwork.Verify(p, root, segs, op)
+			return pr.verify(root, segs, b)
 		}})
 	if err != nil {
 		return nil, err
@@ -188,13 +255,13 @@ func (d *hdriver) readRoot(at time.Duration) any {
 // readOpening reads the opening of segs segments, its memory reserved in
 // the stream's scope.
 func (d *hdriver) readOpening(segs int) any {
-	need := maxHostOpening(segs, d.plan.ch.CPU.Leaves())
+	need := min(d.plan.ch.Proof.maxOpening(segs), store.MaxHostOpeningLen)
 	if err := d.s.Scope().ReserveMemory(need, network.ReservationPriorityHigh); err != nil {
 		return hostround.Opening{Err: fmt.Errorf("host stream memory budget: %w", err)}
 	}
 	defer d.s.Scope().ReleaseMemory(need)
 	d.s.SetReadDeadline(time.Now().Add(d.proofTimeout))
-	b, err := protocol.ReadFrame(d.r, min(need, store.MaxHostOpeningLen))
+	b, err := protocol.ReadFrame(d.r, need)
 	d.res.opening = b
 	return hostround.Opening{Bytes: b, Err: err}
 }
@@ -230,24 +297,19 @@ func (m *miner) serveHost(st network.Stream) error {
 		return err
 	}
 	ch, err := decodeHostChallenge(raw)
-	switch {
-	case err != nil:
-		return err
-	case peer.ID(ch.CPU.Miner) != m.n.ID():
-		return errors.New("host challenge for another miner")
-	case ch.CPU.Chains*ch.CPU.Steps > maxHostWork || ch.CPU.Steps > maxHostWork:
-		return fmt.Errorf("host challenge of %d×%d steps: at most %d", ch.CPU.Chains, ch.CPU.Steps, maxHostWork)
-	}
-	st.SetDeadline(time.Now().Add(time.Duration(ch.RootByMs)*time.Millisecond + streamDeadline))
-	prove := func(p *cpuwork.Params) ([][]byte, error) { return cpuwork.Prove(p, m.n.cfg.Miner.Workers) }
-	if m.hooks.HostProve != nil {
-		prove = m.hooks.HostProve
-	}
-	states, err := prove(&ch.CPU)
 	if err != nil {
 		return err
 	}
-	root, leaves, err := host.Commit(cpuwork.Tag, states)
+	pr := ch.Proof
+	if peer.ID(pr.miner()) != m.n.ID() {
+		return errors.New("host challenge for another miner")
+	}
+	st.SetDeadline(time.Now().Add(time.Duration(ch.RootByMs)*time.Millisecond + streamDeadline))
+	states, open, err := m.proveHost(pr)
+	if err != nil {
+		return err
+	}
+	root, leaves, err := host.Commit(pr.tag(), states)
 	if err != nil {
 		return err
 	}
@@ -261,16 +323,77 @@ func (m *miner) serveHost(st network.Stream) error {
 	if len(secret) != 32 || sample.Commit([32]byte(secret)) != ch.Commitment {
 		return errors.New("the revealed secret does not match its commitment")
 	}
-	segs := host.Sample([32]byte(secret), root, ch.CPU.Encode(), ch.CPU.Shape, int(ch.Samples))
-	op, err := host.Open(ch.CPU.Shape, states, leaves, segs)
-	if err != nil {
-		return err
-	}
-	b, err := op.MarshalBinary()
+	b, err := open(states, leaves, ch.segments([32]byte(secret), root))
 	if err != nil {
 		return err
 	}
 	return writeFlush(w, b)
+}
+
+// hostOpen encodes the opening of a sample from a proof's states and
+// checkpoint leaves.
+type hostOpen func(states [][]byte, leaves []commit.CV, segs []uint64) ([]byte, error)
+
+// proveHost runs a host proof this miner can answer: any CPU challenge of
+// at most maxHostWork steps, a RAM challenge of a RAM epoch in force over
+// at most its dataset, a storage audit of its own plot.
+func (m *miner) proveHost(pr hostProof) ([][]byte, hostOpen, error) {
+	sh := pr.shape()
+	if sh.Chains*sh.Steps > maxHostWork || sh.Steps > maxHostWork {
+		return nil, nil, fmt.Errorf("host challenge of %d×%d steps: at most %d", sh.Chains, sh.Steps, maxHostWork)
+	}
+	open := func(states [][]byte, leaves []commit.CV, segs []uint64) ([]byte, error) {
+		op, err := host.Open(sh, states, leaves, segs)
+		if err != nil {
+			return nil, err
+		}
+		return op.MarshalBinary()
+	}
+	workers := m.n.cfg.Miner.Workers
+	switch p := pr.(type) {
+	case cpuProof:
+		prove := func(p *cpuwork.Params) ([][]byte, error) { return cpuwork.Prove(p, workers) }
+		if m.hooks.HostProve != nil {
+			prove = m.hooks.HostProve
+		}
+		states, err := prove(p.Params)
+		return states, open, err
+	case ramProof:
+		if m.ram == nil || p.Items > m.ram.items || !m.acceptsRAMEpoch(p.Epoch) {
+			return nil, nil, errors.New("ram challenge for a dataset this miner does not hold")
+		}
+		d, _, err := m.ram.dataset(p.Epoch)
+		if err != nil {
+			return nil, nil, err
+		}
+		var src memwalk.Source = d
+		if m.hooks.RAMSource != nil {
+			src = m.hooks.RAMSource(d)
+		}
+		states, err := memwalk.Prove(p.Params, src, workers)
+		return states, open, err
+	case plotProof:
+		pl := m.plot
+		if pl == nil || string(p.Plot.Encode()) != string(pl.Params.Encode()) || p.Root != pl.Root {
+			return nil, nil, errors.New("storage audit of a plot this miner does not hold")
+		}
+		if sh.Chains*sh.Steps > maxPlotWork {
+			return nil, nil, fmt.Errorf("storage audit of %d×%d steps: at most %d", sh.Chains, sh.Steps, maxPlotWork)
+		}
+		r := pl.Reader
+		if m.hooks.PlotReader != nil {
+			r = m.hooks.PlotReader(r, &pl.Params)
+		}
+		states, err := plot.Prove(p.Audit, r, 0)
+		return states, func(states [][]byte, leaves []commit.CV, segs []uint64) ([]byte, error) {
+			op, err := plot.Open(p.Audit, r, pl.Leaves, states, leaves, segs)
+			if err != nil {
+				return nil, err
+			}
+			return op.MarshalBinary()
+		}, err
+	}
+	return nil, nil, fmt.Errorf("host challenge of kind %d", pr.kind())
 }
 
 func writeFlush(w *bufio.Writer, b []byte) error {
@@ -287,49 +410,68 @@ func (v *view) acceptsChallenges(p peer.ID) bool {
 	return v.trustAny || v.validators[p]
 }
 
-// hostDue says whether the miner's next slot in epoch goes to a host round
-// (one per epoch, when host rounds are on), and claims it: a slot after
-// the miner's first GPU round of the epoch, so that a short epoch still
-// measures the GPU, and after a random point of the epoch's first half
-// (hostAt), so that a validator's host rounds, a core-bound chain for
-// every miner, do not all land together at the epoch's start.
-func (v *validator) hostDue(e *minerEntry, epoch uint64, now time.Time) bool {
-	if v.n.cfg.Validator.HostCPUSteps == 0 || e.hostEpoch == epoch+1 || e.epoch != epoch || len(e.classes) == 0 {
-		return false
+// hostDue returns the host rounds the miner's next slot in epoch goes to
+// (each of hostKinds once per epoch, played one after the other in the
+// slot), and claims them: a slot after the miner's first GPU round of the
+// epoch, so that a short epoch still measures the GPU, and after a random
+// point of the epoch's first half (hostAt), so that a validator's host
+// rounds, core-bound walks for every miner, do not all land together at
+// the epoch's start.
+func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Time) []byte {
+	if e.epoch != epoch || len(e.classes) == 0 {
+		return nil
 	}
 	if e.hostAtEpoch != epoch+1 {
 		l := v.n.cfg.Network.EpochLength.Duration
 		e.hostAt = time.Unix(0, int64(epoch)*int64(l)).Add(time.Duration(v.rnd.Float64() * float64(l/2)))
-		e.hostAtEpoch = epoch + 1
+		e.hostAtEpoch, e.hostPending, e.hostRetries = epoch+1, v.hostKinds(p, e.ann), 0
 	}
 	if now.Before(e.hostAt) {
-		return false
+		return nil
 	}
-	e.hostEpoch = epoch + 1
-	return true
+	kinds := e.hostPending
+	e.hostPending = nil
+	return kinds
 }
 
-// playHost runs one host round in a miner's slot and reports it before the
-// round's epoch can close.
-func (v *validator) playHost(ctx context.Context, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce) {
+// maxHostRetries bounds how often a validator replays, in later slots of
+// the same epoch, host rounds a miner missed: a miner answers one host
+// round at a time, so two validators' rounds that meet there make one of
+// them miss.
+const maxHostRetries = 2
+
+// playHost runs the host rounds kinds, numbered from rnd, in a miner's
+// slot and reports each before the rounds' epoch can close.
+func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce) {
 	defer v.wg.Done()
 	start := time.Now()
 	net := v.n.cfg.Network
 	rctx, cancel := context.WithDeadlineCause(ctx, roundsCutoff(epoch, net.FinalityEpochs, net.EpochLength.Duration), errRoundCutoff)
 	defer cancel()
-	res, err := v.runHost(rctx, p, ann, v.n.cfg.Validator.HostCPUSteps)
-	var rec *store.HostRecord
-	switch {
-	case ctx.Err() != nil || rctx.Err() != nil:
-		// Shutdown or the epoch's cutoff: no evidence either way.
-	case err != nil:
-		v.n.log.Warn("host round not played", "miner", p, "epoch", epoch, "err", err)
-	default:
-		rec = v.reportHost(epoch, rnd, p, res)
+	var recs []*store.HostRecord
+	var missed []byte
+	for i, k := range kinds {
+		res, err := v.runHost(rctx, k, p, ann, epoch)
+		switch {
+		case ctx.Err() != nil || rctx.Err() != nil:
+			// Shutdown or the epoch's cutoff: no evidence either way.
+		case err != nil:
+			v.n.log.Warn("host round not played", "miner", p, "epoch", epoch, "kind", k, "err", err)
+		default:
+			if res.out.Missed {
+				missed = append(missed, k)
+			}
+			if rec := v.reportHost(epoch, rnd+uint64(i), p, res); rec != nil {
+				recs = append(recs, rec)
+			}
+		}
 	}
 	v.mu.Lock()
 	if e := v.miners[p]; e != nil {
 		e.busy = false
+		if len(missed) > 0 && e.hostAtEpoch == epoch+1 && e.hostRetries < maxHostRetries {
+			e.hostPending, e.hostRetries = append(e.hostPending, missed...), e.hostRetries+1
+		}
 		if v.sched != nil {
 			v.pause(e, p, ann, start)
 		} else {
@@ -341,8 +483,10 @@ func (v *validator) playHost(ctx context.Context, epoch, rnd uint64, p peer.ID, 
 	v.epochs.End(epoch)
 	v.closed.Broadcast()
 	v.mu.Unlock()
-	if rec != nil && v.onHost != nil {
-		v.onHost(rec)
+	for _, rec := range recs {
+		if v.onHost != nil {
+			v.onHost(rec)
+		}
 	}
 }
 
@@ -355,13 +499,15 @@ func (v *validator) reportHost(epoch, rnd uint64, p peer.ID, res *hostResult) *s
 		v.n.log.Error("storing host evidence failed", "miner", p, "err", err)
 		stored = nil
 	}
-	o := res.out
-	if m, ok := hostMeasurement(rec); ok {
-		v.n.log.Info("host round verified", "miner", p, "epoch", epoch, "kind", "cpu", "chains", m.CPUChains,
-			"step_ns", fmt.Sprintf("%.1f", float64(hostElapsed(rec).Nanoseconds())/float64(res.plan.ch.CPU.Steps)),
-			"credited_steps_per_s", fmt.Sprintf("%.4g", m.CPUStepsPerSecond), "verify_ms", res.verifyNanos/1e6)
+	o, pr := res.out, res.plan.ch.Proof
+	if _, m, ok := hostMeasurement(rec); ok {
+		h := m.ProvenHost()
+		v.n.log.Info("host round verified", "miner", p, "epoch", epoch, "kind", pr.name(), "chains", pr.shape().Chains,
+			"step_ns", fmt.Sprintf("%.1f", float64(hostElapsed(rec).Nanoseconds())/float64(pr.shape().Steps)),
+			"cores", h.CPUCores, "core_ghz", fmt.Sprintf("%.3g", h.CPUGHz), "ram_bytes", h.RAMBytes, "ram_gbps", fmt.Sprintf("%.3g", h.RAMGBps),
+			"storage_bytes", h.StorageBytes, "storage_mbps", fmt.Sprintf("%.3g", h.StorageMBps), "verify_ms", res.verifyNanos/1e6)
 	} else {
-		v.n.log.Warn("host round failed", "miner", p, "epoch", epoch, "kind", "cpu", "missed", o.Missed, "reason", o.Reason)
+		v.n.log.Warn("host round failed", "miner", p, "epoch", epoch, "kind", pr.name(), "missed", o.Missed, "reason", o.Reason)
 	}
 	return stored
 }

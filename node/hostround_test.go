@@ -17,20 +17,29 @@ import (
 )
 
 // hostPair starts a validator that plays no rounds of its own and a miner
-// proving with prove (nil: cpuwork.Prove), connected.
-func hostPair(t *testing.T, prove func(*cpuwork.Params) ([][]byte, error)) (*Node, *Node) {
+// proving with prove (nil: cpuwork.Prove), connected, host rounds of steps
+// CPU steps per chain.
+func hostPair(t *testing.T, steps uint64, prove func(*cpuwork.Params) ([][]byte, error)) (*Node, *Node) {
+	return hostPairWith(t, func(c *Config) { c.Validator.HostCPUSteps = steps },
+		func(o *Options) { o.RoundHooks.HostProve = prove })
+}
+
+// hostPairWith is hostPair with the configuration and the miner's options
+// edited.
+func hostPairWith(t *testing.T, edit func(*Config), miner func(*Options)) (*Node, *Node) {
 	tn := newTestNet(t)
 	cfg := testConfig()
 	cfg.Validator.RoundOffset = Duration{time.Hour} // runHost is called directly
+	edit(&cfg)
 	v := tn.start(RoleValidator, cfg, nil)
-	m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.RoundHooks.HostProve = prove })
+	m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, miner)
 	tn.connect(m, v)
 	return v, m
 }
 
 func TestHostRoundVerified(t *testing.T) {
-	v, m := hostPair(t, nil)
-	res, err := v.validator.runHost(t.Context(), m.ID(), nil, 1<<12)
+	v, m := hostPair(t, 1<<12, nil)
+	res, err := v.validator.runHost(t.Context(), hostKindCPU, m.ID(), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +50,8 @@ func TestHostRoundVerified(t *testing.T) {
 	if len(o.Segments) != hostSamples || !(o.StepNs > 0) || !(o.Credit > 0 && o.Credit <= 1) {
 		t.Fatalf("outcome %d segments, %.1f ns/step, credit %v", len(o.Segments), o.StepNs, o.Credit)
 	}
-	if res.plan.ch.CPU.Chains != 1 || !bytes.Equal(res.plan.ch.CPU.Miner, []byte(m.ID())) {
-		t.Fatalf("plan without an announce: %d chains for %x", res.plan.ch.CPU.Chains, res.plan.ch.CPU.Miner)
+	if p := res.plan.ch.Proof.(cpuProof); p.Chains != 1 || !bytes.Equal(p.Miner, []byte(m.ID())) {
+		t.Fatalf("plan without an announce: %d chains for %x", p.Chains, p.Miner)
 	}
 }
 
@@ -79,8 +88,8 @@ func TestHostRoundBadProofs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			v, m := hostPair(t, c.prove)
-			res, err := v.validator.runHost(t.Context(), m.ID(), nil, 1<<10)
+			v, m := hostPair(t, 1<<10, c.prove)
+			res, err := v.validator.runHost(t.Context(), hostKindCPU, m.ID(), nil, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,14 +102,22 @@ func TestHostRoundBadProofs(t *testing.T) {
 	}
 }
 
+// cpuHostConfig is testConfig with CPU host rounds of steps per chain, at
+// most chains chains.
+func cpuHostConfig(steps uint64, chains int) Config {
+	c := testConfig()
+	c.Validator.HostCPUSteps, c.Validator.HostCPUMaxChains = steps, chains
+	return c
+}
+
 func TestHostChallengeDecode(t *testing.T) {
-	p, err := planHost(1<<10, maxHostChains, "miner-id", nil, time.Millisecond)
+	p, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostKindCPU, "miner-id", nil, 0, time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	capped, err := planHost(1<<10, 3, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, 0)
-	if err != nil || capped.ch.CPU.Chains != 3 {
-		t.Fatalf("8 announced cores under a cap of 3: %v chains, %v", capped.ch.CPU.Chains, err)
+	capped, err := planHost(cpuHostConfig(1<<10, 3), hostKindCPU, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, 0, 0)
+	if err != nil || capped.ch.Proof.shape().Chains != 3 {
+		t.Fatalf("8 announced cores under a cap of 3: %v chains, %v", capped.ch.Proof.shape().Chains, err)
 	}
 	b := p.ch.encode()
 	got, err := decodeHostChallenge(b)
@@ -135,11 +152,11 @@ func TestHostChallengeDecode(t *testing.T) {
 // arriving stepNs per chain step after the challenge (no round trip).
 func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *store.HostRecord {
 	t.Helper()
-	plan, err := planHost(1<<10, maxHostChains, m, nil, 0)
+	plan, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostKindCPU, m, nil, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &plan.ch.CPU
+	p := plan.ch.Proof.(cpuProof).Params
 	states, err := cpuwork.Prove(p, 1)
 	if err != nil {
 		t.Fatal(err)

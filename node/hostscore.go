@@ -4,15 +4,15 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/proof/host"
-	"github.com/pog-network/pog/proof/host/cpuwork"
+	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
 	"lukechampine.com/blake3"
 )
 
 // Host evidence in the epoch score (SPEC §23.8): a verified host record's
-// timing, recomputed from the record alone, is the miner's proven CPU.
+// timing, recomputed from the record alone, is the miner's proven CPU, RAM
+// or storage.
 
 const evidenceRootContext = "pog 2026-12-01 epoch evidence root v2"
 
@@ -38,45 +38,49 @@ func EvidenceRoot(rounds []*store.RoundRecord, hosts []*store.HostRecord) [32]by
 	return root
 }
 
-// maxRTTShare bounds the round trip subtracted from a host root's arrival
-// to this share of it (§23.1 sizes rounds to last 20 round trips): a miner
-// that delays its pings gains at most 1/(1 − maxRTTShare) ≈ 5 %.
-const maxRTTShare = 0.05
-
 // hostElapsed is a host record's elapsed time: the root's arrival less the
-// round trip, at most maxRTTShare of the arrival.
+// round trip, at most 1/hostround.MaxRTTDivisor of the arrival (a miner
+// that delays its pings gains at most 1/0.95), as the round's machine
+// computed it.
 func hostElapsed(r *store.HostRecord) time.Duration {
-	return time.Duration(max(r.RootNanos-min(r.RTTNanos, int64(maxRTTShare*float64(r.RootNanos))), 1))
+	return time.Duration(max(r.RootNanos-min(r.RTTNanos, r.RootNanos/hostround.MaxRTTDivisor), 1))
 }
 
-// hostMeasurement is what a verified CPU host record credits: its chains,
-// and its chain steps per second over hostElapsed times the proof's credit.
-// ok is false for a failed record or an undecodable challenge.
-func hostMeasurement(r *store.HostRecord) (m scoring.HostMeasurement, ok bool) {
+// hostMeasurement is what a verified host record credits (hostProof's
+// credited over hostElapsed) and its kind. ok is false for a failed record
+// or an undecodable challenge.
+func hostMeasurement(r *store.HostRecord) (kind byte, m scoring.HostMeasurement, ok bool) {
 	if r.Verdict != store.VerdictVerified {
-		return m, false
+		return 0, m, false
 	}
 	ch, err := decodeHostChallenge(r.Challenge)
 	if err != nil {
-		return m, false
+		return 0, m, false
 	}
-	t := host.Timing{Shape: ch.CPU.Shape, Elapsed: hostElapsed(r)}
-	m.CPUChains = int(ch.CPU.Chains)
-	m.CPUStepsPerSecond = t.StepsPerSecond() * t.Credit(cpuwork.StepBoundNs)
-	return m, true
+	return ch.Proof.kind(), ch.Proof.credited(hostElapsed(r)), true
 }
 
-// provenHost is a miner's proven host of one epoch: the best of its
-// verified host records (one CPU measured several times is not several
-// CPUs).
+// provenHost is a miner's proven host of one epoch: for each kind the best
+// of its verified host records (one CPU measured several times is not
+// several CPUs), the kinds summed.
 func provenHost(hosts []*store.HostRecord) scoring.Hardware {
-	var best scoring.HostMeasurement
+	var best [hostKindPlot + 1]scoring.HostMeasurement
 	for _, r := range hosts {
-		if m, ok := hostMeasurement(r); ok && m.CPUStepsPerSecond > best.CPUStepsPerSecond {
-			best = m
+		if k, m, ok := hostMeasurement(r); ok && hostRank(m) > hostRank(best[k]) {
+			best[k] = m
 		}
 	}
-	return best.ProvenHost()
+	var sum scoring.HostMeasurement
+	for _, m := range best {
+		sum = sum.Add(m)
+	}
+	return sum.ProvenHost()
+}
+
+// hostRank orders one kind's measurements: each kind fills only its own
+// fields, the CPU's rate, the dataset's or the plot's credited bytes.
+func hostRank(m scoring.HostMeasurement) float64 {
+	return m.CPUStepsPerSecond + m.RAMBytes + m.StorageBytes
 }
 
 // hostsByMiner is validator v's host records of epoch e, by miner, in store

@@ -16,6 +16,8 @@ import (
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/host/cpuwork"
+	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/proof/host/plot"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
@@ -32,8 +34,12 @@ type RoundHooks struct {
 	// Skip, if set and true for a round from validator, drops its stream
 	// unanswered (a miner that is up only part of the time).
 	Skip func(validator peer.ID) bool
-	// HostProve, if set, replaces cpuwork.Prove in host rounds.
+	// HostProve, if set, replaces cpuwork.Prove in CPU host rounds.
 	HostProve func(*cpuwork.Params) ([][]byte, error)
+	// RAMSource, if set, serves RAM host rounds instead of the dataset.
+	RAMSource func(*memwalk.Dataset) memwalk.Source
+	// PlotReader, if set, serves storage host rounds instead of the plot.
+	PlotReader func(plot.Reader, *plot.Plot) plot.Reader
 }
 
 // miner plays the rounds validators open with it: it computes each step as
@@ -46,6 +52,8 @@ type miner struct {
 	hooks   RoundHooks
 
 	hostBusy sync.Mutex // held by the host round in play (hostround.go)
+	ram      *ramHolder // the RAM dataset; nil without miner.ram_bytes
+	plot     *Plot      // nil without a plot
 
 	mu       sync.Mutex
 	queues   map[peer.ID]*valQueue // per validator: one round in play, one waiting
@@ -79,6 +87,10 @@ func (m *miner) start(ctx context.Context) {
 	m.wg.Add(2)
 	go m.announceLoop(ctx)
 	go m.janitor(ctx)
+	if m.ram != nil {
+		m.wg.Add(1)
+		go m.ramLoop(ctx.Done())
+	}
 }
 
 func (m *miner) stop() {
@@ -103,6 +115,12 @@ func (m *miner) announceLoop(ctx context.Context) {
 		ann := &pb.MinerAnnounce{Version: protocol.Version, Seq: seq, Backend: m.backend.Name(),
 			Precisions: []uint32{uint32(proof.FP16), uint32(proof.FP32)}, MaxOutputBytes: m.n.cfg.Miner.MaxOutputBytes,
 			Hardware: m.hardware, Gpus: m.gpus}
+		if m.ram != nil {
+			ann.RamItems = m.ram.items
+		}
+		if m.plot != nil {
+			ann.Plot, ann.PlotRoot = m.plot.Params.Encode(), m.plot.Root[:]
+		}
 		if _, err := m.n.publish(ctx, protocol.TopicAnnounce, ann); err != nil && ctx.Err() == nil {
 			m.n.log.Warn("announce failed", "err", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/node/metrics"
+	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
@@ -81,6 +82,8 @@ type Options struct {
 	EquivocateEpochRecord func(*pb.EpochRecord)
 	// RoundHooks alter a miner's rounds (testnet adversaries only).
 	RoundHooks RoundHooks
+	// Plot, if set, is the miner's plot (OpenPlot), for storage host rounds.
+	Plot *Plot
 }
 
 // ErrStoreFailed is what Run returns, wrapping the store's fault, when the
@@ -204,7 +207,10 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	switch o.Role {
 	case RoleMiner:
 		n.miner = newMiner(n, o.Backend, o.RoundHooks)
-		n.miner.hardware, n.miner.gpus = o.Hardware, o.GPUs
+		n.miner.hardware, n.miner.gpus, n.miner.plot = o.Hardware, o.GPUs, o.Plot
+		if items := o.Config.Miner.RAMBytes / 64; items >= 2 {
+			n.miner.ram = &ramHolder{items: min(items, memwalk.MaxItems), workers: o.Config.Miner.Workers}
+		}
 	case RoleValidator:
 		n.validator = newValidator(n, o.Store, n.obs.onRecord(o.OnRecord))
 		n.validator.scorer.Resume, n.validator.scorer.Checkpoint = true, true

@@ -34,7 +34,8 @@ func testConfig() Config {
 	c.Validator.MinSteps, c.Validator.MaxSteps = 6, 12
 	// Rounds of about 300 ms: several per 2-second epoch (epoch_test.go).
 	c.Validator.RoundTarget, c.Validator.RoundTargetCPU = Duration{300 * time.Millisecond}, Duration{300 * time.Millisecond}
-	c.Validator.HostCPUSteps = 0 // hostround_test.go turns host rounds on
+	// hostround_test.go turns host rounds on.
+	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps, c.Validator.HostPlotSteps = 0, 0, 0
 	return c
 }
 

@@ -53,10 +53,13 @@ type minerEntry struct {
 	// classes counts this epoch's rounds per class (epoch: which epoch).
 	epoch   uint64
 	classes map[proof.Precision]int
-	// hostEpoch is one more than the epoch of the last host round;
-	// hostAt is when the host round of epoch hostAtEpoch−1 may start.
-	hostEpoch, hostAtEpoch uint64
-	hostAt                 time.Time
+	// hostAt is when the host rounds of epoch hostAtEpoch−1 may start;
+	// hostPending are the kinds still to play in it (hostRetries: how
+	// often missed ones were put back).
+	hostAtEpoch uint64
+	hostAt      time.Time
+	hostPending []byte
+	hostRetries int
 }
 
 // pick chooses the class of the miner's next round in epoch e.
@@ -177,8 +180,9 @@ func (v *validator) startRounds(ctx context.Context) {
 			epoch := v.epochs.Begin(v.n.view.epochAt(now))
 			v.wg.Add(1)
 			v.round++
-			if v.hostDue(e, epoch, now) {
-				go v.playHost(ctx, epoch, v.round, p, e.ann)
+			if kinds := v.hostDue(e, p, epoch, now); len(kinds) > 0 {
+				go v.playHost(ctx, kinds, epoch, v.round, p, e.ann)
+				v.round += uint64(len(kinds) - 1) // one round number per host record
 				continue
 			}
 			prec := e.pick(classShares(v.n.scoring), epoch)

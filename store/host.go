@@ -36,7 +36,7 @@ type HostRecord struct {
 // Host record bounds.
 const (
 	MaxHostChallengeLen = 1 << 10
-	MaxHostOpeningLen   = 1 << 20
+	MaxHostOpeningLen   = 4 << 20 // a storage audit opens up to 32 blocks of 64 KiB
 	hostTag             = 'h'
 	hostFormatV1        = 1
 )

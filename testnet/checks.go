@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -38,6 +39,10 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 		add("honest miners ranked in profile order", true, "not checked: a partition penalises the miners it cuts off")
 	} else {
 		add("honest miners ranked in profile order", ok, "epoch %d incentives: %s", last.Epoch, strings.Join(order, " > "))
+	}
+	if !r.cfg.Partition {
+		ok, detail := hostRanking(s, honest)
+		add("honest miners with the same GPU ranked by host", ok, "%s", detail)
 	}
 	if r.cfg.Partition {
 		var unhealed []string
@@ -118,7 +123,7 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			add("adversary "+a+" gains at most 5%", ok, "%s", detail)
 			continue
 		}
-		if a == "intermittent" || a == "host-overclaim" || a == "cpu-on-gpu" {
+		if a == "intermittent" || a == "host-overclaim" || a == "cpu-on-gpu" || a == "ram-on-disk" || a == "storage-regen" {
 			// Nothing to detect: they are paid for what they prove.
 			ok, detail := true, "not judged: no honest miner of its real profile"
 			for _, p := range s.Profitability {
@@ -220,4 +225,44 @@ func honestValidators(s *report.Summary) int {
 		}
 	}
 	return n
+}
+
+// hostRanking checks that of two honest miners with the same GPU, the one
+// whose profile's host is bigger (no less RAM and storage, more of one)
+// earns more mean incentive over the summarised epochs.
+func hostRanking(s *report.Summary, honest []report.Node) (bool, string) {
+	ok := true
+	var pairs []string
+	for _, a := range honest {
+		for _, b := range honest {
+			pa, pb := profileByName(a.Profile), profileByName(b.Profile)
+			if pa.GPU != pb.GPU || pa.FP16TFLOPS != pb.FP16TFLOPS || !biggerHost(pa.Host, pb.Host) {
+				continue
+			}
+			ia, ib := meanIncentive(s, a.Name), meanIncentive(s, b.Name)
+			ok = ok && ia > ib
+			pairs = append(pairs, fmt.Sprintf("%s(%s)=%.4f > %s(%s)=%.4f", a.Name, a.Profile, ia, b.Name, b.Profile, ib))
+		}
+	}
+	if len(pairs) == 0 {
+		return true, "not checked: no two honest miners with the same GPU and different hosts"
+	}
+	sort.Strings(pairs)
+	return ok, "mean incentives: " + strings.Join(pairs, "; ")
+}
+
+// biggerHost says whether host a has no less RAM and storage than b, and
+// more of one.
+func biggerHost(a, b *pb.Hardware) bool {
+	return a.RamBytes >= b.RamBytes && a.StorageBytes >= b.StorageBytes && (a.RamBytes > b.RamBytes || a.StorageBytes > b.StorageBytes)
+}
+
+// meanIncentive is a node's consensus incentive averaged over the
+// summarised epochs.
+func meanIncentive(s *report.Summary, name string) float64 {
+	sum := 0.0
+	for _, e := range s.Epochs {
+		sum += e.Incentive[name]
+	}
+	return sum / float64(max(1, len(s.Epochs)))
 }

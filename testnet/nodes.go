@@ -3,6 +3,7 @@ package testnet
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -79,7 +80,7 @@ func (r *run) minerSpecs() []minerSpec {
 		case "distant":
 			// Real speed, 200 ms of faked latency on roots and pongs.
 			out = append(out, minerSpec{name: "distant", profile: "H100", adversary: a, hooks: node.RoundHooks{Delay: distantDelay}})
-		case "intermittent", "host-overclaim", "cpu-on-gpu":
+		case "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen":
 			// Set up by adversary name in startNode, so --procs children
 			// get them too.
 			out = append(out, minerSpec{name: a, profile: "H100", adversary: a})
@@ -331,6 +332,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 	name, id := m.info.Name, m.id
 	sc := r.scoringConfig()
 	role := node.Role(m.info.Role)
+	var plotFile io.Closer = io.NopCloser(nil)
 	o := node.Options{Config: cfg, Role: role, Key: m.key, Store: st, Scoring: &sc,
 		Logger:        r.cfg.Log.With("name", name),
 		OnEpochRecord: func(e uint64, _ peer.ID) { ev.epochRecord(e) },
@@ -359,6 +361,11 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		}
 		o.Hardware, o.GPUs = shown.Host, announcedGPUs(shown.GPU, shown.MemoryMB)
 		o.RoundHooks = spec.hooks
+		if plotFile, err = minerHost(&o, m.home, m.id, p, spec.adversary, o.Logger); err != nil {
+			st.Close()
+			dd.Close()
+			return fmt.Errorf("%s: %w", name, err)
+		}
 		switch spec.adversary {
 		case "host-overclaim":
 			o.Hardware = scaledHost(shown.Host, 4) // honest GPU, 4× its host
@@ -386,6 +393,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 	if err != nil {
 		st.Close()
 		dd.Close()
+		plotFile.Close()
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	m.node = n
@@ -393,6 +401,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 	go func() {
 		defer r.wg.Done()
 		defer dd.Close()
+		defer plotFile.Close()
 		n.Run(ctx)
 	}()
 	return nil

@@ -24,22 +24,26 @@ type Profile struct {
 	Host       *pb.Hardware // read-only, shared
 }
 
-// Profiles, fastest first: honest miners must end up ranked in this order.
+// Profiles, fastest GPU first: honest miners must end up ranked in this
+// order, and of two with the same GPU the one with the bigger host first.
 var Profiles = []Profile{
 	{"H200", "NVIDIA H200", 610, 141 << 10, &pb.Hardware{CpuCores: 96, CpuGhz: 2.4, RamBytes: 2 << 40, RamGbps: 300, StorageBytes: 30e12, StorageMbps: 7000}},
 	{"H100", "NVIDIA H100 80GB HBM3", 570, 80 << 10, &pb.Hardware{CpuCores: 96, CpuGhz: 2.2, RamBytes: 2 << 40, RamGbps: 250, StorageBytes: 20e12, StorageMbps: 6500}},
 	{"A100", "NVIDIA A100-SXM4-80GB", 238.8, 80 << 10, &pb.Hardware{CpuCores: 64, CpuGhz: 2.2, RamBytes: 1 << 40, RamGbps: 200, StorageBytes: 15e12, StorageMbps: 5000}},
 	{"RTX4090", "NVIDIA GeForce RTX 4090", 157, 24 << 10, &pb.Hardware{CpuCores: 16, CpuGhz: 4.5, RamBytes: 128 << 30, RamGbps: 80, StorageBytes: 4e12, StorageMbps: 5000}},
 	{"CPU", "", 8, 0, &pb.Hardware{CpuCores: 16, CpuGhz: 3.0, RamBytes: 64 << 30, RamGbps: 50, StorageBytes: 2e12, StorageMbps: 2000}},
+	// An H200 on a small host: ranked below the H200 by its host alone.
+	{"H200-small-host", "NVIDIA H200", 610, 141 << 10, &pb.Hardware{CpuCores: 16, CpuGhz: 3.0, RamBytes: 64 << 30, RamGbps: 50, StorageBytes: 1e12, StorageMbps: 2000}},
 }
 
+// profileByName is the named profile, CPU if there is none.
 func profileByName(name string) Profile {
 	for _, p := range Profiles {
 		if p.Name == name {
 			return p
 		}
 	}
-	return Profiles[len(Profiles)-1]
+	return profileByName("CPU")
 }
 
 // announcedGPUs reads the profile's GPU through the go-nvml mock, the same

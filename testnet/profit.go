@@ -27,13 +27,7 @@ const noProfitGain = 1e6
 // whose real profile no honest miner has cannot be judged: it is returned
 // in unjudged instead.
 func profitability(s *report.Summary) (out []report.Profit, unjudged []string) {
-	mean := func(name string) float64 {
-		sum := 0.0
-		for _, e := range s.Epochs {
-			sum += e.Incentive[name]
-		}
-		return sum / float64(max(1, len(s.Epochs)))
-	}
+	mean := func(name string) float64 { return meanIncentive(s, name) }
 	honest := map[string][]float64{} // profile → honest miners' incentives
 	groups := map[string][]report.Node{}
 	for _, n := range s.Nodes {

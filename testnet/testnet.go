@@ -22,7 +22,7 @@ import (
 // Adversaries lists every adversary class, in the order they join.
 // far is no adversary but an honest miner behind FarDelay; like them it
 // joins by name.
-var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "spammer", "dishonest-validator", "equivocator", "far", "timeshare"}
+var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "spammer", "dishonest-validator", "equivocator", "far", "timeshare"}
 
 // Config describes a testnet run.
 type Config struct {
@@ -293,6 +293,7 @@ func (r *run) nodeConfig() node.Config {
 	// 2^17 steps: about 4 ms of one core, over 20 loopback round trips
 	// and long against the miner's table setup.
 	c.Validator.HostCPUSteps = 1 << 17
+	hostConfig(&c)
 	return c
 }
 
@@ -302,6 +303,7 @@ func (r *run) scoringConfig() scoring.Config {
 	c := scoring.DefaultConfig()
 	c.Reference.GPUFP16TFLOPS *= r.cfg.Scale
 	c.Reference.GPUFP32TFLOPS *= r.cfg.Scale
+	scaleHostReference(&c)
 	for i := range c.Classes {
 		c.Classes[i].FP16TFLOPS *= r.cfg.Scale
 		c.Classes[i].FP32TFLOPS *= r.cfg.Scale

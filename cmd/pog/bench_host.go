@@ -484,7 +484,7 @@ func printBenchHost(w io.Writer, r *hostBenchResult) {
 	fmt.Fprintf(w, "         plot built at %.1f MB/s, announce check %s, %s; storing nothing: %s per step (credit %.3f)\n",
 		s.BuildBps/1e6, secs(s.CheckSeconds), cache, nanos(s.RegeneratedStepNs), s.RegeneratedCredit)
 	fmt.Fprintf(w, "parts    cpu %.4f, ram %.4f, storage %.4f of the reference host (SPEC §23.7)\n", r.Parts.CPU, r.Parts.RAM, r.Parts.Storage)
-	fmt.Fprintln(w, "not scored: no validator issues host proofs yet (SPEC §23)")
+	fmt.Fprintln(w, "a validator plays these proofs with a miner each epoch over the network, its round trip subtracted (SPEC §23.8, §23.9)")
 }
 
 func secs(s float64) string {

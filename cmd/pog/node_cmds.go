@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/kernels/hw"
@@ -253,7 +254,16 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 				return 1
 			}
 			o.Hardware, o.GPUs = announcedHardware(rep)
-			log.Info("hardware", "cached", cached, "gpus", len(rep.GPUs), "cores", rep.CPU.Cores, "ram_bytes", rep.RAM.TotalBytes)
+			log.Info("hardware (self-measured, not scored)", "cached", cached, "gpus", len(rep.GPUs), "cores", rep.CPU.Cores, "ram_bytes", rep.RAM.TotalBytes)
+		}
+		if cfg.Miner.PlotBytes > 0 {
+			pl, f, err := openPlot(*home, cfg, key, log)
+			if err != nil {
+				log.Error("cannot open the plot", "err", err)
+				return 1
+			}
+			defer f.Close()
+			o.Plot = pl
 		}
 	}
 	if o.Stakes, err = node.LoadGenesis(*home, cfg); err != nil {
@@ -414,4 +424,18 @@ func openBackend(name string, log *slog.Logger) (kernels.Backend, error) {
 		}
 	}
 	return be, err
+}
+
+// openPlot opens, or builds at first start, the miner's plot at
+// miner.plot_path (relative to home).
+func openPlot(home string, cfg node.Config, key crypto.PrivKey, log *slog.Logger) (*node.Plot, io.Closer, error) {
+	id, err := peer.IDFromPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	path := cfg.Miner.PlotPath
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(home, path)
+	}
+	return node.OpenPlot(path, id, cfg.Network, cfg.Miner.PlotBytes, cfg.Miner.Workers, log)
 }

@@ -27,7 +27,8 @@ type Plan struct {
 	// MaxSample caps the sample (plot.Audit.MaxSample); 0: host.MaxSegments.
 	MaxSample int
 	// RTT is the round trip measured on the same connection just before
-	// the challenge; it is subtracted from the root's arrival.
+	// the challenge; it is subtracted from the root's arrival, at most
+	// 1/MaxRTTDivisor of it (SPEC §23.8).
 	RTT time.Duration
 	// RootBy bounds the root's arrival after Start: a later root is missed.
 	RootBy time.Duration
@@ -35,6 +36,11 @@ type Plan struct {
 	// the root: the proof's decoder and Verify.
 	Check func(root commit.CV, segs []uint64, opening []byte) error
 }
+
+// MaxRTTDivisor bounds the round trip subtracted from a root's arrival to
+// 1/20 of it, §23.1's elapsed ≥ 20 round trips made a bound: a miner that
+// delays its pings to inflate the round trip gains at most 1/0.95.
+const MaxRTTDivisor = 20
 
 // Events the Validator accepts; At is a reading of the caller's monotonic
 // clock.
@@ -77,7 +83,7 @@ type Outcome struct {
 	Missed   bool
 	Reason   string
 	Root     commit.CV
-	Elapsed  time.Duration // root arrival − Start − RTT
+	Elapsed  time.Duration // root arrival − Start − RTT (capped)
 	StepNs   float64       // per chain step
 	Credit   float64       // min(1, BoundNs/StepNs); 0 unless verified
 	Segments []uint64
@@ -154,7 +160,8 @@ func (v *Validator) root(e Root) []any {
 		return v.finish(true, fmt.Sprintf("no root within %v", v.p.RootBy))
 	}
 	v.out.Root = e.Root
-	v.out.Elapsed = max(e.At-v.start-v.p.RTT, time.Nanosecond)
+	arrival := e.At - v.start
+	v.out.Elapsed = max(arrival-min(v.p.RTT, arrival/MaxRTTDivisor), time.Nanosecond)
 	t := host.Timing{Shape: v.p.Shape, Elapsed: v.out.Elapsed}
 	v.out.StepNs = t.StepNs()
 	k := v.p.Samples

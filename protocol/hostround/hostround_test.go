@@ -25,7 +25,7 @@ func cpuRound(t *testing.T) (Plan, [][]byte, []commit.CV, commit.CV) {
 		t.Fatal(err)
 	}
 	plan := Plan{Shape: p.Shape, BoundNs: 100, Secret: [32]byte{7}, Params: p.Encode(), Samples: 8,
-		RTT: 2 * time.Millisecond, RootBy: time.Second,
+		RTT: 10 * time.Microsecond, RootBy: time.Second,
 		Check: func(root commit.CV, segs []uint64, b []byte) error {
 			op, err := host.DecodeOpening(b, cpuwork.StateBytes)
 			if err != nil {
@@ -58,7 +58,7 @@ func TestHonestRound(t *testing.T) {
 	}
 	// Each chain's 1000 steps took 0.2 ms after the 2 ms round trip: 200 ns
 	// per step, twice the bound.
-	acts := v.Step(Root{At: 10*time.Second + 2200*time.Microsecond, Root: root})
+	acts := v.Step(Root{At: 10*time.Second + 210*time.Microsecond, Root: root})
 	if len(acts) != 2 || acts[0] != (Reveal{}) {
 		t.Fatalf("root: %#v", acts)
 	}

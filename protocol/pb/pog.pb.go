@@ -231,9 +231,14 @@ type MinerAnnounce struct {
 	Precisions     []uint32               `protobuf:"varint,4,rep,packed,name=precisions,proto3" json:"precisions,omitempty"` // proof.Precision values it computes
 	Backend        string                 `protobuf:"bytes,5,opt,name=backend,proto3" json:"backend,omitempty"`
 	MaxOutputBytes uint64                 `protobuf:"varint,6,opt,name=max_output_bytes,json=maxOutputBytes,proto3" json:"max_output_bytes,omitempty"` // largest output per sub-challenge it accepts
-	Hardware       *Hardware              `protobuf:"bytes,7,opt,name=hardware,proto3" json:"hardware,omitempty"`                                      // self-reported CPU, RAM and storage (scored 45%)
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	Hardware       *Hardware              `protobuf:"bytes,7,opt,name=hardware,proto3" json:"hardware,omitempty"`                                      // self-reported CPU, RAM and storage (not scored)
+	// Host proofs it answers (SPEC §23.9): the RAM dataset's items (64 bytes
+	// each) for the network's RAM epoch, and its plot (plot encoding and root).
+	RamItems      uint64 `protobuf:"varint,8,opt,name=ram_items,json=ramItems,proto3" json:"ram_items,omitempty"`
+	Plot          []byte `protobuf:"bytes,9,opt,name=plot,proto3" json:"plot,omitempty"`
+	PlotRoot      []byte `protobuf:"bytes,10,opt,name=plot_root,json=plotRoot,proto3" json:"plot_root,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *MinerAnnounce) Reset() {
@@ -311,6 +316,27 @@ func (x *MinerAnnounce) GetMaxOutputBytes() uint64 {
 func (x *MinerAnnounce) GetHardware() *Hardware {
 	if x != nil {
 		return x.Hardware
+	}
+	return nil
+}
+
+func (x *MinerAnnounce) GetRamItems() uint64 {
+	if x != nil {
+		return x.RamItems
+	}
+	return 0
+}
+
+func (x *MinerAnnounce) GetPlot() []byte {
+	if x != nil {
+		return x.Plot
+	}
+	return nil
+}
+
+func (x *MinerAnnounce) GetPlotRoot() []byte {
+	if x != nil {
+		return x.PlotRoot
 	}
 	return nil
 }
@@ -1316,7 +1342,7 @@ const file_pog_proto_rawDesc = "" +
 	"\x03GPU\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12!\n" +
-	"\fmemory_bytes\x18\x03 \x01(\x04R\vmemoryBytes\"\xee\x01\n" +
+	"\fmemory_bytes\x18\x03 \x01(\x04R\vmemoryBytes\"\xbc\x02\n" +
 	"\rMinerAnnounce\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x1f\n" +
@@ -1326,7 +1352,11 @@ const file_pog_proto_rawDesc = "" +
 	"precisions\x12\x18\n" +
 	"\abackend\x18\x05 \x01(\tR\abackend\x12(\n" +
 	"\x10max_output_bytes\x18\x06 \x01(\x04R\x0emaxOutputBytes\x12,\n" +
-	"\bhardware\x18\a \x01(\v2\x10.pog.v1.HardwareR\bhardware\"\xc0\x01\n" +
+	"\bhardware\x18\a \x01(\v2\x10.pog.v1.HardwareR\bhardware\x12\x1b\n" +
+	"\tram_items\x18\b \x01(\x04R\bramItems\x12\x12\n" +
+	"\x04plot\x18\t \x01(\fR\x04plot\x12\x1b\n" +
+	"\tplot_root\x18\n" +
+	" \x01(\fR\bplotRoot\"\xc0\x01\n" +
 	"\bHardware\x12\x1b\n" +
 	"\tcpu_cores\x18\x01 \x01(\rR\bcpuCores\x12\x17\n" +
 	"\acpu_ghz\x18\x02 \x01(\x01R\x06cpuGhz\x12\x1b\n" +

@@ -92,9 +92,9 @@ type Reference struct {
 	CPUCores       int     `json:"cpu_cores"` // all sockets together
 	CPUGHz         float64 `json:"cpu_ghz"`
 	RAMBytes       uint64  `json:"ram_bytes"`
-	RAMGBps        float64 `json:"ram_gbps"`
+	RAMGBps        float64 `json:"ram_gbps"` // random 64-byte reads of the RAM proof's walks
 	StorageBytes   uint64  `json:"storage_bytes"`
-	StorageMBps    float64 `json:"storage_mbps"` // sequential
+	StorageMBps    float64 `json:"storage_mbps"` // random block reads of the storage proof's walks
 }
 
 // GPUClass is one GPU model's throughput as the subnet's table measures it,
@@ -106,8 +106,10 @@ type GPUClass struct {
 	MemoryBytes uint64  `json:"memory_bytes"`
 }
 
-// DefaultConfig returns version 2 of the rules (version 1 credited announced
-// host figures and had no availability factor):
+// DefaultConfig returns version 3 of the rules (version 1 credited announced
+// host figures and had no availability factor; version 2 stated the
+// reference's RAM and storage bandwidth as streaming figures, which no host
+// proof measures):
 //
 //   - Parts: GPU 0.55, CPU 0.20, RAM 0.15, storage 0.10 (the SN27 paper).
 //   - GPU part: sustained 0.7 / peak 0.3 (sustained counts more: it is what a
@@ -120,8 +122,11 @@ type GPUClass struct {
 //     rate on Hopper (SPEC §11), so normalising it by SIMT fp32 (49.6)
 //     would let one H100 reach the cap. 141 GB HBM per GPU (node
 //     1.128 TB, decimal units throughout); CPU 2 sockets × 48 cores = 96
-//     cores at 2.4 GHz (a typical dual-socket Xeon/EPYC HGX host); RAM 2 TB
-//     at 300 GB/s; storage 30 TB at 7000 MB/s (PCIe 4 NVMe).
+//     cores at 2.4 GHz (a typical dual-socket Xeon/EPYC HGX host); RAM 2 TB;
+//     storage 30 TB (PCIe 4 NVMe). Bandwidths in the host proofs' units
+//     (SPEC §23.7): RAM 10.24 GB/s, the validator's 16 walks of dependent
+//     64-byte reads at a bare-metal DRAM latency of 100 ns; storage
+//     5243 MB/s, its 8 walks of 64 KiB block reads at 100 µs each.
 //   - Cap 1.0: no quantity scores above the reference node.
 //   - Classes: the subnet's table (fp16 / fp32 TFLOPS) with vendor memory:
 //     H200 610 / 49.6, 141 GB; H100 80GB HBM3 570 / 49.0, 80 GB;
@@ -135,7 +140,7 @@ type GPUClass struct {
 //     to [0.5, 2].
 func DefaultConfig() Config {
 	return Config{
-		Version:   2,
+		Version:   3,
 		GPUWeight: 0.55, CPUWeight: 0.20, RAMWeight: 0.15, StorageWeight: 0.10,
 		SustainedWeight: 0.7, PeakWeight: 0.3,
 		FP16Weight: 0.6, FP32Weight: 0.4,
@@ -145,8 +150,8 @@ func DefaultConfig() Config {
 		Reference: Reference{
 			GPUs: 8, GPUFP16TFLOPS: 610, GPUFP32TFLOPS: 610, GPUMemoryBytes: 141e9,
 			CPUCores: 96, CPUGHz: 2.4,
-			RAMBytes: 2e12, RAMGBps: 300,
-			StorageBytes: 30e12, StorageMBps: 7000,
+			RAMBytes: 2e12, RAMGBps: 16 * 64 / 100e-9 / 1e9,
+			StorageBytes: 30e12, StorageMBps: 8 * 65536 / 100e-6 / 1e6,
 		},
 		Cap: 1.0,
 		Classes: []GPUClass{

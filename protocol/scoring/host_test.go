@@ -6,11 +6,11 @@ import (
 )
 
 // refHost is a measurement of the reference host (SPEC §18) in the host
-// proofs' units: 96 chains at 2.4 GHz-equivalent each, 2 TB at 300 GB/s,
-// 30 TB at 7000 MB/s.
+// proofs' units: 96 chains at 2.4 GHz-equivalent each, 2 TB with random
+// reads at 10.24 GB/s, 30 TB with block reads at 5242.88 MB/s.
 func refHost() HostMeasurement {
 	return HostMeasurement{CPUChains: 96, CPUStepsPerSecond: 96 * 2.4e9 / CPUCyclesPerStep,
-		RAMBytes: 2e12, RAMBytesPerSecond: 300e9, StorageBytes: 30e12, StorageBytesPerSecond: 7000e6}
+		RAMBytes: 2e12, RAMBytesPerSecond: 10.24e9, StorageBytes: 30e12, StorageBytesPerSecond: 5242.88e6}
 }
 
 func TestHostMeasurementScores(t *testing.T) {
@@ -18,7 +18,7 @@ func TestHostMeasurementScores(t *testing.T) {
 		return ScoreMiner(DefaultConfig(), Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: m.ProvenHost()})
 	}
 	half := HostMeasurement{CPUChains: 48, CPUStepsPerSecond: 48 * 2.4e9 / CPUCyclesPerStep,
-		RAMBytes: 1e12, RAMBytesPerSecond: 150e9, StorageBytes: 15e12, StorageBytesPerSecond: 3500e6}
+		RAMBytes: 1e12, RAMBytesPerSecond: 5.12e9, StorageBytes: 15e12, StorageBytesPerSecond: 2621.44e6}
 	cases := []struct {
 		name              string
 		m                 HostMeasurement

@@ -13,8 +13,8 @@ import (
 // Reference figures used in the arithmetic below (DefaultConfig):
 // node fp16 8·610 = 4880 TFLOPS, fp32 8·610 = 4880 (fp32 inputs are SIMT
 // figures × k32, so their ratios read as against 8·49.6 = 396.8), memory
-// 8·141 GB = 1128 GB; CPU 96·2.4 = 230.4 core-GHz; RAM 2000 GB, 300 GB/s;
-// storage 7000 MB/s, 30 TB. GPU part = 0.8·(0.6·fp16n + 0.4·fp32n) +
+// 8·141 GB = 1128 GB; CPU 96·2.4 = 230.4 core-GHz; RAM 2000 GB, 10.24 GB/s (random reads);
+// storage 5242.88 MB/s (block reads), 30 TB. GPU part = 0.8·(0.6·fp16n + 0.4·fp32n) +
 // 0.2·memn with fpXn = (0.7·median + 0.3·peak) ÷ reference; with one class
 // measured, its weight is 1.
 
@@ -50,8 +50,8 @@ const k32 = 610.0 / 49.6
 
 // refAux is the reference node's CPU, RAM and storage.
 func refAux(names []string) Hardware {
-	return Hardware{GPUNames: names, CPUCores: 96, CPUGHz: 2.4, RAMBytes: 2e12, RAMGBps: 300,
-		StorageBytes: 30e12, StorageMBps: 7000}
+	return Hardware{GPUNames: names, CPUCores: 96, CPUGHz: 2.4, RAMBytes: 2e12, RAMGBps: 10.24,
+		StorageBytes: 30e12, StorageMBps: 5242.88}
 }
 
 // refRounds is an 8×H200 node measured exactly at the table: three fp16 and
@@ -313,14 +313,14 @@ func TestScoreMiner(t *testing.T) {
 		},
 		{
 			// Aux below the reference, GPU at it: CPU 32·3.0/230.4 =
-			// 0.4166666667; RAM 0.5·512/2000 + 0.5·150/300 = 0.128 + 0.25 =
-			// 0.378; storage 0.5·3500/7000 + 0.5·4/30 = 0.25 + 0.0666666667 =
+			// 0.4166666667; RAM 0.5·512/2000 + 0.5·5.12/10.24 = 0.128 + 0.25 =
+			// 0.378; storage 0.5·2621.44/5242.88 + 0.5·4/30 = 0.25 + 0.0666666667 =
 			// 0.3166666667. Total 0.55 + 0.2·0.4166666667 + 0.15·0.378 +
 			// 0.1·0.3166666667 = 0.55 + 0.0833333333 + 0.0567 + 0.0316666667 = 0.7217.
 			name: "aux hardware below the reference",
 			cfg:  def,
 			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: Hardware{CPUCores: 32, CPUGHz: 3.0,
-				RAMBytes: 512e9, RAMGBps: 150, StorageBytes: 4e12, StorageMBps: 3500}},
+				RAMBytes: 512e9, RAMGBps: 5.12, StorageBytes: 4e12, StorageMBps: 2621.44}},
 			want: want{gpu: 1, cpu: 0.41666666666667, ram: 0.378, storage: 0.31666666666667, total: 0.7217},
 		},
 		{

@@ -41,10 +41,10 @@ func mustFloat(s string) float64 {
 // scaleNote states the simulation scale of the TFLOPS columns.
 func scaleNote(s *Summary) string {
 	if s.Scale <= 0 {
-		return ""
+		return s.HostScale
 	}
-	return fmt.Sprintf("Simulated GPUs: each miner's CPU backend is paced to its profile's TFLOPS × %s, so sim and measured TFLOPS are "+
-		"tiny; \"measured ÷ scale\" is the measured throughput in the profile's units.", eng(s.Scale))
+	return strings.TrimSpace(fmt.Sprintf("Simulated GPUs: each miner's CPU backend is paced to its profile's TFLOPS × %s, so sim and measured TFLOPS are "+
+		"tiny; \"measured ÷ scale\" is the measured throughput in the profile's units. %s", eng(s.Scale), s.HostScale))
 }
 
 // epochWindow is an epoch's wall-clock span in UTC and, when the run's

@@ -14,9 +14,11 @@ type Summary struct {
 	// StartedAt is when the run started (RFC 3339); AtSeconds count from it.
 	StartedAt string `json:"started_at,omitempty"`
 	// Scale is what simulated miners' TFLOPS are of their profile's.
-	Scale  float64 `json:"scale,omitempty"`
-	Nodes  []Node  `json:"nodes"`
-	Epochs []Epoch `json:"epochs"`
+	Scale float64 `json:"scale,omitempty"`
+	// HostScale says how simulated hosts are scaled (RAM, storage, walks).
+	HostScale string  `json:"host_scale,omitempty"`
+	Nodes     []Node  `json:"nodes"`
+	Epochs    []Epoch `json:"epochs"`
 	// Rounds are every round verdict the validators recorded.
 	Rounds     []Round     `json:"rounds"`
 	Detections []Detection `json:"detections"`

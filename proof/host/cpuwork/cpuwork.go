@@ -102,6 +102,20 @@ func (p *Params) Encode() []byte {
 	return binary.BigEndian.AppendUint64(b, p.Segment)
 }
 
+// DecodeParams parses Encode's output and validates it.
+func DecodeParams(b []byte) (*Params, error) {
+	d := host.NewDecoder("cpu challenge", b)
+	p := &Params{}
+	d.Array32(&p.Seed)
+	p.Miner = d.Miner()
+	p.TableLog = d.U8()
+	p.Shape = d.Shape()
+	if err := d.Finish(); err != nil {
+		return nil, err
+	}
+	return p, p.Validate()
+}
+
 // Table returns the seeded table: 2^TableLog little-endian words of the XOF
 // keyed by derive-key("… cpu table", seed ‖ miner).
 func Table(p *Params) []uint64 {

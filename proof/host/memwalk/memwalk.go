@@ -214,6 +214,23 @@ func (p *Params) Encode() []byte {
 	return b
 }
 
+// DecodeParams parses Encode's output and validates it.
+func DecodeParams(b []byte) (*Params, error) {
+	d := host.NewDecoder("ram challenge", b)
+	p := &Params{}
+	d.Array32(&p.Epoch.Seed)
+	p.CacheLog = d.U8()
+	p.Rounds = d.BE32()
+	d.Array32(&p.Seed)
+	p.Miner = d.Miner()
+	p.Items = d.BE64()
+	p.Shape = d.Shape()
+	if err := d.Finish(); err != nil {
+		return nil, err
+	}
+	return p, p.Validate()
+}
+
 // Initial is walk w's start state: the first 8 bytes, little-endian, of
 // derive-key("… ram walk", seed ‖ miner ‖ LE64(w)).
 func Initial(p *Params, w uint64) uint64 {

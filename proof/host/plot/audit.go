@@ -76,6 +76,36 @@ func (a *Audit) Encode() []byte {
 	return b
 }
 
+// DecodeAudit parses Encode's output and validates it.
+func DecodeAudit(b []byte) (*Audit, error) {
+	d := host.NewDecoder("plot audit", b)
+	a := &Audit{Plot: decodePlot(d)}
+	d.Array32((*[32]byte)(&a.Root))
+	d.Array32(&a.Seed)
+	a.Shape = d.Shape()
+	if err := d.Finish(); err != nil {
+		return nil, err
+	}
+	return a, a.Validate()
+}
+
+// DecodePlot parses Plot.Encode's output and validates it.
+func DecodePlot(b []byte) (*Plot, error) {
+	d := host.NewDecoder("plot", b)
+	p := decodePlot(d)
+	if err := d.Finish(); err != nil {
+		return nil, err
+	}
+	return &p, p.Validate()
+}
+
+func decodePlot(d *host.Decoder) Plot {
+	p := Plot{Miner: d.Miner(), BlockLog: d.U8()}
+	p.Rounds = d.BE32()
+	p.Blocks = d.BE64()
+	return p
+}
+
 // Initial is walk w's start state: derive-key("… plot walk", seed ‖ u8
 // len(miner) ‖ miner ‖ LE64(w)).
 func Initial(a *Audit, w uint64) [32]byte {
@@ -346,4 +376,39 @@ func Build(p *Plot, workers int, write func(b uint64, block []byte) error) ([]co
 	}
 	root, err := commit.Root(leaves)
 	return leaves, root, err
+}
+
+// CheckRegenerated regenerates the first block each of the first r sampled
+// segments reads (segs and op as Verify accepted them) and fails if one is
+// not the miner's seeded block: an audit over another identity's plot, or a
+// plot of cheaper blocks. The sample is drawn after the checkpoint root, so
+// which blocks are regenerated is unknown to the miner when it commits; it
+// costs r regenerations.
+func CheckRegenerated(a *Audit, segs []uint64, op *Opening, r int) error {
+	got := make(map[uint64][]byte, len(op.Checkpoints.States))
+	needed := a.Needed(segs)
+	if len(needed) != len(op.Checkpoints.States) {
+		return fmt.Errorf("%w: %d states for %d checkpoints", host.ErrCheckpoint, len(op.Checkpoints.States), len(needed))
+	}
+	for k, g := range needed {
+		got[g] = op.Checkpoints.States[k]
+	}
+	want := make([]byte, a.BlockBytes())
+	for _, g := range segs[:min(r, len(segs))] {
+		w, pos := a.Locate(g)
+		s := Initial(a, w)
+		if pos > 0 {
+			s = [32]byte(got[g-1])
+		}
+		b := next(s, a.Blocks)
+		k, ok := slices.BinarySearch(op.Indices, b)
+		if !ok {
+			return fmt.Errorf("%w: block %d", ErrMissingBlock, b)
+		}
+		a.Generate(b, want)
+		if string(want) != string(op.Blocks[k]) {
+			return fmt.Errorf("%w %x: block %d", ErrNotRegenerated, a.Miner, b)
+		}
+	}
+	return nil
 }

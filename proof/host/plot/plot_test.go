@@ -353,3 +353,29 @@ func TestSampleFitsAnOpening(t *testing.T) {
 		t.Fatalf("oversized sample: %v", err)
 	}
 }
+
+// TestAuditOverACopiedPlotFailsRegeneration: miner A announces the root of
+// miner B's plot and answers its audits from B's blocks. The walk verifies
+// (it only hashes), the regeneration of the first sampled blocks does not;
+// A's own plot passes both.
+func TestAuditOverACopiedPlotFailsRegeneration(t *testing.T) {
+	p := tiny("miner A")
+	mb, leavesB, rootB := build(t, tiny("miner B"))
+	a := audit(p, rootB)
+	cr, segs, op := proveAll(t, a, mb, leavesB)
+	if err := Verify(a, cr, segs, op); err != nil {
+		t.Fatalf("the walk over the copy: %v", err)
+	}
+	if err := CheckRegenerated(a, segs, op, 2); !errors.Is(err, ErrNotRegenerated) {
+		t.Fatalf("verdict %v, want %v", err, ErrNotRegenerated)
+	}
+	m, leaves, root := build(t, p)
+	a = audit(p, root)
+	cr, segs, op = proveAll(t, a, m, leaves)
+	if err := Verify(a, cr, segs, op); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckRegenerated(a, segs, op, 2); err != nil {
+		t.Fatalf("A's own plot: %v", err)
+	}
+}

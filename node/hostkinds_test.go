@@ -1,0 +1,307 @@
+package node
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/proof/host/plot"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/store"
+)
+
+// ramItems is the test miners' dataset: 64 KiB.
+const ramItems = 1024
+
+// ramPair is a validator and a miner holding a ramItems dataset, RAM host
+// rounds of 2^12 steps, the miner's source replaced by src if set.
+func ramPair(t *testing.T, src func(*memwalk.Dataset) memwalk.Source) (*Node, *Node) {
+	return hostPairWith(t, func(c *Config) {
+		c.Validator.HostRAMSteps = 1 << 12
+		c.Miner.RAMBytes = 64 * ramItems
+	}, func(o *Options) { o.RoundHooks.RAMSource = src })
+}
+
+// playRAM plays a RAM round claiming items items in the RAM epoch of epoch
+// (the current one if 0).
+func playRAM(t *testing.T, v, m *Node, items, epoch uint64) (*hostResult, *store.HostRecord) {
+	t.Helper()
+	if epoch == 0 {
+		epoch = v.view.epochAt(time.Now())
+	}
+	res, err := v.validator.runHost(t.Context(), hostKindRAM, m.ID(), &pb.MinerAnnounce{RamItems: items}, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, res.record(epoch, 1, m.ID(), v.ID())
+}
+
+func TestRAMHostRoundVerified(t *testing.T) {
+	v, m := ramPair(t, nil)
+	res, rec := playRAM(t, v, m, ramItems, 0)
+	if o := res.out; !o.Verified || !(o.Credit > 0) {
+		t.Fatalf("honest RAM round: verified %v credit %v reason %q", o.Verified, o.Credit, o.Reason)
+	}
+	if err := auditHostRecord(rec); err != nil {
+		t.Fatalf("its record: %v", err)
+	}
+	k, got, ok := hostMeasurement(rec)
+	want := 64 * ramItems * recordCredit(rec, memwalk.StepBoundNs)
+	if !ok || k != hostKindRAM || got.RAMBytes < 0.95*want || got.RAMBytes > want*1.05 || !(got.RAMBytesPerSecond > 0) || got.CPUChains != 0 {
+		t.Fatalf("measured %+v (kind %d), want about %.0f credited bytes", got, k, want)
+	}
+}
+
+// recordCredit is min(1, bound ÷ step) over a record's hostElapsed.
+func recordCredit(r *store.HostRecord, boundNs float64) float64 {
+	ch, err := decodeHostChallenge(r.Challenge)
+	if err != nil {
+		panic(err)
+	}
+	return min(1, boundNs/(float64(hostElapsed(r).Nanoseconds())/float64(ch.Proof.shape().Steps)))
+}
+
+// TestRAMHostRoundBadProofs: a wrong item is a proven fault naming the
+// segment; a claim beyond the dataset held, or a RAM epoch not in force, is
+// refused by the miner and missed.
+func TestRAMHostRoundBadProofs(t *testing.T) {
+	other, err := memwalk.NewCache(&memwalk.Epoch{Seed: [32]byte{9}, CacheLog: 12, Rounds: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := func(*memwalk.Dataset) memwalk.Source { return other }
+	cases := []struct {
+		name         string
+		src          func(*memwalk.Dataset) memwalk.Source
+		items, epoch uint64
+		missed       bool
+		reason       string
+	}{
+		{"wrong item", wrong, ramItems, 0, false, memwalk.ErrSegment.Error()},
+		{"claims more than it holds", nil, 2 * ramItems, 0, true, "stream closed"},
+		{"another ram epoch", nil, ramItems, 1 << 40, true, "stream closed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v, m := ramPair(t, c.src)
+			res, _ := playRAM(t, v, m, c.items, c.epoch)
+			if o := res.out; o.Verified || o.Missed != c.missed || !strings.Contains(o.Reason, c.reason) {
+				t.Fatalf("verified %v missed %v reason %q; want missed %v, reason with %q", o.Verified, o.Missed, o.Reason, c.missed, c.reason)
+			}
+		})
+	}
+}
+
+// plotNet is testConfig with storage rounds over small plots: 4 KiB blocks
+// of 2 rounds.
+func plotNet(c *Config) {
+	c.Network.PlotBlockLog, c.Network.PlotRounds = 12, 2
+	c.Validator.HostPlotSteps = 1 << 6
+}
+
+// testPlot builds a plot of blocks blocks for id under dir.
+func testPlot(t *testing.T, dir string, id peer.ID, blocks uint64) *Plot {
+	t.Helper()
+	c := testConfig()
+	plotNet(&c)
+	pl, f, err := OpenPlot(filepath.Join(dir, "plot.bin"), id, c.Network, blocks<<12, 1, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return pl
+}
+
+// plotPair is a validator and a miner (key seed 2) with the plot pl (nil:
+// its own of 64 blocks), the miner's reader replaced by r if set.
+func plotPair(t *testing.T, pl *Plot, r func(plot.Reader, *plot.Plot) plot.Reader) (*Node, *Node) {
+	key, id := seededKey(t, 2)
+	if pl == nil {
+		pl = testPlot(t, t.TempDir(), id, 64)
+	}
+	return hostPairWith(t, plotNet, func(o *Options) { o.Key, o.Plot, o.RoundHooks.PlotReader = key, pl, r })
+}
+
+func playPlot(t *testing.T, v, m *Node, pl *Plot) (*hostResult, *store.HostRecord) {
+	t.Helper()
+	ann := &pb.MinerAnnounce{Plot: pl.Params.Encode(), PlotRoot: pl.Root[:]}
+	res, err := v.validator.runHost(t.Context(), hostKindPlot, m.ID(), ann, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, res.record(1, 1, m.ID(), v.ID())
+}
+
+func TestPlotHostRoundVerified(t *testing.T) {
+	v, m := plotPair(t, nil, nil)
+	pl := m.miner.plot
+	res, rec := playPlot(t, v, m, pl)
+	if o := res.out; !o.Verified || !(o.Credit > 0) {
+		t.Fatalf("honest storage round: verified %v credit %v reason %q", o.Verified, o.Credit, o.Reason)
+	}
+	if err := auditHostRecord(rec); err != nil {
+		t.Fatalf("its record: %v", err)
+	}
+	k, got, ok := hostMeasurement(rec)
+	want := float64(pl.Params.Bytes()) * recordCredit(rec, plot.StepBoundNs)
+	if !ok || k != hostKindPlot || got.StorageBytes < 0.95*want || got.StorageBytes > 1.05*want || !(got.StorageBytesPerSecond > 0) {
+		t.Fatalf("measured %+v (kind %d), want about %.0f credited bytes", got, k, want)
+	}
+}
+
+// TestPlotHostRoundBadProofs: an audit answered from another identity's
+// plot, or from altered blocks, is a proven fault with its reason.
+func TestPlotHostRoundBadProofs(t *testing.T) {
+	_, me := seededKey(t, 2)
+	_, them := seededKey(t, 3)
+	theirs := testPlot(t, t.TempDir(), them, 64)
+	copied := *theirs // their plot's blocks, root and leaves, announced as mine
+	copied.Params.Miner = []byte(me)
+	flip := func(r plot.Reader, _ *plot.Plot) plot.Reader { return flipped{r} }
+	cases := []struct {
+		name   string
+		pl     *Plot
+		r      func(plot.Reader, *plot.Plot) plot.Reader
+		reason error
+	}{
+		{"another identity's plot", &copied, nil, plot.ErrNotRegenerated},
+		{"altered blocks", nil, flip, plot.ErrBlockProof},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v, m := plotPair(t, c.pl, c.r)
+			res, _ := playPlot(t, v, m, m.miner.plot)
+			if o := res.out; o.Verified || o.Missed || !strings.Contains(o.Reason, c.reason.Error()) {
+				t.Fatalf("verified %v missed %v reason %q; want a fault with %q", o.Verified, o.Missed, o.Reason, c.reason)
+			}
+		})
+	}
+}
+
+// flipped serves blocks with their first byte flipped.
+type flipped struct{ plot.Reader }
+
+func (f flipped) ReadBlock(b uint64, dst []byte) error {
+	err := f.Reader.ReadBlock(b, dst)
+	dst[0] ^= 1
+	return err
+}
+
+// TestOpenPlotReopensAndChecksLeaves: a built plot reopens with the same
+// root from its leaves file; a leaves file of the wrong size or contents
+// is refused with advice to rebuild.
+func TestOpenPlotReopensAndChecksLeaves(t *testing.T) {
+	_, id := seededKey(t, 2)
+	dir := t.TempDir()
+	built := testPlot(t, dir, id, 16)
+	again := testPlot(t, dir, id, 16)
+	if again.Root != built.Root {
+		t.Fatal("a reopened plot has another root")
+	}
+	c := testConfig()
+	plotNet(&c)
+	path := filepath.Join(dir, "plot.bin")
+	leaves, err := os.ReadFile(path + ".leaves")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"short": leaves[:32], "altered": func() []byte {
+		x := append([]byte(nil), leaves...)
+		for i := 0; i < len(x); i += 32 {
+			x[i] ^= 1 // every leaf, so the spot check meets one
+		}
+		return x
+	}()} {
+		if err := os.WriteFile(path+".leaves", b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, f, err := OpenPlot(path, id, c.Network, 16<<12, 1, testLogger(t))
+		if err == nil {
+			f.Close()
+			t.Fatalf("%s leaves file: opened", name)
+		}
+		if !strings.Contains(err.Error(), "rebuild") {
+			t.Fatalf("%s leaves file: %v, want advice to rebuild", name, err)
+		}
+	}
+	if _, _, err := OpenPlot(path, id, c.Network, 1<<12, 1, testLogger(t)); err == nil || errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a plot file of another size: %v", err)
+	}
+}
+
+// TestEpochScoreProvenRAMAndStorage: verified RAM and storage records make
+// the RAM and storage parts of the epoch score; without them both are 0.
+func TestEpochScoreProvenRAMAndStorage(t *testing.T) {
+	rv, rm := ramPair(t, nil)
+	_, ram := playRAM(t, rv, rm, ramItems, 0)
+	pv, pm := plotPair(t, nil, nil)
+	_, stor := playPlot(t, pv, pm, pm.miner.plot)
+	hw := provenHost([]*store.HostRecord{ram, stor})
+	if !(hw.RAMBytes > 0 && hw.RAMGBps > 0 && hw.StorageBytes > 0 && hw.StorageMBps > 0) || hw.CPUCores != 0 {
+		t.Fatalf("proven host %+v: want RAM and storage, no CPU", hw)
+	}
+	gpu := []scoring.Round{{Precision: scoring.FP16, TFLOPS: 100, Verified: true}}
+	c := scoring.DefaultConfig()
+	if s, z := scoring.ScoreMiner(c, scoring.Input{Rounds: gpu, ProvenHost: hw}), scoring.ScoreMiner(c, scoring.Input{Rounds: gpu}); !(s.RAM > z.RAM && s.Storage > z.Storage) {
+		t.Fatalf("RAM %v storage %v with the records, %v and %v without", s.RAM, s.Storage, z.RAM, z.Storage)
+	}
+}
+
+// TestHostOpeningsFitTheStore: with the default sizes at their largest
+// (256 cores announced, a 30 TB plot, a 2^40-item dataset), each kind's
+// opening bound fits a host record, so no honest opening is cut off.
+func TestHostOpeningsFitTheStore(t *testing.T) {
+	c := DefaultConfig()
+	c.Validator.HostRAMMaxWalks, c.Validator.HostPlotMaxWalks = maxHostChains, maxHostChains
+	_, id := seededKey(t, 2)
+	pl := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.Network.PlotBlockLog), Rounds: c.Network.PlotRounds, Blocks: 30e12 >> c.Network.PlotBlockLog}
+	ann := &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 256}, RamItems: memwalk.MaxItems, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
+	for _, k := range []byte{hostKindCPU, hostKindRAM, hostKindPlot} {
+		p, err := planHost(c, k, id, ann, 1, time.Millisecond)
+		if err != nil {
+			t.Fatalf("kind %d: %v", k, err)
+		}
+		if n := p.ch.Proof.maxOpening(int(p.ch.Samples)); n > store.MaxHostOpeningLen {
+			t.Errorf("%s: openings up to %d bytes, a record holds %d", p.ch.Proof.name(), n, store.MaxHostOpeningLen)
+		}
+		if b := p.ch.encode(); len(b) > maxHostChallenge || len(b) > store.MaxHostChallengeLen {
+			t.Errorf("%s: a %d-byte challenge", p.ch.Proof.name(), len(b))
+		}
+	}
+}
+
+// FuzzDecodeHostChallenge: any bytes decode to a challenge whose encoding
+// gives them back and whose parameters validate, or to an error; never a
+// panic. Seeds: a challenge of each kind.
+func FuzzDecodeHostChallenge(f *testing.F) {
+	c := testConfig()
+	plotNet(&c)
+	pl := plot.Plot{Miner: []byte("miner"), BlockLog: 12, Rounds: 2, Blocks: 64}
+	ann := &pb.MinerAnnounce{RamItems: 1000, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
+	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps = 1<<10, 1<<10
+	for _, k := range []byte{hostKindCPU, hostKindRAM, hostKindPlot} {
+		p, err := planHost(c, k, "miner", ann, 1, 0)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(p.ch.encode())
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ch, err := decodeHostChallenge(b)
+		if err != nil {
+			return
+		}
+		if string(ch.encode()) != string(b) {
+			t.Fatalf("decoded %x re-encodes as %x", b, ch.encode())
+		}
+		if err := ch.Proof.Validate(); err != nil {
+			t.Fatalf("decoded parameters fail validation: %v", err)
+		}
+	})
+}

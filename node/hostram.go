@@ -1,0 +1,123 @@
+package node
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/pog-network/pog/proof/host"
+	"github.com/pog-network/pog/proof/host/memwalk"
+)
+
+// The RAM host proof's epochs (SPEC §23.9): every ram_period_epochs
+// epochs the network's RAM epoch changes, miners rebuild their datasets
+// from its light cache and validators check walks against that cache.
+
+// ramEpoch is the RAM epoch in force at epoch e: its seed derives from the
+// period number, so every node computes it alone.
+func ramEpoch(c NetworkConfig, e uint64) memwalk.Epoch {
+	period := e / max(1, c.RAMPeriodEpochs)
+	return memwalk.Epoch{Seed: host.Derive("ram period", binary.BigEndian.AppendUint64(nil, period)),
+		CacheLog: uint8(c.RAMCacheLog), Rounds: c.RAMItemRounds}
+}
+
+// ramCaches holds the light caches of the last two RAM epochs a process
+// used: every validator and miner of one process (a testnet) shares them.
+var ramCaches = &cacheMemo{}
+
+type cacheMemo struct {
+	mu   sync.Mutex
+	held []cachedEpoch // newest last, at most 2
+}
+
+type cachedEpoch struct {
+	e memwalk.Epoch
+	c *memwalk.Cache
+}
+
+// get returns e's light cache, building it (one XOF of 64·2^CacheLog
+// bytes) if it is not held.
+func (m *cacheMemo) get(e memwalk.Epoch) (*memwalk.Cache, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, h := range m.held {
+		if h.e == e {
+			return h.c, nil
+		}
+	}
+	c, err := memwalk.NewCache(&e)
+	if err != nil {
+		return nil, err
+	}
+	m.held = append(m.held[max(0, len(m.held)-1):], cachedEpoch{e, c})
+	return c, nil
+}
+
+// ramHolder is a miner's dataset: items items of the current RAM epoch,
+// rebuilt when the epoch changes.
+type ramHolder struct {
+	items   uint64
+	workers int
+
+	mu    sync.Mutex // held while building
+	epoch memwalk.Epoch
+	data  *memwalk.Dataset
+}
+
+// dataset returns e's dataset, first building it (and dropping the
+// previous one) if the holder has another epoch's. built is the build's
+// duration, 0 if none was needed.
+func (h *ramHolder) dataset(e memwalk.Epoch) (d *memwalk.Dataset, built time.Duration, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.data != nil && h.epoch == e {
+		return h.data, 0, nil
+	}
+	t0 := time.Now()
+	c, err := ramCaches.get(e)
+	if err != nil {
+		return nil, 0, err
+	}
+	h.data = nil // the old dataset's memory goes before the new one is built
+	if h.data, err = memwalk.Build(c, h.items, h.workers); err != nil {
+		return nil, 0, fmt.Errorf("building the ram dataset: %w", err)
+	}
+	h.epoch = e
+	return h.data, time.Since(t0), nil
+}
+
+// ramLoop keeps the miner's dataset on the current RAM epoch, so that a
+// challenge finds it built.
+func (m *miner) ramLoop(done <-chan struct{}) {
+	defer m.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		e := ramEpoch(m.n.cfg.Network, m.n.view.epochAt(time.Now()))
+		if _, built, err := m.ram.dataset(e); err != nil {
+			m.n.log.Error("ram dataset not built", "err", err)
+		} else if built > 0 {
+			m.n.log.Info("ram dataset built", "bytes", 64*m.ram.items, "seconds", fmt.Sprintf("%.1f", built.Seconds()))
+		}
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// acceptsRAMEpoch says whether a challenge's RAM epoch is the one in force
+// now or within an epoch of now (clock skew between validator and miner):
+// any other would make the miner build a dataset for nothing.
+func (m *miner) acceptsRAMEpoch(e memwalk.Epoch) bool {
+	l := m.n.cfg.Network.EpochLength.Duration
+	now := time.Now()
+	for _, t := range []time.Time{now.Add(-l), now, now.Add(l)} {
+		if ramEpoch(m.n.cfg.Network, m.n.view.epochAt(t)) == e {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,130 @@
+package testnet
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/proof/host/plot"
+	"github.com/pog-network/pog/protocol/scoring"
+)
+
+// Simulated hosts (SPEC §23.9): every miner holds a RAM dataset and a plot
+// of its profile's sizes divided by these factors, so that a run fits 2
+// cores and a few hundred MiB, and the scoring reference is divided by
+// the same factors. Host rounds measure one CPU chain and one RAM or
+// storage walk (miners share the machine's cores), so the reference
+// bandwidths are divided by the validator's default walks as well.
+const (
+	// A 2 TiB host holds a 2 MiB dataset: small enough that this
+	// machine's walks over it run at cache speed, as a bare-metal host's
+	// do over DRAM, and not at its virtualised DRAM's 400–700 ns (which
+	// would put honest walks past the step bound, their credit noisy).
+	ramScale     = 1 << 20
+	storageScale = 1 << 24 // a 30 TB host holds a 1.8 MB plot
+	// Plots of 4 KiB blocks of 64 rounds: a block costs about 1.2 ms to
+	// regenerate (the default 64 KiB of 16 rounds: 4.7 ms) and an
+	// opening stays small (SPEC §23.4's bound holds: ≥ 6× the step bound).
+	plotBlockLog = 12
+	plotRounds   = 64
+	// The default validator's walks, against the testnet's one.
+	defaultRAMWalks, defaultPlotWalks = 16, 8
+)
+
+// hostConfig sets a run's host rounds: one walk each, a few milliseconds
+// of work, plots of plotBlockLog and plotRounds.
+func hostConfig(c *node.Config) {
+	c.Network.PlotBlockLog, c.Network.PlotRounds = plotBlockLog, plotRounds
+	c.Validator.HostRAMMaxWalks, c.Validator.HostPlotMaxWalks = 1, 1
+	// 2^17 steps: a few ms over a resident dataset; 2^8 block reads.
+	c.Validator.HostRAMSteps, c.Validator.HostPlotSteps = 1<<17, 1<<8
+}
+
+// scaleHostReference divides the reference host's RAM and storage by the
+// run's factors.
+func scaleHostReference(c *scoring.Config) {
+	c.Reference.RAMBytes /= ramScale
+	c.Reference.RAMGBps /= defaultRAMWalks
+	c.Reference.StorageBytes /= storageScale
+	c.Reference.StorageMBps /= defaultPlotWalks * float64(uint64(1)<<(plot.DefaultBlockLog-plotBlockLog))
+}
+
+// hostScaleNote states the host scaling in the report.
+func hostScaleNote() string {
+	return fmt.Sprintf("Simulated hosts: each miner holds a RAM dataset of its profile's RAM ÷ %d and a plot of its storage ÷ %d "+
+		"(%d-byte blocks of %d rounds); host rounds run one CPU chain, one RAM walk and one storage walk, and the scoring "+
+		"reference is divided likewise.", ramScale, storageScale, 1<<plotBlockLog, plotRounds)
+}
+
+// minerHost gives a miner its profile's scaled dataset and plot (built in
+// home), and the ram-on-disk or storage-regen adversary its cheat. The
+// caller closes the plot.
+func minerHost(o *node.Options, home string, id peer.ID, p Profile, adversary string, log *slog.Logger) (io.Closer, error) {
+	o.Config.Miner.RAMBytes = p.Host.RamBytes / ramScale
+	pl, f, err := node.OpenPlot(filepath.Join(home, "plot.bin"), id, o.Config.Network, p.Host.StorageBytes/storageScale, 1, log)
+	if err != nil {
+		return nil, err
+	}
+	o.Plot = pl
+	switch adversary {
+	case "ram-on-disk":
+		o.RoundHooks.RAMSource = (&diskRAM{path: filepath.Join(home, "ram.dataset"), log: log}).source
+	case "storage-regen":
+		// The plot was built once for its root and leaves; the audits
+		// regenerate every block they read.
+		o.RoundHooks.PlotReader = func(_ plot.Reader, p *plot.Plot) plot.Reader { return plot.Regenerator{Plot: p} }
+	}
+	return f, nil
+}
+
+// diskRAM is the ram-on-disk adversary: it keeps its dataset in a file
+// and reads one item per walk step from it.
+type diskRAM struct {
+	path string
+	log  *slog.Logger
+	mu   sync.Mutex
+	of   *memwalk.Dataset
+	src  *memwalk.DiskSource
+}
+
+// source serves d from the file, writing it there first if d is new. If
+// the file cannot be written it serves d itself (and says so).
+func (r *diskRAM) source(d *memwalk.Dataset) memwalk.Source {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.of == d {
+		return r.src
+	}
+	if r.src != nil {
+		r.src.Close()
+	}
+	r.of, r.src = d, nil
+	err := removeIfExists(r.path)
+	if err == nil {
+		err = d.WriteFile(r.path)
+	}
+	if err == nil {
+		r.src, err = memwalk.OpenDiskSource(r.path, d.Items())
+	}
+	if err != nil {
+		r.log.Error("ram-on-disk cannot keep its dataset on disk", "err", err)
+		r.of = nil
+		return d
+	}
+	return r.src
+}
+
+func removeIfExists(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
