@@ -305,3 +305,32 @@ func FuzzDecodeHostChallenge(f *testing.F) {
 		}
 	})
 }
+
+// TestFarSteps: a distant miner's host round lasts 20 round trips at the
+// step bound (the next power of two), within the work limit, never fewer
+// steps than configured.
+func TestFarSteps(t *testing.T) {
+	for _, c := range []struct {
+		n     uint64
+		rtt   time.Duration
+		bound float64
+		limit uint64
+		want  uint64
+	}{
+		{1 << 20, 0, 100, 1 << 31, 1 << 20},                      // loopback
+		{1 << 20, time.Millisecond, 100, 1 << 31, 1 << 20},       // 20 ms at 100 ns: 2e5 steps < 2^20
+		{1 << 20, 100 * time.Millisecond, 100, 1 << 31, 1 << 25}, // 2e7 steps
+		{1 << 11, 100 * time.Millisecond, 200e3, 1 << 24, 1 << 14},
+		{1 << 20, 100 * time.Millisecond, 100, 1 << 23, 1 << 23}, // capped at the limit
+		{1 << 20, 100 * time.Millisecond, 100, 3 << 21, 1 << 22}, // a power of two within it
+		{1 << 24, 100 * time.Millisecond, 100, 1 << 22, 1 << 24}, // configured beyond the limit: kept
+	} {
+		if got := farSteps(c.n, c.rtt, c.bound, c.limit, time.Hour); got != c.want {
+			t.Errorf("farSteps(%d, %v, %v, %d) = %d, want %d", c.n, c.rtt, c.bound, c.limit, got, c.want)
+		}
+	}
+	// At most a second at the 100 ns bound: 10^7 steps, 2^23.
+	if got := farSteps(1<<20, 100*time.Millisecond, 100, 1<<31, time.Second); got != 1<<23 {
+		t.Errorf("a round of at most 1 s: %d steps, want 2^23", got)
+	}
+}

@@ -33,8 +33,9 @@ import (
 
 // Host round sizes.
 const (
-	// hostCheckpoints is the number of segments per CPU chain.
-	hostCheckpoints = 16
+	// hostCheckpoints is the number of segments per CPU chain: the
+	// validator recomputes hostSamples of them, 1/16 of one chain.
+	hostCheckpoints = 256
 	// hostSamples is the number of segments the validator recomputes.
 	hostSamples = 16
 	// maxHostChains bounds the chains or walks of any host round.
@@ -42,11 +43,16 @@ const (
 	// maxHostWork bounds the chain or walk steps a miner runs for one
 	// host round (about a minute of one core at cpuwork's 29 ns per step).
 	maxHostWork = 1 << 31
-	// ramLeaves bounds a RAM round's checkpoints: its segment grows past
-	// ramMinSegment steps so that walks × steps ÷ segment ≤ ramLeaves,
-	// which keeps the validator's cost at hostSamples segments of items.
-	ramLeaves     = 1 << 18
-	ramMinSegment = 16
+	// ramSegment is a RAM walk's steps per checkpoint: committing a
+	// checkpoint (a derive-key, about 0.6 µs) costs a few per cent of its
+	// 64 steps' reads, and the validator recomputes hostSamples × 64 items
+	// (15 ms at 15 µs), whatever the walk's length, unless C·N/64 would
+	// pass host.MaxLeaves.
+	ramSegment = 64
+	// maxCPUSegment bounds the steps the validator recomputes per sampled
+	// CPU segment when a distant miner's round grows: 16 × 2^16 chain
+	// steps (30 ms).
+	maxCPUSegment = 1 << 16
 	// plotSegment is a storage audit's steps per segment, plotSamples its
 	// sampled segments: at most 32 blocks (2 MiB at 64 KiB) per opening.
 	plotSegment = 4
@@ -103,6 +109,23 @@ func announcedPlot(p peer.ID, ann *pb.MinerAnnounce, c NetworkConfig) (*plot.Plo
 	return pl, commit.CV(ann.GetPlotRoot()), true
 }
 
+// farSteps is n, or for a distant miner the next power of two of steps
+// that lasts 20 round trips at the step bound (§23.1), at most limit and
+// at most longest at the bound: the round trip subtracted from a root's
+// arrival is capped at 1/20 of it, so a shorter round costs a distant
+// miner credit.
+func farSteps(n uint64, rtt time.Duration, boundNs float64, limit uint64, longest time.Duration) uint64 {
+	need := uint64(float64(hostround.MaxRTTDivisor*rtt.Nanoseconds()) / boundNs)
+	if need <= n {
+		return n
+	}
+	limit = min(limit, uint64(float64(longest.Nanoseconds())/boundNs))
+	return max(n, min(uint64(1)<<bits.Len64(need), uint64(1)<<(bits.Len64(max(1, limit))-1)))
+}
+
+// pow2AtLeast is the smallest power of two ≥ x.
+func pow2AtLeast(x uint64) uint64 { return uint64(1) << bits.Len64(max(1, x)-1) }
+
 // planHost sizes a host round of kind for miner in epoch. The root is due
 // after the round trip, a second of slack and a multiple of the work at
 // the step bound (a root that late earns little credit anyway).
@@ -119,12 +142,13 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch u
 	samples, slack := hostSamples, 2.0
 	switch kind {
 	case hostKindCPU:
-		n := cfg.HostCPUSteps
+		n := farSteps(cfg.HostCPUSteps, rtt, cpuwork.StepBoundNs, maxHostWork, cfg.HostMaxRound.Duration)
 		pr = cpuProof{&cpuwork.Params{Seed: seed, Miner: []byte(miner), TableLog: cpuwork.DefaultTableLog,
-			Shape: host.Shape{Chains: hostChains(ann, cfg.HostCPUMaxChains), Steps: n, Segment: max(1, n/hostCheckpoints)}}}
+			Shape: host.Shape{Chains: hostChains(ann, cfg.HostCPUMaxChains), Steps: n, Segment: max(1, min(n/hostCheckpoints, maxCPUSegment))}}}
 	case hostKindRAM:
-		w, n := hostChains(ann, cfg.HostRAMMaxWalks), cfg.HostRAMSteps
-		seg := min(n, max(ramMinSegment, uint64(1)<<bits.Len64(max(1, w*n/ramLeaves)-1)))
+		w := hostChains(ann, cfg.HostRAMMaxWalks)
+		n := farSteps(cfg.HostRAMSteps, rtt, memwalk.StepBoundNs, maxHostWork/w, cfg.HostMaxRound.Duration)
+		seg := min(n, max(ramSegment, pow2AtLeast(w*n/host.MaxLeaves)))
 		pr = ramProof{&memwalk.Params{Epoch: ramEpoch(c.Network, epoch), Seed: seed, Miner: []byte(miner),
 			Items: min(ann.GetRamItems(), memwalk.MaxItems), Shape: host.Shape{Chains: w, Steps: n, Segment: seg}}}
 		slack = 8 // a virtual machine's DRAM reads take about twice the bound
@@ -133,8 +157,10 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch u
 		if !ok {
 			return nil, errors.New("no valid plot announced")
 		}
+		w := hostChains(ann, cfg.HostPlotMaxWalks)
+		n := farSteps(cfg.HostPlotSteps, rtt, plot.StepBoundNs, maxPlotWork/w, cfg.HostMaxRound.Duration)
 		pr = plotProof{&plot.Audit{Plot: *pl, Root: root, Seed: seed,
-			Shape: host.Shape{Chains: hostChains(ann, cfg.HostPlotMaxWalks), Steps: cfg.HostPlotSteps, Segment: plotSegment}}}
+			Shape: host.Shape{Chains: w, Steps: n, Segment: plotSegment}}}
 		samples, slack = plotSamples, 4
 	default:
 		return nil, fmt.Errorf("host round of unknown kind %d", kind)
@@ -275,6 +301,9 @@ func (m *miner) handleHost(st network.Stream) {
 	if !m.n.view.acceptsChallenges(from) {
 		m.n.log.Warn("refusing a host round from a peer that is not a validator", "peer", from)
 		return
+	}
+	if m.hooks.Skip != nil && m.hooks.Skip(from) {
+		return // down (the intermittent adversary)
 	}
 	if !m.hostBusy.TryLock() {
 		m.n.log.Warn("refusing a host round: one is in play", "validator", from)
@@ -438,7 +467,7 @@ func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Tim
 // the same epoch, host rounds a miner missed: a miner answers one host
 // round at a time, so two validators' rounds that meet there make one of
 // them miss.
-const maxHostRetries = 2
+const maxHostRetries = 4
 
 // playHost runs the host rounds kinds, numbered from rnd, in a miner's
 // slot and reports each before the rounds' epoch can close.

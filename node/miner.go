@@ -31,8 +31,9 @@ type RoundHooks struct {
 	// Delay holds every root, the commitment and every ping reply back
 	// this long (a miner faking distance).
 	Delay time.Duration
-	// Skip, if set and true for a round from validator, drops its stream
-	// unanswered (a miner that is up only part of the time).
+	// Skip, if set and true for a round or host round from validator,
+	// drops its stream unanswered (a miner that is up only part of the
+	// time).
 	Skip func(validator peer.ID) bool
 	// HostProve, if set, replaces cpuwork.Prove in CPU host rounds.
 	HostProve func(*cpuwork.Params) ([][]byte, error)

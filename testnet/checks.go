@@ -25,20 +25,25 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 		}
 	}
 
-	// Honest miners in profile order, by the last epoch's incentive.
+	// Honest miners in profile order, by mean incentive: of two, the one
+	// with the faster GPU and no smaller a host earns more (a faster GPU
+	// on a smaller host need not: the host is 45 % of the score).
 	sort.SliceStable(honest, func(i, j int) bool { return honest[i].ProfileTFLOPS > honest[j].ProfileTFLOPS })
 	ok, order := true, []string{}
 	for i, n := range honest {
-		order = append(order, fmt.Sprintf("%s(%s)=%.4f", n.Name, n.Profile, last.Incentive[n.Name]))
-		if i > 0 && honest[i-1].ProfileTFLOPS > n.ProfileTFLOPS && !(last.Incentive[honest[i-1].Name] > last.Incentive[n.Name]) {
-			ok = false
+		order = append(order, fmt.Sprintf("%s(%s)=%.4f", n.Name, n.Profile, meanIncentive(s, n.Name)))
+		for _, m := range honest[i+1:] {
+			pn, pm := profileByName(n.Profile), profileByName(m.Profile)
+			if n.ProfileTFLOPS > m.ProfileTFLOPS && !biggerHost(pm.Host, pn.Host) && !(meanIncentive(s, n.Name) > meanIncentive(s, m.Name)) {
+				ok = false
+			}
 		}
 	}
 	if r.cfg.Partition {
 		// Cut-off miners fail rounds by design and carry the penalty.
 		add("honest miners ranked in profile order", true, "not checked: a partition penalises the miners it cuts off")
 	} else {
-		add("honest miners ranked in profile order", ok, "epoch %d incentives: %s", last.Epoch, strings.Join(order, " > "))
+		add("honest miners ranked in profile order", ok, "mean incentives: %s", strings.Join(order, ", "))
 	}
 	if !r.cfg.Partition {
 		ok, detail := hostRanking(s, honest)
@@ -149,7 +154,7 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			continue
 		}
 		inTime := det.Epoch <= first || det.Kind == "peer-score" || det.Kind == "audit"
-		penalised, how := r.penalised(a, last, honestOf, minHonestTrust)
+		penalised, how := r.penalised(a, s, honestOf, minHonestTrust)
 		add("adversary "+a+" detected and penalised", inTime && penalised,
 			"%s in epoch %d (%s: %s); %s", det.Node, det.Epoch, det.Kind, truncate(det.Detail, 120), how)
 	}
@@ -157,7 +162,8 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 }
 
 // penalised says how adversary class a fared in the last epoch.
-func (r *run) penalised(a string, last report.Epoch, honestOf map[string]string, minHonestTrust float64) (bool, string) {
+func (r *run) penalised(a string, s *report.Summary, honestOf map[string]string, minHonestTrust float64) (bool, string) {
+	last := s.Epochs[len(s.Epochs)-1]
 	cheater := map[string]string{"lazy": "lazy", "precision": "precision", "replay": "replay", "sybil": "sybil-b",
 		"overclaim": "overclaim", "slow": "slow"}[a]
 	claimed := map[string]string{"lazy": "H100", "precision": "A100", "replay": "A100", "sybil": "RTX4090",
@@ -172,12 +178,12 @@ func (r *run) penalised(a string, last report.Epoch, honestOf map[string]string,
 		return r.equivocatorIgnored(last.Epoch)
 	}
 	ref := honestOf[claimed]
-	got := last.Incentive[cheater]
+	got := meanIncentive(s, cheater)
 	if ref == "" {
-		return got < 1e-9, fmt.Sprintf("incentive %.4f", got)
+		return got < 1e-9, fmt.Sprintf("mean incentive %.4f", got)
 	}
-	want := last.Incentive[ref]
-	return got < want, fmt.Sprintf("incentive %.4f < %.4f of honest %s (%s)", got, want, ref, claimed)
+	want := meanIncentive(s, ref)
+	return got < want, fmt.Sprintf("mean incentive %.4f < %.4f of honest %s (%s)", got, want, ref, claimed)
 }
 
 // noGain checks a timing adversary (burst, distant), which computes at its

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
@@ -29,7 +30,7 @@ const (
 	// do over DRAM, and not at its virtualised DRAM's 400–700 ns (which
 	// would put honest walks past the step bound, their credit noisy).
 	ramScale     = 1 << 20
-	storageScale = 1 << 24 // a 30 TB host holds a 1.8 MB plot
+	storageScale = 1 << 25 // a 30 TB host holds a 0.9 MB plot
 	// Plots of 4 KiB blocks of 64 rounds: a block costs about 1.2 ms to
 	// regenerate (the default 64 KiB of 16 rounds: 4.7 ms) and an
 	// opening stays small (SPEC §23.4's bound holds: ≥ 6× the step bound).
@@ -44,8 +45,13 @@ const (
 func hostConfig(c *node.Config) {
 	c.Network.PlotBlockLog, c.Network.PlotRounds = plotBlockLog, plotRounds
 	c.Validator.HostRAMMaxWalks, c.Validator.HostPlotMaxWalks = 1, 1
-	// 2^17 steps: a few ms over a resident dataset; 2^8 block reads.
-	c.Validator.HostRAMSteps, c.Validator.HostPlotSteps = 1<<17, 1<<8
+	// 2^19 steps: 15–50 ms over a resident dataset; 2^8 block reads.
+	c.Validator.HostRAMSteps, c.Validator.HostPlotSteps = 1<<19, 1<<8
+	// Host rounds do not grow with the round trip: loaded loopback pings
+	// of a few ms would grow every round, and the load with them, and the
+	// far and distant miners' (400 ms) to seconds of work. Those two lose
+	// host credit instead.
+	c.Validator.HostMaxRound = node.Duration{Duration: time.Millisecond}
 }
 
 // scaleHostReference divides the reference host's RAM and storage by the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pog-network/pog/proof/commit"
+	"lukechampine.com/blake3"
 )
 
 func TestNeeded(t *testing.T) {
@@ -140,4 +141,38 @@ func TestTiming(t *testing.T) {
 	if (Timing{Shape: tm.Shape}).Check() == nil {
 		t.Error("zero elapsed accepted")
 	}
+}
+
+// TestDeriveMatchesBLAKE3: the one-chunk fast path and the long path give
+// blake3.DeriveKey's output for material of every length around the chunk
+// and block sizes, split into parts.
+func TestDeriveMatchesBLAKE3(t *testing.T) {
+	msg := make([]byte, 2100)
+	for i := range msg {
+		msg[i] = byte(i*7 + 3)
+	}
+	for _, n := range []int{0, 1, 8, 16, 63, 64, 65, 136, 1023, 1024, 1025, 2048, 2100} {
+		var want [32]byte
+		blake3.DeriveKey(want[:], contextPrefix+"test", msg[:n])
+		if got := Derive("test", msg[:n/2], msg[n/2:n]); got != want {
+			t.Errorf("%d bytes: %x, want %x", n, got, want)
+		}
+	}
+}
+
+// BenchmarkDerive: a checkpoint leaf's derive-key (8-byte index, 8-byte
+// state), against blake3.DeriveKey on the same input in the same run.
+func BenchmarkDerive(b *testing.B) {
+	idx, st := LE64(7), LE64(9)
+	b.Run("host.Derive", func(b *testing.B) {
+		for b.Loop() {
+			Derive("ram checkpoint", idx, st)
+		}
+	})
+	b.Run("blake3.DeriveKey", func(b *testing.B) {
+		var out [32]byte
+		for b.Loop() {
+			blake3.DeriveKey(out[:], contextPrefix+"ram checkpoint", append(append([]byte(nil), idx...), st...))
+		}
+	})
 }

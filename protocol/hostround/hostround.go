@@ -4,8 +4,8 @@
 // segments are fetched and checked. It takes events and returns the actions
 // the caller performs; nothing here touches the network or the clock, and
 // the proof itself is checked by the Plan's Check (cpuwork, memwalk or
-// plot). The node does not run host rounds yet: pog bench --host drives this
-// machine locally.
+// plot). The node drives it over the host stream (SPEC §23.8, §23.9); pog
+// bench --host drives it locally.
 package hostround
 
 import (

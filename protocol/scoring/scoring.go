@@ -119,9 +119,10 @@ type Score struct {
 //	penalty    = failed ? 1 : carried·PenaltyDecay (0 below PenaltyFloor)
 //	Avail      = verified ÷ (verified + missed)              (0 without rounds)
 //	GPU        = (ThroughputWeight·Throughput + MemoryWeight·Memory)·Avail·(1 − penalty)
-//	CPU        = min(Cap, cores·GHz ÷ (refCores·refGHz))     (proven figures only)
-//	RAM        = RAMCapacityWeight·min(Cap, bytes÷ref) + RAMBandwidthWeight·min(Cap, GB/s÷ref)
-//	Storage    = StorageSpeedWeight·min(Cap, MB/s÷ref) + StorageCapacityWeight·min(Cap, bytes÷ref)
+//	CPU        = hostAvail·min(Cap, cores·GHz ÷ (refCores·refGHz))     (proven figures only)
+//	RAM        = hostAvail·(RAMCapacityWeight·min(Cap, bytes÷ref) + RAMBandwidthWeight·min(Cap, GB/s÷ref))
+//	Storage    = hostAvail·(StorageSpeedWeight·min(Cap, MB/s÷ref) + StorageCapacityWeight·min(Cap, bytes÷ref))
+//	hostAvail  = Avail, or 1 for a miner with no rounds (host proofs alone)
 //	Total      = GPUWeight·GPU + CPUWeight·CPU + RAMWeight·RAM + StorageWeight·Storage
 //
 // Credited memory is the proven memory (see memoryCredit). Host parts use in.ProvenHost, never the announce; announced host
@@ -237,11 +238,17 @@ func memoryCredit(c Config, cl claims, s *Score) float64 {
 func scoreHost(c Config, in Input, s *Score) {
 	ref, hw, ann := c.Reference, in.ProvenHost, in.Hardware
 	if s.Verified > 0 || !c.AuxNeedsVerifiedRound {
-		s.CPU = norm(nonneg(float64(hw.CPUCores))*nonneg(hw.CPUGHz), float64(ref.CPUCores)*ref.CPUGHz, c.Cap)
-		s.RAM = float64(c.RAMCapacityWeight*norm(float64(hw.RAMBytes), float64(ref.RAMBytes), c.Cap)) +
-			float64(c.RAMBandwidthWeight*norm(hw.RAMGBps, ref.RAMGBps, c.Cap))
-		s.Storage = float64(c.StorageSpeedWeight*norm(hw.StorageMBps, ref.StorageMBps, c.Cap)) +
-			float64(c.StorageCapacityWeight*norm(float64(hw.StorageBytes), float64(ref.StorageBytes), c.Cap))
+		// A host up for a share of its rounds is paid that share of its
+		// host too: a host proof shows it was up once.
+		avail := 1.0
+		if len(in.Rounds) > 0 {
+			avail = s.Availability
+		}
+		s.CPU = float64(avail * norm(nonneg(float64(hw.CPUCores))*nonneg(hw.CPUGHz), float64(ref.CPUCores)*ref.CPUGHz, c.Cap))
+		s.RAM = float64(avail * (float64(c.RAMCapacityWeight*norm(float64(hw.RAMBytes), float64(ref.RAMBytes), c.Cap)) +
+			float64(c.RAMBandwidthWeight*norm(hw.RAMGBps, ref.RAMGBps, c.Cap))))
+		s.Storage = float64(avail * (float64(c.StorageSpeedWeight*norm(hw.StorageMBps, ref.StorageMBps, c.Cap)) +
+			float64(c.StorageCapacityWeight*norm(float64(hw.StorageBytes), float64(ref.StorageBytes), c.Cap))))
 	}
 	var unproven []string
 	for _, f := range []struct {

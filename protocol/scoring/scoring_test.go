@@ -334,6 +334,17 @@ func TestScoreMiner(t *testing.T) {
 			want: want{gpu: 1, cpu: 1, ram: 1, storage: 1, total: 1},
 		},
 		{
+			// Up for half its rounds: half the GPU part and half of each
+			// host part, though one host proof showed the whole host.
+			// Total = 0.55·0.5 + 0.45·0.5 = 0.5.
+			name: "reference node at half availability",
+			cfg:  def,
+			in: Input{Rounds: cat(refRounds(), missed(6)), Hardware: Hardware{GPUNames: gpus(8, "H200")},
+				ProvenHost: refAux(nil)},
+			want: want{gpu: 0.5, cpu: 0.5, ram: 0.5, storage: 0.5, total: 0.5,
+				flags: []string{"availability 0.5: 6 of 12 scheduled rounds answered and passed"}},
+		},
+		{
 			// No round proven: even proven host figures earn nothing.
 			name: "no verified round, aux not credited",
 			cfg:  def,
@@ -765,4 +776,13 @@ func TestBounds(t *testing.T) {
 			}
 		}
 	}
+}
+
+// missed is n missed fp16 rounds.
+func missed(n int) []Round {
+	out := make([]Round, n)
+	for i := range out {
+		out[i] = Round{Precision: FP16, Missed: true}
+	}
+	return out
 }

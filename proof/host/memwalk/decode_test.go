@@ -1,27 +1,16 @@
 package memwalk
 
 import (
-	"reflect"
 	"testing"
+
+	"github.com/pog-network/pog/proof/host/internal/decodetest"
 )
 
-// TestDecodeParams: the encoding round-trips; every truncation, a trailing
-// byte and an out-of-bounds field are refused.
+// TestDecodeParams: the encoding round-trips; truncations, a trailing byte
+// and an out-of-bounds field are refused.
 func TestDecodeParams(t *testing.T) {
 	p := tiny("miner")
-	b := p.Encode()
-	got, err := DecodeParams(b)
-	if err != nil || !reflect.DeepEqual(got, p) {
-		t.Fatalf("round trip: %+v, %v", got, err)
-	}
-	for n := range len(b) {
-		if _, err := DecodeParams(b[:n]); err == nil {
-			t.Fatalf("%d of %d bytes decoded", n, len(b))
-		}
-	}
-	if _, err := DecodeParams(append(b, 0)); err == nil {
-		t.Fatal("a trailing byte decoded")
-	}
+	decodetest.Check(t, p.Encode(), p, DecodeParams)
 	bad := *p
 	bad.Items = MaxItems + 1
 	if _, err := DecodeParams(bad.Encode()); err == nil {

@@ -1,34 +1,19 @@
 package plot
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/proof/host/internal/decodetest"
 )
 
-// TestDecodeAudit: plot and audit encodings round-trip; every truncation, a
+// TestDecodeAudit: plot and audit encodings round-trip; truncations, a
 // trailing byte and an out-of-bounds field are refused.
 func TestDecodeAudit(t *testing.T) {
 	a := audit(tiny("miner"), commit.CV{7})
 	a.Seed[3] = 9
-	b := a.Encode()
-	got, err := DecodeAudit(b)
-	if err != nil || !reflect.DeepEqual(got, a) {
-		t.Fatalf("round trip: %+v, %v", got, err)
-	}
-	for n := range len(b) {
-		if _, err := DecodeAudit(b[:n]); err == nil {
-			t.Fatalf("%d of %d bytes decoded", n, len(b))
-		}
-	}
-	if _, err := DecodeAudit(append(b, 0)); err == nil {
-		t.Fatal("a trailing byte decoded")
-	}
-	p, err := DecodePlot(a.Plot.Encode())
-	if err != nil || !reflect.DeepEqual(*p, a.Plot) {
-		t.Fatalf("plot round trip: %+v, %v", p, err)
-	}
+	decodetest.Check(t, a.Encode(), a, DecodeAudit)
+	decodetest.Check(t, a.Plot.Encode(), &a.Plot, DecodePlot)
 	bad := a.Plot
 	bad.Rounds = MaxRounds + 1
 	if _, err := DecodePlot(bad.Encode()); err == nil {
