@@ -183,6 +183,7 @@ type ValidatorConfig struct {
 	HostPlotSteps     uint64   `toml:"host_plot_steps" comment:"steps per walk of the storage host round each miner with a plot gets once per epoch, a multiple of 4 (0: none, and no storage is proven)"`
 	HostPlotMaxWalks  int      `toml:"host_plot_max_walks" comment:"most walks of a storage host round (one per announced core up to this)"`
 	HostMaxRound      Duration `toml:"host_max_round" comment:"a distant miner's host rounds grow to 20 round trips, at most this long at the step bound"`
+	HostRounds        int      `toml:"host_rounds" comment:"sets of host rounds per miner per epoch, in different slots; the best of each kind counts"`
 }
 
 // Profiles name default configurations for `pog init --profile`.
@@ -214,7 +215,7 @@ func DefaultConfig() Config {
 			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute},
 			HostCPUSteps: 1 << 20, HostCPUMaxChains: maxHostChains,
 			HostRAMSteps: 1 << 20, HostRAMMaxWalks: 16, HostPlotSteps: 1 << 11, HostPlotMaxWalks: 8,
-			HostMaxRound: Duration{10 * time.Second}},
+			HostMaxRound: Duration{10 * time.Second}, HostRounds: 1},
 	}
 }
 

@@ -8,12 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"bytes"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
+	mrand "math/rand/v2"
 )
 
 // ramItems is the test miners' dataset: 64 KiB.
@@ -332,5 +335,40 @@ func TestFarSteps(t *testing.T) {
 	// At most a second at the 100 ns bound: 10^7 steps, 2^23.
 	if got := farSteps(1<<20, 100*time.Millisecond, 100, 1<<31, time.Second); got != 1<<23 {
 		t.Errorf("a round of at most 1 s: %d steps, want 2^23", got)
+	}
+}
+
+// TestHostDueSetsAndRetries: after the epoch's host point the first slot
+// gets every kind the announce earns, later slots the remaining sets, and
+// a missed kind put back comes in the next slot; a new epoch starts over.
+func TestHostDueSetsAndRetries(t *testing.T) {
+	c := testConfig()
+	plotNet(&c)
+	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps, c.Validator.HostRounds = 1<<10, 1<<10, 2
+	c.Network.EpochLength = Duration{time.Minute}
+	_, id := seededKey(t, 2)
+	pl := plot.Plot{Miner: []byte(id), BlockLog: 12, Rounds: 2, Blocks: 64}
+	e := &minerEntry{epoch: 5, classes: map[proof.Precision]int{proof.FP16: 1},
+		ann: &pb.MinerAnnounce{RamItems: 100, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}}
+	v := &validator{n: &Node{cfg: c}, rnd: mrand.New(mrand.NewPCG(1, 2))}
+	late := time.Unix(0, 5*int64(time.Minute)).Add(59 * time.Second) // past any host point
+	all := []byte{hostKindCPU, hostKindRAM, hostKindPlot}
+	steps := [][]byte{all, all, nil}
+	for i, want := range steps {
+		if got := v.hostDue(e, id, 5, late); !bytes.Equal(got, want) {
+			t.Fatalf("slot %d: kinds %v, want %v", i, got, want)
+		}
+	}
+	e.hostPending = append(e.hostPending, hostKindRAM) // as playHost puts back a missed round
+	if got := v.hostDue(e, id, 5, late); !bytes.Equal(got, []byte{hostKindRAM}) {
+		t.Fatalf("retry slot: %v", got)
+	}
+	e.epoch = 6
+	start := time.Unix(0, 6*int64(time.Minute))
+	if got := v.hostDue(e, id, 6, start); got != nil || !e.hostAt.After(start) {
+		t.Fatalf("at the epoch's start, before its host point %v: %v", e.hostAt, got)
+	}
+	if got := v.hostDue(e, id, 6, late.Add(time.Minute)); !bytes.Equal(got, all) {
+		t.Fatalf("next epoch: %v", got)
 	}
 }

@@ -440,8 +440,8 @@ func (v *view) acceptsChallenges(p peer.ID) bool {
 }
 
 // hostDue returns the host rounds the miner's next slot in epoch goes to
-// (each of hostKinds once per epoch, played one after the other in the
-// slot), and claims them: a slot after the miner's first GPU round of the
+// (each of hostKinds, played one after the other in the slot; then again
+// in later slots, validator.host_rounds sets in all), and claims them: a slot after the miner's first GPU round of the
 // epoch, so that a short epoch still measures the GPU, and after a random
 // point of the epoch's first half (hostAt), so that a validator's host
 // rounds, core-bound walks for every miner, do not all land together at
@@ -454,9 +454,13 @@ func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Tim
 		l := v.n.cfg.Network.EpochLength.Duration
 		e.hostAt = time.Unix(0, int64(epoch)*int64(l)).Add(time.Duration(v.rnd.Float64() * float64(l/2)))
 		e.hostAtEpoch, e.hostPending, e.hostRetries = epoch+1, v.hostKinds(p, e.ann), 0
+		e.hostSets = v.n.cfg.Validator.HostRounds - 1
 	}
 	if now.Before(e.hostAt) {
 		return nil
+	}
+	if len(e.hostPending) == 0 && e.hostSets > 0 {
+		e.hostPending, e.hostSets = v.hostKinds(p, e.ann), e.hostSets-1
 	}
 	kinds := e.hostPending
 	e.hostPending = nil

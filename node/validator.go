@@ -55,11 +55,13 @@ type minerEntry struct {
 	classes map[proof.Precision]int
 	// hostAt is when the host rounds of epoch hostAtEpoch−1 may start;
 	// hostPending are the kinds still to play in it (hostRetries: how
-	// often missed ones were put back).
+	// often missed ones were put back), hostSets the sets of rounds to
+	// play after them.
 	hostAtEpoch uint64
 	hostAt      time.Time
 	hostPending []byte
 	hostRetries int
+	hostSets    int
 }
 
 // pick chooses the class of the miner's next round in epoch e.

@@ -290,10 +290,9 @@ func (r *run) nodeConfig() node.Config {
 	// One chain per CPU host round: miners prove with one worker on cores
 	// every node shares, so more chains would only measure the queue.
 	c.Validator.HostCPUMaxChains = 1
-	// 2^19 steps: about 15 ms of one core, over 20 loopback round trips
-	// and long against the miner's table setup; long enough that one
-	// descheduling of a loaded machine's thread moves it little.
-	c.Validator.HostCPUSteps = 1 << 19
+	// 2^17 steps: about 4 ms of one core, over 20 loopback round trips
+	// and long against the miner's table setup.
+	c.Validator.HostCPUSteps = 1 << 17
 	hostConfig(&c)
 	return c
 }
