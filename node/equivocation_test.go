@@ -22,10 +22,10 @@ import (
 func TestEquivocatorProvenOnEveryNode(t *testing.T) {
 	tn := newTestNet(t)
 	cfg := testConfig()
-	cfg.Network.EpochLength = Duration{2 * time.Second}
+	cfg.Network.EpochLength = Duration{3 * time.Second}
 	// No epoch becomes final within the test (finality_test.go covers
 	// that): under -race on a loaded machine a round, and so an epoch's
-	// close, can outlast many 2-second epochs, and a late record must
+	// close, can outlast many 3-second epochs, and a late record must
 	// still count here.
 	cfg.Network.FinalityEpochs = 1000
 	type event struct {

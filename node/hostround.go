@@ -451,9 +451,13 @@ func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Tim
 		return nil
 	}
 	if e.hostAtEpoch != epoch+1 {
+		kinds := v.hostKinds(p, e.ann)
+		if len(kinds) == 0 {
+			return nil // host rounds off: the round schedule's random draws stay as they were
+		}
 		l := v.n.cfg.Network.EpochLength.Duration
 		e.hostAt = time.Unix(0, int64(epoch)*int64(l)).Add(time.Duration(v.rnd.Float64() * float64(l/2)))
-		e.hostAtEpoch, e.hostPending, e.hostRetries = epoch+1, v.hostKinds(p, e.ann), 0
+		e.hostAtEpoch, e.hostPending, e.hostRetries = epoch+1, kinds, 0
 		e.hostSets = v.n.cfg.Validator.HostRounds - 1
 	}
 	if now.Before(e.hostAt) {
