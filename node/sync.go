@@ -234,26 +234,21 @@ func (y *recordSync) heads() ([]head, error) {
 // the scan stopped; the client continues from it.
 func (y *recordSync) writeRecords(w *bufio.Writer, v peer.ID, before uint64, limit int) error {
 	var recs [][]byte
-	from := before - min(before, syncScanEpochs)
-	size, next, stopped := 0, from, false
-	if before > 0 {
-		for e, err := range y.st.ValidatorEpochRecords([]byte(v), from, before-1) {
-			if err != nil {
-				return err
-			}
-			if size+len(e.Envelope) > maxSyncBytes {
-				next, stopped = e.Epoch+1, true
-				break
-			}
-			recs, size = append(recs, e.Envelope), size+len(e.Envelope)
-			if len(recs) == limit {
-				next, stopped = e.Epoch, true
-				break
-			}
+	size, next := 0, before
+	for scanned := 0; next > 0 && scanned < syncScanEpochs && len(recs) < limit; scanned++ {
+		env, err := y.st.EpochRecord(next-1, []byte(v))
+		if errors.Is(err, store.ErrNotFound) {
+			next--
+			continue
 		}
-	}
-	if !stopped {
-		next = from
+		if err != nil {
+			return err
+		}
+		if size+len(env) > maxSyncBytes {
+			break
+		}
+		recs, size = append(recs, env), size+len(env)
+		next--
 	}
 	hdr := binary.BigEndian.AppendUint32(nil, uint32(len(recs)))
 	if err := protocol.WriteFrame(w, binary.BigEndian.AppendUint64(hdr, next)); err != nil {

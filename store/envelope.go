@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"iter"
-	"math"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -91,59 +90,6 @@ func (s *Store) EpochRecords(fromEpoch, toEpoch uint64) iter.Seq2[EpochEntry, er
 		}
 		return EpochEntry{Epoch: epoch, Validator: validator, Envelope: env}, nil
 	})
-}
-
-// ValidatorEpochRecords iterates over validator's epoch records of epochs
-// fromEpoch..toEpoch inclusive, newest first. It reads only the keys of
-// other validators' records, so a sparse range costs what its records do,
-// not one lookup per epoch. An error is yielded once, with a zero entry,
-// and ends the iteration.
-func (s *Store) ValidatorEpochRecords(validator []byte, fromEpoch, toEpoch uint64) iter.Seq2[EpochEntry, error] {
-	return func(yield func(EpochEntry, error) bool) {
-		if s.closed.Load() {
-			yield(EpochEntry{}, ErrClosed)
-			return
-		}
-		if err := checkPeerID("validator", validator); err != nil {
-			yield(EpochEntry{}, fmt.Errorf("store: %w", err))
-			return
-		}
-		if fromEpoch > toEpoch {
-			return
-		}
-		upper := []byte{epochTag + 1}
-		if toEpoch < math.MaxUint64 {
-			upper = epochPrefix(epochTag, toEpoch+1)
-		}
-		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: epochPrefix(epochTag, fromEpoch), UpperBound: upper})
-		if err != nil {
-			yield(EpochEntry{}, s.fail(fmt.Errorf("store: %w", err)))
-			return
-		}
-		defer it.Close()
-		for ok := it.Last(); ok; ok = it.Prev() {
-			k := it.Key()
-			if len(k) < envelopeKeyMin || len(k) > envelopeKeyMax || !bytes.Equal(k[9:], validator) {
-				continue // another validator's (scan reports malformed keys)
-			}
-			v, err := it.ValueAndErr()
-			if err != nil {
-				break // it.Error reports it
-			}
-			epoch, _ := splitEnvelopeKey(k)
-			env, err := checkedEnvelope(describeEpochKey(epoch, validator), v, MaxEpochRecordLen)
-			if err != nil {
-				yield(EpochEntry{}, err)
-				return
-			}
-			if !yield(EpochEntry{Epoch: epoch, Validator: bytes.Clone(validator), Envelope: env}, nil) {
-				return
-			}
-		}
-		if err := it.Error(); err != nil {
-			yield(EpochEntry{}, s.fail(fmt.Errorf("store: %w", err)))
-		}
-	}
 }
 
 // PutAnnounce stores miner's signed announce for epoch if none is stored

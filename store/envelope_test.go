@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -702,46 +701,4 @@ func FuzzDecodeEnvelopeValue(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestValidatorEpochRecords: one validator's records of a range, newest
-// first, none of the others' (including a validator whose ID extends it),
-// the range inclusive and empty when reversed.
-func TestValidatorEpochRecords(t *testing.T) {
-	s := openMem(t, vfs.NewMem())
-	defer closeStore(t, s)
-	for _, r := range []struct {
-		e uint64
-		v string
-	}{{1, "a"}, {3, "a"}, {3, "b"}, {4, "ab"}, {5, "a"}, {9, "b"}, {1 << 40, "a"}} {
-		if err := s.PutEpochRecord(r.e, []byte(r.v), []byte(fmt.Sprintf("%s@%d", r.v, r.e))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got := func(v string, from, to uint64) []string {
-		var out []string
-		for e, err := range s.ValidatorEpochRecords([]byte(v), from, to) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, string(e.Envelope))
-		}
-		return out
-	}
-	for _, c := range []struct {
-		v        string
-		from, to uint64
-		want     []string
-	}{
-		{"a", 0, math.MaxUint64, []string{"a@1099511627776", "a@5", "a@3", "a@1"}},
-		{"a", 3, 5, []string{"a@5", "a@3"}},
-		{"b", 0, 8, []string{"b@3"}},
-		{"ab", 0, 10, []string{"ab@4"}},
-		{"a", 6, 5, nil},
-		{"c", 0, 10, nil},
-	} {
-		if g := got(c.v, c.from, c.to); !slices.Equal(g, c.want) {
-			t.Errorf("%s %d..%d: %q, want %q", c.v, c.from, c.to, g, c.want)
-		}
-	}
 }
