@@ -231,11 +231,16 @@ func (y *recordSync) heads() ([]head, error) {
 
 // writeRecords writes v's records below epoch before, latest first: a
 // header (BE32 count ‖ BE64 next) and count envelope frames. next is where
-// the scan stopped; the client continues from it.
+// the scan stopped, the client continuing from it; 0 when nothing is held
+// below.
 func (y *recordSync) writeRecords(w *bufio.Writer, v peer.ID, before uint64, limit int) error {
+	floor, err := y.lowestRecordEpoch()
+	if err != nil {
+		return err
+	}
 	var recs [][]byte
 	size, next := 0, before
-	for scanned := 0; next > 0 && scanned < syncScanEpochs && len(recs) < limit; scanned++ {
+	for scanned := 0; next > floor && scanned < syncScanEpochs && len(recs) < limit; scanned++ {
 		env, err := y.st.EpochRecord(next-1, []byte(v))
 		if errors.Is(err, store.ErrNotFound) {
 			next--
@@ -250,6 +255,9 @@ func (y *recordSync) writeRecords(w *bufio.Writer, v peer.ID, before uint64, lim
 		recs, size = append(recs, env), size+len(env)
 		next--
 	}
+	if next <= floor {
+		next = 0 // nothing held below: the client stops here
+	}
 	hdr := binary.BigEndian.AppendUint32(nil, uint32(len(recs)))
 	if err := protocol.WriteFrame(w, binary.BigEndian.AppendUint64(hdr, next)); err != nil {
 		return err
@@ -260,6 +268,18 @@ func (y *recordSync) writeRecords(w *bufio.Writer, v peer.ID, before uint64, lim
 		}
 	}
 	return nil
+}
+
+// lowestRecordEpoch is the epoch of the lowest record held, of any
+// validator (0 if none): a scan below it would find nothing, and a client
+// walking a chain whose first record is not held here (an equivocator's
+// other branch) would otherwise cost a full syncScanEpochs of lookups per
+// request.
+func (y *recordSync) lowestRecordEpoch() (uint64, error) {
+	for ent, err := range y.st.EpochRecords(0, ^uint64(0)) {
+		return ent.Epoch, err
+	}
+	return 0, nil
 }
 
 // ---- fetching ----

@@ -576,3 +576,40 @@ func TestSyncFollowsAProvenFork(t *testing.T) {
 		t.Fatal("epoch 2 holds another record than the peer's")
 	}
 }
+
+// A records request stops at the lowest record the server holds: below it
+// the scan would find nothing (an equivocator's other branch is requested
+// every pass), so the response says there is nothing further (next 0). A
+// gap above the records still costs one request per syncScanEpochs.
+func TestSyncScanStopsAtLowestRecord(t *testing.T) {
+	server := newSyncPeer(t, 1<<40)
+	key, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(key)
+	first := uint64(1 << 30)
+	epochs := []uint64{first, first + 1}
+	for i, raw := range recordChain(t, key, epochs) {
+		if err := server.st.PutEpochRecord(epochs[i], []byte(v), raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		before, next uint64
+		n           uint32
+	}{
+		{first + 2, 0, 2},
+		{first + 1, 0, 1},
+		{first, 0, 0},
+		{first + 2 + 2*syncScanEpochs, first + 2 + syncScanEpochs, 0},
+	} {
+		var buf bytes.Buffer
+		w := bufio.NewWriter(&buf)
+		if err := server.y.writeRecords(w, v, c.before, maxSyncRecords); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		n, next, err := readListHeader(bufio.NewReader(&buf), "records")
+		if err != nil || n != c.n || next != c.next {
+			t.Errorf("before %d: %d records, next %d (%v); want %d, next %d", c.before, n, next, err, c.n, c.next)
+		}
+	}
+}
