@@ -7,27 +7,42 @@ import (
 	"github.com/pog-network/pog/store"
 )
 
-// missedPrefixes start the reasons of rounds the miner never answered: the
-// stream could not be opened or written, it closed, or no first root or no
-// commitment came. None proves a fault (a crash, a restart or a cut link
-// looks the same), so they lower availability instead of failing the epoch.
+// missedPrefixes start the reasons of rounds the miner never answered in
+// time: the stream could not be opened or written, it closed, no first root
+// or no commitment came, or a root came after its bound. None proves a
+// fault (a crash, a restart, a cut link or a loaded machine look the
+// same), so they lower availability instead of failing the epoch.
 var missedPrefixes = []string{
 	"open round stream:",
 	"sending challenge:",
 	"publishing challenge:", // the validator's own gossip failed
 	"round stream closed:",
 	"no first root within ",
+	"first root after ",
 }
 
-// missedSteps is the deadline reason of a miner that stopped answering
-// before its commitment.
-var missedSteps = regexp.MustCompile(`^\d+ of \d+ steps and no commitment within `)
+// missedSteps are the deadline reasons of a miner that stopped answering,
+// or answered late, before its commitment.
+var missedSteps = regexp.MustCompile(`^(\d+ of \d+ steps and no commitment within |step \d+ root after the )`)
+
+// unansweredTiles is the reason of a round whose sampled tiles never came
+// after the commitment. It is missed too, since withholding gains nothing: a
+// miner that computes a share 1 − ε of each round's tiles and withholds the
+// tiles whenever a sample hits the rest is paid for a share (1 − ε)^k of its
+// rounds (k samples) for 1 − ε of the work (SPEC §18).
+const unansweredTiles = "tile request unanswered: "
 
 // MissedRound tells a missed round from a proven fault by the record's
-// reason. Only a round without a commitment can be missed: once the miner has
-// committed, a closed stream or a missing tile is a refusal to prove, a fault.
+// reason. A round with a commitment is missed only if its tiles never came;
+// a wrong, refused or malformed answer is a fault.
 func MissedRound(r *store.RoundRecord) bool {
-	if r.Verdict != store.VerdictFailed || len(r.Commitment) > 0 {
+	if r.Verdict != store.VerdictFailed {
+		return false
+	}
+	if strings.HasPrefix(r.Reason, unansweredTiles) {
+		return true
+	}
+	if len(r.Commitment) > 0 {
 		return false
 	}
 	for _, p := range missedPrefixes {

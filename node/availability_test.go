@@ -7,6 +7,7 @@ import (
 
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol/round"
 	"github.com/pog-network/pog/store"
 )
@@ -19,7 +20,9 @@ func reasonOf(t *testing.T, evs ...any) string {
 	c := proof.Chain{Steps: 4}
 	c.ID[0] = 7
 	c.Template = []proof.Params{{Precision: proof.FP16, Batch: 1, M: 32, K: 8, N: 32, Tile: 16, Miner: []byte("m")}}
-	v, err := round.NewValidator(round.Plan{Chain: c, Samples: 1, FirstRootBy: time.Second, Deadline: 4 * time.Second, Window: 2})
+	secret := [32]byte{9}
+	v, err := round.NewValidator(round.Plan{Chain: c, Secret: secret, Commitment: sample.Commit(secret), Samples: 1,
+		FirstRootBy: time.Second, Deadline: 4 * time.Second, Window: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +39,12 @@ func reasonOf(t *testing.T, evs ...any) string {
 
 func TestMissedRound(t *testing.T) {
 	root := round.Root{Step: 0, At: 100 * time.Millisecond, Roots: make([]commit.CV, 1)}
+	committed := []any{root}
+	for i := 1; i < 4; i++ {
+		committed = append(committed, round.Root{Step: i, At: time.Duration(i+1) * 100 * time.Millisecond, Roots: make([]commit.CV, 1)})
+	}
+	committed = append(committed, round.Committed{At: time.Second, Roots: [][]commit.CV{make([]commit.CV, 1), make([]commit.CV, 1), make([]commit.CV, 1), make([]commit.CV, 1)}})
+	tilesThen := func(e round.Tiles) string { return reasonOf(t, append(committed, e)...) }
 	tests := []struct {
 		name      string
 		reason    string
@@ -51,6 +60,10 @@ func TestMissedRound(t *testing.T) {
 		{"bad commitment", "commitment signed by x, not the miner", false, false},
 		{"closed after committing", "round stream closed: EOF", true, false},
 		{"bad tile", "step 1: tile 3: leaf does not match", true, false},
+		{"first root late", reasonOf(t, round.Root{Step: 0, At: 2 * time.Second, Roots: make([]commit.CV, 1)}), false, true},
+		{"root after the deadline", reasonOf(t, root, round.Root{Step: 1, At: 5 * time.Second, Roots: make([]commit.CV, 1)}), false, true},
+		{"tiles never came", tilesThen(round.Tiles{Err: errors.New("i/o deadline reached"), Unanswered: true}), true, true},
+		{"tiles refused", tilesThen(round.Tiles{Err: errors.New("miner could not serve tiles: gone")}), true, false},
 	}
 	for _, tt := range tests {
 		r := &store.RoundRecord{Verdict: store.VerdictFailed, Reason: tt.reason}

@@ -441,11 +441,13 @@ func (v *view) acceptsChallenges(p peer.ID) bool {
 
 // hostDue returns the host rounds the miner's next slot in epoch goes to
 // (each of hostKinds, played one after the other in the slot; then again
-// in later slots, validator.host_rounds sets in all), and claims them: a slot after the miner's first GPU round of the
-// epoch, so that a short epoch still measures the GPU, and after a random
-// point of the epoch's first half (hostAt), so that a validator's host
-// rounds, core-bound walks for every miner, do not all land together at
-// the epoch's start.
+// in later slots, validator.host_rounds sets in all), and claims them: a
+// slot after the miner's first GPU round of the epoch, so that a short
+// epoch still measures the GPU, and after hostAt: a random point of the
+// epoch's first half for the first set, so that a validator's host rounds,
+// core-bound walks for every miner, do not all land together at the
+// epoch's start, and a random wait (hostSpacing) after each set. Without a
+// slot schedule a host set may start in a GPU round's random pause.
 func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Time) []byte {
 	if e.epoch != epoch || len(e.classes) == 0 {
 		return nil
@@ -469,6 +471,16 @@ func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Tim
 	kinds := e.hostPending
 	e.hostPending = nil
 	return kinds
+}
+
+// hostSpacing is the random wait before a miner's next host set or retry
+// in the epoch: up to half an epoch divided among validator.host_rounds
+// sets, so that the sets spread over the epoch instead of following each
+// other, and a round missed because another validator's was in play at the
+// miner is not retried into the same one.
+func (v *validator) hostSpacing() time.Duration {
+	l := v.n.cfg.Network.EpochLength.Duration
+	return time.Duration(v.rnd.Float64() * float64(l) / float64(2*max(1, v.n.cfg.Validator.HostRounds)))
 }
 
 // maxHostRetries bounds how often a validator replays, in later slots of
@@ -509,12 +521,15 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint6
 		if len(missed) > 0 && e.hostAtEpoch == epoch+1 && e.hostRetries < maxHostRetries {
 			e.hostPending, e.hostRetries = append(e.hostPending, missed...), e.hostRetries+1
 		}
+		if e.hostAtEpoch == epoch+1 {
+			e.hostAt = time.Now().Add(v.hostSpacing())
+		}
 		if v.sched != nil {
-			v.pause(e, p, ann, start)
+			v.pause(e, p, ann, start, 0)
 		} else {
-			// No random pause: the duty cycle paces GPU rounds, and a
-			// host round is a short measurement between two of them.
-			e.next = later(time.Now(), start.Add(challengeEvery))
+			// The duty cycle paces GPU rounds; a host set, a short
+			// measurement, ran in a GPU round's pause and keeps it.
+			e.next = later(e.next, start.Add(challengeEvery))
 		}
 	}
 	v.epochs.End(epoch)

@@ -75,7 +75,7 @@ func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, pr
 		// the device; its throughput sizes the next round.
 		shape.M, shape.N = min(size, probeTiles*t), min(size, probeTiles*t)
 	} else {
-		target := max(roundTarget(cfg, ann), time.Duration(cfg.MinRTTMultiple*float64(rtt)))
+		target := nominalRound(cfg, ann, rtt)
 		maxSteps := min(cfg.MaxSteps, proof.MaxRoundRoots/subs)
 		step := max(target/time.Duration(maxSteps), time.Duration(stepRTTMargin*float64(rtt)))
 		pl.steps = max(pl.steps, min(maxSteps, int(target/max(step, 1))))
@@ -194,6 +194,12 @@ func sizingTFLOPS(sustained float64, rtt time.Duration, arrivals []int64) float6
 // occupy a fraction duty of the miner's time on average: uniform on
 // [0, 2·d·(1−duty)/duty], so the miner cannot predict when the next one
 // starts.
+// nominalRound is how long a round with round trip rtt is sized to last:
+// its target, and at least min_rtt_multiple round trips (SPEC §10.1).
+func nominalRound(cfg ValidatorConfig, ann *pb.MinerAnnounce, rtt time.Duration) time.Duration {
+	return max(roundTarget(cfg, ann), time.Duration(cfg.MinRTTMultiple*float64(rtt)))
+}
+
 func nextGap(r *rand.Rand, d time.Duration, duty float64) time.Duration {
 	if duty >= 1 {
 		return 0

@@ -172,7 +172,30 @@ func (d *vdriver) fetch(a round.Fetch) round.Tiles {
 	defer cancel()
 	tiles, proofs, err := fetchTiles(fctx, d.v.n.host, d.v.n.key, d.miner, d.id, d.rec.Secret, a.Indices,
 		d.chain.Template[0].TileBytes(), len(a.Groups))
-	return round.Tiles{Tiles: tiles, Proofs: proofs, Err: err}
+	return round.Tiles{Tiles: tiles, Proofs: proofs, Err: err, Unanswered: err != nil && !isBadAnswer(err)}
+}
+
+// badAnswer is a tile response that arrived wrong (unsigned by the miner,
+// a refusal, malformed, oversized). Every other fetchTiles error is no
+// answer: the miner was unreachable, or the stream reset or timed out.
+type badAnswer struct{ error }
+
+func isBadAnswer(err error) bool {
+	var b badAnswer
+	return errors.As(err, &b)
+}
+
+// readAnswerFrame reads one frame of a tile response; an oversized or
+// malformed one is a bad answer, a failed read none.
+func readAnswerFrame(r *bufio.Reader, max int, what string) ([]byte, error) {
+	b, err := protocol.ReadFrame(r, max)
+	if errors.Is(err, protocol.ErrTooLarge) {
+		return nil, badAnswer{fmt.Errorf("%s: %v", what, err)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return b, nil
 }
 
 // fetchTiles asks miner for a round's sampled tiles over the proof stream.
@@ -209,35 +232,35 @@ func fetchTiles(ctx context.Context, h host.Host, key crypto.PrivKey, miner peer
 	}
 	s.CloseWrite()
 	r := bufio.NewReader(s)
-	raw, err := protocol.ReadFrame(r, protocol.MaxEnvelope(pb.MessageType_TILE_RESPONSE))
+	raw, err := readAnswerFrame(r, protocol.MaxEnvelope(pb.MessageType_TILE_RESPONSE), "tile response")
 	if err != nil {
-		return nil, nil, fmt.Errorf("tile response: %w", err)
+		return nil, nil, err
 	}
 	o, err := protocol.Open(raw, pb.MessageType_TILE_RESPONSE)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tile response: %w", err)
+		return nil, nil, badAnswer{fmt.Errorf("tile response: %v", err)}
 	}
 	resp := o.Msg.(*pb.TileResponse)
 	switch {
 	case o.Author != miner:
-		return nil, nil, fmt.Errorf("tile response signed by %s, not the miner", o.Author)
+		return nil, nil, badAnswer{fmt.Errorf("tile response signed by %s, not the miner", o.Author)}
 	case resp.Error != "":
-		return nil, nil, fmt.Errorf("miner could not serve tiles: %s", resp.Error)
+		return nil, nil, badAnswer{fmt.Errorf("miner could not serve tiles: %s", resp.Error)}
 	case [32]byte(resp.ChallengeId) != id:
-		return nil, nil, fmt.Errorf("tile response for another challenge")
+		return nil, nil, badAnswer{fmt.Errorf("tile response for another challenge")}
 	case len(resp.Proofs) != groups:
-		return nil, nil, fmt.Errorf("tile response has %d proofs for %d groups", len(resp.Proofs), groups)
+		return nil, nil, badAnswer{fmt.Errorf("tile response has %d proofs for %d groups", len(resp.Proofs), groups)}
 	}
 	proofs := make([]commit.Proof, len(resp.Proofs))
 	for i, b := range resp.Proofs {
 		if proofs[i], err = commit.DecodeProof(b); err != nil {
-			return nil, nil, fmt.Errorf("proof %d: %w", i, err)
+			return nil, nil, badAnswer{fmt.Errorf("proof %d: %v", i, err)}
 		}
 	}
 	tiles := make([][]byte, len(idx))
 	for i := range tiles {
-		if tiles[i], err = protocol.ReadFrame(r, tileBytes); err != nil {
-			return nil, nil, fmt.Errorf("tile %d of %d: %w", i+1, len(idx), err)
+		if tiles[i], err = readAnswerFrame(r, tileBytes, fmt.Sprintf("tile %d of %d", i+1, len(idx))); err != nil {
+			return nil, nil, err
 		}
 	}
 	ok = true

@@ -594,7 +594,7 @@ func TestSyncScanStopsAtLowestRecord(t *testing.T) {
 	}
 	for _, c := range []struct {
 		before, next uint64
-		n           uint32
+		n            uint32
 	}{
 		{first + 2, 0, 2},
 		{first + 1, 0, 1},

@@ -176,13 +176,19 @@ func (v *validator) startRounds(ctx context.Context) {
 			// stream, so wait until this node is connected to the miner.
 		case e.busy:
 		case v.sched != nil && !v.sched.due(p, e, v.n.cfg.Validator, now):
-		case v.sched == nil && now.Before(e.next):
 		default:
-			e.busy = true
 			epoch := v.epochs.Begin(v.n.view.epochAt(now))
+			kinds := v.hostDue(e, p, epoch, now)
+			if len(kinds) == 0 && v.sched == nil && now.Before(e.next) {
+				// In its random pause: host rounds, short measurements,
+				// may run in it; a GPU round waits.
+				v.epochs.End(epoch)
+				continue
+			}
+			e.busy = true
 			v.wg.Add(1)
 			v.round++
-			if kinds := v.hostDue(e, p, epoch, now); len(kinds) > 0 {
+			if len(kinds) > 0 {
 				go v.playHost(ctx, kinds, epoch, v.round, p, e.ann)
 				v.round += uint64(len(kinds) - 1) // one round number per host record
 				continue
@@ -231,7 +237,7 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 			// was last measured, so an overshoot cannot repeat.
 			e.tflops[prec] = max(e.floor[prec], e.tflops[prec]/maxSpeedup)
 		}
-		v.pause(e, p, ann, start)
+		v.pause(e, p, ann, start, time.Duration(rec.RTTNanos))
 	}
 	v.epochs.End(epoch)
 	v.closed.Broadcast()
@@ -242,16 +248,19 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 }
 
 // pause sets when the miner's next round may start after one that started
-// at start. The pause follows the round's nominal length, so a slow or
-// stalled round does not also space the next ones out; rounds start no
+// at start with round trip rtt. The pause follows the round's nominal
+// length (nominalRound), so a slow
+// or stalled round does not also space the next ones out, while one
+// lengthened by a long round trip keeps the duty cycle; rounds start no
 // closer than the network's challenge rate (flood.go), which peers would
 // otherwise Ignore.
-func (v *validator) pause(e *minerEntry, p peer.ID, ann *pb.MinerAnnounce, start time.Time) {
+func (v *validator) pause(e *minerEntry, p peer.ID, ann *pb.MinerAnnounce, start time.Time, rtt time.Duration) {
 	after := later(time.Now(), start.Add(challengeEvery))
+	cfg := v.n.cfg.Validator
 	if v.sched != nil {
-		e.next = v.sched.nextSlot(p, ann, v.n.cfg.Validator, after)
+		e.next = v.sched.nextSlot(p, ann, cfg, after)
 	} else {
-		gap := nextGap(v.rnd, min(time.Since(start), roundTarget(v.n.cfg.Validator, ann)), v.n.cfg.Validator.DutyCycle)
+		gap := nextGap(v.rnd, min(time.Since(start), nominalRound(cfg, ann, rtt)), cfg.DutyCycle)
 		e.next = later(time.Now().Add(gap), start.Add(challengeEvery))
 	}
 }
@@ -372,20 +381,37 @@ func (v *validator) fill(rec *store.RoundRecord, out round.Outcome, d *vdriver) 
 	}
 }
 
-// measureRTT pings miner once on the existing connection (libp2p ping);
-// 0 if the ping fails.
+// rttPings is how many pings measureRTT takes the least of: one ping
+// waits for the scheduler of two loaded hosts as well as for the network,
+// and the least of a few is the path's round trip. A miner delaying its
+// pongs delays every one, so the least is no help to it.
+const rttPings = 3
+
+// measureRTT is the least round trip of rttPings pings of miner on the
+// existing connection (libp2p ping); 0 if none succeeds.
 func measureRTT(ctx context.Context, n *Node, miner peer.ID) time.Duration {
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	select {
-	case r := <-ping.Ping(pctx, n.host, miner):
-		if r.Error == nil {
-			return r.RTT
+	var least time.Duration
+	results := ping.Ping(pctx, n.host, miner)
+	for range rttPings {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				return least
+			}
+			if r.Error != nil {
+				n.log.Debug("ping failed", "peer", miner, "err", r.Error)
+				return least
+			}
+			if least == 0 || r.RTT < least {
+				least = r.RTT
+			}
+		case <-pctx.Done():
+			return least
 		}
-		n.log.Debug("ping failed", "peer", miner, "err", r.Error)
-	case <-pctx.Done():
 	}
-	return 0
+	return least
 }
 
 func later(a, b time.Time) time.Time {

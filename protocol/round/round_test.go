@@ -212,7 +212,11 @@ func TestData(t *testing.T) {
 				bad := -1
 				d.MaybeScanArgs(t, "bad", &bad)
 				if d.HasArg("lost") {
-					acts = v.Step(Tiles{Err: errors.New("stream reset")})
+					acts = v.Step(Tiles{Err: errors.New("stream reset"), Unanswered: true})
+					break
+				}
+				if d.HasArg("refused") {
+					acts = v.Step(Tiles{Err: errors.New("miner could not serve tiles: pruned")})
 					break
 				}
 				tiles, proofs := h.tiles(groups, bad)

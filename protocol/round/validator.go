@@ -43,11 +43,14 @@ type (
 		Roots [][]commit.CV
 	}
 	// Tiles: the sampled tiles and one batch proof per group, or the error
-	// that kept them from arriving.
+	// that kept them from arriving. Unanswered marks an error that is no
+	// answer at all (a timeout, a reset, an unreachable miner), as opposed
+	// to a wrong one: the round is then missed, not failed (SPEC §18).
 	Tiles struct {
-		Tiles  [][]byte
-		Proofs []commit.Proof
-		Err    error
+		Tiles      [][]byte
+		Proofs     []commit.Proof
+		Err        error
+		Unanswered bool
 	}
 	// Timer: the timer last asked for has fired.
 	Timer struct{ At time.Duration }
@@ -257,7 +260,10 @@ func (v *Validator) tiles(e Tiles) []any {
 	if v.st != vTiles {
 		return nil
 	}
-	if e.Err != nil {
+	switch {
+	case e.Err != nil && e.Unanswered:
+		return v.fail("tile request unanswered: %v", e.Err)
+	case e.Err != nil:
 		return v.fail("tile request failed: %v", e.Err)
 	}
 	if len(e.Tiles) != len(v.out.Indices) || len(e.Proofs) != len(v.groups) {

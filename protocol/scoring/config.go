@@ -140,7 +140,7 @@ type GPUClass struct {
 //     to [0.5, 2].
 func DefaultConfig() Config {
 	return Config{
-		Version:   3,
+		Version:   4,
 		GPUWeight: 0.55, CPUWeight: 0.20, RAMWeight: 0.15, StorageWeight: 0.10,
 		SustainedWeight: 0.7, PeakWeight: 0.3,
 		FP16Weight: 0.6, FP32Weight: 0.4,
