@@ -1,10 +1,12 @@
 package testnet
 
 import (
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/pog-network/pog/proof/host/cpuwork"
+	"github.com/pog-network/pog/proof/host/plot"
 )
 
 // gpuStepNs is the cpu-on-gpu adversary's time per chain step: a GPU
@@ -39,4 +41,35 @@ func gpuHostProve(p *cpuwork.Params) ([][]byte, error) {
 	}
 	wg.Wait()
 	return states, nil
+}
+
+// slowRegen is the storage-regen adversary's plot reader: every block takes
+// what regenerating it takes, waited out rather than spent on the cores all
+// of the testnet's nodes share (a real regenerator spends it on its own
+// machine, and here its bursts slowed every honest miner's rounds). The
+// bytes are the stored ones, equal to a regeneration's, so its audits verify
+// as a regenerator's would; only their timing is a regenerator's.
+type slowRegen struct {
+	plot.Reader
+	cost time.Duration
+}
+
+func (r slowRegen) ReadBlock(b uint64, dst []byte) error {
+	start := time.Now()
+	err := r.Reader.ReadBlock(b, dst)
+	time.Sleep(r.cost - time.Since(start))
+	return err
+}
+
+// regenCost is the median time of regenerating one of p's blocks, of 9.
+func regenCost(p *plot.Plot) time.Duration {
+	dst := make([]byte, p.BlockBytes())
+	ts := make([]time.Duration, 9)
+	for i := range ts {
+		start := time.Now()
+		p.Generate(uint64(i)%p.Blocks, dst)
+		ts[i] = time.Since(start)
+	}
+	slices.Sort(ts)
+	return ts[len(ts)/2]
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/cpuwork"
+	"github.com/pog-network/pog/proof/host/plot"
 )
 
 // TestGPUHostProve: the cpu-on-gpu adversary's states are the honest ones
@@ -28,5 +29,28 @@ func TestGPUHostProve(t *testing.T) {
 	}
 	if !slices.EqualFunc(got, want, slices.Equal) {
 		t.Fatal("states differ from cpuwork.Prove")
+	}
+}
+
+// TestSlowRegen: the storage-regen adversary's reads give a regeneration's
+// bytes and take at least a regeneration's time.
+func TestSlowRegen(t *testing.T) {
+	p := &plot.Plot{Miner: []byte("m"), BlockLog: plotBlockLog, Rounds: plotRounds, Blocks: 8}
+	cost := regenCost(p)
+	r := slowRegen{plot.Regenerator{Plot: p}, 20 * cost}
+	got, want := make([]byte, p.BlockBytes()), make([]byte, p.BlockBytes())
+	t0 := time.Now()
+	if err := r.ReadBlock(5, got); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(t0); el < r.cost {
+		t.Fatalf("read in %v, faster than its cost %v", el, r.cost)
+	}
+	p.Generate(5, want)
+	if !slices.Equal(got, want) {
+		t.Fatal("block differs from its regeneration")
+	}
+	if cost <= 0 || r.ReadBlock(8, got) == nil {
+		t.Fatalf("cost %v; a read past the plot did not fail", cost)
 	}
 }

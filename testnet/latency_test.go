@@ -124,7 +124,7 @@ func TestFigures(t *testing.T) {
 	if len(g.Members) != 3 || g.Reference != "miner-1" || !near(g.Incentive, 0.35) || !near(g.Gain, 1.75) || !near(g.ThroughputGain, 3.3e-4/1.8e-4) {
 		t.Errorf("timeshare gain: %+v", g)
 	}
-	// 2 validators × the testnet's duty_cycle, 0.2.
+	// 2 validators × the testnet's duty_cycle.
 	if want := 2 * r.nodeConfig().Validator.DutyCycle; !near(g.DutyCycle, want) || g.RoundInterval != r.nodeConfig().Validator.RoundInterval.String() {
 		t.Errorf("duty cycle %v at %s, want %v", g.DutyCycle, g.RoundInterval, want)
 	}

@@ -62,7 +62,7 @@ type Config struct {
 	// DutyCycle, if set, replaces the testnet's validator.duty_cycle: with
 	// SlotSchedule the share of each miner's slots under some validator's
 	// round (default 0.95), else each validator's share of a miner's time,
-	// at random (default 0.2).
+	// at random (default 0.1).
 	DutyCycle float64
 	// SlotSchedule lists the validators in every node's network.validators,
 	// so they take turns at each miner in slots (SPEC.md §16), as on a
@@ -80,9 +80,14 @@ type Config struct {
 	Progress           io.Writer // one line per event worth watching; nil: quiet
 }
 
-// DefaultConfig is `make testnet`: 2 validators, 6 miners, 3 epochs.
+// DefaultConfig is `make testnet`: 2 validators, 6 miners, 3 epochs of
+// 40 s. Epochs that long hold several rounds of every validator-miner pair
+// at a duty cycle (0.1 per validator) that leaves the two cores headroom:
+// in 20 s epochs at 0.2 the cores saturated, loaded round trips stretched
+// rounds, some pairs had no round in an epoch, and honest twins' incentives
+// differed by up to 3× (BENCHMARKS.md § Testnet noise).
 func DefaultConfig() Config {
-	return Config{Validators: 2, Miners: 6, Epochs: 3, EpochLength: 20 * time.Second, Seed: 1, Out: "testnet-out", Scale: 4.6e-7}
+	return Config{Validators: 2, Miners: 6, Epochs: 3, EpochLength: 40 * time.Second, Seed: 1, Out: "testnet-out", Scale: 4.6e-7}
 }
 
 // ParseAdversaries reads "all", "" or a comma-separated list.
@@ -265,6 +270,11 @@ func (r *run) nodeConfig() node.Config {
 	c.Validator.Deadline = node.Duration{Duration: 10 * time.Second}
 	c.Validator.ProofTimeout = node.Duration{Duration: 10 * time.Second}
 	c.Validator.MinerTTL = node.Duration{Duration: 30 * time.Second}
+	// The public audits run after the last epoch while the network goes on,
+	// and fetch every validator's evidence from its first record: keep it
+	// for the whole run (the audits take up to two epochs on 2 cores), or
+	// the last validator audited has its first epochs pruned.
+	c.Node.RetainEvidence = r.cfg.Epochs + 4
 	if r.cfg.RoundInterval > 0 {
 		c.Validator.RoundInterval = node.Duration{Duration: r.cfg.RoundInterval}
 	}
@@ -273,13 +283,13 @@ func (r *run) nodeConfig() node.Config {
 	c.Validator.K = 32
 	// Every miner shares the machine's two cores with every other node:
 	// each validator keeps a miner under its rounds (22 steps of about
-	// 45 ms) 20 % of the time, at random times, so an epoch holds a few
+	// 45 ms) 10 % of the time, at random times, so an epoch holds a few
 	// rounds of every validator-miner pair without saturating the cores.
 	// The slot schedule keeps every miner busy 95 % of its slots: a small
 	// network only.
 	c.Validator.RoundTarget = node.Duration{Duration: time.Second}
 	c.Validator.RoundTargetCPU = node.Duration{Duration: time.Second}
-	c.Validator.DutyCycle = 0.2
+	c.Validator.DutyCycle = 0.1
 	if r.cfg.SlotSchedule {
 		c.Validator.DutyCycle = 0.95
 	}

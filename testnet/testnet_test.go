@@ -14,12 +14,19 @@ import (
 // dishonest validator and an equivocator for
 // one short epoch and requires every self-check to pass and the report to
 // be written.
+// shortEpochDuty is the duty cycle of the small networks below: their
+// epochs of 6–10 s would hold under one round per validator and miner at
+// the default 0.1, and two validators with a few miners leave the cores
+// idle enough for twice that.
+const shortEpochDuty = 0.2
+
 func TestSmallTestnet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a network for about 20 s")
 	}
 	cfg := DefaultConfig()
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 3, 1, 8*time.Second
+	cfg.DutyCycle = shortEpochDuty
 	cfg.Profiles = []string{"H200", "A100", "CPU"}
 	cfg.Adversaries = []string{"lazy", "spammer", "dishonest-validator", "equivocator"}
 	cfg.Out = t.TempDir()
@@ -62,6 +69,7 @@ func TestProcsTestnet(t *testing.T) {
 	// round trips, about 6 s, so two 10 s epochs hold one that started
 	// in them (at 200 ms, 11 s rounds often end after the run).
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 2, 2, 10*time.Second
+	cfg.DutyCycle = shortEpochDuty
 	cfg.Delays = map[string]time.Duration{"far": 100 * time.Millisecond}
 	cfg.Profiles = []string{"H200", "A100"}
 	cfg.Adversaries = []string{"sybil", "forger", "far", "timeshare"}
@@ -116,6 +124,7 @@ func TestNetnsPartition(t *testing.T) {
 	// host round (started at a random point of the first half) before a
 	// GPU round verifies it again; with two, a CI run ended first.
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 4, 3, 10*time.Second
+	cfg.DutyCycle = shortEpochDuty
 	cfg.Out, cfg.Procs, cfg.Netns, cfg.Partition, cfg.Exe = filepath.Join(dir, "out"), true, true, true, exe
 	s, err := Run(context.Background(), cfg)
 	if err != nil {
