@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -99,5 +100,51 @@ func TestScoringInputAvailability(t *testing.T) {
 	}
 	if verified != 1 || missed != 1 || len(in.Rounds) != 3 {
 		t.Fatalf("verified %d, missed %d of %d rounds; want 1, 1 of 3", verified, missed, len(in.Rounds))
+	}
+}
+
+// TestWithholdingTilesDoesNotPay checks SPEC §18's argument for counting
+// unanswered tile requests as missed: a miner that computes a share 1 − ε
+// of a round's tiles and withholds its answer whenever a sample lands on
+// the rest passes with the exact probability of k distinct samples all
+// missing εT tiles, and even credited as if its passed rounds had taken
+// (1 − ε) of the time on (1 − ε) of the device, it earns less per unit of
+// device time than an honest miner, for every ε. The sample it faces is
+// the real one (sample.Indices over secrets it cannot know when it
+// commits), so the empirical pass rate matches the exact one.
+func TestWithholdingTilesDoesNotPay(t *testing.T) {
+	const tiles = 4096
+	k, err := sample.Count(0.1, 0.999, tiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, eps := range []float64{1e-4, 1e-3, 0.005, 0.01, 0.05, 0.1, 0.5} {
+		pass := 1 - sample.DetectProbability(k, eps, tiles)
+		if pay := pass / ((1 - eps) * (1 - eps)); pay >= 1 {
+			t.Errorf("ε = %v: pay per device time %.4f of honest work", eps, pay)
+		}
+	}
+	// ε = 0.01: the miner skips 41 tiles it picks before the reveal.
+	skipped := map[uint64]bool{}
+	for i := uint64(0); len(skipped) < 41; i++ {
+		skipped[(i*2654435761)%tiles] = true
+	}
+	const n = 4000
+	passed := 0
+	for i := range n {
+		var secret, root [32]byte
+		secret[0], secret[1], root[0] = byte(i), byte(i>>8), 7
+		hit := false
+		for _, x := range sample.Indices(secret, root, []byte("params"), tiles, k) {
+			hit = hit || skipped[x]
+		}
+		if !hit {
+			passed++
+		}
+	}
+	want := 1 - sample.DetectProbability(k, 41.0/tiles, tiles)
+	sigma := math.Sqrt(want * (1 - want) / n)
+	if got := float64(passed) / n; math.Abs(got-want) > 4*sigma {
+		t.Errorf("withholding miner passed %.3f of rounds, the exact rate is %.3f", got, want)
 	}
 }
