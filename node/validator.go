@@ -249,11 +249,10 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 
 // pause sets when the miner's next round may start after one that started
 // at start with round trip rtt. The pause follows the round's nominal
-// length (nominalRound), so a slow
-// or stalled round does not also space the next ones out, while one
-// lengthened by a long round trip keeps the duty cycle; rounds start no
-// closer than the network's challenge rate (flood.go), which peers would
-// otherwise Ignore.
+// length (nominalRound), so a slow or stalled round does not also space
+// the next ones out, while one lengthened by a long round trip keeps the
+// duty cycle; rounds start no closer than the network's challenge rate
+// (flood.go), which peers would otherwise Ignore.
 func (v *validator) pause(e *minerEntry, p peer.ID, ann *pb.MinerAnnounce, start time.Time, rtt time.Duration) {
 	after := later(time.Now(), start.Add(challengeEvery))
 	cfg := v.n.cfg.Validator
