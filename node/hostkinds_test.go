@@ -81,7 +81,7 @@ func TestRAMHostRoundBadProofs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := memwalk.Build(cache, ramItems, 1)
+	other, err := memwalk.Build(cache.For([]byte("m")), ramItems, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

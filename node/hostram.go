@@ -55,8 +55,9 @@ func (m *cacheMemo) get(e memwalk.Epoch) (*memwalk.Cache, error) {
 }
 
 // ramHolder is a miner's dataset: items items of the current RAM epoch,
-// rebuilt when the epoch changes.
+// keyed by its ID, rebuilt when the epoch changes.
 type ramHolder struct {
+	miner   []byte
 	items   uint64
 	workers int
 
@@ -80,7 +81,7 @@ func (h *ramHolder) dataset(e memwalk.Epoch) (d *memwalk.Dataset, built time.Dur
 		return nil, 0, err
 	}
 	h.data = nil // the old dataset's memory goes before the new one is built
-	if h.data, err = memwalk.Build(c, h.items, h.workers); err != nil {
+	if h.data, err = memwalk.Build(c.For(h.miner), h.items, h.workers); err != nil {
 		return nil, 0, fmt.Errorf("building the ram dataset: %w", err)
 	}
 	h.epoch = e

@@ -209,7 +209,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		n.miner = newMiner(n, o.Backend, o.RoundHooks)
 		n.miner.hardware, n.miner.gpus, n.miner.plot = o.Hardware, o.GPUs, o.Plot
 		if items := o.Config.Miner.RAMBytes / 64; items >= 2 {
-			n.miner.ram = &ramHolder{items: min(items, memwalk.MaxItems), workers: o.Config.Miner.Workers}
+			n.miner.ram = &ramHolder{miner: []byte(n.ID()), items: min(items, memwalk.MaxItems), workers: o.Config.Miner.Workers}
 		}
 	case RoleValidator:
 		n.validator = newValidator(n, o.Store, n.obs.onRecord(o.OnRecord))

@@ -177,8 +177,10 @@ def vectors():
     cache = lewords(XOF(DK("ram cache", seed), 64 << clog))
     m, m2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 
+    key = int.from_bytes(DK("ram miner", miner)[:8], "little")
+
     def item(i):
-        r, p = [((i + j) * m) & M64 for j in range(8)], i
+        r, p = [(((i + j) * m) & M64) ^ key for j in range(8)], i
         for _ in range(rounds):
             L = cache[8 * (p % (1 << clog)):][:8]
             a = r[7]

@@ -295,7 +295,7 @@ func benchHostRAM(f *hostBenchFlags, res *hostBenchResult) error {
 		return err
 	}
 	t := time.Now()
-	ds, err := memwalk.Build(cache, p.Items, f.workers)
+	ds, err := memwalk.Build(cache.For(p.Miner), p.Items, f.workers)
 	if err != nil {
 		return err
 	}
@@ -319,7 +319,7 @@ func benchHostRAM(f *hostBenchFlags, res *hostBenchResult) error {
 	// The cheater holding nothing: one walk recomputing every item.
 	steps := min(p.Steps, 2000)
 	t = time.Now()
-	memwalk.Walk(cache, p.Items, memwalk.Initial(p, 0), steps)
+	memwalk.Walk(cache.For(p.Miner), p.Items, memwalk.Initial(p, 0), steps)
 	r.RecomputedStepNs = float64(time.Since(t).Nanoseconds()) / float64(steps)
 	r.RecomputedCredit = min(1, memwalk.StepBoundNs/r.RecomputedStepNs)
 	return benchRAMOnDisk(f, p, ds, r.hostProof.Steps, &r.OnDiskStepNs, &r.OnDiskCredit, &r.OnDiskUncached)

@@ -64,15 +64,16 @@ func vectors(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	add("ram.params", hex.EncodeToString(mp.Encode()))
+	items := cache.For(miner)
 	var item [memwalk.ItemWords]uint64
 	for _, i := range []uint64{0, 999} {
-		cache.Item(i, &item)
+		items.Item(i, &item)
 		add(fmt.Sprintf("ram.item(%d)", i), fmt.Sprintf("%016x", item))
 	}
 	w := memwalk.Initial(mp, 1)
 	add("ram.initial(1)", fmt.Sprintf("%016x", w))
-	add("ram.initial(1)+1step", fmt.Sprintf("%016x", memwalk.Walk(cache, mp.Items, w, 1)))
-	if states, err = memwalk.Prove(mp, cache, 1); err != nil {
+	add("ram.initial(1)+1step", fmt.Sprintf("%016x", memwalk.Walk(items, mp.Items, w, 1)))
+	if states, err = memwalk.Prove(mp, items, 1); err != nil {
 		t.Fatal(err)
 	}
 	add("ram.checkpoint0", hex.EncodeToString(states[0]))

@@ -1,8 +1,10 @@
 // Package memwalk is the RAM host proof, on RandomX's dataset and light-cache
-// model: an epoch seed fixes a small light cache, the cache fixes a dataset
-// of any size whose 64-byte items each cost many dependent cache reads and
+// model: an epoch seed fixes a small light cache, the cache and a miner's ID
+// fix that miner's dataset, of any size, whose 64-byte items each cost many
+// dependent cache reads and
 // multiplies to compute, and a challenge is W parallel timed walks of
-// dependent random reads over the dataset of the claimed size.
+// dependent random reads over the dataset of the claimed size. Keyed items
+// make one dataset prove memory for one identity.
 //
 // A miner holding the dataset pays one memory read per step; one holding a
 // fraction q recomputes 1 − q of its steps at the item cost and falls
@@ -103,9 +105,24 @@ func NewCache(e *Epoch) (*Cache, error) {
 	return c, nil
 }
 
-// Item computes dataset item i into r:
+// MinerItems is the light cache seen by one miner: its items are keyed by
+// the miner's ID, so one dataset proves memory for one identity only (a
+// host proving for two holds two datasets, or recomputes one of them).
+type MinerItems struct {
+	c   *Cache
+	key uint64
+}
+
+// For returns miner's view of the cache: key = LE64 of the first 8 bytes
+// of DK("ram miner", miner).
+func (c *Cache) For(miner []byte) MinerItems {
+	k := host.Derive("ram miner", miner)
+	return MinerItems{c, binary.LittleEndian.Uint64(k[:8])}
+}
+
+// Item computes the miner's dataset item i into r:
 //
-//	r[j] = (i + j)·mulItem for j < 8;  p = i
+//	r[j] = ((i + j)·mulItem) ⊕ key for j < 8;  p = i
 //	repeat Rounds times:
 //	  L = cache line p mod lines;  a = r[7]
 //	  for j < 8: a = rotl64((a ⊕ L[j])·mulItem, 23) + r[j];  r[j] = a
@@ -114,13 +131,13 @@ func NewCache(e *Epoch) (*Cache, error) {
 // Each round's read address depends on the previous round's last
 // multiply, and the eight multiplies of a round depend on each other, so an
 // item costs Rounds dependent reads plus 8·Rounds dependent multiplies.
-func (c *Cache) Item(i uint64, r *[ItemWords]uint64) {
+func (m MinerItems) Item(i uint64, r *[ItemWords]uint64) {
 	for j := range r {
-		r[j] = (i + uint64(j)) * mulItem
+		r[j] = (i+uint64(j))*mulItem ^ m.key
 	}
 	p := i
-	for range c.rounds {
-		l := c.lines[(p&c.mask)*ItemWords:][:ItemWords]
+	for range m.c.rounds {
+		l := m.c.lines[(p&m.c.mask)*ItemWords:][:ItemWords]
 		a := r[7]
 		for j := range r {
 			a = bits.RotateLeft64((a^l[j])*mulItem, 23) + r[j]
@@ -136,8 +153,9 @@ type Dataset struct {
 	items uint64
 }
 
-// Build computes items 0..items−1 on workers goroutines (<= 0: one per CPU).
-func Build(c *Cache, items uint64, workers int) (*Dataset, error) {
+// Build computes the miner's items 0..items−1 on workers goroutines (<= 0:
+// one per CPU).
+func Build(c MinerItems, items uint64, workers int) (*Dataset, error) {
 	if items < 1 || items > MaxItems {
 		return nil, fmt.Errorf("ram dataset of %d items: want 1..%d", items, uint64(MaxItems))
 	}
@@ -163,8 +181,8 @@ func Build(c *Cache, items uint64, workers int) (*Dataset, error) {
 // Items is the dataset's item count.
 func (d *Dataset) Items() uint64 { return d.items }
 
-// Source yields dataset items: a resident Dataset, or a Cache recomputing
-// them (the validator, or a cheater).
+// Source yields dataset items: a resident Dataset, or MinerItems
+// recomputing them (the validator, or a cheater).
 type Source interface {
 	Load(i uint64, r *[ItemWords]uint64)
 }
@@ -175,7 +193,7 @@ func (d *Dataset) Load(i uint64, r *[ItemWords]uint64) {
 }
 
 // Load computes item i.
-func (c *Cache) Load(i uint64, r *[ItemWords]uint64) { c.Item(i, r) }
+func (m MinerItems) Load(i uint64, r *[ItemWords]uint64) { m.Item(i, r) }
 
 // Params is one RAM challenge over the dataset of Items items.
 type Params struct {
@@ -319,8 +337,8 @@ func Prove(p *Params, src Source, workers int) ([][]byte, error) {
 var ErrSegment = errors.New("walk segment recomputes to a different checkpoint")
 
 // Verify checks an opening of the sampled segments against the miner's
-// checkpoint root, computing each visited item from the light cache c of
-// p's epoch: len(segs)·Segment items.
+// checkpoint root, computing each visited item of p's miner from the light
+// cache c of p's epoch: len(segs)·Segment items.
 func Verify(p *Params, c *Cache, root commit.CV, segs []uint64, op *host.Opening) error {
 	if err := p.Validate(); err != nil {
 		return err
@@ -332,6 +350,7 @@ func Verify(p *Params, c *Cache, root commit.CV, segs []uint64, op *host.Opening
 	if err != nil {
 		return err
 	}
+	items := c.For(p.Miner)
 	for _, g := range segs {
 		w, pos := p.Locate(g)
 		x := Initial(p, w)
@@ -339,7 +358,7 @@ func Verify(p *Params, c *Cache, root commit.CV, segs []uint64, op *host.Opening
 			x = binary.LittleEndian.Uint64(got[g-1])
 		}
 		want := binary.LittleEndian.Uint64(got[g])
-		if y := Walk(c, p.Items, x, p.Segment); y != want {
+		if y := Walk(items, p.Items, x, p.Segment); y != want {
 			return fmt.Errorf("%w: segment %d (walk %d, steps %d–%d) gives %#016x, committed %#016x",
 				ErrSegment, g, w, pos*p.Segment, (pos+1)*p.Segment-1, y, want)
 		}

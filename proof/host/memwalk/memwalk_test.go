@@ -25,7 +25,7 @@ func setup(t *testing.T, p *Params) (*Cache, *Dataset) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Build(c, p.Items, 2)
+	d, err := Build(c.For(p.Miner), p.Items, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestHonestVerifiesFromTheLightCache(t *testing.T) {
 	}
 	// Proving from the cache (the recomputing cheater) gives the same
 	// checkpoints: only the time differs.
-	again, _ := Prove(p, c, 1)
+	again, _ := Prove(p, c.For(p.Miner), 1)
 	for i := range states {
 		if string(again[i]) != string(states[i]) {
 			t.Fatalf("checkpoint %d differs between dataset and cache", i)
@@ -72,7 +72,7 @@ func TestHonestVerifiesFromTheLightCache(t *testing.T) {
 func TestDatasetIsAPrefixOfLarger(t *testing.T) {
 	p := tiny("m")
 	c, d := setup(t, p)
-	big, _ := Build(c, 2*p.Items, 3)
+	big, _ := Build(c.For(p.Miner), 2*p.Items, 3)
 	var a, b [ItemWords]uint64
 	for _, i := range []uint64{0, 1, 499, 999} {
 		d.Load(i, &a)
@@ -103,6 +103,11 @@ func TestBadProofs(t *testing.T) {
 	// The item walk 1 reads at its 20th step: in segment 5 (walk 1, steps 16–31).
 	x := Walk(d, p.Items, Initial(p, 1), 19)
 	wrongItem := corrupt{d, x % p.Items}
+	// One host proving for two identities from one dataset: miner B's.
+	shared, err := Build(c.For([]byte("miner B")), p.Items, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	cases := []struct {
 		name   string
@@ -116,6 +121,7 @@ func TestBadProofs(t *testing.T) {
 		{"wrong item", wrongItem, p, c, nil, ErrSegment, "segment 5 (walk 1, steps 16–31)"},
 		{"wrong checkpoint", d, p, c, func(s [][]byte) { s[10] = binary.LittleEndian.AppendUint64(nil, 9) }, ErrSegment, "segment 10"},
 		{"proof for another identity", d, tiny("miner B"), c, nil, ErrSegment, "segment 0 (walk 0"},
+		{"another identity's dataset", shared, p, c, nil, ErrSegment, "segment 0 (walk 0"},
 		{"cache of another epoch", d, p, otherCache(t), nil, ErrSegment, "segment 0"},
 	}
 	for _, tc := range cases {
