@@ -247,7 +247,7 @@ func fetchTiles(ctx context.Context, h host.Host, key crypto.PrivKey, miner peer
 	case resp.Error != "":
 		return nil, nil, badAnswer{fmt.Errorf("miner could not serve tiles: %s", resp.Error)}
 	case [32]byte(resp.ChallengeId) != id:
-		return nil, nil, badAnswer{fmt.Errorf("tile response for another challenge")}
+		return nil, nil, badAnswer{errors.New("tile response for another challenge")}
 	case len(resp.Proofs) != groups:
 		return nil, nil, badAnswer{fmt.Errorf("tile response has %d proofs for %d groups", len(resp.Proofs), groups)}
 	}

@@ -16,12 +16,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/sample"
 	"lukechampine.com/blake3"
-	"runtime"
-	"sync"
 )
 
 // contextPrefix versions every BLAKE3 derive-key context of the host proofs.
