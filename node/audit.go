@@ -321,7 +321,7 @@ func auditRound(r *store.RoundRecord, covered bool) (int, error) {
 	if !slices.Equal(idx, r.Indices) {
 		return 0, fmt.Errorf("sampled indices do not follow from the secret and roots")
 	}
-	if err := auditTiming(r, chain); err != nil {
+	if err := auditTiming(r, chain, time.Duration(ch.MinTimedMs)*time.Millisecond); err != nil {
 		return 0, err
 	}
 	if err := auditBounds(r, ch); err != nil {
@@ -340,8 +340,8 @@ func auditRound(r *store.RoundRecord, covered bool) (int, error) {
 }
 
 // auditTiming recomputes a verified round's throughput from its recorded
-// root arrivals (SPEC.md §10).
-func auditTiming(r *store.RoundRecord, chain proof.Chain) error {
+// root arrivals and the challenge's min_timed (SPEC.md §10).
+func auditTiming(r *store.RoundRecord, chain proof.Chain, minTimed time.Duration) error {
 	if len(r.StepArrivals) != chain.Steps {
 		return fmt.Errorf("%d step arrivals for %d steps", len(r.StepArrivals), chain.Steps)
 	}
@@ -349,7 +349,7 @@ func auditTiming(r *store.RoundRecord, chain proof.Chain) error {
 	for i, a := range r.StepArrivals {
 		arr[i] = time.Duration(a)
 	}
-	sustained, peak := round.Throughput(arr, round.StepFLOPs(chain), round.PeakWindow)
+	sustained, peak := round.Throughput(arr, round.StepFLOPs(chain), round.PeakWindow, minTimed)
 	if sustained != r.TFLOPS || peak != r.PeakTFLOPS {
 		return fmt.Errorf("throughput %v (peak %v) does not follow from the root arrivals: %v (peak %v)", r.TFLOPS, r.PeakTFLOPS, sustained, peak)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/round"
+	"github.com/pog-network/pog/store"
 )
 
 // challengePlan is what a validator sends one miner in one round.
@@ -22,6 +24,10 @@ type challengePlan struct {
 	secret   [32]byte
 	samples  int
 	stepTime time.Duration // expected; 0 for a probe
+	// minTimed is the least time steps 1..D−1 count as taking: their
+	// expected time, so the round is never credited faster than it was
+	// sized for (SPEC.md §10.1); 0 for a probe.
+	minTimed time.Duration
 	// firstRootBy and deadline bound the first root's and the commitment's
 	// arrival after the challenge is sent.
 	firstRootBy, deadline time.Duration
@@ -82,6 +88,7 @@ func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, pr
 		perSub := prevTFLOPS * 1e12 * max(target/time.Duration(pl.steps), step).Seconds() / float64(subs)
 		shape = fitStep(shape, perSub, ann.MaxOutputBytes, prec.MaxK())
 		pl.stepTime = time.Duration(float64(subs) * shape.FLOPs() / (prevTFLOPS * 1e12) * float64(time.Second))
+		pl.minTimed = time.Duration(pl.steps-1) * pl.stepTime
 		slowest := time.Duration(float64(subs) * shape.FLOPs() / (min(prevTFLOPS, max(floorTFLOPS, prevTFLOPS/maxSpeedup)) * 1e12) * float64(time.Second))
 		pl.firstRootBy = cfg.FirstRootSlack.Duration + 2*slowest + rtt
 		// A liveness bound only (throughput is timed from the roots):
@@ -90,6 +97,7 @@ func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, pr
 		pl.deadline = cfg.Deadline.Duration + pl.firstRootBy + 4*time.Duration(pl.steps)*slowest
 		pl.deadline = min(pl.deadline, protocol.MaxDeadlineMS*time.Millisecond)
 		pl.firstRootBy = min(pl.firstRootBy, pl.deadline)
+		pl.minTimed = min(pl.minTimed, pl.deadline)
 	}
 	for i := 0; i < subs; i++ {
 		p := shape
@@ -125,9 +133,11 @@ func roundTarget(cfg ValidatorConfig, ann *pb.MinerAnnounce) time.Duration {
 // more batches, up to the capacity, then K again, beyond the configured K
 // up to limitK (the exactness limit) once the batches fill the capacity:
 // K costs the miner no memory, and a far miner's step must outlast its
-// round trip (SPEC.md §10.1).
+// round trip (SPEC.md §10.1). Then N and M widen in whole tiles up to
+// their configured size (growEdges) and K, up to limitK, fills what is
+// left: a step takes at least 90 % of its budget.
 func fitStep(p proof.Params, flops float64, capacity uint64, limitK uint32) proof.Params {
-	maxK := p.K
+	maxK, maxM, maxN := p.K, p.M, p.N
 	for p.FLOPs() > flops {
 		switch {
 		case p.K >= p.M && p.K >= p.N && p.K/2 >= minK:
@@ -150,6 +160,34 @@ func fitStep(p proof.Params, flops float64, capacity uint64, limitK uint32) proo
 		}
 	}
 	p.K = uint32(min(float64(maxK), float64(p.K)*flops/p.FLOPs()))
+	p = growEdges(p, flops, capacity, maxM, maxN)
+	// What whole tiles or the capacity leave, K fills.
+	p.K = uint32(min(float64(limitK), float64(p.K)*flops/p.FLOPs()))
+	return p
+}
+
+// growEdges widens N, then M, in whole tiles up to maxM×maxN and the
+// capacity, while the step stays within flops. Halving leaves a step
+// between half and all of its budget; a round of such steps would end
+// early, and the device would idle for the rest of its slot, time an
+// identity sharing it could use (SPEC.md §16). fitStep's K fills the
+// rest.
+func growEdges(p proof.Params, flops float64, capacity uint64, maxM, maxN uint32) proof.Params {
+	edges := []struct {
+		at    func(*proof.Params) *uint32
+		limit uint32
+	}{{func(q *proof.Params) *uint32 { return &q.N }, maxN}, {func(q *proof.Params) *uint32 { return &q.M }, maxM}}
+	for _, e := range edges {
+		w := uint32(min(float64(e.limit), float64(*e.at(&p))*flops/p.FLOPs())) / p.Tile * p.Tile
+		for ; w > *e.at(&p); w -= p.Tile {
+			q := p
+			*e.at(&q) = w
+			if q.FLOPs() <= flops && q.OutputBytes() <= capacity {
+				p = q
+				break
+			}
+		}
+	}
 	return p
 }
 
@@ -190,16 +228,27 @@ func sizingTFLOPS(sustained float64, rtt time.Duration, arrivals []int64) float6
 	return sustained * p / sigma
 }
 
-// nextGap is the random pause after a round of length d so that rounds
-// occupy a fraction duty of the miner's time on average: uniform on
-// [0, 2·d·(1−duty)/duty], so the miner cannot predict when the next one
-// starts.
+// timedRate is a verified round's sustained throughput from its root
+// arrivals alone, without the challenge's min_timed.
+func timedRate(rec *store.RoundRecord) float64 {
+	arr := make([]time.Duration, len(rec.StepArrivals))
+	for i, a := range rec.StepArrivals {
+		arr[i] = time.Duration(a)
+	}
+	sustained, _ := round.Throughput(arr, rec.FLOPs/float64(max(1, len(arr))), 2, 0)
+	return sustained
+}
+
 // nominalRound is how long a round with round trip rtt is sized to last:
 // its target, and at least min_rtt_multiple round trips (SPEC §10.1).
 func nominalRound(cfg ValidatorConfig, ann *pb.MinerAnnounce, rtt time.Duration) time.Duration {
 	return max(roundTarget(cfg, ann), time.Duration(cfg.MinRTTMultiple*float64(rtt)))
 }
 
+// nextGap is the random pause after a round of length d so that rounds
+// occupy a fraction duty of the miner's time on average: uniform on
+// [0, 2·d·(1−duty)/duty], so the miner cannot predict when the next one
+// starts.
 func nextGap(r *rand.Rand, d time.Duration, duty float64) time.Duration {
 	if duty >= 1 {
 		return 0

@@ -114,6 +114,9 @@ func TestPlanSizing(t *testing.T) {
 		if pl.stepTime != step {
 			t.Errorf("%s: expected step time %v, computed %v", c.name, pl.stepTime, step)
 		}
+		if want := time.Duration(pl.steps-1) * step; pl.minTimed != want {
+			t.Errorf("%s: steps 1..D−1 timed over at least %v, want their expected %v", c.name, pl.minTimed, want)
+		}
 	}
 }
 
@@ -246,5 +249,21 @@ func TestFarStepFillsK(t *testing.T) {
 	}
 	if slow.deadline <= pl.deadline {
 		t.Errorf("deadline %v with a floor at half the estimate, want more than %v", slow.deadline, pl.deadline)
+	}
+}
+
+// TestStepFillsBudget: whatever the budget, a step takes at least 90 % of
+// it (halving alone leaves as little as half, and a round that short
+// leaves its slot's device time to a time-sharing identity).
+func TestStepFillsBudget(t *testing.T) {
+	shape := proof.Params{Precision: proof.FP16, Batch: 1, M: 1024, K: 32, N: 1024, Tile: 32}
+	for flops := 2 * shape.FLOPs() / 64; flops < shape.FLOPs(); flops *= 1.07 {
+		for _, capacity := range []uint64{1 << 30, 3 << 20} {
+			p := fitStep(shape, flops, capacity, proof.FP16.MaxK())
+			if p.FLOPs() > flops || p.FLOPs() < 0.9*flops || p.OutputBytes() > capacity || p.M%p.Tile != 0 || p.N%p.Tile != 0 {
+				t.Errorf("budget %.3g, capacity %d: %d×%d×%d batch %d, %.3g FLOPs, %d output bytes",
+					flops, capacity, p.M, p.K, p.N, p.Batch, p.FLOPs(), p.OutputBytes())
+			}
+		}
 	}
 }

@@ -230,8 +230,10 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 	if e := v.miners[p]; e != nil {
 		e.busy = false
 		if stored && rec.Verdict == store.VerdictVerified && len(rec.StepArrivals) > 0 {
-			e.floor[prec] = rec.TFLOPS
-			e.tflops[prec] = sizingTFLOPS(rec.TFLOPS, time.Duration(rec.RTTNanos), rec.StepArrivals)
+			// Sized by what the miner did, not the credit min_timed caps.
+			measured := timedRate(rec)
+			e.floor[prec] = measured
+			e.tflops[prec] = sizingTFLOPS(measured, time.Duration(rec.RTTNanos), rec.StepArrivals)
 		} else {
 			// Not measured (cut off, failed, missed): back off towards what
 			// was last measured, so an overshoot cannot repeat.
@@ -282,7 +284,8 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	rec.Secret = plan.secret
 	msg := &pb.Challenge{Version: protocol.Version, Epoch: epoch, Round: rnd, Miner: []byte(miner),
 		SecretCommitment: commitSecret(plan.secret), Samples: uint32(plan.samples), Steps: uint32(plan.steps),
-		DeadlineMs: uint32(plan.deadline.Milliseconds()), FirstRootMs: uint32(max(1, plan.firstRootBy.Milliseconds()))}
+		DeadlineMs: uint32(plan.deadline.Milliseconds()), FirstRootMs: uint32(max(1, plan.firstRootBy.Milliseconds())),
+		MinTimedMs: uint32(plan.minTimed.Milliseconds())}
 	for _, p := range plan.params {
 		b, _ := p.MarshalBinary()
 		msg.Params = append(msg.Params, b)
@@ -302,6 +305,7 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	m, err := round.NewValidator(round.Plan{Chain: chain, Secret: plan.secret, Commitment: [32]byte(msg.SecretCommitment),
 		Samples: plan.samples, FirstRootBy: time.Duration(msg.FirstRootMs) * time.Millisecond,
 		Deadline: time.Duration(msg.DeadlineMs) * time.Millisecond, Window: round.PeakWindow,
+		MinTimed:   time.Duration(msg.MinTimedMs) * time.Millisecond,
 		OtherRoots: func() map[commit.CV]bool { return v.n.view.otherRoots(miner) }})
 	if err != nil {
 		return failed("round: %v", err)

@@ -413,6 +413,9 @@ func ChallengeParams(m *pb.Challenge) ([]proof.Params, error) {
 	if m.FirstRootMs < 1 || m.FirstRootMs > m.DeadlineMs {
 		return nil, invalid("first root due after %d ms, want 1..%d (the deadline)", m.FirstRootMs, m.DeadlineMs)
 	}
+	if m.MinTimedMs > m.DeadlineMs {
+		return nil, invalid("steps timed over at least %d ms, want at most %d (the deadline)", m.MinTimedMs, m.DeadlineMs)
+	}
 	if m.Steps < 1 || m.Steps > proof.MaxSteps || int(m.Steps)*len(m.Params) > proof.MaxRoundRoots {
 		return nil, invalid("%d steps of %d sub-challenges: want 1..%d steps and at most %d roots", m.Steps, len(m.Params), proof.MaxSteps, proof.MaxRoundRoots)
 	}

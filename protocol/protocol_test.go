@@ -149,6 +149,7 @@ func TestValidateRejects(t *testing.T) {
 		{"challenge no steps", func() proto.Message { c := challengeFor(t, miner, 1); c.Steps = 0; return c }()},
 		{"challenge too many roots", func() proto.Message { c := challengeFor(t, miner, 2); c.Steps = proof.MaxRoundRoots; return c }()},
 		{"challenge first root after deadline", func() proto.Message { c := challengeFor(t, miner, 1); c.FirstRootMs = c.DeadlineMs + 1; return c }()},
+		{"challenge timed past its deadline", func() proto.Message { c := challengeFor(t, miner, 1); c.MinTimedMs = c.DeadlineMs + 1; return c }()},
 		{"challenge mixed shapes", func() proto.Message {
 			c := challengeFor(t, miner, 2)
 			p := proof.Params{Precision: proof.FP16, Batch: 1, M: 32, K: 64, N: 64, Tile: 16, Miner: []byte(miner)}

@@ -16,7 +16,7 @@ func TestLateJoinerTestnet(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 2, 3, 6*time.Second
-	cfg.DutyCycle = shortEpochDuty
+	shortEpochs(&cfg)
 	cfg.Profiles = []string{"H200", "A100"}
 	cfg.Out = t.TempDir()
 	s, err := Run(context.Background(), cfg)

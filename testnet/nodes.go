@@ -31,6 +31,9 @@ type minerSpec struct {
 	offset                   int           // validators: position in the round stagger
 	delay                    time.Duration // added to every message, each way
 	device                   *simDevice    // shared device time (timeshare); nil: its own
+	// hostShare is how many identities split this miner's one host
+	// (timeshare): each holds that share of its RAM and storage. 0: its own.
+	hostShare int
 }
 
 func (r *run) minerSpecs() []minerSpec {
@@ -54,7 +57,8 @@ func (r *run) minerSpecs() []minerSpec {
 		case "timeshare":
 			dev := newSimDevice(first.FP16TFLOPS * r.cfg.Scale)
 			for i := 1; i <= timeshareIdentities; i++ {
-				out = append(out, minerSpec{name: fmt.Sprintf("timeshare-%d", i), profile: first.Name, adversary: a, device: dev})
+				out = append(out, minerSpec{name: fmt.Sprintf("timeshare-%d", i), profile: first.Name, adversary: a, device: dev,
+					hostShare: timeshareIdentities})
 			}
 		case "lazy":
 			out = append(out, minerSpec{name: "lazy", profile: "H100", adversary: a, mode: "lazy"})
@@ -361,6 +365,13 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		}
 		o.Hardware, o.GPUs = shown.Host, announcedGPUs(shown.GPU, shown.MemoryMB)
 		o.RoundHooks = spec.hooks
+		if spec.hostShare > 1 {
+			// One host split between identities: each announces the
+			// share it holds (its cores are time-shared, and announced
+			// figures earn nothing anyway).
+			p.Host = scaledHost(p.Host, 1/float64(spec.hostShare))
+			o.Hardware = scaledHost(shown.Host, 1/float64(spec.hostShare))
+		}
 		if plotFile, err = minerHost(&o, m.home, m.id, p, spec.adversary, o.Logger); err != nil {
 			st.Close()
 			dd.Close()

@@ -22,7 +22,8 @@ const (
 const noProfitGain = 1e6
 
 // profitability compares each adversary miner identity (a sybil or
-// timeshare group summed) with the honest miners of its real profile, by
+// timeshare group summed) with the honest miners of its real profile and
+// no added latency (the far miner pays for its distance), by
 // the mean consensus incentive over the summarised epochs. An adversary
 // whose real profile no honest miner has cannot be judged: it is returned
 // in unjudged instead.
@@ -34,9 +35,10 @@ func profitability(s *report.Summary) (out []report.Profit, unjudged []string) {
 		if n.Role != "miner" {
 			continue
 		}
-		if n.Adversary == "" {
+		switch {
+		case n.Adversary == "" && n.AddedLatencyMs == 0:
 			honest[n.Profile] = append(honest[n.Profile], mean(n.Name))
-		} else {
+		case n.Adversary != "":
 			groups[n.Adversary] = append(groups[n.Adversary], n)
 		}
 	}

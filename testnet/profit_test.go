@@ -18,15 +18,16 @@ func TestProfitability(t *testing.T) {
 			miner("sybil-a", "RTX4090", "sybil"), miner("sybil-b", "RTX4090", "sybil"),
 			miner("intermittent", "H100", "intermittent"), miner("overclaim", "RTX4090", "overclaim"),
 			miner("ts-1", "H100", "timeshare"), miner("ts-2", "H100", "timeshare"),
+			{Name: "far", Role: "miner", Profile: "H100", AddedLatencyMs: 200},
 			{Name: "validator-1", Role: "validator"},
 		},
 		// Two epochs: means are h100 0.2 (0.1 and 0.3 averaged over two
-		// miners), 4090 0.1.
+		// miners; far, delayed, is no reference), 4090 0.1.
 		Epochs: []report.Epoch{
 			{Incentive: map[string]float64{"h100-a": 0.1, "h100-b": 0.3, "4090": 0.1, "sybil-a": 0.04, "sybil-b": 0.06,
-				"intermittent": 0.02, "overclaim": 0.2, "ts-1": 0.1, "ts-2": 0.1}},
+				"intermittent": 0.02, "overclaim": 0.2, "ts-1": 0.1, "ts-2": 0.1, "far": 0.01}},
 			{Incentive: map[string]float64{"h100-a": 0.1, "h100-b": 0.3, "4090": 0.1, "sybil-a": 0.04, "sybil-b": 0.06,
-				"intermittent": 0.02, "overclaim": 0, "ts-1": 0.1, "ts-2": 0.12}},
+				"intermittent": 0.02, "overclaim": 0, "ts-1": 0.1, "ts-2": 0.12, "far": 0.01}},
 		},
 	}
 	got, unjudged := profitability(s)

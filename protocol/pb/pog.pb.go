@@ -442,8 +442,11 @@ type Challenge struct {
 	DeadlineMs       uint32                 `protobuf:"varint,8,opt,name=deadline_ms,json=deadlineMs,proto3" json:"deadline_ms,omitempty"`                  // commitment due this long after the challenge is sent
 	Steps            uint32                 `protobuf:"varint,9,opt,name=steps,proto3" json:"steps,omitempty"`                                              // D, the steps of the chain
 	FirstRootMs      uint32                 `protobuf:"varint,10,opt,name=first_root_ms,json=firstRootMs,proto3" json:"first_root_ms,omitempty"`            // step 0's root due this long after the challenge is sent
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Steps 1..D−1 are timed over at least this long: the round is credited
+	// no faster than the throughput it was sized for (SPEC §10.1). 0: a probe.
+	MinTimedMs    uint32 `protobuf:"varint,11,opt,name=min_timed_ms,json=minTimedMs,proto3" json:"min_timed_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Challenge) Reset() {
@@ -542,6 +545,13 @@ func (x *Challenge) GetSteps() uint32 {
 func (x *Challenge) GetFirstRootMs() uint32 {
 	if x != nil {
 		return x.FirstRootMs
+	}
+	return 0
+}
+
+func (x *Challenge) GetMinTimedMs() uint32 {
+	if x != nil {
+		return x.MinTimedMs
 	}
 	return 0
 }
@@ -1363,7 +1373,7 @@ const file_pog_proto_rawDesc = "" +
 	"\tram_bytes\x18\x03 \x01(\x04R\bramBytes\x12\x19\n" +
 	"\bram_gbps\x18\x04 \x01(\x01R\aramGbps\x12#\n" +
 	"\rstorage_bytes\x18\x05 \x01(\x04R\fstorageBytes\x12!\n" +
-	"\fstorage_mbps\x18\x06 \x01(\x01R\vstorageMbps\"\xa1\x02\n" +
+	"\fstorage_mbps\x18\x06 \x01(\x01R\vstorageMbps\"\xc3\x02\n" +
 	"\tChallenge\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x14\n" +
@@ -1376,7 +1386,9 @@ const file_pog_proto_rawDesc = "" +
 	"deadlineMs\x12\x14\n" +
 	"\x05steps\x18\t \x01(\rR\x05steps\x12\"\n" +
 	"\rfirst_root_ms\x18\n" +
-	" \x01(\rR\vfirstRootMs\"~\n" +
+	" \x01(\rR\vfirstRootMs\x12 \n" +
+	"\fmin_timed_ms\x18\v \x01(\rR\n" +
+	"minTimedMs\"~\n" +
 	"\n" +
 	"Commitment\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12!\n" +

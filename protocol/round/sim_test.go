@@ -89,7 +89,7 @@ func TestLatencyCancels(t *testing.T) {
 	const d, s, flops = 22, 100 * time.Millisecond, 1e12
 	want := flops / s.Seconds() / 1e12
 	for _, l := range []time.Duration{0, 10 * time.Millisecond, 50 * time.Millisecond} {
-		got, _ := Throughput(simulate(t, d, s, l, false), flops, 21)
+		got, _ := Throughput(simulate(t, d, s, l, false), flops, 21, 0)
 		if got < want*0.9999 || got > want*1.0001 {
 			t.Errorf("one-way %v: %.4f TFLOPS, want %.4f", l, got, want)
 		}
@@ -102,14 +102,63 @@ func TestBurstGain(t *testing.T) {
 	const s, flops = 100 * time.Millisecond, 1e12
 	for _, d := range []int{5, 22, 50} {
 		for _, l := range []time.Duration{0, 20 * time.Millisecond, 200 * time.Millisecond} {
-			honest, _ := Throughput(simulate(t, d, s, l, false), flops, d-1)
-			burst, peak := Throughput(simulate(t, d, s, l, true), flops, d-1)
+			honest, _ := Throughput(simulate(t, d, s, l, false), flops, d-1, 0)
+			burst, peak := Throughput(simulate(t, d, s, l, true), flops, d-1, 0)
 			bound := float64(d-1) / float64(d-2)
 			if burst/honest > bound+1e-9 || peak > burst+1e-9 {
 				t.Errorf("D=%d one-way %v: burst %.4f vs honest %.4f: gain %.4f above %.4f", d, l, burst, honest, burst/honest, bound)
 			}
 			if d >= 22 && burst/honest > 1.05 {
 				t.Errorf("D=%d: burst gains %.3f > 5%%", d, burst/honest-1)
+			}
+		}
+	}
+}
+
+// TestSharedDeviceGainsNothing: three identities on one device, each round
+// sized for T at an estimate off by ½, 1 and 1½. The short round finishes
+// while the others wait, and they speed up once it is done, so timed from
+// their own roots alone the three sum to 1.2 devices. Counting steps
+// 1..D−1 as at least their sized time (min_timed), they sum to one.
+func TestSharedDeviceGainsNothing(t *testing.T) {
+	const d, T = 22, time.Second
+	work := []float64{0.5 / 3, 1.0 / 3, 1.5 / 3} // TFLOP, on a 1-TFLOPS device
+	arrivals := shareDevice(work, d)
+	var plain, floored float64
+	for i, w := range work {
+		p, _ := Throughput(arrivals[i], w/d*1e12, d-1, 0)
+		f, _ := Throughput(arrivals[i], w/d*1e12, d-1, T*(d-1)/d)
+		plain, floored = plain+p, floored+f
+	}
+	if plain < 1.15 {
+		t.Errorf("timed alone the rounds sum to %.3f devices; the test no longer shows the gain", plain)
+	}
+	if floored > 1.001 {
+		t.Errorf("with min_timed the rounds sum to %.3f devices, want at most 1", floored)
+	}
+}
+
+// shareDevice runs rounds of the given work (TFLOP) from time 0 on one
+// 1-TFLOPS device shared equally by the rounds still running, in steps of
+// 10 µs, and returns each round's D root arrivals.
+func shareDevice(work []float64, d int) [][]time.Duration {
+	const dt = 10 * time.Microsecond
+	done := make([]float64, len(work))
+	out := make([][]time.Duration, len(work))
+	for now := dt; ; now += dt {
+		var running []int
+		for i := range work {
+			if len(out[i]) < d {
+				running = append(running, i)
+			}
+		}
+		if len(running) == 0 {
+			return out
+		}
+		for _, i := range running {
+			done[i] += dt.Seconds() / float64(len(running))
+			for len(out[i]) < d && done[i] >= work[i]*float64(len(out[i])+1)/float64(d)-1e-12 {
+				out[i] = append(out[i], now)
 			}
 		}
 	}

@@ -20,6 +20,9 @@ type Plan struct {
 	FirstRootBy, Deadline time.Duration
 	// Window is the steps of the peak-throughput window (≥ 2).
 	Window int
+	// MinTimed is the least time steps 1..D−1 are timed over (0: none),
+	// the challenge's min_timed_ms: see Throughput.
+	MinTimed time.Duration
 	// OtherRoots, if set, returns the roots other identities committed so
 	// far (read when the tiles arrive): a copy of one is named as such.
 	OtherRoots func() map[commit.CV]bool
@@ -314,7 +317,7 @@ func (v *Validator) tiles(e Tiles) []any {
 	}
 	v.st = vDone
 	v.out.Verified = true
-	v.out.TFLOPS, v.out.PeakTFLOPS = Throughput(v.out.Arrivals, StepFLOPs(v.p.Chain), v.p.Window)
+	v.out.TFLOPS, v.out.PeakTFLOPS = Throughput(v.out.Arrivals, StepFLOPs(v.p.Chain), v.p.Window, v.p.MinTimed)
 	return []any{Finish{Outcome: v.out}}
 }
 
@@ -330,11 +333,16 @@ func StepFLOPs(c proof.Chain) float64 {
 // Throughput is sustained TFLOPS, the work of steps 1..D−1 over the time
 // between the first and the last root's arrival (one-way latency cancels),
 // and peak TFLOPS, the same over the fastest window of w steps. Both are 0
-// for fewer than two steps or no elapsed time.
-func Throughput(arrivals []time.Duration, stepFLOPs float64, w int) (sustained, peak float64) {
+// for fewer than two steps or no elapsed time. Steps 1..D−1 count as
+// taking at least minTimed, a window of w steps at least w/(D−1) of it:
+// no part of a round is credited faster than the rate the validator sized
+// it for, so identities sharing a device gain nothing from rounds that
+// finish early while others wait (SPEC.md §10.1).
+func Throughput(arrivals []time.Duration, stepFLOPs float64, w int, minTimed time.Duration) (sustained, peak float64) {
 	d := len(arrivals)
 	rate := func(i, j int) float64 {
-		if dt := arrivals[j] - arrivals[i]; dt > 0 {
+		least := minTimed * time.Duration(j-i) / time.Duration(max(1, d-1))
+		if dt := max(arrivals[j]-arrivals[i], least); dt > 0 {
 			return float64(j-i) * stepFLOPs / dt.Seconds() / 1e12
 		}
 		return 0

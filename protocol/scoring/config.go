@@ -106,16 +106,19 @@ type GPUClass struct {
 	MemoryBytes uint64  `json:"memory_bytes"`
 }
 
-// DefaultConfig returns version 3 of the rules (version 1 credited announced
+// DefaultConfig returns version 5 of the rules (version 1 credited announced
 // host figures and had no availability factor; version 2 stated the
 // reference's RAM and storage bandwidth as streaming figures, which no host
-// proof measures):
+// proof measures; version 3 failed rounds that proved nothing; version 4
+// credited a RAM or storage bandwidth beyond its capacity's share, which
+// identities time-sharing one host could each claim in full):
 //
 //   - Parts: GPU 0.55, CPU 0.20, RAM 0.15, storage 0.10 (the SN27 paper).
 //   - GPU part: sustained 0.7 / peak 0.3 (sustained counts more: it is what a
 //     renter gets); fp16 0.6 / fp32 0.4 (AI work is mostly half precision);
 //     throughput 0.8 / memory 0.2.
 //   - RAM: capacity 0.5 / bandwidth 0.5. Storage: speed 0.5 / capacity 0.5.
+//     A bandwidth counts at most as much as its capacity (SPEC §23.7).
 //   - Reference: one 8×H200 node. Per GPU 610 TFLOPS in each class (the
 //     subnet's fp16 figure, BRIEF §7; node 4880): the fastest exact method
 //     for the fp32 class, two int8 tensor-core passes, runs at the fp16
@@ -140,7 +143,7 @@ type GPUClass struct {
 //     to [0.5, 2].
 func DefaultConfig() Config {
 	return Config{
-		Version:   4,
+		Version:   5,
 		GPUWeight: 0.55, CPUWeight: 0.20, RAMWeight: 0.15, StorageWeight: 0.10,
 		SustainedWeight: 0.7, PeakWeight: 0.3,
 		FP16Weight: 0.6, FP32Weight: 0.4,

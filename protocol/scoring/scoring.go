@@ -120,8 +120,8 @@ type Score struct {
 //	Avail      = verified ÷ (verified + missed)              (0 without rounds)
 //	GPU        = (ThroughputWeight·Throughput + MemoryWeight·Memory)·Avail·(1 − penalty)
 //	CPU        = hostAvail·min(Cap, cores·GHz ÷ (refCores·refGHz))     (proven figures only)
-//	RAM        = hostAvail·(RAMCapacityWeight·min(Cap, bytes÷ref) + RAMBandwidthWeight·min(Cap, GB/s÷ref))
-//	Storage    = hostAvail·(StorageSpeedWeight·min(Cap, MB/s÷ref) + StorageCapacityWeight·min(Cap, bytes÷ref))
+//	RAM        = hostAvail·(RAMCapacityWeight·ram + RAMBandwidthWeight·min(ram, Cap, GB/s÷ref)),  ram = min(Cap, bytes÷ref)
+//	Storage    = hostAvail·(StorageSpeedWeight·min(disk, Cap, MB/s÷ref) + StorageCapacityWeight·disk), disk = min(Cap, bytes÷ref)
 //	hostAvail  = Avail, or 1 for a miner with no rounds (host proofs alone)
 //	Total      = GPUWeight·GPU + CPUWeight·CPU + RAMWeight·RAM + StorageWeight·Storage
 //
@@ -245,10 +245,15 @@ func scoreHost(c Config, in Input, s *Score) {
 			avail = s.Availability
 		}
 		s.CPU = float64(avail * norm(nonneg(float64(hw.CPUCores))*nonneg(hw.CPUGHz), float64(ref.CPUCores)*ref.CPUGHz, c.Cap))
-		s.RAM = float64(avail * (float64(c.RAMCapacityWeight*norm(float64(hw.RAMBytes), float64(ref.RAMBytes), c.Cap)) +
-			float64(c.RAMBandwidthWeight*norm(hw.RAMGBps, ref.RAMGBps, c.Cap))))
-		s.Storage = float64(avail * (float64(c.StorageSpeedWeight*norm(hw.StorageMBps, ref.StorageMBps, c.Cap)) +
-			float64(c.StorageCapacityWeight*norm(float64(hw.StorageBytes), float64(ref.StorageBytes), c.Cap))))
+		// A bandwidth is credited at most at its capacity's share of the
+		// reference: a walk lasts milliseconds and can be time-shared by
+		// identities, a keyed dataset or plot cannot (SPEC §23.7).
+		ram := norm(float64(hw.RAMBytes), float64(ref.RAMBytes), c.Cap)
+		disk := norm(float64(hw.StorageBytes), float64(ref.StorageBytes), c.Cap)
+		s.RAM = float64(avail * (float64(c.RAMCapacityWeight*ram) +
+			float64(c.RAMBandwidthWeight*min(ram, norm(hw.RAMGBps, ref.RAMGBps, c.Cap)))))
+		s.Storage = float64(avail * (float64(c.StorageSpeedWeight*min(disk, norm(hw.StorageMBps, ref.StorageMBps, c.Cap))) +
+			float64(c.StorageCapacityWeight*disk)))
 	}
 	var unproven []string
 	for _, f := range []struct {

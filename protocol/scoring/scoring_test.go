@@ -313,15 +313,28 @@ func TestScoreMiner(t *testing.T) {
 		},
 		{
 			// Aux below the reference, GPU at it: CPU 32·3.0/230.4 =
-			// 0.4166666667; RAM 0.5·512/2000 + 0.5·5.12/10.24 = 0.128 + 0.25 =
-			// 0.378; storage 0.5·2621.44/5242.88 + 0.5·4/30 = 0.25 + 0.0666666667 =
-			// 0.3166666667. Total 0.55 + 0.2·0.4166666667 + 0.15·0.378 +
-			// 0.1·0.3166666667 = 0.55 + 0.0833333333 + 0.0567 + 0.0316666667 = 0.7217.
+			// 0.4166666667; RAM capacity 512/2000 = 0.256, bandwidth
+			// 5.12/10.24 = 0.5 credited at most 0.256: 0.5·0.256 + 0.5·0.256
+			// = 0.256; storage capacity 4/30 = 0.1333333333, speed
+			// 2621.44/5242.88 = 0.5 credited at most that: 0.1333333333.
+			// Total 0.55 + 0.2·0.4166666667 + 0.15·0.256 + 0.1·0.1333333333
+			// = 0.55 + 0.0833333333 + 0.0384 + 0.0133333333 = 0.6850666667.
 			name: "aux hardware below the reference",
 			cfg:  def,
 			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: Hardware{CPUCores: 32, CPUGHz: 3.0,
 				RAMBytes: 512e9, RAMGBps: 5.12, StorageBytes: 4e12, StorageMBps: 2621.44}},
-			want: want{gpu: 1, cpu: 0.41666666666667, ram: 0.378, storage: 0.31666666666667, total: 0.7217},
+			want: want{gpu: 1, cpu: 0.41666666666667, ram: 0.256, storage: 0.13333333333333, total: 0.68506666666667},
+		},
+		{
+			// One identity of four splitting the reference host: a quarter
+			// of its RAM and plot, each walk alone at the full bandwidth.
+			// RAM 0.5·0.25 + 0.5·min(0.25, 1) = 0.25, storage likewise, so
+			// the four sum to the reference host's 1 in each part.
+			name: "a quarter of a time-shared host",
+			cfg:  def,
+			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: Hardware{
+				RAMBytes: 500e9, RAMGBps: 10.24, StorageBytes: 7.5e12, StorageMBps: 5242.88}},
+			want: want{gpu: 1, ram: 0.25, storage: 0.25, total: 0.55 + 0.15*0.25 + 0.1*0.25},
 		},
 		{
 			// 512 cores at 3.7 GHz, 12 TB RAM at 900 GB/s, 100 TB at
