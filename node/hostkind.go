@@ -162,7 +162,8 @@ func (p cpuProof) credited(elapsed time.Duration) scoring.HostMeasurement {
 func (p ramProof) credited(elapsed time.Duration) scoring.HostMeasurement {
 	t := host.Timing{Shape: p.Shape, Elapsed: elapsed}
 	c := t.Credit(memwalk.StepBoundNs)
-	return scoring.HostMeasurement{RAMBytes: 64 * float64(p.Items) * c, RAMBytesPerSecond: 64 * t.StepsPerSecond() * c}
+	return scoring.HostMeasurement{RAMBytes: 64 * float64(p.Items) * c, RAMBytesPerSecond: 64 * t.StepsPerSecond() * c,
+		RAMHeldBytes: 64 * float64(p.Items)}
 }
 
 // credited storage: the plot's bytes and the walks' block reads per
@@ -170,5 +171,6 @@ func (p ramProof) credited(elapsed time.Duration) scoring.HostMeasurement {
 func (p plotProof) credited(elapsed time.Duration) scoring.HostMeasurement {
 	t := host.Timing{Shape: p.Shape, Elapsed: elapsed}
 	c := t.Credit(plot.StepBoundNs)
-	return scoring.HostMeasurement{StorageBytes: float64(p.Bytes()) * c, StorageBytesPerSecond: float64(p.BlockBytes()) * t.StepsPerSecond() * c}
+	return scoring.HostMeasurement{StorageBytes: float64(p.Bytes()) * c, StorageBytesPerSecond: float64(p.BlockBytes()) * t.StepsPerSecond() * c,
+		StorageHeldBytes: float64(p.Bytes())}
 }

@@ -439,15 +439,15 @@ func (v *view) acceptsChallenges(p peer.ID) bool {
 	return v.trustAny || v.validators[p]
 }
 
-// hostDue returns the host rounds the miner's next slot in epoch goes to
-// (each of hostKinds, played one after the other in the slot; then again
-// in later slots, validator.host_rounds sets in all), and claims them: a
-// slot after the miner's first GPU round of the epoch, so that a short
-// epoch still measures the GPU, and after hostAt: a random point of the
-// epoch's first half for the first set, so that a validator's host rounds,
-// core-bound walks for every miner, do not all land together at the
-// epoch's start, and a random wait (hostSpacing) after each set. Without a
-// slot schedule a host set may start in a GPU round's random pause.
+// hostDue returns the host rounds due with the miner in epoch (each of
+// hostKinds, played one after the other; then again later,
+// validator.host_rounds sets in all), and claims them: after the miner's
+// first GPU round of the epoch, so that a short epoch still measures the
+// GPU, and after hostAt: a random point of the epoch's first quarter for
+// the first set, so that a validator's host rounds, core-bound walks for
+// every miner, do not all land together at the epoch's start, and a
+// random wait (hostSpacing) after each set. Without a slot schedule a
+// host set may start in a GPU round's random pause.
 func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Time) []byte {
 	if e.epoch != epoch || len(e.classes) == 0 {
 		return nil
@@ -458,9 +458,18 @@ func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Tim
 			return nil // host rounds off: the round schedule's random draws stay as they were
 		}
 		l := v.n.cfg.Network.EpochLength.Duration
-		e.hostAt = time.Unix(0, int64(epoch)*int64(l)).Add(time.Duration(v.rnd.Float64() * float64(l/2)))
+		e.hostAt = time.Unix(0, int64(epoch)*int64(l)).Add(time.Duration(v.rnd.Float64() * float64(l/4)))
 		e.hostAtEpoch, e.hostPending, e.hostRetries = epoch+1, kinds, 0
 		e.hostSets = v.n.cfg.Validator.HostRounds - 1
+		if v.sched != nil {
+			// Every set in one owned slot, one after another: a set
+			// per slot took 3 of a pair's 8 testnet slots an epoch
+			// from GPU rounds, and some pairs had no slot left for
+			// later sets.
+			for ; e.hostSets > 0; e.hostSets-- {
+				e.hostPending = append(e.hostPending, kinds...)
+			}
+		}
 	}
 	if now.Before(e.hostAt) {
 		return nil

@@ -18,6 +18,8 @@ type HostMeasurement struct {
 	RAMBytesPerSecond     float64 // credited random 64-byte reads × 64 per second
 	StorageBytes          float64 // credited plot bytes
 	StorageBytesPerSecond float64 // credited block reads × block size per second
+	RAMHeldBytes          float64 // the datasets' bytes, before the credit
+	StorageHeldBytes      float64 // the plots' bytes, before the credit
 }
 
 // Add sums two measurements: several CPUs, datasets or disks of one miner.
@@ -29,6 +31,8 @@ func (m HostMeasurement) Add(o HostMeasurement) HostMeasurement {
 		RAMBytesPerSecond:     m.RAMBytesPerSecond + o.RAMBytesPerSecond,
 		StorageBytes:          m.StorageBytes + o.StorageBytes,
 		StorageBytesPerSecond: m.StorageBytesPerSecond + o.StorageBytesPerSecond,
+		RAMHeldBytes:          m.RAMHeldBytes + o.RAMHeldBytes,
+		StorageHeldBytes:      m.StorageHeldBytes + o.StorageHeldBytes,
 	}
 }
 
@@ -38,10 +42,12 @@ func (m HostMeasurement) Add(o HostMeasurement) HostMeasurement {
 // a finite non-negative number counts as 0.
 func (m HostMeasurement) ProvenHost() Hardware {
 	h := Hardware{
-		RAMBytes:     bytesOf(m.RAMBytes),
-		RAMGBps:      nonneg(m.RAMBytesPerSecond) / 1e9,
-		StorageBytes: bytesOf(m.StorageBytes),
-		StorageMBps:  nonneg(m.StorageBytesPerSecond) / 1e6,
+		RAMBytes:         bytesOf(m.RAMBytes),
+		RAMGBps:          nonneg(m.RAMBytesPerSecond) / 1e9,
+		StorageBytes:     bytesOf(m.StorageBytes),
+		StorageMBps:      nonneg(m.StorageBytesPerSecond) / 1e6,
+		RAMHeldBytes:     bytesOf(m.RAMHeldBytes),
+		StorageHeldBytes: bytesOf(m.StorageHeldBytes),
 	}
 	if m.CPUChains > 0 {
 		h.CPUCores = m.CPUChains

@@ -71,6 +71,10 @@ type Hardware struct {
 	RAMGBps      float64
 	StorageBytes uint64
 	StorageMBps  float64 // sequential
+	// RAMHeldBytes and StorageHeldBytes are a proof's dataset and plot
+	// sizes before its timing credit (ProvenHost only; 0: RAMBytes and
+	// StorageBytes): what bounds the bandwidths' credit.
+	RAMHeldBytes, StorageHeldBytes uint64
 }
 
 // Input is one miner's epoch.
@@ -120,8 +124,9 @@ type Score struct {
 //	Avail      = verified ÷ (verified + missed)              (0 without rounds)
 //	GPU        = (ThroughputWeight·Throughput + MemoryWeight·Memory)·Avail·(1 − penalty)
 //	CPU        = hostAvail·min(Cap, cores·GHz ÷ (refCores·refGHz))     (proven figures only)
-//	RAM        = hostAvail·(RAMCapacityWeight·ram + RAMBandwidthWeight·min(ram, Cap, GB/s÷ref)),  ram = min(Cap, bytes÷ref)
-//	Storage    = hostAvail·(StorageSpeedWeight·min(disk, Cap, MB/s÷ref) + StorageCapacityWeight·disk), disk = min(Cap, bytes÷ref)
+//	RAM        = hostAvail·(RAMCapacityWeight·ram + RAMBandwidthWeight·min(held, Cap, GB/s÷ref))
+//	Storage    = hostAvail·(StorageSpeedWeight·min(held, Cap, MB/s÷ref) + StorageCapacityWeight·disk)
+//	             ram, disk = min(Cap, credited bytes÷ref); held = min(Cap, the proof's dataset or plot bytes÷ref)
 //	hostAvail  = Avail, or 1 for a miner with no rounds (host proofs alone)
 //	Total      = GPUWeight·GPU + CPUWeight·CPU + RAMWeight·RAM + StorageWeight·Storage
 //
@@ -245,14 +250,17 @@ func scoreHost(c Config, in Input, s *Score) {
 			avail = s.Availability
 		}
 		s.CPU = float64(avail * norm(nonneg(float64(hw.CPUCores))*nonneg(hw.CPUGHz), float64(ref.CPUCores)*ref.CPUGHz, c.Cap))
-		// A bandwidth is credited at most at its capacity's share of the
-		// reference: a walk lasts milliseconds and can be time-shared by
-		// identities, a keyed dataset or plot cannot (SPEC §23.7).
+		// A bandwidth is credited at most at its dataset's or plot's share
+		// of the reference: a walk lasts milliseconds and can be
+		// time-shared by identities, a keyed dataset or plot cannot
+		// (SPEC §23.7).
 		ram := norm(float64(hw.RAMBytes), float64(ref.RAMBytes), c.Cap)
 		disk := norm(float64(hw.StorageBytes), float64(ref.StorageBytes), c.Cap)
+		ramHeld := norm(float64(max(hw.RAMHeldBytes, hw.RAMBytes)), float64(ref.RAMBytes), c.Cap)
+		diskHeld := norm(float64(max(hw.StorageHeldBytes, hw.StorageBytes)), float64(ref.StorageBytes), c.Cap)
 		s.RAM = float64(avail * (float64(c.RAMCapacityWeight*ram) +
-			float64(c.RAMBandwidthWeight*min(ram, norm(hw.RAMGBps, ref.RAMGBps, c.Cap)))))
-		s.Storage = float64(avail * (float64(c.StorageSpeedWeight*min(disk, norm(hw.StorageMBps, ref.StorageMBps, c.Cap))) +
+			float64(c.RAMBandwidthWeight*min(ramHeld, norm(hw.RAMGBps, ref.RAMGBps, c.Cap)))))
+		s.Storage = float64(avail * (float64(c.StorageSpeedWeight*min(diskHeld, norm(hw.StorageMBps, ref.StorageMBps, c.Cap))) +
 			float64(c.StorageCapacityWeight*disk)))
 	}
 	var unproven []string

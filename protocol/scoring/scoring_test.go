@@ -337,6 +337,16 @@ func TestScoreMiner(t *testing.T) {
 			want: want{gpu: 1, ram: 0.25, storage: 0.25, total: 0.55 + 0.15*0.25 + 0.1*0.25},
 		},
 		{
+			// A slow walk over the whole reference dataset (credited at
+			// half) keeps its bandwidth bound at the dataset it holds:
+			// RAM 0.5·0.5 + 0.5·min(1, 1) = 0.75, not 0.5.
+			name: "slow walk, whole dataset held",
+			cfg:  def,
+			in: Input{Rounds: refRounds(), Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: Hardware{
+				RAMBytes: 1e12, RAMHeldBytes: 2e12, RAMGBps: 10.24}},
+			want: want{gpu: 1, ram: 0.75, total: 0.55 + 0.15*0.75},
+		},
+		{
 			// 512 cores at 3.7 GHz, 12 TB RAM at 900 GB/s, 100 TB at
 			// 14000 MB/s: every ratio above 1, each part capped at 1.
 			// Total = 0.55 + 0.45 = 1.
