@@ -8,7 +8,8 @@ PKGS    := ./...
 all: build
 
 # A local network: 2 validators and 6 miners on simulated GPUs, every
-# adversary class beside them, 3 short epochs; report in testnet-out/.
+# adversary class beside them, 3 epochs of 40 s under the slot schedule;
+# report in testnet-out/.
 testnet: build
 	$(BIN) testnet --adversaries all
 
