@@ -62,8 +62,8 @@ func scoringInput(miner peer.ID, rounds []*store.RoundRecord, announce []byte, p
 	in := scoring.Input{Miner: miner.String(), Penalty: penalty}
 	for _, r := range rounds {
 		sr := scoring.Round{Verified: r.Verdict == store.VerdictVerified, Missed: MissedRound(r), TFLOPS: r.TFLOPS}
-		if ps, err := protocol.PeekChallengeParams(r.Challenge); err == nil {
-			sr.Precision = scoring.Precision(ps[0].Precision)
+		if ch, ps, err := protocol.PeekChallenge(r.Challenge); err == nil {
+			sr.Precision, sr.Probe = scoring.Precision(ps[0].Precision), ch.Probe
 			for _, p := range ps {
 				sr.ProvenMemoryBytes += workingSet(p)
 			}

@@ -295,7 +295,7 @@ func TestMinerRunsSubChallengesOnDevicesConcurrently(t *testing.T) {
 			if r.Verdict != store.VerdictVerified {
 				t.Fatalf("two-device miner got %v: %q", r.Verdict, r.Reason)
 			}
-			if ps, err := protocol.PeekChallengeParams(r.Challenge); err != nil || len(ps) != 2 {
+			if _, ps, err := protocol.PeekChallenge(r.Challenge); err != nil || len(ps) != 2 {
 				t.Fatalf("verified round has %d sub-challenges (%v), want one per device", len(ps), err)
 			}
 			return

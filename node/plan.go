@@ -28,6 +28,7 @@ type challengePlan struct {
 	// expected time, so the round is never credited faster than it was
 	// sized for (SPEC.md §10.1); 0 for a probe.
 	minTimed time.Duration
+	probe    bool // no earlier measurement: a short probe that sizes the next round
 	// firstRootBy and deadline bound the first root's and the commitment's
 	// arrival after the challenge is sent.
 	firstRootBy, deadline time.Duration
@@ -80,6 +81,7 @@ func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, pr
 		// A probe: a small output at the full inner dimension, whatever
 		// the device; its throughput sizes the next round.
 		shape.M, shape.N = min(size, probeTiles*t), min(size, probeTiles*t)
+		pl.probe = true
 	} else {
 		target := nominalRound(cfg, ann, rtt)
 		maxSteps := min(cfg.MaxSteps, proof.MaxRoundRoots/subs)

@@ -37,6 +37,9 @@ func TestPlanChallenge(t *testing.T) {
 			}
 			continue
 		}
+		if err == nil && (!pl.probe || pl.minTimed != 0) {
+			t.Errorf("%s: without a measurement, probe %v, min_timed %v: want a probe, untimed", tt.name, pl.probe, pl.minTimed)
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -113,6 +116,9 @@ func TestPlanSizing(t *testing.T) {
 		}
 		if pl.stepTime != step {
 			t.Errorf("%s: expected step time %v, computed %v", c.name, pl.stepTime, step)
+		}
+		if pl.probe {
+			t.Errorf("%s: a sized round marked a probe", c.name)
 		}
 		if want := time.Duration(pl.steps-1) * step; pl.minTimed != want {
 			t.Errorf("%s: steps 1..D−1 timed over at least %v, want their expected %v", c.name, pl.minTimed, want)

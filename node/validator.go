@@ -285,7 +285,7 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	msg := &pb.Challenge{Version: protocol.Version, Epoch: epoch, Round: rnd, Miner: []byte(miner),
 		SecretCommitment: commitSecret(plan.secret), Samples: uint32(plan.samples), Steps: uint32(plan.steps),
 		DeadlineMs: uint32(plan.deadline.Milliseconds()), FirstRootMs: uint32(max(1, plan.firstRootBy.Milliseconds())),
-		MinTimedMs: uint32(plan.minTimed.Milliseconds())}
+		MinTimedMs: uint32(plan.minTimed.Milliseconds()), Probe: plan.probe}
 	for _, p := range plan.params {
 		b, _ := p.MarshalBinary()
 		msg.Params = append(msg.Params, b)

@@ -202,30 +202,31 @@ func body(raw []byte, env *pb.Envelope, pub crypto.PubKey) (*Opened, error) {
 	return &Opened{Type: env.Type, Author: author, Body: env.Body, Raw: raw, Msg: msg}, nil
 }
 
-// PeekChallengeParams decodes the sub-challenge parameters of a stored
-// challenge envelope without checking its signature or author: scoring
-// reads thousands of its own, already checked, challenges per epoch.
-func PeekChallengeParams(raw []byte) ([]proof.Params, error) {
+// PeekChallenge decodes a stored challenge envelope's body and its
+// sub-challenge parameters without checking its signature or author:
+// scoring reads thousands of its own, already checked, challenges per
+// epoch.
+func PeekChallenge(raw []byte) (*pb.Challenge, []proof.Params, error) {
 	var env pb.Envelope
 	if err := proto.Unmarshal(raw, &env); err != nil || env.Type != pb.MessageType_CHALLENGE {
-		return nil, fmt.Errorf("%w: not a challenge envelope", ErrMalformed)
+		return nil, nil, fmt.Errorf("%w: not a challenge envelope", ErrMalformed)
 	}
 	var m pb.Challenge
 	if err := proto.Unmarshal(env.Body, &m); err != nil {
-		return nil, fmt.Errorf("%w: body: %v", ErrMalformed, err)
+		return nil, nil, fmt.Errorf("%w: body: %v", ErrMalformed, err)
 	}
 	if len(m.Params) < 1 || len(m.Params) > MaxSubChallenges {
-		return nil, invalid("%d sub-challenges", len(m.Params))
+		return nil, nil, invalid("%d sub-challenges", len(m.Params))
 	}
 	out := make([]proof.Params, len(m.Params))
 	for i, b := range m.Params {
 		p, err := proof.DecodeParams(b)
 		if err != nil {
-			return nil, invalid("sub-challenge %d: %v", i, err)
+			return nil, nil, invalid("sub-challenge %d: %v", i, err)
 		}
 		out[i] = p
 	}
-	return out, nil
+	return &m, out, nil
 }
 
 func newMessage(t pb.MessageType) proto.Message {

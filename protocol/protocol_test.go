@@ -165,16 +165,18 @@ func TestValidateRejects(t *testing.T) {
 	}
 }
 
-func TestPeekChallengeParams(t *testing.T) {
+func TestPeekChallenge(t *testing.T) {
 	key, author := newKey(t)
-	raw, _ := Seal(key, challengeFor(t, author, 3))
-	ps, err := PeekChallengeParams(raw)
-	if err != nil || len(ps) != 3 || ps[2].Nonce[0] != 2 {
-		t.Fatalf("peek: %v %v", ps, err)
+	c := challengeFor(t, author, 3)
+	c.Probe = true
+	raw, _ := Seal(key, c)
+	m, ps, err := PeekChallenge(raw)
+	if err != nil || len(ps) != 3 || ps[2].Nonce[0] != 2 || !m.Probe || m.Samples != c.Samples {
+		t.Fatalf("peek: %v %v %v", m, ps, err)
 	}
 	reveal, _ := Seal(key, &pb.Reveal{Version: 1, ChallengeId: make([]byte, 32), Secret: make([]byte, 32)})
 	for _, bad := range [][]byte{nil, []byte("junk"), reveal} {
-		if _, err := PeekChallengeParams(bad); err == nil {
+		if _, _, err := PeekChallenge(bad); err == nil {
 			t.Errorf("peeked params from %q", bad)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/protocol/scoring"
 )
 
 // proc is a `pog run` child whose JSON log lines arrive on events.
@@ -211,9 +213,18 @@ func TestThreeProcesses(t *testing.T) {
 	var prices []priceRow
 	json.Unmarshal([]byte(pogOut(t, bin, "pricing", "--home", homes["validator"], "--json")), &prices)
 	// Rounds come at random times (duty cycle), so the latest closed epoch
-	// may have evidence of one miner only.
-	if len(prices) == 0 || len(prices) > 2 || prices[0].PricePerGPU <= 0 {
+	// may have evidence of one miner only, and in 2 s epochs its fp16
+	// rounds may all be probes, which are not scored (price 0): each
+	// row's price must follow from its measured fp16 throughput.
+	c := scoring.DefaultConfig()
+	if len(prices) == 0 || len(prices) > 2 {
 		t.Fatalf("pog pricing: %+v", prices)
+	}
+	for _, p := range prices {
+		want := c.BaseRateUSD * p.FP16TFLOPS / float64(p.GPUs) / c.Reference.GPUFP16TFLOPS * scoring.Demand(c, 0.7)
+		if p.GPUs < 1 || math.Abs(p.PricePerGPU-want) > 1e-9*max(1, want) {
+			t.Fatalf("pog pricing: %+v, want %v per GPU-hour", p, want)
+		}
 	}
 	var lateEpochs []epochRow
 	json.Unmarshal([]byte(pogOut(t, bin, "epochs", "--home", homes["late"], "--json")), &lateEpochs)

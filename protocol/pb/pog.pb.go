@@ -444,7 +444,10 @@ type Challenge struct {
 	FirstRootMs      uint32                 `protobuf:"varint,10,opt,name=first_root_ms,json=firstRootMs,proto3" json:"first_root_ms,omitempty"`            // step 0's root due this long after the challenge is sent
 	// Steps 1..D−1 are timed over at least this long: the round is credited
 	// no faster than the throughput it was sized for (SPEC §10.1). 0: a probe.
-	MinTimedMs    uint32 `protobuf:"varint,11,opt,name=min_timed_ms,json=minTimedMs,proto3" json:"min_timed_ms,omitempty"`
+	MinTimedMs uint32 `protobuf:"varint,11,opt,name=min_timed_ms,json=minTimedMs,proto3" json:"min_timed_ms,omitempty"`
+	// A probe: a short round that sizes the next one. Its throughput is
+	// latency-bound for a far miner, so it is not scored (SPEC §10.1, §18).
+	Probe         bool `protobuf:"varint,12,opt,name=probe,proto3" json:"probe,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -554,6 +557,13 @@ func (x *Challenge) GetMinTimedMs() uint32 {
 		return x.MinTimedMs
 	}
 	return 0
+}
+
+func (x *Challenge) GetProbe() bool {
+	if x != nil {
+		return x.Probe
+	}
+	return false
 }
 
 // Commitment: the miner's roots for every step, step-major: steps ×
@@ -1373,7 +1383,7 @@ const file_pog_proto_rawDesc = "" +
 	"\tram_bytes\x18\x03 \x01(\x04R\bramBytes\x12\x19\n" +
 	"\bram_gbps\x18\x04 \x01(\x01R\aramGbps\x12#\n" +
 	"\rstorage_bytes\x18\x05 \x01(\x04R\fstorageBytes\x12!\n" +
-	"\fstorage_mbps\x18\x06 \x01(\x01R\vstorageMbps\"\xc3\x02\n" +
+	"\fstorage_mbps\x18\x06 \x01(\x01R\vstorageMbps\"\xd9\x02\n" +
 	"\tChallenge\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x14\n" +
@@ -1388,7 +1398,8 @@ const file_pog_proto_rawDesc = "" +
 	"\rfirst_root_ms\x18\n" +
 	" \x01(\rR\vfirstRootMs\x12 \n" +
 	"\fmin_timed_ms\x18\v \x01(\rR\n" +
-	"minTimedMs\"~\n" +
+	"minTimedMs\x12\x14\n" +
+	"\x05probe\x18\f \x01(\bR\x05probe\"~\n" +
 	"\n" +
 	"Commitment\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12!\n" +

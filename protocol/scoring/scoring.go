@@ -58,6 +58,11 @@ type Round struct {
 	// miner to hold (all sub-challenges together), as the validator sized
 	// it. Only verified rounds count.
 	ProvenMemoryBytes uint64
+	// Probe marks the short round that sizes the next one: verified, it
+	// counts for availability and memory, but its throughput, bound by a
+	// far miner's round trip, is neither scored nor checked against the
+	// announced class.
+	Probe bool
 }
 
 // Hardware is what a miner announces about itself, or (host figures only)
@@ -117,7 +122,7 @@ type Score struct {
 
 // ScoreMiner scores one miner's epoch. c must pass Validate.
 //
-//	fpX        = min(Cap, (SustainedWeight·median + PeakWeight·best) ÷ (GPUs·GPUfpX))
+//	fpX        = min(Cap, (SustainedWeight·median + PeakWeight·best) ÷ (GPUs·GPUfpX)), probes left out
 //	Throughput = Σ weight·fpX ÷ Σ weight over classes with verified rounds
 //	Memory     = min(Cap, proven bytes ÷ (GPUs·GPUMemoryBytes))  (0: see memoryCredit)
 //	penalty    = failed ? 1 : carried·PenaltyDecay (0 below PenaltyFloor)
@@ -148,6 +153,9 @@ func ScoreMiner(c Config, in Input) Score {
 		}
 		s.Verified++
 		s.ProvenMemoryBytes = max(s.ProvenMemoryBytes, r.ProvenMemoryBytes)
+		if r.Probe {
+			continue
+		}
 		switch r.Precision {
 		case FP16:
 			fp16 = append(fp16, nonneg(r.TFLOPS))

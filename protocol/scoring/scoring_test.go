@@ -347,6 +347,17 @@ func TestScoreMiner(t *testing.T) {
 			want: want{gpu: 1, ram: 0.75, total: 0.55 + 0.15*0.75},
 		},
 		{
+			// A far miner's only round of the epoch, its probe,
+			// latency-bound at a thousandth of its class: verified
+			// (availability 1, host parts paid) but neither scored nor
+			// checked against the announced H200s, so no floor flag.
+			name: "a probe is not scored",
+			cfg:  def,
+			in: Input{Rounds: []Round{{Precision: FP16, TFLOPS: 4.88, Verified: true, Probe: true}},
+				Hardware: Hardware{GPUNames: gpus(8, "H200")}, ProvenHost: refAux(nil)},
+			want: want{cpu: 1, ram: 1, storage: 1, total: 0.45},
+		},
+		{
 			// 512 cores at 3.7 GHz, 12 TB RAM at 900 GB/s, 100 TB at
 			// 14000 MB/s: every ratio above 1, each part capped at 1.
 			// Total = 0.55 + 0.45 = 1.
