@@ -74,7 +74,7 @@ type Config struct {
 	// profile and never penalised; timeshare ≤ 1.1×); off, the figures are
 	// reported and the checks are not enforced. With SlotSchedule the
 	// time-sharing gain is always judged, against the schedule's bound at
-	// DutyCycle (1.1× from 0.955).
+	// DutyCycle (1.1× from about 0.91).
 	ChainedRoundChecks bool
 	Log                *slog.Logger
 	Progress           io.Writer // one line per event worth watching; nil: quiet
