@@ -345,11 +345,7 @@ func auditTiming(r *store.RoundRecord, chain proof.Chain, minTimed time.Duration
 	if len(r.StepArrivals) != chain.Steps {
 		return fmt.Errorf("%d step arrivals for %d steps", len(r.StepArrivals), chain.Steps)
 	}
-	arr := make([]time.Duration, len(r.StepArrivals))
-	for i, a := range r.StepArrivals {
-		arr[i] = time.Duration(a)
-	}
-	sustained, peak := round.Throughput(arr, round.StepFLOPs(chain), round.PeakWindow, minTimed)
+	sustained, peak := round.Throughput(stepArrivals(r), round.StepFLOPs(chain), round.PeakWindow, minTimed)
 	if sustained != r.TFLOPS || peak != r.PeakTFLOPS {
 		return fmt.Errorf("throughput %v (peak %v) does not follow from the root arrivals: %v (peak %v)", r.TFLOPS, r.PeakTFLOPS, sustained, peak)
 	}

@@ -233,12 +233,18 @@ func sizingTFLOPS(sustained float64, rtt time.Duration, arrivals []int64) float6
 // timedRate is a verified round's sustained throughput from its root
 // arrivals alone, without the challenge's min_timed.
 func timedRate(rec *store.RoundRecord) float64 {
+	arr := stepArrivals(rec)
+	sustained, _ := round.Throughput(arr, rec.FLOPs/float64(max(1, len(arr))), 2, 0)
+	return sustained
+}
+
+// stepArrivals is a round record's root arrivals as durations.
+func stepArrivals(rec *store.RoundRecord) []time.Duration {
 	arr := make([]time.Duration, len(rec.StepArrivals))
 	for i, a := range rec.StepArrivals {
 		arr[i] = time.Duration(a)
 	}
-	sustained, _ := round.Throughput(arr, rec.FLOPs/float64(max(1, len(arr))), 2, 0)
-	return sustained
+	return arr
 }
 
 // nominalRound is how long a round with round trip rtt is sized to last:

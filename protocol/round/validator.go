@@ -333,11 +333,11 @@ func StepFLOPs(c proof.Chain) float64 {
 // Throughput is sustained TFLOPS, the work of steps 1..D−1 over the time
 // between the first and the last root's arrival (one-way latency cancels),
 // and peak TFLOPS, the same over the fastest window of w steps. Both are 0
-// for fewer than two steps or no elapsed time. Steps 1..D−1 count as
-// taking at least minTimed, a window of w steps at least w/(D−1) of it:
-// no part of a round is credited faster than the rate the validator sized
-// it for, so identities sharing a device gain nothing from rounds that
-// finish early while others wait (SPEC.md §10.1).
+// for fewer than two steps, or no elapsed time and no minTimed. Steps
+// 1..D−1 count as taking at least minTimed, a window of w steps at least
+// w/(D−1) of it: no part of a round is credited faster than the rate the
+// validator sized it for, so identities sharing a device gain nothing
+// from rounds that finish early while others wait (SPEC.md §10.1).
 func Throughput(arrivals []time.Duration, stepFLOPs float64, w int, minTimed time.Duration) (sustained, peak float64) {
 	d := len(arrivals)
 	rate := func(i, j int) float64 {
