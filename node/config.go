@@ -182,7 +182,7 @@ type ValidatorConfig struct {
 	HostRAMMaxWalks   int      `toml:"host_ram_max_walks" comment:"most walks of a RAM host round (one per announced core up to this)"`
 	HostPlotSteps     uint64   `toml:"host_plot_steps" comment:"steps per walk of the storage host round each miner with a plot gets once per epoch, a multiple of 4 (0: none, and no storage is proven)"`
 	HostPlotMaxWalks  int      `toml:"host_plot_max_walks" comment:"most walks of a storage host round (one per announced core up to this)"`
-	HostMaxRound      Duration `toml:"host_max_round" comment:"a distant miner's host rounds grow to 20 round trips, at most this long at the step bound"`
+	HostMaxRound      Duration `toml:"host_max_round" comment:"a distant miner's host rounds grow to 20 round trips, at most this long at its last measured step time"`
 	HostRounds        int      `toml:"host_rounds" comment:"sets of host rounds per miner per epoch, in different slots; the best of each kind counts"`
 }
 

@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"bytes"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
 	"github.com/pog-network/pog/protocol/pb"
@@ -38,7 +40,7 @@ func playRAM(t *testing.T, v, m *Node, items, epoch uint64) (*hostResult, *store
 	if epoch == 0 {
 		epoch = v.view.epochAt(time.Now())
 	}
-	res, err := v.validator.runHost(t.Context(), hostKindRAM, m.ID(), &pb.MinerAnnounce{RamItems: items}, epoch)
+	res, err := v.validator.runHost(t.Context(), hostKindRAM, m.ID(), &pb.MinerAnnounce{RamItems: items}, epoch, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +143,7 @@ func plotPair(t *testing.T, pl *Plot, r func(plot.Reader, *plot.Plot) plot.Reade
 func playPlot(t *testing.T, v, m *Node, pl *Plot) (*hostResult, *store.HostRecord) {
 	t.Helper()
 	ann := &pb.MinerAnnounce{Plot: pl.Params.Encode(), PlotRoot: pl.Root[:]}
-	res, err := v.validator.runHost(t.Context(), hostKindPlot, m.ID(), ann, 1)
+	res, err := v.validator.runHost(t.Context(), hostKindPlot, m.ID(), ann, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +275,7 @@ func TestHostOpeningsFitTheStore(t *testing.T) {
 	pl := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.Network.PlotBlockLog), Rounds: c.Network.PlotRounds, Blocks: 30e12 >> c.Network.PlotBlockLog}
 	ann := &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 256}, RamItems: memwalk.MaxItems, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
 	for _, k := range []byte{hostKindCPU, hostKindRAM, hostKindPlot} {
-		p, err := planHost(c, k, id, ann, 1, time.Millisecond)
+		p, err := planHost(c, k, id, ann, 1, time.Millisecond, 0)
 		if err != nil {
 			t.Fatalf("kind %d: %v", k, err)
 		}
@@ -282,6 +284,37 @@ func TestHostOpeningsFitTheStore(t *testing.T) {
 		}
 		if b := p.ch.encode(); len(b) > maxHostChallenge || len(b) > store.MaxHostChallengeLen {
 			t.Errorf("%s: a %d-byte challenge", p.ch.Proof.name(), len(b))
+		}
+	}
+}
+
+// TestFarPlansValid: a distant miner's rounds of every kind, sized at the
+// bound or at faster measured step times, are valid shapes (each kind's
+// segment divides the steps) and last at least 19 round trips at the
+// step time they were sized for, within the default 10 s.
+func TestFarPlansValid(t *testing.T) {
+	c := DefaultConfig()
+	_, id := seededKey(t, 2)
+	pl := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.Network.PlotBlockLog), Rounds: c.Network.PlotRounds, Blocks: 1 << 20}
+	for _, cores := range []uint32{1, 256} {
+		ann := &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: cores}, RamItems: 1 << 30, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
+		for _, k := range []byte{hostKindCPU, hostKindRAM, hostKindPlot} {
+			for _, rtt := range []time.Duration{3 * time.Millisecond, 50 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
+				for _, speedup := range []float64{1, 3.4, 8, maxSizingSpeedup} {
+					p, err := planHost(c, k, id, ann, 1, rtt, 0)
+					if err != nil {
+						t.Fatalf("kind %d, %v at the bound: %v", k, rtt, err)
+					}
+					name, step := p.ch.Proof.name(), p.ch.Proof.boundNs()/speedup
+					if p, err = planHost(c, k, id, ann, 1, rtt, step); err != nil {
+						t.Fatalf("%s, %d cores, %v, %.0f ns steps: %v", name, cores, rtt, step, err)
+					}
+					sh := p.ch.Proof.shape()
+					if w := time.Duration(float64(sh.Steps) * step); cores == 1 && speedup <= 8 && (w < 19*rtt || w > c.Validator.HostMaxRound.Duration) {
+						t.Errorf("%s, %v, %.0f ns steps: %d steps last %v", p.ch.Proof.name(), rtt, step, sh.Steps, w)
+					}
+				}
+			}
 		}
 	}
 }
@@ -296,7 +329,7 @@ func FuzzDecodeHostChallenge(f *testing.F) {
 	ann := &pb.MinerAnnounce{RamItems: 1000, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
 	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps = 1<<10, 1<<10
 	for _, k := range []byte{hostKindCPU, hostKindRAM, hostKindPlot} {
-		p, err := planHost(c, k, "miner", ann, 1, 0)
+		p, err := planHost(c, k, "miner", ann, 1, 0, 0)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -317,8 +350,8 @@ func FuzzDecodeHostChallenge(f *testing.F) {
 }
 
 // TestFarSteps: a distant miner's host round lasts 20 round trips at the
-// step bound (the next power of two), within the work limit, never fewer
-// steps than configured.
+// step time given (rounded up to a multiple of a power of two ≥ 1/16 of
+// it), within the work limit, never fewer steps than configured.
 func TestFarSteps(t *testing.T) {
 	for _, c := range []struct {
 		n     uint64
@@ -327,21 +360,55 @@ func TestFarSteps(t *testing.T) {
 		limit uint64
 		want  uint64
 	}{
-		{1 << 20, 0, 100, 1 << 31, 1 << 20},                      // loopback
-		{1 << 20, time.Millisecond, 100, 1 << 31, 1 << 20},       // 20 ms at 100 ns: 2e5 steps < 2^20
-		{1 << 20, 100 * time.Millisecond, 100, 1 << 31, 1 << 25}, // 2e7 steps
-		{1 << 11, 100 * time.Millisecond, 200e3, 1 << 24, 1 << 14},
-		{1 << 20, 100 * time.Millisecond, 100, 1 << 23, 1 << 23}, // capped at the limit
-		{1 << 20, 100 * time.Millisecond, 100, 3 << 21, 1 << 22}, // a power of two within it
-		{1 << 24, 100 * time.Millisecond, 100, 1 << 22, 1 << 24}, // configured beyond the limit: kept
+		{1 << 20, 0, 100, 1 << 31, 1 << 20},                       // loopback
+		{1 << 20, time.Millisecond, 100, 1 << 31, 1 << 20},        // 20 ms at 100 ns: 2e5 steps < 2^20
+		{1 << 20, 100 * time.Millisecond, 100, 1 << 31, 10 << 21}, // 2e7 steps, in multiples of 2^21
+		{1 << 11, 100 * time.Millisecond, 200e3, 1 << 24, 10 << 10},
+		{1 << 20, 100 * time.Millisecond, 100, 1 << 23, 1 << 23},   // capped at the limit
+		{1 << 20, 100 * time.Millisecond, 100, 3<<21 + 5, 3 << 21}, // a multiple of 2^21 within it
+		{1, time.Nanosecond, 4, 1 << 31, 5},                        // tiny: multiples of 1
+		{1 << 24, 100 * time.Millisecond, 100, 1 << 22, 1 << 24},   // configured beyond the limit: kept
 	} {
-		if got := farSteps(c.n, c.rtt, c.bound, c.limit, time.Hour); got != c.want {
+		if got := farSteps(c.n, c.rtt, c.bound, 1, c.limit, time.Hour); got != c.want {
 			t.Errorf("farSteps(%d, %v, %v, %d) = %d, want %d", c.n, c.rtt, c.bound, c.limit, got, c.want)
 		}
 	}
-	// At most a second at the 100 ns bound: 10^7 steps, 2^23.
-	if got := farSteps(1<<20, 100*time.Millisecond, 100, 1<<31, time.Second); got != 1<<23 {
+	// At most a second at 100 ns: 10^7 steps, in multiples of 2^21.
+	if got := farSteps(1<<20, 100*time.Millisecond, 100, 1, 1<<31, time.Second); got != 1<<23 {
 		t.Errorf("a round of at most 1 s: %d steps, want 2^23", got)
+	}
+}
+
+// TestFarRoundsSizedAtMeasuredSpeed: a miner 400 ms away whose steps beat
+// the bound loses credit to the capped round-trip subtraction in its first
+// round, sized at the bound, and none in the next, sized at the speed the
+// first measured; slowing a round down only shortens the next.
+func TestFarRoundsSizedAtMeasuredSpeed(t *testing.T) {
+	const rtt = 400 * time.Millisecond
+	// credit plays one round sized for measured (0: none) by a miner of
+	// true step time s: its root arrives after the work and the round
+	// trip. It returns the true ÷ credited step time, and the sizing one.
+	credit := func(bound, s, measured float64) (float64, float64) {
+		n := farSteps(1<<10, rtt, expectedStepNs(measured, bound), 1, maxHostWork, 10*time.Second)
+		rec := &store.HostRecord{RootNanos: int64(float64(n)*s) + rtt.Nanoseconds(), RTTNanos: rtt.Nanoseconds()}
+		return s * float64(n) / float64(hostElapsed(rec).Nanoseconds()), sizingStepNs(rec, n)
+	}
+	for _, c := range []struct {
+		kind         string
+		bound, speed float64 // the step bound, and how much faster the miner is
+	}{{"cpu", cpuwork.StepBoundNs, 3.4}, {"ram", memwalk.StepBoundNs, 8}, {"plot", plot.StepBoundNs, 40}} {
+		s := c.bound / c.speed
+		first, measured := credit(c.bound, s, 0)
+		if first > 0.95 {
+			t.Errorf("%s: sized at the bound, credited %.3f of its speed, want the loss this fixes", c.kind, first)
+		}
+		r, _ := credit(c.bound, s, measured)
+		if math.Abs(r-1) > 1e-6 {
+			t.Errorf("%s: second round credited %.4f of its speed, want 1", c.kind, r)
+		}
+		if slow, _ := credit(c.bound, s, 2*s); slow > r {
+			t.Errorf("%s: after a round slowed 2×, credited %.4f > honest %.4f", c.kind, slow, r)
+		}
 	}
 }
 

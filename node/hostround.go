@@ -109,27 +109,60 @@ func announcedPlot(p peer.ID, ann *pb.MinerAnnounce, c NetworkConfig) (*plot.Plo
 	return pl, commit.CV(ann.GetPlotRoot()), true
 }
 
-// farSteps is n, or for a distant miner the next power of two of steps
-// that lasts 20 round trips at the step bound (§23.1), at most limit and
-// at most longest at the bound: the round trip subtracted from a root's
-// arrival is capped at 1/20 of it, so a shorter round costs a distant
-// miner credit.
-func farSteps(n uint64, rtt time.Duration, boundNs float64, limit uint64, longest time.Duration) uint64 {
-	need := uint64(float64(hostround.MaxRTTDivisor*rtt.Nanoseconds()) / boundNs)
+// farSteps is n, or for a distant miner the steps that last 20 round
+// trips at stepNs, the miner's expected step time (expectedStepNs), at
+// most limit and at most longest at stepNs: the round trip subtracted from
+// a root's arrival is capped at 1/20 of it, so a round shorter than 19
+// round trips of the miner's real work costs a distant miner credit
+// (§23.8). Sized at the bound, a core 3.4× faster than it worked 5.8 round
+// trips and lost 10 %. The steps are a multiple of g, the larger of
+// granule (a power of two the kind's segment needs) and a power of two
+// ≥ need ÷ 16, need rounded up and the limits down: rounding costs at
+// most 1/8 of the round.
+func farSteps(n uint64, rtt time.Duration, stepNs float64, granule, limit uint64, longest time.Duration) uint64 {
+	need := uint64(float64(hostround.MaxRTTDivisor*rtt.Nanoseconds()) / stepNs)
 	if need <= n {
 		return n
 	}
-	limit = min(limit, uint64(float64(longest.Nanoseconds())/boundNs))
-	return max(n, min(uint64(1)<<bits.Len64(need), uint64(1)<<(bits.Len64(max(1, limit))-1)))
+	g := max(granule, uint64(1)<<max(0, bits.Len64(need/8)-1))
+	limit = min(limit, uint64(float64(longest.Nanoseconds())/stepNs)) / g * g
+	return max(n, min((need+g-1)/g*g, limit))
+}
+
+// sizingStepNs is a verified record's step time for sizing the next
+// round: its root's arrival less the whole round trip, per step of one
+// chain. Unlike the credit's (hostElapsed), the subtraction is not
+// capped, so one round measures a distant miner's real speed; 0 if the
+// round trip exceeds the arrival.
+func sizingStepNs(r *store.HostRecord, steps uint64) float64 {
+	return float64(max(r.RootNanos-r.RTTNanos, 0)) / float64(max(1, steps))
+}
+
+// maxSizingSpeedup bounds how much faster than the step bound a round is
+// sized: a miner that delays its pings to look faster only lengthens its
+// own next round (its credit stays capped, §23.8), and at most this far.
+const maxSizingSpeedup = 256
+
+// expectedStepNs is what a distant miner's round is sized at: its last
+// sizing step time of the kind (sizingStepNs) if it beat the bound, at
+// most maxSizingSpeedup faster; else the bound. A miner that slowed that
+// round down only shortens its next one, below 19 round trips, and loses
+// credit.
+func expectedStepNs(measured, bound float64) float64 {
+	if measured > 0 && measured < bound {
+		return max(measured, bound/maxSizingSpeedup)
+	}
+	return bound
 }
 
 // pow2AtLeast is the smallest power of two ≥ x.
 func pow2AtLeast(x uint64) uint64 { return uint64(1) << bits.Len64(max(1, x)-1) }
 
-// planHost sizes a host round of kind for miner in epoch. The root is due
+// planHost sizes a host round of kind for miner in epoch, stepNs the
+// miner's last measured step time of the kind (0: none). The root is due
 // after the round trip, a second of slack and a multiple of the work at
 // the step bound (a root that late earns little credit anyway).
-func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch uint64, rtt time.Duration) (*hostPlan, error) {
+func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch uint64, rtt time.Duration, stepNs float64) (*hostPlan, error) {
 	cfg := c.Validator
 	p := &hostPlan{rtt: rtt}
 	var seed [32]byte
@@ -142,12 +175,16 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch u
 	samples, slack := hostSamples, 2.0
 	switch kind {
 	case hostKindCPU:
-		n := farSteps(cfg.HostCPUSteps, rtt, cpuwork.StepBoundNs, maxHostWork, cfg.HostMaxRound.Duration)
+		c := hostChains(ann, cfg.HostCPUMaxChains)
+		// Segments of N ÷ 256 steps, at most maxCPUSegment: no more
+		// than host.MaxLeaves checkpoints in all.
+		n := farSteps(cfg.HostCPUSteps, rtt, expectedStepNs(stepNs, cpuwork.StepBoundNs), hostCheckpoints,
+			min(maxHostWork, host.MaxLeaves/c*maxCPUSegment), cfg.HostMaxRound.Duration)
 		pr = cpuProof{&cpuwork.Params{Seed: seed, Miner: []byte(miner), TableLog: cpuwork.DefaultTableLog,
-			Shape: host.Shape{Chains: hostChains(ann, cfg.HostCPUMaxChains), Steps: n, Segment: max(1, min(n/hostCheckpoints, maxCPUSegment))}}}
+			Shape: host.Shape{Chains: c, Steps: n, Segment: max(1, min(n/hostCheckpoints, maxCPUSegment))}}}
 	case hostKindRAM:
 		w := hostChains(ann, cfg.HostRAMMaxWalks)
-		n := farSteps(cfg.HostRAMSteps, rtt, memwalk.StepBoundNs, maxHostWork/w, cfg.HostMaxRound.Duration)
+		n := farSteps(cfg.HostRAMSteps, rtt, expectedStepNs(stepNs, memwalk.StepBoundNs), ramSegment, maxHostWork/w, cfg.HostMaxRound.Duration)
 		seg := min(n, max(ramSegment, pow2AtLeast(w*n/host.MaxLeaves)))
 		pr = ramProof{&memwalk.Params{Epoch: ramEpoch(c.Network, epoch), Seed: seed, Miner: []byte(miner),
 			Items: min(ann.GetRamItems(), memwalk.MaxItems), Shape: host.Shape{Chains: w, Steps: n, Segment: seg}}}
@@ -158,7 +195,8 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch u
 			return nil, errors.New("no valid plot announced")
 		}
 		w := hostChains(ann, cfg.HostPlotMaxWalks)
-		n := farSteps(cfg.HostPlotSteps, rtt, plot.StepBoundNs, maxPlotWork/w, cfg.HostMaxRound.Duration)
+		n := farSteps(cfg.HostPlotSteps, rtt, expectedStepNs(stepNs, plot.StepBoundNs), plotSegment,
+			min(maxPlotWork, host.MaxLeaves*plotSegment)/w, cfg.HostMaxRound.Duration)
 		pr = plotProof{&plot.Audit{Plot: *pl, Root: root, Seed: seed,
 			Shape: host.Shape{Chains: w, Steps: n, Segment: plotSegment}}}
 		samples, slack = plotSamples, 4
@@ -184,10 +222,11 @@ type hostResult struct {
 	verifyNanos int64
 }
 
-// runHost plays one host round of kind with miner over a direct stream.
-func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch uint64) (*hostResult, error) {
+// runHost plays one host round of kind with miner over a direct stream,
+// sized for stepNs (planHost).
+func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch uint64, stepNs float64) (*hostResult, error) {
 	rtt := measureRTT(ctx, v.n, miner)
-	plan, err := planHost(v.n.cfg, kind, miner, ann, epoch, rtt)
+	plan, err := planHost(v.n.cfg, kind, miner, ann, epoch, rtt, stepNs)
 	if err != nil {
 		return nil, fmt.Errorf("cannot size a host round: %w", err)
 	}
@@ -508,8 +547,14 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint6
 	defer cancel()
 	var recs []*store.HostRecord
 	var missed []byte
+	v.mu.Lock()
+	var stepNs [hostKindPlot + 1]float64
+	if e := v.miners[p]; e != nil {
+		stepNs = e.hostStepNs
+	}
+	v.mu.Unlock()
 	for i, k := range kinds {
-		res, err := v.runHost(rctx, k, p, ann, epoch)
+		res, err := v.runHost(rctx, k, p, ann, epoch, stepNs[k])
 		switch {
 		case ctx.Err() != nil || rctx.Err() != nil:
 			// Shutdown or the epoch's cutoff: no evidence either way.
@@ -521,12 +566,16 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint6
 			}
 			if rec := v.reportHost(epoch, rnd+uint64(i), p, res); rec != nil {
 				recs = append(recs, rec)
+				if rec.Verdict == store.VerdictVerified {
+					stepNs[k] = sizingStepNs(rec, res.plan.ch.Proof.shape().Steps)
+				}
 			}
 		}
 	}
 	v.mu.Lock()
 	if e := v.miners[p]; e != nil {
 		e.busy = false
+		e.hostStepNs = stepNs
 		if len(missed) > 0 && e.hostAtEpoch == epoch+1 && e.hostRetries < maxHostRetries {
 			e.hostPending, e.hostRetries = append(e.hostPending, missed...), e.hostRetries+1
 		}

@@ -62,6 +62,9 @@ type minerEntry struct {
 	hostPending []byte
 	hostRetries int
 	hostSets    int
+	// hostStepNs is each kind's step time in the miner's last verified
+	// host round, which sizes a distant miner's next (expectedStepNs).
+	hostStepNs [hostKindPlot + 1]float64
 }
 
 // pick chooses the class of the miner's next round in epoch e.

@@ -62,3 +62,41 @@ func BenchmarkRounds(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFarHost measures what distance costs a miner's host parts: one
+// validator, an honest H200 and far (the same profile 200 ms away each
+// way), with host rounds capped at the testnet's 1 ms (far's rounds cannot
+// grow to 20 round trips) and at the production 10 s (they do, sized at
+// far's measured step time: 8 s of one core per kind). It reports far's
+// score over its twin's at the validator, the mean over the full epochs,
+// and its measured throughput over the twin's. BENCHMARKS.md records its
+// figures:
+//
+//	go test -run '^$' -bench FarHost -benchtime 1x -timeout 20m ./testnet/
+func BenchmarkFarHost(b *testing.B) {
+	for _, limit := range []time.Duration{time.Millisecond, 10 * time.Second} {
+		b.Run(fmt.Sprintf("host-max-round=%v", limit), func(b *testing.B) {
+			for range b.N {
+				cfg := DefaultConfig()
+				cfg.Validators, cfg.Miners, cfg.Profiles, cfg.Adversaries = 1, 1, []string{"H200"}, []string{"far"}
+				cfg.HostMaxRound, cfg.Epochs, cfg.Out = limit, 2, b.TempDir()
+				s, err := Run(context.Background(), cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var sum float64
+				for _, e := range s.Epochs {
+					for _, sc := range e.Scores {
+						sum += sc["far"] / sc["miner-1"]
+					}
+				}
+				b.ReportMetric(sum/float64(len(s.Epochs)), "far/twin-score")
+				for _, t := range s.Throughput {
+					if t.Node == "far" {
+						b.ReportMetric(t.Relative, "far/twin-tflops")
+					}
+				}
+			}
+		})
+	}
+}

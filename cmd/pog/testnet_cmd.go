@@ -59,6 +59,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	chained := fs.Bool("chained-round-checks", d.ChainedRoundChecks, "enforce issue 10's bounds: delayed miners within 3 % of their profile, timeshare ≤ 1.1× (without --slot-schedule)")
 	slots := fs.Bool("slot-schedule", d.SlotSchedule, "list the validators, so they take turns at each miner in slots (SPEC §16), and judge the timeshare gain against that schedule's bound; false: each validator pauses at random")
 	duty := fs.Float64("duty-cycle", 0, "validator.duty_cycle (0: 0.95 with --slot-schedule, else 0.1 per validator)")
+	hostMax := fs.Duration("host-max-round", 0, "validator.host_max_round: how long a distant miner's host rounds may grow, with one host set per epoch (0: 1 ms, so they do not grow)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -73,6 +74,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg.RoundInterval, cfg.ChainedRoundChecks, cfg.DutyCycle, cfg.SlotSchedule = *roundInterval, *chained, *duty, *slots
+	cfg.HostMaxRound = *hostMax
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength, cfg.Seed, cfg.Out, cfg.Adversaries = *validators, *miners, *epochs, *epochLength, *seed, *out, advs
 	cfg.Progress = stderr
 	cfg.Procs, cfg.Netns, cfg.NetemDelay, cfg.NetemLoss, cfg.Partition = *procs || *netns, *netns, *delay, *loss, *partition
