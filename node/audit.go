@@ -36,6 +36,10 @@ type AuditOptions struct {
 	// Local lists the validators whose round evidence this store holds (a
 	// validator's home: itself); nil means find them by scanning.
 	Local []peer.ID
+	// EvidenceFrom, by validator, replaces the store's bound for that
+	// validator's evidence: a public audit's store holds several
+	// validators' evidence, each pruned at the validator's own bound.
+	EvidenceFrom map[peer.ID]uint64
 }
 
 // AuditReport is what an audit checked; Problems is empty when everything
@@ -80,8 +84,15 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 	}
 	rep.EvidenceFrom = evidenceFrom
 	// Weights are recomputed from the first epoch with evidence that this
-	// audit covers; the scorer resumes from the checkpoint before it.
-	start := max(since, evidenceFrom)
+	// audit covers (bounds: of each validator); the scorer resumes from the
+	// checkpoint before it.
+	bounds := func(v peer.ID) (from, start uint64) {
+		from = evidenceFrom
+		if b, ok := opts.EvidenceFrom[v]; ok {
+			from = b
+		}
+		return from, max(since, from)
+	}
 	links, err := auditEquivocations(st, since, last, want, rep, bad)
 	if err != nil {
 		return rep, nil
@@ -158,8 +169,9 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 		if !local[v] {
 			continue
 		}
+		from, start := bounds(v)
 		if ent.Epoch < start {
-			if ent.Epoch < evidenceFrom && want(ent.Epoch) {
+			if ent.Epoch < from && want(ent.Epoch) {
 				rep.Pruned++
 			}
 			skipped[v] = true
@@ -170,7 +182,7 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 			// A scorer that skipped records resumes from its checkpoint.
 			s = &EpochScorer{Store: st, Validator: v, Config: opts.Scoring, Resume: skipped[v]}
 			scorers[v] = s
-			if msg := checkResume(st, v, start, evidenceFrom); skipped[v] && msg != "" {
+			if msg := checkResume(st, v, start, from); skipped[v] && msg != "" {
 				bad("%s", msg)
 			}
 		}

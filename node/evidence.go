@@ -33,6 +33,10 @@ const (
 	evidenceRounds    byte = 1
 	evidenceAnnounces byte = 2
 	evidenceHosts     byte = 3 // host records (SPEC §23.8)
+	// evidenceCheckpoint asks for the validator's scorer checkpoint of the
+	// epoch (SPEC §21): what a public audit of its pruned evidence
+	// resumes from.
+	evidenceCheckpoint byte = 4
 )
 
 // Evidence response status.
@@ -63,6 +67,10 @@ const (
 // ErrNoEvidence: the peer keeps no round evidence of that epoch.
 var ErrNoEvidence = errors.New("the peer holds no round evidence of this epoch")
 
+// ErrEvidencePruned (an ErrNoEvidence): the validator pruned that epoch's
+// evidence past its retention (SPEC §21).
+var ErrEvidencePruned = fmt.Errorf("%w: pruned", ErrNoEvidence)
+
 // ---- serving (on recordSync, which owns the store's serving lifetime) ----
 
 // serveEvidence answers one evidence request.
@@ -74,7 +82,7 @@ func (y *recordSync) serveEvidence(s network.Stream) {
 	defer release()
 	s.SetDeadline(time.Now().Add(evidenceStreamLimit))
 	req, err := protocol.ReadFrame(bufio.NewReader(s), evidenceRequestLen)
-	if err != nil || len(req) != evidenceRequestLen || (req[0] < evidenceRounds || req[0] > evidenceHosts) {
+	if err != nil || len(req) != evidenceRequestLen || (req[0] < evidenceRounds || req[0] > evidenceCheckpoint) {
 		s.Reset()
 		return
 	}
@@ -114,6 +122,9 @@ func (y *recordSync) serveEvidence(s network.Stream) {
 func (y *recordSync) evidencePage(s network.Stream, kind byte, e uint64, from int) (byte, [][]byte, int, error) {
 	if !y.ownEvidence {
 		return evidenceNone, nil, 0, nil
+	}
+	if kind == evidenceCheckpoint {
+		return y.checkpointPage(s, e)
 	}
 	if bound, err := y.st.EvidenceFrom(); err != nil {
 		return 0, nil, 0, err
@@ -164,6 +175,23 @@ func (y *recordSync) evidencePage(s network.Stream, kind byte, e uint64, from in
 		next = from + len(items)
 	}
 	return evidenceOK, items, next, nil
+}
+
+// checkpointPage is this validator's checkpoint of epoch e as one item
+// (EncodeCheckpointState), or none; checkpoints are never pruned.
+func (y *recordSync) checkpointPage(s network.Stream, e uint64) (byte, [][]byte, int, error) {
+	cp, found, err := y.st.LatestCheckpoint([]byte(y.h.ID()), e+1)
+	if err != nil || !found || cp.Epoch != e {
+		return evidenceOK, nil, 0, err
+	}
+	b, err := store.EncodeCheckpointState(cp.Penalties)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	if err := s.Scope().ReserveMemory(len(b), network.ReservationPriorityMedium); err != nil {
+		return 0, nil, 0, fmt.Errorf("evidence stream memory budget: %w", err)
+	}
+	return evidenceOK, [][]byte{b}, 0, nil
 }
 
 // addEach hands add the encoding of each item of seq (nil: skipped) until
@@ -254,6 +282,31 @@ func FetchEvidence(ctx context.Context, h host.Host, v peer.ID, e uint64) (*Epoc
 	return ev, nil
 }
 
+// FetchCheckpoint asks validator v for its scorer checkpoint of epoch e;
+// found is false if it has none. A checkpoint is unsigned state (SPEC §21):
+// an audit resuming from it recomputes every later record, which catches
+// one that changes a penalty that matters.
+func FetchCheckpoint(ctx context.Context, h host.Host, v peer.ID, e uint64) (cp store.Checkpoint, found bool, err error) {
+	next, err := fetchEvidencePage(ctx, h, v, evidenceCheckpoint, e, 0, func(b []byte) error {
+		if found {
+			return badPeer("two checkpoints of epoch %d", e)
+		}
+		p, err := store.DecodeCheckpointState(b)
+		if err != nil {
+			return badPeer("checkpoint of epoch %d: %v", e, err)
+		}
+		cp, found = store.Checkpoint{Epoch: e, Validator: []byte(v), Penalties: p}, true
+		return nil
+	})
+	if err == nil && next != 0 {
+		err = badPeer("checkpoint of epoch %d paged", e)
+	}
+	if err != nil {
+		return store.Checkpoint{}, false, err
+	}
+	return cp, found, nil
+}
+
 func (ev *EpochEvidence) addHost(v peer.ID, e uint64, b []byte) error {
 	r, err := store.DecodeHost(b)
 	if err != nil {
@@ -312,13 +365,16 @@ func fetchEvidencePage(ctx context.Context, h host.Host, v peer.ID, kind byte, e
 	case status == evidenceNone:
 		return 0, fmt.Errorf("%w (it is not a validator)", ErrNoEvidence)
 	case status == evidencePruned:
-		return 0, fmt.Errorf("%w (pruned)", ErrNoEvidence)
+		return 0, ErrEvidencePruned
 	case status != evidenceOK || n > maxEvidenceItems || next != 0 && next != from+int(n) || next != 0 && n == 0:
 		return 0, badPeer("evidence header: status %d, %d items, next %d from %d", status, n, next, from)
 	}
 	max := store.MaxRoundLen
-	if kind == evidenceAnnounces {
+	switch kind {
+	case evidenceAnnounces:
 		max = store.MaxAnnounceLen
+	case evidenceCheckpoint:
+		max = store.MaxCheckpointLen
 	}
 	size := 0
 	for range n {

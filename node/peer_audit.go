@@ -45,6 +45,10 @@ type PeerAuditReport struct {
 	Audited []string `json:"audited_validators"`
 	// EvidenceEpochs counts the (validator, epoch) evidence sets fetched.
 	EvidenceEpochs int `json:"evidence_epochs"`
+	// PrunedBelow is, for each audited validator that pruned evidence,
+	// its first epoch with evidence: earlier records are checked without
+	// it, and weights recomputed from its checkpoint before that epoch on.
+	PrunedBelow map[string]uint64 `json:"pruned_below,omitempty"`
 	// Unfetched says, one line each, what could not be fetched.
 	Unfetched []string `json:"unfetched"`
 }
@@ -83,17 +87,26 @@ func PeerAudit(ctx context.Context, h host.Host, p peer.ID, opts PeerAuditOption
 		vs = []peer.ID{p}
 	}
 	local := []peer.ID{}
+	bounds := map[peer.ID]uint64{}
 	for _, v := range vs {
-		ok, err := fetchValidatorEvidence(ctx, h, v, st, opts.Epoch, rep, &findings)
+		from, ok, err := fetchValidatorEvidence(ctx, h, v, st, opts.Epoch, rep, &findings)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
 			local = append(local, v)
 			rep.Audited = append(rep.Audited, v.String())
+			if from > 0 {
+				bounds[v] = from
+				if rep.PrunedBelow == nil {
+					rep.PrunedBelow = map[string]uint64{}
+				}
+				rep.PrunedBelow[v.String()] = from
+			}
 		}
 	}
-	rep.AuditReport, err = Audit(st, AuditOptions{Epoch: opts.Epoch, Scoring: opts.Scoring, Consensus: opts.Consensus, Stakes: opts.Stakes, Local: local})
+	rep.AuditReport, err = Audit(st, AuditOptions{Epoch: opts.Epoch, Scoring: opts.Scoring, Consensus: opts.Consensus, Stakes: opts.Stakes,
+		Local: local, EvidenceFrom: bounds})
 	if err != nil {
 		return nil, err
 	}
@@ -152,13 +165,18 @@ func fetchRecords(ctx context.Context, h host.Host, p peer.ID, st *store.Store, 
 
 // fetchValidatorEvidence fetches v's evidence of every epoch from its
 // first record to its last (or to epoch), and reports whether all of it
-// came. Evidence v does not keep is noted in rep.Unfetched; bad evidence
-// is a problem of v's, named in findings (v is not audited further).
-func fetchValidatorEvidence(ctx context.Context, h host.Host, v peer.ID, st *store.Store, epoch *uint64, rep *PeerAuditReport, findings *[]string) (bool, error) {
+// that v keeps came. Epochs v pruned (SPEC §21; it may prune more while
+// the fetch runs) are skipped: from is then the first epoch after them,
+// whose scorer checkpoint before it is fetched into st for the audit to
+// resume from (v lacking it is the audit's problem to name); else from is
+// 0. Other evidence v does not serve is noted in rep.Unfetched; bad
+// evidence is a problem of v's, named in findings (v is not audited
+// further).
+func fetchValidatorEvidence(ctx context.Context, h host.Host, v peer.ID, st *store.Store, epoch *uint64, rep *PeerAuditReport, findings *[]string) (uint64, bool, error) {
 	first, last, found := uint64(0), uint64(0), false
 	for ent, err := range st.EpochRecords(0, math.MaxUint64) {
 		if err != nil {
-			return false, err
+			return 0, false, err
 		}
 		if peer.ID(ent.Validator) == v && (epoch == nil || ent.Epoch <= *epoch) {
 			if !found {
@@ -169,34 +187,62 @@ func fetchValidatorEvidence(ctx context.Context, h host.Host, v peer.ID, st *sto
 	}
 	if !found {
 		rep.Unfetched = append(rep.Unfetched, fmt.Sprintf("%s: the peer holds no epoch record of it", v))
-		return false, nil
+		return 0, false, nil
 	}
+	from := uint64(0)
 	for e := first; e <= last; e++ {
 		ev, err := FetchEvidence(ctx, h, v, e)
 		switch {
 		case errors.Is(err, errBadPeer):
 			*findings = append(*findings, fmt.Sprintf("validator %s served bad evidence for epoch %d: %v", v, e, err))
-			return false, nil
+			return 0, false, nil
+		case errors.Is(err, ErrEvidencePruned):
+			from = e + 1
+			continue
 		case err != nil:
 			rep.Unfetched = append(rep.Unfetched, fmt.Sprintf("%s: round evidence of epoch %d: %v", v, e, err))
-			return false, nil
+			return 0, false, nil
 		}
-		for _, r := range ev.Rounds {
-			if err := st.PutRound(r); err != nil {
-				return false, err
-			}
-		}
-		for _, a := range ev.Announces {
-			if _, err := st.PutAnnounce(a.Epoch, a.Miner, a.Envelope); err != nil {
-				return false, err
-			}
-		}
-		for _, r := range ev.Hosts {
-			if err := st.PutHost(r); err != nil {
-				return false, err
-			}
+		if err := putEvidence(st, ev); err != nil {
+			return 0, false, err
 		}
 		rep.EvidenceEpochs++
 	}
-	return true, nil
+	if from == 0 {
+		return 0, true, nil
+	}
+	cp, ok, err := FetchCheckpoint(ctx, h, v, from-1)
+	switch {
+	case errors.Is(err, errBadPeer):
+		*findings = append(*findings, fmt.Sprintf("validator %s served a bad scorer checkpoint for epoch %d: %v", v, from-1, err))
+		return 0, false, nil
+	case err != nil:
+		rep.Unfetched = append(rep.Unfetched, fmt.Sprintf("%s: scorer checkpoint of epoch %d: %v", v, from-1, err))
+		return 0, false, nil
+	case ok:
+		if err := st.PutCheckpoint(cp); err != nil {
+			return 0, false, err
+		}
+	}
+	return from, true, nil
+}
+
+// putEvidence stores one epoch's fetched evidence.
+func putEvidence(st *store.Store, ev *EpochEvidence) error {
+	for _, r := range ev.Rounds {
+		if err := st.PutRound(r); err != nil {
+			return err
+		}
+	}
+	for _, a := range ev.Announces {
+		if _, err := st.PutAnnounce(a.Epoch, a.Miner, a.Envelope); err != nil {
+			return err
+		}
+	}
+	for _, r := range ev.Hosts {
+		if err := st.PutHost(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }

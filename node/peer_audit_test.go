@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -96,6 +98,32 @@ func TestPeerAudit(t *testing.T) {
 		t.Fatalf("honest validator: audit checked too little: %+v %+v", rep, *rep.AuditReport)
 	}
 
+	// Pruned below first+1, it still audits clean: the earlier records
+	// are checked without their evidence, and the later ones recomputed
+	// from its checkpoint of first, which the auditor fetches. Without
+	// that checkpoint the audit says so.
+	if err := honest.store.PruneEvidence(first + 1); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = PeerAudit(ctx, auditHost(t, honest), honest.ID(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) > 0 || len(rep.Unfetched) > 0 || len(rep.Audited) != 1 || rep.PrunedBelow[honest.ID().String()] != first+1 ||
+		rep.Pruned == 0 || rep.Recomputed == 0 {
+		t.Fatalf("pruned honest validator: %+v %+v", rep, *rep.AuditReport)
+	}
+	key := binary.BigEndian.AppendUint64([]byte{'c'}, first)
+	if err := honest.store.Tamper(func(db *pebble.DB) error { return db.Delete(append(key, honest.ID()...), pebble.Sync) }); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = PeerAudit(ctx, auditHost(t, honest), honest.ID(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "no scorer checkpoint") {
+		t.Fatalf("pruned validator without its checkpoint: problems %v", rep.Problems)
+	}
+
 	rep, err = PeerAudit(ctx, auditHost(t, dishonest), dishonest.ID(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -141,24 +169,30 @@ func TestFetchEvidenceRefusesBadData(t *testing.T) {
 		return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{status}, n), next)
 	}
 	me := server.ID()
+	cp, _ := store.EncodeCheckpointState(map[string]float64{"m": 0.5})
 	cases := []struct {
-		name   string
-		frames [][]byte
-		raw    []byte // written after the frames
-		bad    bool
-		none   bool
+		name       string
+		frames     [][]byte
+		raw        []byte // written after the frames
+		bad        bool
+		none       bool
+		checkpoint bool // FetchCheckpoint's request, not FetchEvidence's
 	}{
-		{"not a validator", [][]byte{header(evidenceNone, 0, 0)}, nil, false, true},
-		{"pruned", [][]byte{header(evidencePruned, 0, 0)}, nil, false, true},
-		{"unknown status", [][]byte{header(9, 0, 0)}, nil, true, false},
-		{"too many items", [][]byte{header(evidenceOK, maxEvidenceItems+1, 0)}, nil, true, false},
-		{"next not after the page", [][]byte{header(evidenceOK, 1, 5), rec(me, e, 1)}, nil, true, false},
-		{"garbage record", [][]byte{header(evidenceOK, 1, 0), {1, 2, 3}}, nil, true, false},
-		{"another validator's record", [][]byte{header(evidenceOK, 1, 0), rec("other", e, 1)}, nil, true, false},
-		{"another epoch's record", [][]byte{header(evidenceOK, 1, 0), rec(me, e+1, 1)}, nil, true, false},
-		{"records out of order", [][]byte{header(evidenceOK, 2, 0), rec(me, e, 2), rec(me, e, 1)}, nil, true, false},
-		{"frame over the bound", [][]byte{header(evidenceOK, 1, 0)}, binary.AppendUvarint(nil, store.MaxRoundLen+1), true, false},
-		{"trailing data", [][]byte{header(evidenceOK, 0, 0)}, []byte{0}, true, false},
+		{"not a validator", [][]byte{header(evidenceNone, 0, 0)}, nil, false, true, false},
+		{"pruned", [][]byte{header(evidencePruned, 0, 0)}, nil, false, true, false},
+		{"unknown status", [][]byte{header(9, 0, 0)}, nil, true, false, false},
+		{"too many items", [][]byte{header(evidenceOK, maxEvidenceItems+1, 0)}, nil, true, false, false},
+		{"next not after the page", [][]byte{header(evidenceOK, 1, 5), rec(me, e, 1)}, nil, true, false, false},
+		{"garbage record", [][]byte{header(evidenceOK, 1, 0), {1, 2, 3}}, nil, true, false, false},
+		{"another validator's record", [][]byte{header(evidenceOK, 1, 0), rec("other", e, 1)}, nil, true, false, false},
+		{"another epoch's record", [][]byte{header(evidenceOK, 1, 0), rec(me, e+1, 1)}, nil, true, false, false},
+		{"records out of order", [][]byte{header(evidenceOK, 2, 0), rec(me, e, 2), rec(me, e, 1)}, nil, true, false, false},
+		{"frame over the bound", [][]byte{header(evidenceOK, 1, 0)}, binary.AppendUvarint(nil, store.MaxRoundLen+1), true, false, false},
+		{"trailing data", [][]byte{header(evidenceOK, 0, 0)}, []byte{0}, true, false, false},
+		{"checkpoint: not canonical", [][]byte{header(evidenceOK, 1, 0), append(slices.Clone(cp), 0)}, nil, true, false, true},
+		{"checkpoint: two of one epoch", [][]byte{header(evidenceOK, 2, 0), cp, cp}, nil, true, false, true},
+		{"checkpoint: paged", [][]byte{header(evidenceOK, 1, 1), cp}, nil, true, false, true},
+		{"checkpoint: pruned", [][]byte{header(evidencePruned, 0, 0)}, nil, false, true, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -180,7 +214,11 @@ func TestFetchEvidenceRefusesBadData(t *testing.T) {
 			if err := client.Connect(context.Background(), peer.AddrInfo{ID: me, Addrs: server.Addrs()}); err != nil {
 				t.Fatal(err)
 			}
-			_, err = FetchEvidence(context.Background(), client, me, e)
+			if c.checkpoint {
+				_, _, err = FetchCheckpoint(context.Background(), client, me, e)
+			} else {
+				_, err = FetchEvidence(context.Background(), client, me, e)
+			}
 			if errors.Is(err, errBadPeer) != c.bad || errors.Is(err, ErrNoEvidence) != c.none {
 				t.Fatalf("got %v; want bad peer %v, no evidence %v", err, c.bad, c.none)
 			}

@@ -13,7 +13,7 @@ import (
 
 // Retention state (SPEC.md §21). Key layout:
 //
-//	"c" ‖ BE64 epoch ‖ validator   -> scorer checkpoint after scoring epoch (encodeCheckpoint)
+//	"c" ‖ BE64 epoch ‖ validator   -> scorer checkpoint after scoring epoch (EncodeCheckpointState)
 //	"meta/evidence_from"           -> BE64 first epoch whose round evidence is kept
 //
 // Pruning deletes round records and announces of epochs below a bound and
@@ -41,7 +41,7 @@ func (s *Store) PutCheckpoint(c Checkpoint) error {
 	if err := checkPeerID("validator", c.Validator); err != nil {
 		return fmt.Errorf("store: invalid checkpoint: %w", err)
 	}
-	val, err := encodeCheckpoint(c.Penalties)
+	val, err := EncodeCheckpointState(c.Penalties)
 	if err != nil {
 		return fmt.Errorf("store: invalid checkpoint: %w", err)
 	}
@@ -82,7 +82,7 @@ func (s *Store) LatestCheckpoint(validator []byte, before uint64) (Checkpoint, b
 		if err != nil {
 			return Checkpoint{}, false, fmt.Errorf("store: %w", err)
 		}
-		p, err := decodeCheckpoint(val)
+		p, err := DecodeCheckpointState(val)
 		if err != nil {
 			return Checkpoint{}, false, fmt.Errorf("%w: checkpoint epoch %d validator %x: %v", ErrCorrupt, epoch, v, err)
 		}
@@ -156,9 +156,14 @@ func (s *Store) PruneEvidence(below uint64) error {
 	return nil
 }
 
-// encodeCheckpoint: BE32 count, then per miner in byte order: BE16 length
-// ‖ miner key ‖ BE64 float bits. Only positive, finite penalties up to 1.
-func encodeCheckpoint(p map[string]float64) ([]byte, error) {
+// MaxCheckpointLen bounds an encoded checkpoint state.
+const MaxCheckpointLen = 4 + MaxCheckpointMiners*(2+256+8)
+
+// EncodeCheckpointState is a checkpoint's penalties as stored and as the
+// evidence protocol serves them: BE32 count, then per miner in byte order:
+// BE16 length ‖ miner key ‖ BE64 float bits. Only positive, finite
+// penalties up to 1.
+func EncodeCheckpointState(p map[string]float64) ([]byte, error) {
 	miners := make([]string, 0, len(p))
 	for m, x := range p {
 		if !(x >= 0 && x <= 1) {
@@ -184,7 +189,9 @@ func encodeCheckpoint(p map[string]float64) ([]byte, error) {
 	return v, nil
 }
 
-func decodeCheckpoint(v []byte) (map[string]float64, error) {
+// DecodeCheckpointState reads EncodeCheckpointState's form; anything but
+// its canonical encoding is an error.
+func DecodeCheckpointState(v []byte) (map[string]float64, error) {
 	orig := v
 	if len(v) < 4 {
 		return nil, fmt.Errorf("truncated")
@@ -210,7 +217,7 @@ func decodeCheckpoint(v []byte) (map[string]float64, error) {
 		return nil, fmt.Errorf("%d trailing bytes", len(v))
 	}
 	// Re-encoding checks order, distinctness, ranges and lengths.
-	if re, err := encodeCheckpoint(out); err != nil || !bytes.Equal(re, orig) {
+	if re, err := EncodeCheckpointState(out); err != nil || !bytes.Equal(re, orig) {
 		return nil, fmt.Errorf("not a canonical checkpoint (%v)", err)
 	}
 	return out, nil

@@ -52,13 +52,13 @@ func TestCheckpoints(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	good, _ := encodeCheckpoint(map[string]float64{"a": 0.5, "b": 0.25})
+	good, _ := EncodeCheckpointState(map[string]float64{"a": 0.5, "b": 0.25})
 	for name, b := range map[string][]byte{
 		"truncated": good[:len(good)-1], "trailing": append(append([]byte{}, good...), 0), "empty": {},
 		"zero penalty": {0, 0, 0, 1, 0, 1, 'a', 0, 0, 0, 0, 0, 0, 0, 0},
 		"huge count":   {0xff, 0xff, 0xff, 0xff},
 	} {
-		if _, err := decodeCheckpoint(b); err == nil {
+		if _, err := DecodeCheckpointState(b); err == nil {
 			t.Errorf("decode %s: accepted", name)
 		}
 	}
@@ -117,15 +117,15 @@ func TestPruneEvidence(t *testing.T) {
 // FuzzDecodeCheckpoint: decoding never panics, and what decodes is
 // canonical.
 func FuzzDecodeCheckpoint(f *testing.F) {
-	good, _ := encodeCheckpoint(map[string]float64{"a": 0.5, "b": 1})
+	good, _ := EncodeCheckpointState(map[string]float64{"a": 0.5, "b": 1})
 	f.Add(good)
 	f.Add([]byte{0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, v []byte) {
-		p, err := decodeCheckpoint(v)
+		p, err := DecodeCheckpointState(v)
 		if err != nil {
 			return
 		}
-		re, err := encodeCheckpoint(p)
+		re, err := EncodeCheckpointState(p)
 		if err != nil || string(re) != string(v) {
 			t.Fatalf("decoded %x, re-encoded %x (%v)", v, re, err)
 		}

@@ -280,8 +280,9 @@ func (r *run) nodeConfig() node.Config {
 	c.Validator.MinerTTL = node.Duration{Duration: 30 * time.Second}
 	// The public audits run after the last epoch while the network goes on,
 	// and fetch every validator's evidence from its first record: keep it
-	// for the whole run (the audits take up to two epochs on 2 cores), or
-	// the last validator audited has its first epochs pruned.
+	// for the whole run (the audits take up to two epochs on 2 cores), so
+	// that every audit recomputes every epoch (a validator that pruned is
+	// audited from its checkpoint, SPEC §22.3, recomputing fewer).
 	c.Node.RetainEvidence = r.cfg.Epochs + 4
 	if r.cfg.RoundInterval > 0 {
 		c.Validator.RoundInterval = node.Duration{Duration: r.cfg.RoundInterval}

@@ -79,6 +79,14 @@ func runPeerAudit(addr, validator, home string, epoch int64, jsonOut bool, stdou
 		fmt.Fprintf(stdout, "peer           %s\nvalidators     %s (evidence of %d epochs fetched)\n", info.ID, orNone(rep.Audited), rep.EvidenceEpochs)
 		fmt.Fprintf(stdout, "epoch records  %d (%d recomputed from evidence)\nround records  %d (%d proofs re-verified)\nequivocations  %d proofs checked\nconsensus      %d epochs recomputed\n",
 			rep.EpochRecords, rep.Recomputed, rep.Rounds, rep.ProofsVerified, rep.Equivocations, len(rep.ConsensusHashes))
+		for _, v := range rep.Audited {
+			if b, ok := rep.PrunedBelow[v]; ok {
+				fmt.Fprintf(stdout, "pruned         %s keeps evidence from epoch %d; weights recomputed from its checkpoint of epoch %d\n", v, b, b-1)
+			}
+		}
+		if rep.Pruned > 0 {
+			fmt.Fprintf(stdout, "               %d records of pruned epochs checked without their evidence\n", rep.Pruned)
+		}
 		for _, u := range rep.Unfetched {
 			fmt.Fprintf(stdout, "not fetched    %s\n", u)
 		}
