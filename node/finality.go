@@ -117,27 +117,37 @@ func (z *finality) freeze(e uint64) error {
 	if _, err := z.st.Final(e); !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
+	set, err := heldSet(z.st, e)
+	if err != nil {
+		return err
+	}
+	// An epoch with nothing stored freezes as the empty set: records for
+	// it that arrive later are late.
+	return z.st.PutFinal(e, set)
+}
+
+// heldSet is the final set epoch e would freeze as now: every record st
+// holds of it, less proven equivocators'.
+func heldSet(st *store.Store, e uint64) (store.FinalSet, error) {
 	var recs []store.FinalRecord
-	for ent, err := range z.st.EpochRecords(e, e) {
+	for ent, err := range st.EpochRecords(e, e) {
 		if err != nil {
-			return err
+			return store.FinalSet{}, err
 		}
 		o, err := protocol.Decode(ent.Envelope, pb.MessageType_EPOCH_RECORD)
 		if err != nil {
-			return fmt.Errorf("stored epoch record %d of %s: %w", e, peer.ID(ent.Validator), err)
+			return store.FinalSet{}, fmt.Errorf("stored epoch record %d of %s: %w", e, peer.ID(ent.Validator), err)
 		}
 		recs = append(recs, store.FinalRecord{Validator: ent.Validator, ID: protocol.ID(o.Body)})
 	}
 	var proven [][]byte
-	for q, err := range z.st.Equivocations(e, e) {
+	for q, err := range st.Equivocations(e, e) {
 		if err != nil {
-			return err
+			return store.FinalSet{}, err
 		}
 		proven = append(proven, q.Validator)
 	}
-	// An epoch with nothing stored freezes as the empty set: records for
-	// it that arrive later are late.
-	return z.st.PutFinal(e, finalSetOf(recs, proven))
+	return finalSetOf(recs, proven), nil
 }
 
 // putRecord stores a validator's epoch record (Open checked it).

@@ -1,25 +1,91 @@
 package node
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/store"
 )
 
 // The RAM host proof's epochs (SPEC §23.9): every ram_period_epochs
 // epochs the network's RAM epoch changes, miners rebuild their datasets
 // from its light cache and validators check walks against that cache.
 
-// ramEpoch is the RAM epoch in force at epoch e: its seed derives from the
-// period number, so every node computes it alone.
-func ramEpoch(c NetworkConfig, e uint64) memwalk.Epoch {
-	period := e / max(1, c.RAMPeriodEpochs)
-	return memwalk.Epoch{Seed: host.Derive("ram period", binary.BigEndian.AppendUint64(nil, period)),
-		CacheLog: uint8(c.RAMCacheLog), Rounds: c.RAMItemRounds}
+// periodEpoch is RAM period p's epoch, from its beacon if there is one.
+func periodEpoch(c NetworkConfig, p uint64, beacon *[32]byte) memwalk.Epoch {
+	return memwalk.Epoch{Seed: memwalk.PeriodSeed(p, beacon), CacheLog: uint8(c.RAMCacheLog), Rounds: c.RAMItemRounds}
+}
+
+// beaconEpoch is the epoch whose records make period p's beacon: p·P − F
+// − 2, whose records are signed at its end and which is final an epoch
+// before p starts. ok is false if the epochs do not reach back that far.
+func beaconEpoch(c NetworkConfig, p uint64) (uint64, bool) {
+	start, lead := p*max(1, c.RAMPeriodEpochs), c.FinalityEpochs+2
+	return start - lead, start >= lead
+}
+
+// ramBeacon is epoch b's beacon (memwalk.Beacon) over the records its
+// final set counts, or, without a final set, those st holds less proven
+// equivocators' (what consensus counts, §20). found is false when none
+// counts; final whether a final set, which never changes, gave it.
+func ramBeacon(st *store.Store, b uint64) (beacon [32]byte, found, final bool, err error) {
+	set, err := st.Final(b)
+	final = err == nil
+	if errors.Is(err, store.ErrNotFound) {
+		set, err = heldSet(st, b)
+	}
+	if err != nil || len(set.Included) == 0 {
+		return beacon, false, final, err
+	}
+	ids := make([][32]byte, len(set.Included))
+	for i, r := range set.Included {
+		ids[i] = r.ID
+	}
+	return memwalk.Beacon(ids), true, final, nil
+}
+
+// ramEpoch is the RAM epoch in force at epoch e, by this node's records:
+// period ⌊e ÷ P⌋'s, with its beacon if the node holds one.
+func (n *Node) ramEpoch(e uint64) (memwalk.Epoch, error) {
+	c := n.cfg.Network
+	p := e / max(1, c.RAMPeriodEpochs)
+	b, ok := beaconEpoch(c, p)
+	if !ok {
+		return periodEpoch(c, p, nil), nil
+	}
+	return n.ramBeacons.epoch(n.store, c, p, b)
+}
+
+// ramBeacons remembers the periods whose beacon came from a final set.
+type ramBeacons struct {
+	mu    sync.Mutex
+	final map[uint64]memwalk.Epoch // by period, the last few
+}
+
+func (r *ramBeacons) epoch(st *store.Store, c NetworkConfig, p, b uint64) (memwalk.Epoch, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.final[p]; ok {
+		return e, nil
+	}
+	beacon, found, final, err := ramBeacon(st, b)
+	if err != nil {
+		return memwalk.Epoch{}, fmt.Errorf("ram beacon of epoch %d: %w", b, err)
+	}
+	if !found {
+		return periodEpoch(c, p, nil), nil
+	}
+	e := periodEpoch(c, p, &beacon)
+	if final {
+		if r.final == nil || len(r.final) >= 4 {
+			r.final = map[uint64]memwalk.Epoch{}
+		}
+		r.final[p] = e
+	}
+	return e, nil
 }
 
 // ramCaches holds the light caches of the last two RAM epochs a process
@@ -95,8 +161,12 @@ func (m *miner) ramLoop(done <-chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		e := ramEpoch(m.n.cfg.Network, m.n.view.epochAt(time.Now()))
-		if _, built, err := m.ram.dataset(e); err != nil {
+		e, err := m.n.ramEpoch(m.n.view.epochAt(time.Now()))
+		var built time.Duration
+		if err == nil {
+			_, built, err = m.ram.dataset(e)
+		}
+		if err != nil {
 			m.n.log.Error("ram dataset not built", "err", err)
 		} else if built > 0 {
 			m.n.log.Info("ram dataset built", "bytes", 64*m.ram.items, "seconds", fmt.Sprintf("%.1f", built.Seconds()))
@@ -116,7 +186,7 @@ func (m *miner) acceptsRAMEpoch(e memwalk.Epoch) bool {
 	l := m.n.cfg.Network.EpochLength.Duration
 	now := time.Now()
 	for _, t := range []time.Time{now.Add(-l), now, now.Add(l)} {
-		if ramEpoch(m.n.cfg.Network, m.n.view.epochAt(t)) == e {
+		if in, err := m.n.ramEpoch(m.n.view.epochAt(t)); err == nil && in == e {
 			return true
 		}
 	}

@@ -158,11 +158,11 @@ func expectedStepNs(measured, bound float64) float64 {
 // pow2AtLeast is the smallest power of two ≥ x.
 func pow2AtLeast(x uint64) uint64 { return uint64(1) << bits.Len64(max(1, x)-1) }
 
-// planHost sizes a host round of kind for miner in epoch, stepNs the
-// miner's last measured step time of the kind (0: none). The root is due
+// planHost sizes a host round of kind for miner, ram the RAM epoch in
+// force, stepNs the miner's last measured step time of the kind (0: none). The root is due
 // after the round trip, a second of slack and a multiple of the work at
 // the step bound (a root that late earns little credit anyway).
-func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch uint64, rtt time.Duration, stepNs float64) (*hostPlan, error) {
+func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram memwalk.Epoch, rtt time.Duration, stepNs float64) (*hostPlan, error) {
 	cfg := c.Validator
 	p := &hostPlan{rtt: rtt}
 	var seed [32]byte
@@ -186,7 +186,7 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch u
 		w := hostChains(ann, cfg.HostRAMMaxWalks)
 		n := farSteps(cfg.HostRAMSteps, rtt, expectedStepNs(stepNs, memwalk.StepBoundNs), ramSegment, maxHostWork/w, cfg.HostMaxRound.Duration)
 		seg := min(n, max(ramSegment, pow2AtLeast(w*n/host.MaxLeaves)))
-		pr = ramProof{&memwalk.Params{Epoch: ramEpoch(c.Network, epoch), Seed: seed, Miner: []byte(miner),
+		pr = ramProof{&memwalk.Params{Epoch: ram, Seed: seed, Miner: []byte(miner),
 			Items: min(ann.GetRamItems(), memwalk.MaxItems), Shape: host.Shape{Chains: w, Steps: n, Segment: seg}}}
 		slack = 8 // a virtual machine's DRAM reads take about twice the bound
 	case hostKindPlot:
@@ -225,8 +225,15 @@ type hostResult struct {
 // runHost plays one host round of kind with miner over a direct stream,
 // sized for stepNs (planHost).
 func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch uint64, stepNs float64) (*hostResult, error) {
+	var ram memwalk.Epoch
+	if kind == hostKindRAM {
+		var err error
+		if ram, err = v.n.ramEpoch(epoch); err != nil {
+			return nil, err
+		}
+	}
 	rtt := measureRTT(ctx, v.n, miner)
-	plan, err := planHost(v.n.cfg, kind, miner, ann, epoch, rtt, stepNs)
+	plan, err := planHost(v.n.cfg, kind, miner, ann, ram, rtt, stepNs)
 	if err != nil {
 		return nil, fmt.Errorf("cannot size a host round: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/cpuwork"
+	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
@@ -111,11 +112,11 @@ func cpuHostConfig(steps uint64, chains int) Config {
 }
 
 func TestHostChallengeDecode(t *testing.T) {
-	p, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostKindCPU, "miner-id", nil, 0, time.Millisecond, 0)
+	p, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostKindCPU, "miner-id", nil, memwalk.Epoch{}, time.Millisecond, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	capped, err := planHost(cpuHostConfig(1<<10, 3), hostKindCPU, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, 0, 0, 0)
+	capped, err := planHost(cpuHostConfig(1<<10, 3), hostKindCPU, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, memwalk.Epoch{}, 0, 0)
 	if err != nil || capped.ch.Proof.shape().Chains != 3 {
 		t.Fatalf("8 announced cores under a cap of 3: %v chains, %v", capped.ch.Proof.shape().Chains, err)
 	}
@@ -152,7 +153,7 @@ func TestHostChallengeDecode(t *testing.T) {
 // arriving stepNs per chain step after the challenge (no round trip).
 func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *store.HostRecord {
 	t.Helper()
-	plan, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostKindCPU, m, nil, 0, 0, 0)
+	plan, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostKindCPU, m, nil, memwalk.Epoch{}, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
