@@ -348,7 +348,7 @@ func (m *miner) handleHost(st network.Stream) {
 		m.n.log.Warn("refusing a host round from a peer that is not a validator", "peer", from)
 		return
 	}
-	if m.hooks.Skip != nil && m.hooks.Skip(from) {
+	if m.hooks.Skip != nil && m.hooks.Skip(from, true) {
 		return // down (the intermittent adversary)
 	}
 	if !m.hostBusy.TryLock() {

@@ -31,10 +31,10 @@ type RoundHooks struct {
 	// Delay holds every root, the commitment and every ping reply back
 	// this long (a miner faking distance).
 	Delay time.Duration
-	// Skip, if set and true for a round or host round from validator,
-	// drops its stream unanswered (a miner that is up only part of the
-	// time).
-	Skip func(validator peer.ID) bool
+	// Skip, if set and true for a round (host false) or host round from
+	// validator, drops its stream unanswered (a miner that is up only
+	// part of the time).
+	Skip func(validator peer.ID, host bool) bool
 	// HostProve, if set, replaces cpuwork.Prove in CPU host rounds.
 	HostProve func(*cpuwork.Params) ([][]byte, error)
 	// RAMSource, if set, serves RAM host rounds instead of the dataset.
@@ -235,7 +235,7 @@ func (m *miner) handleRound(ctx context.Context, st network.Stream) {
 	m.wg.Add(1)
 	defer m.wg.Done()
 	defer st.Reset() // after the Close below, a no-op
-	if m.hooks.Skip != nil && m.hooks.Skip(from) {
+	if m.hooks.Skip != nil && m.hooks.Skip(from, false) {
 		st.Reset()
 		return
 	}

@@ -19,8 +19,9 @@ const FarDelay = 200 * time.Millisecond
 // whatever the protocol.
 const maxDelay = 5 * time.Second
 
-// Issue 10's distance bound, enforced with Config.ChainedRoundChecks: a
-// delayed miner's throughput against its profile's.
+// Issue 10's distance bound, enforced under the slot schedule or with
+// Config.ChainedRoundChecks: a delayed miner's throughput against its
+// profile's.
 const farTolerance = 0.03
 
 // delayFor is the latency added to miner name of profile: Delays by name,
@@ -200,7 +201,7 @@ func latencyChecks(s *report.Summary, enforce bool, shareLimit float64, enforceS
 	var out []report.Check
 	add := func(name string, ok bool, detail string, enforce bool) {
 		if !enforce {
-			ok, detail = true, "not enforced (ChainedRoundChecks off): "+detail
+			ok, detail = true, "not enforced (random pauses, ChainedRoundChecks off): "+detail
 		}
 		out = append(out, report.Check{Name: name, OK: ok, Detail: detail})
 	}

@@ -383,15 +383,23 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		case "cpu-on-gpu":
 			o.RoundHooks.HostProve = gpuHostProve
 		case "intermittent":
-			// Up for one round in intermittentPeriod of each validator's:
-			// it drops the others.
+			// Up for one round in intermittentPeriod of each validator's,
+			// counting GPU and host rounds apart: it drops the others.
+			// (One count for both let the answered ones fall on GPU rounds
+			// more often than one in ten: up to a quarter of them in an
+			// epoch, and 3.3× its due.)
+			type key struct {
+				v    peer.ID
+				host bool
+			}
 			var mu sync.Mutex
-			seen := map[peer.ID]int{}
-			o.RoundHooks.Skip = func(v peer.ID) bool {
+			seen := map[key]int{}
+			o.RoundHooks.Skip = func(v peer.ID, host bool) bool {
 				mu.Lock()
 				defer mu.Unlock()
-				seen[v]++
-				return (seen[v]-1)%intermittentPeriod != 0
+				k := key{v, host}
+				seen[k]++
+				return (seen[k]-1)%intermittentPeriod != 0
 			}
 		}
 	}

@@ -88,7 +88,9 @@ func (r *run) profitCheck(ps []report.Profit, unjudged []string) report.Check {
 
 func (r *run) latencyChecks(s *report.Summary) []report.Check {
 	limit, enforce := r.shareLimit()
-	return latencyChecks(s, r.cfg.ChainedRoundChecks, limit, enforce)
+	// Under the slot schedule a delayed miner is judged too: the rounds it
+	// is measured in are the ones that bound time-sharing.
+	return latencyChecks(s, r.cfg.ChainedRoundChecks || r.cfg.SlotSchedule, limit, enforce)
 }
 
 // gainLimit is the largest gain adversary a may show.

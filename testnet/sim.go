@@ -94,10 +94,12 @@ type simJob struct {
 	b     *simBackend
 	p     proof.Params
 	start time.Time
+	due   time.Time // when pace let it finish
+	begun bool      // begin was called and end not yet
 }
 
 func (j *simJob) Generate(ctx context.Context) error {
-	j.start = time.Now()
+	j.start, j.begun = j.b.dev.begin(time.Now()), true
 	if j.b.mode == "sybil-follower" {
 		return nil // it will copy its partner's output
 	}
@@ -134,11 +136,21 @@ func (j *simJob) cvs(ctx context.Context) ([]commit.CV, error) {
 	return cvs, nil
 }
 
+// Close ends the job on its device.
+func (j *simJob) Close() error {
+	if j.begun {
+		j.begun = false
+		j.b.dev.end(j.due)
+	}
+	return j.Job.Close()
+}
+
 // pace waits until the step has taken as long as its simulated device
 // would take for it, hashing included, after the jobs booked on that
 // device before it (a device shared by the timeshare identities).
 func (j *simJob) pace(ctx context.Context) error {
 	due := j.b.dev.reserve(j.start, j.p.FLOPs())
+	j.due = due
 	select {
 	case <-time.After(time.Until(due) + j.b.extra):
 		return nil

@@ -71,10 +71,10 @@ type Config struct {
 	// time-sharing.
 	SlotSchedule bool
 	// ChainedRoundChecks enforces issue 10's bounds (far within 3 % of its
-	// profile and never penalised; timeshare ≤ 1.1×); off, the figures are
-	// reported and the checks are not enforced. With SlotSchedule the
-	// time-sharing gain is always judged, against the schedule's bound at
-	// DutyCycle (1.1× from about 0.91).
+	// profile and never penalised; timeshare ≤ 1.1×) without SlotSchedule;
+	// off, the figures are reported and the checks are not enforced. With
+	// SlotSchedule both are always judged, the time-sharing gain against
+	// the schedule's bound at DutyCycle (1.1× from about 0.91).
 	ChainedRoundChecks bool
 	// HostMaxRound, if set, replaces the testnet's 1 ms cap on how long a
 	// distant miner's host rounds grow (validator.host_max_round; the

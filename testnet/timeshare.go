@@ -16,12 +16,49 @@ import (
 // miner; on 2 shared cores the testnet cannot model that sharing without
 // flagging honest miners, so it measures each round at the profile's rate
 // (the overlap's dilution is an open protocol question, BENCHMARKS §6b).
+//
+// Between dependent steps a device is idle while its host derives the
+// next step: tens of microseconds on a real one, but on the testnet's 2
+// shared cores the simulator's own timer wake-ups and goroutine hand-offs
+// took about 0.7 ms a step on a small network and more on the full one,
+// which cost 45 ms steps 1.6–3 % and a distant miner's 500 ms steps a
+// tenth of that (BENCHMARKS.md "Distance and host rounds"). A job begun
+// within simCarry of the last one's end, with none running, starts where
+// that one ended, so the simulator's latency is not the device's.
 type simDevice struct {
 	tflops float64
 	booked bool // shared by identities: jobs queue one after another
 
-	mu   sync.Mutex
-	free time.Time // when the last booked job finishes
+	mu      sync.Mutex
+	free    time.Time // when the last booked job finishes
+	active  int       // jobs begun and not ended
+	lastEnd time.Time // when the last job to end was due
+}
+
+// simCarry is the longest gap between jobs taken for the simulator's own
+// latency rather than the device's idle time: a beacon wait on loopback
+// is longer, and a far miner's steps outlast its round trip.
+const simCarry = 5 * time.Millisecond
+
+// begin starts a job at now, or at the last job's end (simCarry).
+func (d *simDevice) begin(now time.Time) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.active++
+	if d.active == 1 && !d.lastEnd.IsZero() && !now.Before(d.lastEnd) && now.Sub(d.lastEnd) < simCarry {
+		return d.lastEnd
+	}
+	return now
+}
+
+// end ends a begun job that was due at due (zero: it never paced).
+func (d *simDevice) end(due time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.active--
+	if due.After(d.lastEnd) {
+		d.lastEnd = due
+	}
 }
 
 func newSimDevice(tflops float64) *simDevice { return &simDevice{tflops: tflops, booked: true} }

@@ -56,7 +56,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	partition := fs.Bool("partition", false, "with --netns: cut half the honest miners off for two rounds, then check the network heals")
 	delays := fs.String("delay", "", "added latency each way, in process, as NAME=DURATION,… by miner name or profile (far defaults to 200ms)")
 	roundInterval := fs.Duration("round-interval", 0, "time between a validator's rounds (0: the local profile's 2s)")
-	chained := fs.Bool("chained-round-checks", d.ChainedRoundChecks, "enforce issue 10's bounds: delayed miners within 3 % of their profile, timeshare ≤ 1.1× (without --slot-schedule)")
+	chained := fs.Bool("chained-round-checks", d.ChainedRoundChecks, "with --slot-schedule=false, enforce issue 10's bounds: delayed miners within 3 % of their profile, timeshare ≤ 1.1× (the slot schedule always enforces them)")
 	slots := fs.Bool("slot-schedule", d.SlotSchedule, "list the validators, so they take turns at each miner in slots (SPEC §16), and judge the timeshare gain against that schedule's bound; false: each validator pauses at random")
 	duty := fs.Float64("duty-cycle", 0, "validator.duty_cycle (0: 0.95 with --slot-schedule, else 0.1 per validator)")
 	hostMax := fs.Duration("host-max-round", 0, "validator.host_max_round: how long a distant miner's host rounds may grow, with one host set per epoch (0: 1 ms, so they do not grow)")
