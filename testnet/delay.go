@@ -1,16 +1,12 @@
 package testnet
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	libp2pevent "github.com/libp2p/go-libp2p/core/event"
-	"github.com/libp2p/go-libp2p/core/host"
-	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	ma "github.com/multiformats/go-multiaddr"
 	manet "github.com/multiformats/go-multiaddr/net"
 )
@@ -248,30 +244,4 @@ func (dd *delayedDialer) Close() {
 	for _, p := range dd.proxies {
 		p.Close()
 	}
-}
-
-// detach closes every listener of h, so that no peer can reach it directly:
-// its only connections are the ones it dials, through delay proxies. It
-// returns once h no longer announces any address, so identify cannot tell
-// a peer about a direct path.
-func detach(h host.Host) error {
-	s, ok := h.Network().(*swarm.Swarm)
-	if !ok {
-		return errors.New("delay: host network is not a swarm; cannot close its listeners")
-	}
-	sub, err := h.EventBus().Subscribe(new(libp2pevent.EvtLocalAddressesUpdated))
-	if err != nil {
-		return err
-	}
-	defer sub.Close()
-	s.ListenClose(s.ListenAddresses()...)
-	timeout := time.After(10 * time.Second)
-	for len(h.Addrs()) > 0 || len(s.ListenAddresses()) > 0 {
-		select {
-		case <-sub.Out():
-		case <-timeout:
-			return fmt.Errorf("delay: host still announces %v", h.Addrs())
-		}
-	}
-	return nil
 }

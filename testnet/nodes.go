@@ -324,7 +324,8 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 			dd.Close()
 			return fmt.Errorf("%s: %w", m.info.Name, err)
 		}
-		cfg.Node.Bootstrap = boot
+		// No listener: no peer can reach it but through a proxy it dialled.
+		cfg.Node.Bootstrap, cfg.Node.Listen = boot, nil
 	}
 	m.bootstrap = cfg.Node.Bootstrap
 	st, err := store.Open(filepath.Join(m.home, node.StoreDir), store.Options{})
@@ -404,11 +405,6 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		}
 	}
 	n, err := node.New(ctx, o)
-	if err == nil && spec.delay > 0 {
-		if err = detach(n.Host()); err != nil {
-			n.Close()
-		}
-	}
 	if err != nil {
 		st.Close()
 		dd.Close()
