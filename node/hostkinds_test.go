@@ -289,29 +289,42 @@ func TestHostOpeningsFitTheStore(t *testing.T) {
 }
 
 // TestFarPlansValid: a distant miner's rounds of every kind, sized at the
-// bound or at faster measured step times, are valid shapes (each kind's
-// segment divides the steps) and last at least 19 round trips at the
-// step time they were sized for, within the default 10 s.
+// bound or at faster measured step times, for one to 256 cores, are valid
+// shapes (each kind's segment divides the steps, at most 2^20
+// checkpoints) within the miner's work bounds and at most 4 ×
+// host_max_round of work at the bound; a one-core round sized for a
+// speed up to 3.4× the bound lasts at least 19 round trips and at most
+// host_max_round.
 func TestFarPlansValid(t *testing.T) {
 	c := DefaultConfig()
+	c.Validator.HostRAMMaxWalks, c.Validator.HostPlotMaxWalks = maxHostChains, maxHostChains
+	longest := c.Validator.HostMaxRound.Duration
 	_, id := seededKey(t, 2)
 	pl := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.Network.PlotBlockLog), Rounds: c.Network.PlotRounds, Blocks: 1 << 20}
-	for _, cores := range []uint32{1, 256} {
+	for _, cores := range []uint32{1, 8, 37, 256} {
 		ann := &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: cores}, RamItems: 1 << 30, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
 		for _, k := range []byte{hostKindCPU, hostKindRAM, hostKindPlot} {
-			for _, rtt := range []time.Duration{3 * time.Millisecond, 50 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
+			for _, rtt := range []time.Duration{3 * time.Millisecond, 9 * time.Millisecond, 50 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
 				for _, speedup := range []float64{1, 3.4, 8, maxSizingSpeedup} {
 					p, err := planHost(c, k, id, ann, periodEpoch(c.Network, 0, nil), rtt, 0)
 					if err != nil {
 						t.Fatalf("kind %d, %v at the bound: %v", k, rtt, err)
 					}
-					name, step := p.ch.Proof.name(), p.ch.Proof.boundNs()/speedup
+					name, bound := p.ch.Proof.name(), p.ch.Proof.boundNs()
+					step := bound / speedup
 					if p, err = planHost(c, k, id, ann, periodEpoch(c.Network, 0, nil), rtt, step); err != nil {
 						t.Fatalf("%s, %d cores, %v, %.0f ns steps: %v", name, cores, rtt, step, err)
 					}
 					sh := p.ch.Proof.shape()
-					if w := time.Duration(float64(sh.Steps) * step); cores == 1 && speedup <= 8 && (w < 19*rtt || w > c.Validator.HostMaxRound.Duration) {
-						t.Errorf("%s, %v, %.0f ns steps: %d steps last %v", p.ch.Proof.name(), rtt, step, sh.Steps, w)
+					work := uint64(maxHostWork)
+					if k == hostKindPlot {
+						work = maxPlotWork
+					}
+					if sh.Chains*sh.Steps > work || time.Duration(float64(sh.Steps)*bound) > maxGrowthAtBound*longest {
+						t.Errorf("%s, %d cores, %v, %.0f ns steps: %d × %d steps", name, cores, rtt, step, sh.Chains, sh.Steps)
+					}
+					if w := time.Duration(float64(sh.Steps) * step); cores == 1 && speedup <= 3.4 && (w < 19*rtt || w > longest) {
+						t.Errorf("%s, %v, %.0f ns steps: %d steps last %v", name, rtt, step, sh.Steps, w)
 					}
 				}
 			}

@@ -59,32 +59,43 @@ func (n *Node) ramEpoch(e uint64) (memwalk.Epoch, error) {
 	return n.ramBeacons.epoch(n.store, c, p, b)
 }
 
-// ramBeacons remembers the periods whose beacon came from a final set.
+// ramBeacons remembers each recent period's RAM epoch: for good once a
+// final set gave its beacon, else for ramBeaconTTL, so that a node that
+// holds no final set (it was down when the beacon epoch became final)
+// does not decode the beacon epoch's records for every challenge.
 type ramBeacons struct {
-	mu    sync.Mutex
-	final map[uint64]memwalk.Epoch // by period, the last few
+	mu   sync.Mutex
+	held map[uint64]heldEpoch // by period, the last few
 }
+
+type heldEpoch struct {
+	e     memwalk.Epoch
+	final bool
+	at    time.Time
+}
+
+// ramBeaconTTL is how long a RAM epoch without a final set is reused.
+const ramBeaconTTL = 5 * time.Second
 
 func (r *ramBeacons) epoch(st *store.Store, c NetworkConfig, p, b uint64) (memwalk.Epoch, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if e, ok := r.final[p]; ok {
-		return e, nil
+	now := time.Now()
+	if h, ok := r.held[p]; ok && (h.final || now.Sub(h.at) < ramBeaconTTL) {
+		return h.e, nil
 	}
 	beacon, found, final, err := ramBeacon(st, b)
 	if err != nil {
 		return memwalk.Epoch{}, fmt.Errorf("ram beacon of epoch %d: %w", b, err)
 	}
-	if !found {
-		return periodEpoch(c, p, nil), nil
+	e := periodEpoch(c, p, nil)
+	if found {
+		e = periodEpoch(c, p, &beacon)
 	}
-	e := periodEpoch(c, p, &beacon)
-	if final {
-		if r.final == nil || len(r.final) >= 4 {
-			r.final = map[uint64]memwalk.Epoch{}
-		}
-		r.final[p] = e
+	if r.held == nil || len(r.held) >= 4 {
+		r.held = map[uint64]heldEpoch{}
 	}
+	r.held[p] = heldEpoch{e: e, final: final && found, at: now}
 	return e, nil
 }
 
@@ -154,6 +165,13 @@ func (h *ramHolder) dataset(e memwalk.Epoch) (d *memwalk.Dataset, built time.Dur
 	return h.data, time.Since(t0), nil
 }
 
+// holds says whether the dataset held is e's.
+func (h *ramHolder) holds(e memwalk.Epoch) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.data != nil && h.epoch == e
+}
+
 // ramLoop keeps the miner's dataset on the current RAM epoch, so that a
 // challenge finds it built.
 func (m *miner) ramLoop(done <-chan struct{}) {
@@ -183,6 +201,9 @@ func (m *miner) ramLoop(done <-chan struct{}) {
 // now or within an epoch of now (clock skew between validator and miner):
 // any other would make the miner build a dataset for nothing.
 func (m *miner) acceptsRAMEpoch(e memwalk.Epoch) bool {
+	if m.ram.holds(e) {
+		return true // in force when it was built: nothing to build
+	}
 	l := m.n.cfg.Network.EpochLength.Duration
 	now := time.Now()
 	for _, t := range []time.Time{now.Add(-l), now, now.Add(l)} {

@@ -13,9 +13,9 @@ import (
 
 // TestRAMBeacon: a RAM period's seed takes the beacon of epoch p·P − F − 2
 // once a record of that epoch counts: of every record held less proven
-// equivocators', until the epoch's final set decides for good; before
-// any counts, and for periods the epochs do not reach back from, it is the
-// period's seed alone.
+// equivocators' (reused for ramBeaconTTL), until the epoch's final set
+// decides for good; before any counts, and for periods the epochs do not
+// reach back from, it is the period's seed alone.
 func TestRAMBeacon(t *testing.T) {
 	c := testConfig().Network
 	c.RAMPeriodEpochs, c.FinalityEpochs = 10, 2
@@ -28,8 +28,7 @@ func TestRAMBeacon(t *testing.T) {
 		t.Fatal("period 0 has a beacon epoch")
 	}
 	st := memStore(t)
-	var r ramBeacons
-	epoch := func() memwalk.Epoch {
+	epoch := func(r *ramBeacons) memwalk.Epoch {
 		t.Helper()
 		e, err := r.epoch(st, c, p, b)
 		if err != nil {
@@ -38,7 +37,8 @@ func TestRAMBeacon(t *testing.T) {
 		return e
 	}
 	alone := periodEpoch(c, p, nil)
-	if e := epoch(); e != alone {
+	var early ramBeacons
+	if e := epoch(&early); e != alone {
 		t.Fatal("without records the seed is not the period's alone")
 	}
 	k1, v1 := testKey(t)
@@ -56,8 +56,11 @@ func TestRAMBeacon(t *testing.T) {
 		ids = [][32]byte{id2, id1}
 	}
 	both := memwalk.Beacon(ids)
-	if e := epoch(); e != periodEpoch(c, p, &both) || e == alone {
+	if e := epoch(&ramBeacons{}); e != periodEpoch(c, p, &both) || e == alone {
 		t.Fatal("the seed is not the beacon of both records of the beacon epoch")
+	}
+	if e := epoch(&early); e != alone {
+		t.Fatal("a RAM epoch without a final set is recomputed within ramBeaconTTL")
 	}
 	// v2 proven to equivocate: its record no longer counts.
 	y, _ := testEpochRecord(t, k2, b, [32]byte{1}, nil)
@@ -70,20 +73,21 @@ func TestRAMBeacon(t *testing.T) {
 		t.Fatal(err)
 	}
 	one := memwalk.Beacon([][32]byte{id1})
-	if e := epoch(); e != periodEpoch(c, p, &one) {
+	if e := epoch(&ramBeacons{}); e != periodEpoch(c, p, &one) {
 		t.Fatal("an equivocator's record counts in the beacon")
 	}
-	// The final set decides, and is remembered: here it counts v2's record
-	// alone, and the store changing afterwards changes nothing.
+	// The final set decides, and is remembered for good: here it counts
+	// v2's record alone, and the store closing afterwards changes nothing.
 	if err := st.PutFinal(b, store.FinalSet{Included: []store.FinalRecord{{Validator: []byte(v2), ID: id2}}}); err != nil {
 		t.Fatal(err)
 	}
+	var r ramBeacons
 	final := memwalk.Beacon([][32]byte{id2})
-	if e := epoch(); e != periodEpoch(c, p, &final) {
+	if e := epoch(&r); e != periodEpoch(c, p, &final) {
 		t.Fatal("the final set does not decide the beacon")
 	}
 	st.Close()
-	if e := epoch(); e != periodEpoch(c, p, &final) {
+	if e := epoch(&r); e != periodEpoch(c, p, &final) {
 		t.Fatal("a final beacon is recomputed")
 	}
 }

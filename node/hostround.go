@@ -138,6 +138,10 @@ func sizingStepNs(r *store.HostRecord, steps uint64) float64 {
 	return float64(max(r.RootNanos-r.RTTNanos, 0)) / float64(max(1, steps))
 }
 
+// maxGrowthAtBound bounds a grown round's work at the step bound, in
+// host_max_round.
+const maxGrowthAtBound = 4
+
 // maxSizingSpeedup bounds how much faster than the step bound a round is
 // sized: a miner that delays its pings to look faster only lengthens its
 // own next round (its credit stays capped, §23.8), and at most this far.
@@ -173,19 +177,26 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram mem
 	}
 	var pr hostProof
 	samples, slack := hostSamples, 2.0
+	// grow sizes a kind for a distant miner (farSteps), its work at the
+	// bound at most maxGrowthAtBound × host_max_round: that bounds how long
+	// its root is awaited (root_by) whatever speed the miner showed.
+	grow := func(n uint64, bound float64, granule, limit uint64) uint64 {
+		limit = min(limit, uint64(maxGrowthAtBound*float64(cfg.HostMaxRound.Nanoseconds())/bound))
+		return farSteps(n, rtt, expectedStepNs(stepNs, bound), granule, limit, cfg.HostMaxRound.Duration)
+	}
 	switch kind {
 	case hostKindCPU:
 		c := hostChains(ann, cfg.HostCPUMaxChains)
-		// Segments of N ÷ 256 steps, at most maxCPUSegment: no more
-		// than host.MaxLeaves checkpoints in all.
-		n := farSteps(cfg.HostCPUSteps, rtt, expectedStepNs(stepNs, cpuwork.StepBoundNs), hostCheckpoints,
-			min(maxHostWork, host.MaxLeaves/c*maxCPUSegment), cfg.HostMaxRound.Duration)
+		// At most maxHostWork steps in all, and segments of N ÷ 256
+		// steps, at most maxCPUSegment: no more than host.MaxLeaves
+		// checkpoints.
+		n := grow(cfg.HostCPUSteps, cpuwork.StepBoundNs, hostCheckpoints, min(maxHostWork, host.MaxLeaves*maxCPUSegment)/c)
 		pr = cpuProof{&cpuwork.Params{Seed: seed, Miner: []byte(miner), TableLog: cpuwork.DefaultTableLog,
 			Shape: host.Shape{Chains: c, Steps: n, Segment: max(1, min(n/hostCheckpoints, maxCPUSegment))}}}
 	case hostKindRAM:
 		w := hostChains(ann, cfg.HostRAMMaxWalks)
-		n := farSteps(cfg.HostRAMSteps, rtt, expectedStepNs(stepNs, memwalk.StepBoundNs), ramSegment, maxHostWork/w, cfg.HostMaxRound.Duration)
-		seg := min(n, max(ramSegment, pow2AtLeast(w*n/host.MaxLeaves)))
+		n := grow(cfg.HostRAMSteps, memwalk.StepBoundNs, ramSegment, maxHostWork/w)
+		seg := min(n, max(ramSegment, pow2AtLeast((w*n+host.MaxLeaves-1)/host.MaxLeaves)))
 		pr = ramProof{&memwalk.Params{Epoch: ram, Seed: seed, Miner: []byte(miner),
 			Items: min(ann.GetRamItems(), memwalk.MaxItems), Shape: host.Shape{Chains: w, Steps: n, Segment: seg}}}
 		slack = 8 // a virtual machine's DRAM reads take about twice the bound
@@ -195,8 +206,7 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram mem
 			return nil, errors.New("no valid plot announced")
 		}
 		w := hostChains(ann, cfg.HostPlotMaxWalks)
-		n := farSteps(cfg.HostPlotSteps, rtt, expectedStepNs(stepNs, plot.StepBoundNs), plotSegment,
-			min(maxPlotWork, host.MaxLeaves*plotSegment)/w, cfg.HostMaxRound.Duration)
+		n := grow(cfg.HostPlotSteps, plot.StepBoundNs, plotSegment, min(maxPlotWork, host.MaxLeaves*plotSegment)/w)
 		pr = plotProof{&plot.Audit{Plot: *pl, Root: root, Seed: seed,
 			Shape: host.Shape{Chains: w, Steps: n, Segment: plotSegment}}}
 		samples, slack = plotSamples, 4

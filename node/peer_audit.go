@@ -164,12 +164,12 @@ func fetchRecords(ctx context.Context, h host.Host, p peer.ID, st *store.Store, 
 }
 
 // fetchValidatorEvidence fetches v's evidence of every epoch from its
-// first record to its last (or to epoch), and reports whether all of it
-// that v keeps came. Epochs v pruned (SPEC §21; it may prune more while
-// the fetch runs) are skipped: from is then the first epoch after them,
-// whose scorer checkpoint before it is fetched into st for the audit to
-// resume from (v lacking it is the audit's problem to name); else from is
-// 0. Other evidence v does not serve is noted in rep.Unfetched; bad
+// first record to its last (or to epoch; at most maxAuditEpochs), and
+// reports whether all of it that v keeps came. Epochs v pruned (SPEC §21;
+// it may prune more while the fetch runs) are skipped: from is then the
+// first epoch after them, whose scorer checkpoint before it is fetched
+// into st for the audit to resume from (v lacking it is a finding); else
+// from is 0. Other evidence v does not serve is noted in rep.Unfetched; bad
 // evidence is a problem of v's, named in findings (v is not audited
 // further).
 func fetchValidatorEvidence(ctx context.Context, h host.Host, v peer.ID, st *store.Store, epoch *uint64, rep *PeerAuditReport, findings *[]string) (uint64, bool, error) {
@@ -187,6 +187,10 @@ func fetchValidatorEvidence(ctx context.Context, h host.Host, v peer.ID, st *sto
 	}
 	if !found {
 		rep.Unfetched = append(rep.Unfetched, fmt.Sprintf("%s: the peer holds no epoch record of it", v))
+		return 0, false, nil
+	}
+	if last-first >= maxAuditEpochs || last == math.MaxUint64 {
+		rep.Unfetched = append(rep.Unfetched, fmt.Sprintf("%s: records of epochs %d to %d, more than %d epochs to fetch", v, first, last, maxAuditEpochs))
 		return 0, false, nil
 	}
 	from := uint64(0)
@@ -208,8 +212,12 @@ func fetchValidatorEvidence(ctx context.Context, h host.Host, v peer.ID, st *sto
 		}
 		rep.EvidenceEpochs++
 	}
-	if from == 0 {
+	switch {
+	case from == 0:
 		return 0, true, nil
+	case from > last:
+		rep.Unfetched = append(rep.Unfetched, fmt.Sprintf("%s: it pruned the evidence of every epoch it has records for (to %d)", v, last))
+		return 0, false, nil
 	}
 	cp, ok, err := FetchCheckpoint(ctx, h, v, from-1)
 	switch {
@@ -219,13 +227,19 @@ func fetchValidatorEvidence(ctx context.Context, h host.Host, v peer.ID, st *sto
 	case err != nil:
 		rep.Unfetched = append(rep.Unfetched, fmt.Sprintf("%s: scorer checkpoint of epoch %d: %v", v, from-1, err))
 		return 0, false, nil
-	case ok:
-		if err := st.PutCheckpoint(cp); err != nil {
-			return 0, false, err
-		}
+	case !ok:
+		*findings = append(*findings, fmt.Sprintf("round evidence below epoch %d was pruned, but %s has no scorer checkpoint at epoch %d to resume from", from, v, from-1))
+		return 0, false, nil
+	}
+	if err := st.PutCheckpoint(cp); err != nil {
+		return 0, false, err
 	}
 	return from, true, nil
 }
+
+// maxAuditEpochs bounds the epochs of one validator's evidence a public
+// audit fetches: 2^16 epochs are nine years of 72-minute epochs.
+const maxAuditEpochs = 1 << 16
 
 // putEvidence stores one epoch's fetched evidence.
 func putEvidence(st *store.Store, ev *EpochEvidence) error {

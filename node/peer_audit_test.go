@@ -146,6 +146,18 @@ func TestPeerAudit(t *testing.T) {
 	if len(rep.Problems) > 0 || len(rep.Audited) > 0 || len(rep.Unfetched) != 1 || !strings.Contains(rep.Unfetched[0], "no epoch record") {
 		t.Fatalf("miner: problems %v, audited %v, unfetched %v", rep.Problems, rep.Audited, rep.Unfetched)
 	}
+
+	// A validator that pruned every epoch it has records for is not
+	// audited: there is nothing to recompute.
+	if err := honest.store.PruneEvidence(honest.view.epochAt(time.Now()) + 100); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = PeerAudit(ctx, auditHost(t, honest), honest.ID(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Audited) > 0 || len(rep.Unfetched) != 1 || !strings.Contains(rep.Unfetched[0], "pruned the evidence of every epoch") {
+		t.Fatalf("fully pruned validator: audited %v, unfetched %v", rep.Audited, rep.Unfetched)
+	}
 }
 
 // TestFetchEvidenceRefusesBadData: a peer answering the evidence protocol
