@@ -163,9 +163,10 @@ func expectedStepNs(measured, bound float64) float64 {
 func pow2AtLeast(x uint64) uint64 { return uint64(1) << bits.Len64(max(1, x)-1) }
 
 // planHost sizes a host round of kind for miner, ram the RAM epoch in
-// force, stepNs the miner's last measured step time of the kind (0: none). The root is due
-// after the round trip, a second of slack and a multiple of the work at
-// the step bound (a root that late earns little credit anyway).
+// force, stepNs the miner's last measured step time of the kind (0:
+// none). The root is due after the round trip, a second of slack and a
+// multiple of the work at the step bound (a root that late earns little
+// credit anyway).
 func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram memwalk.Epoch, rtt time.Duration, stepNs float64) (*hostPlan, error) {
 	cfg := c.Validator
 	p := &hostPlan{rtt: rtt}
