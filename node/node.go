@@ -121,9 +121,13 @@ type Node struct {
 	onEquivocation func(uint64, peer.ID)
 	equivocate     func(*pb.EpochRecord)
 
-	ctx        context.Context // cancelled by Close
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// startMu orders Run's start-up against Close: nothing is started, and
+	// no WaitGroup added to, once Close has begun (closing) to stop it.
+	startMu    sync.Mutex
+	closing    bool
 	stopDisc   func()
 	closeOnce  sync.Once
 	closeError error
@@ -353,6 +357,11 @@ func (n *Node) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(n.ctx, cancel)()
+	n.startMu.Lock()
+	if n.closing {
+		n.startMu.Unlock()
+		return n.Close()
+	}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -387,6 +396,7 @@ func (n *Node) Run(ctx context.Context) error {
 			n.validator.start(ctx)
 		}
 	}
+	n.startMu.Unlock()
 	if err == nil {
 		// A failed store takes no more evidence: stop rather than run on
 		// without it, and let the caller reopen it or exit.
@@ -429,6 +439,9 @@ func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		n.cancel()
+		n.startMu.Lock() // a start-up in progress finishes first
+		n.closing = true
+		n.startMu.Unlock()
 		if n.miner != nil {
 			n.miner.stop()
 		}
