@@ -89,9 +89,15 @@ func checkResume(st *store.Store, v peer.ID, start, evidenceFrom uint64) string 
 	case err != nil:
 		return fmt.Sprintf("scorer checkpoint of %s: %v", v, err)
 	case !found || cp.Epoch+1 < evidenceFrom:
-		return fmt.Sprintf("round evidence below epoch %d was pruned, but %s has no scorer checkpoint at epoch %d to resume from", evidenceFrom, v, evidenceFrom-1)
+		return noCheckpoint(v, evidenceFrom)
 	}
 	return ""
+}
+
+// noCheckpoint names a validator that pruned below from without its
+// checkpoint of from − 1.
+func noCheckpoint(v peer.ID, from uint64) string {
+	return fmt.Sprintf("round evidence below epoch %d was pruned, but %s has no scorer checkpoint at epoch %d to resume from", from, v, from-1)
 }
 
 // checkCheckpoint compares a stored checkpoint of epoch e, if any, with the

@@ -98,12 +98,14 @@ func PeerAudit(ctx context.Context, h host.Host, p peer.ID, opts PeerAuditOption
 			rep.Audited = append(rep.Audited, v.String())
 			if from > 0 {
 				bounds[v] = from
-				if rep.PrunedBelow == nil {
-					rep.PrunedBelow = map[string]uint64{}
-				}
-				rep.PrunedBelow[v.String()] = from
 			}
 		}
+	}
+	for v, from := range bounds {
+		if rep.PrunedBelow == nil {
+			rep.PrunedBelow = map[string]uint64{}
+		}
+		rep.PrunedBelow[v.String()] = from
 	}
 	rep.AuditReport, err = Audit(st, AuditOptions{Epoch: opts.Epoch, Scoring: opts.Scoring, Consensus: opts.Consensus, Stakes: opts.Stakes,
 		Local: local, EvidenceFrom: bounds})
@@ -228,7 +230,7 @@ func fetchValidatorEvidence(ctx context.Context, h host.Host, v peer.ID, st *sto
 		rep.Unfetched = append(rep.Unfetched, fmt.Sprintf("%s: scorer checkpoint of epoch %d: %v", v, from-1, err))
 		return 0, false, nil
 	case !ok:
-		*findings = append(*findings, fmt.Sprintf("round evidence below epoch %d was pruned, but %s has no scorer checkpoint at epoch %d to resume from", from, v, from-1))
+		*findings = append(*findings, noCheckpoint(v, from))
 		return 0, false, nil
 	}
 	if err := st.PutCheckpoint(cp); err != nil {
