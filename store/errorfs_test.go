@@ -287,3 +287,37 @@ func TestCorruptionEventFailsStore(t *testing.T) {
 		t.Fatalf("PutRound after corruption: %v, want refused with ErrCorrupt", err)
 	}
 }
+
+// TestFullDiskReplay: on a disk with room left only for small appends (the
+// WAL and MANIFEST, not a new table), Open's flush of the replayed WAL
+// fails. Pebble retries that flush at once and for ever, and its Open
+// waits for it: Open must return an error saying the disk is full instead,
+// and the store keep its records.
+func TestFullDiskReplay(t *testing.T) {
+	mem := vfs.NewMem()
+	closeStore(t, fixtureMem(t, mem)) // the record is in the WAL only
+	fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if op.Kind.ReadOrWrite() == errorfs.OpIsWrite && strings.HasSuffix(op.Path, ".sst") {
+			return syscall.ENOSPC
+		}
+		return nil
+	}))
+	done := make(chan error, 1)
+	go func() {
+		s, err := Open(testDir, Options{FS: fs})
+		if err == nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), testDir) {
+			t.Fatalf("Open on a full disk: %v, want ENOSPC naming the store", err)
+		}
+		t.Log(err)
+	case <-time.After(20 * time.Second): // a guard: Open returns in milliseconds
+		t.Fatal("Open on a full disk never returned")
+	}
+	reopened(t, mem, &acked{}, 0, testRecord(1, 1, "m"))
+}

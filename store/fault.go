@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -23,9 +24,12 @@ import (
 type faults struct {
 	mu     sync.Mutex
 	err    error
-	parked bool // a Pebble goroutine waits forever in Fatalf: Close must not wait for it
+	parked bool // a Pebble goroutine waits forever in halt: Close must not wait for it
 	done   chan struct{}
 	park   chan struct{} // closed when parked is set
+	// opening is set while Pebble's Open runs: a background error then
+	// halts (see eventListener).
+	opening atomic.Bool
 }
 
 func newFaults() *faults { return &faults{done: make(chan struct{}), park: make(chan struct{})} }
@@ -96,6 +100,12 @@ func eventListener(f *faults) *pebble.EventListener {
 			f.record(fmt.Errorf("%w: file %s: %v", ErrCorrupt, info.Path, info.Details))
 		},
 		BackgroundError: func(err error) {
+			if f.opening.Load() {
+				// Open waits for the flush of the replayed WAL, which Pebble
+				// retries at once and for ever when it fails (a full disk):
+				// halting it makes Open fail instead of hang.
+				f.halt(&fatalError{msg: "background error during open: " + err.Error(), cause: err})
+			}
 			f.record(classify(fmt.Errorf("store: background: %w", err)))
 		},
 	}
@@ -124,11 +134,7 @@ func (logger) Errorf(format string, args ...any) {
 }
 
 // Fatalf records the fault. Pebble calls it where it cannot go on (a failed
-// WAL or MANIFEST write or sync), so it must not return. Called under
-// guarded (a store method's own goroutine) it panics, and guarded turns the
-// panic back into an error: there, unwinding is safe. Anywhere else it is a
-// Pebble background goroutine, which holds Pebble's locks: it is parked for
-// good, and the store's owner sees Failed and stops.
+// WAL or MANIFEST write or sync), so it must not return.
 func (l logger) Fatalf(format string, args ...any) {
 	fe := &fatalError{msg: fmt.Sprintf(format, args...)}
 	for _, a := range args {
@@ -137,17 +143,26 @@ func (l logger) Fatalf(format string, args ...any) {
 			break
 		}
 	}
-	l.f.record(classify(fe))
+	l.f.halt(fe)
+}
+
+// halt records fe as the fault and does not return. Under guarded (a store
+// method's own goroutine) it panics, and guarded turns the panic back into
+// an error: there, unwinding is safe. Anywhere else it is a Pebble
+// background goroutine, which holds Pebble's locks: it is parked for good,
+// and the store's owner sees Failed and stops.
+func (f *faults) halt(fe *fatalError) {
+	f.record(classify(fe))
 	if underGuard() {
 		panic(fe)
 	}
-	l.f.mu.Lock()
-	if !l.f.parked {
-		l.f.parked = true
-		close(l.f.park)
+	f.mu.Lock()
+	if !f.parked {
+		f.parked = true
+		close(f.park)
 	}
-	l.f.mu.Unlock()
-	_ = log.Output(2, "store: "+fe.msg+" (the store stopped; the node will stop)")
+	f.mu.Unlock()
+	_ = log.Output(3, "store: "+fe.msg+" (the store stopped; the node will stop)")
 	select {}
 }
 

@@ -133,6 +133,7 @@ func open(dir string, fs vfs.FS, readOnly bool, onDisk *head) (*Store, error) {
 	// Pebble start an empty one in its place.
 	mustExist := readOnly || onDisk != nil && onDisk.counts()
 	var db *pebble.DB
+	f.opening.Store(true)
 	err := f.await(func() (err error) {
 		db, err = pebble.Open(dir, &pebble.Options{
 			FS: guardedFS{fs, f}, FormatMajorVersion: pebble.FormatNewest, ReadOnly: readOnly, ErrorIfNotExists: mustExist,
@@ -140,6 +141,7 @@ func open(dir string, fs vfs.FS, readOnly bool, onDisk *head) (*Store, error) {
 		})
 		return err
 	})
+	f.opening.Store(false)
 	if errors.Is(err, pebble.ErrDBDoesNotExist) && onDisk != nil {
 		return nil, fmt.Errorf("%w: %s: the head %s counts records but Pebble finds no database (MANIFEST or its marker lost?): %w",
 			ErrCorrupt, dir, fs.PathJoin(dir, HeadFile), err)
