@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -96,7 +99,8 @@ type GenesisValidator struct {
 }
 
 // LoadGenesis reads the genesis file named by c (nil stakes if none is
-// configured) and returns validator stakes by peer ID.
+// configured) and returns validator stakes by peer ID. Its errors are
+// ConfigErrors: the file is part of the node's settings.
 func LoadGenesis(home string, c Config) (map[string]float64, error) {
 	if c.Network.Genesis == "" {
 		return nil, nil
@@ -105,19 +109,23 @@ func LoadGenesis(home string, c Config) (map[string]float64, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(home, path)
 	}
+	stakes, err := readGenesis(path)
+	if err != nil {
+		return nil, &ConfigError{fmt.Errorf("genesis %s (network.genesis): %w", path, err)}
+	}
+	return stakes, nil
+}
+
+func readGenesis(path string) (map[string]float64, error) {
 	var g Genesis
 	md, err := toml.DecodeFile(path, &g)
 	if err != nil {
-		return nil, fmt.Errorf("genesis %s: %w", path, err)
+		return nil, err
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("genesis %s: unknown setting %q", path, und[0].String())
+		return nil, fmt.Errorf("unknown setting %q", und[0].String())
 	}
-	stakes, err := g.Stakes()
-	if err != nil {
-		return nil, fmt.Errorf("genesis %s: %w", path, err)
-	}
-	return stakes, nil
+	return g.Stakes()
 }
 
 // Stakes checks the validators (decodable IDs, positive stakes, no
@@ -252,65 +260,128 @@ func LocalConfig() Config {
 	return c
 }
 
-// Validate checks the configuration and names the first bad setting.
+// ConfigError is an error in a node's settings: a bad or unknown setting,
+// a config.toml that does not parse, a home without one. Retrying cannot
+// cure it, so pog exits 2 on it (and systemd does not restart the node).
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Origins maps each setting given explicitly (miner.queue_length) to where
+// its value came from: "config PATH", "environment POG_…" or "flag --…",
+// a later source replacing an earlier one as its value does. Settings not
+// in it hold their defaults.
+type Origins map[string]string
+
+// of names where keys were given: their distinct origins, or "default".
+func (o Origins) of(keys []string) string {
+	var srcs []string
+	for _, k := range keys {
+		if s, ok := o[k]; ok && !slices.Contains(srcs, s) {
+			srcs = append(srcs, s)
+		}
+	}
+	if len(srcs) == 0 {
+		return "default"
+	}
+	return strings.Join(srcs, " and ")
+}
+
+// settingError is a bad value of keys (section.key): one setting, or both
+// sides of a relation between two.
+type settingError struct {
+	keys []string
+	msg  string
+}
+
+func (e settingError) Error() string { return e.msg }
+
+// Validate checks the configuration and names every bad setting.
 func (c *Config) Validate() error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	for _, p := range c.problems() {
+		errs = append(errs, p)
+	}
+	return errors.Join(errs...)
+}
+
+// Check is Validate naming, with each bad setting, where it was given, so
+// that an environment variable or a flag is not blamed on config.toml. Its
+// error is a *ConfigError.
+func (c *Config) Check(o Origins) error {
+	var errs []error
+	for _, p := range c.problems() {
+		errs = append(errs, fmt.Errorf("%s: %w", o.of(p.keys), p))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &ConfigError{errors.Join(errs...)}
+}
+
+// problems are c's bad settings, each message starting with its first key.
+func (c *Config) problems() []settingError {
+	var errs []settingError
+	relation := func(keys []string, format string, args ...any) {
+		errs = append(errs, settingError{keys, keys[0] + " " + fmt.Sprintf(format, args...)})
+	}
+	bad := func(key, format string, args ...any) { relation([]string{key}, format, args...) }
 	for _, a := range c.Node.Listen {
 		if _, err := ma.NewMultiaddr(a); err != nil {
-			bad("node.listen %q: %v", a, err)
+			bad("node.listen", "%q: %v", a, err)
 		}
 	}
 	for _, a := range c.Node.Bootstrap {
 		if _, err := peer.AddrInfoFromString(a); err != nil {
-			bad("node.bootstrap %q: want a multiaddr ending in /p2p/<peer id>: %v", a, err)
+			bad("node.bootstrap", "%q: want a multiaddr ending in /p2p/<peer id>: %v", a, err)
 		}
 	}
 	errs = append(errs, c.checkRanges()...)
 	if c.Node.HighWater < c.Node.LowWater {
-		bad("node.conn_low_water %d and conn_high_water %d: want low <= high", c.Node.LowWater, c.Node.HighWater)
+		relation([]string{"node.conn_low_water", "node.conn_high_water"}, "%d and conn_high_water %d: want low <= high", c.Node.LowWater, c.Node.HighWater)
 	}
 	if c.Node.PeerID != "" {
 		if _, err := peer.Decode(c.Node.PeerID); err != nil {
-			bad("node.peer_id %q: %v", c.Node.PeerID, err)
+			bad("node.peer_id", "%q: %v", c.Node.PeerID, err)
 		}
 	}
 	switch c.Node.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		bad("node.log_level %q: want debug, info, warn or error", c.Node.LogLevel)
+		bad("node.log_level", "%q: want debug, info, warn or error", c.Node.LogLevel)
 	}
 	if c.Node.LogFormat != "text" && c.Node.LogFormat != "json" {
-		bad("node.log_format %q: want text or json", c.Node.LogFormat)
+		bad("node.log_format", "%q: want text or json", c.Node.LogFormat)
 	}
 	for _, v := range c.Network.Validators {
 		if _, err := peer.Decode(v); err != nil {
-			bad("network.validators %q: %v", v, err)
+			bad("network.validators", "%q: %v", v, err)
 		}
 	}
 	if !knownBackend(c.Miner.Backend) {
-		bad("miner.backend %q: want one of %v", c.Miner.Backend, backendNames())
+		bad("miner.backend", "%q: want one of %v", c.Miner.Backend, backendNames())
 	}
 	v := c.Validator
 	if err := commit.CheckTileBytes(v.TileBytes); err != nil || !isSquareTile(v.TileBytes) {
-		bad("validator.tile_bytes %d: want 4·t² for t a power of two in [16, 512]", v.TileBytes)
+		bad("validator.tile_bytes", "%d: want 4·t² for t a power of two in [16, 512]", v.TileBytes)
 	}
 	if v.MaxSteps < v.MinSteps {
-		bad("validator.max_steps %d < validator.min_steps %d", v.MaxSteps, v.MinSteps)
+		relation([]string{"validator.max_steps", "validator.min_steps"}, "%d < validator.min_steps %d", v.MaxSteps, v.MinSteps)
 	}
 	if v.HostCPUSteps%hostCheckpoints != 0 {
-		bad("validator.host_cpu_steps %d: want a multiple of %d", v.HostCPUSteps, hostCheckpoints)
+		bad("validator.host_cpu_steps", "%d: want a multiple of %d", v.HostCPUSteps, hostCheckpoints)
 	}
 	if v.HostRAMSteps&(v.HostRAMSteps-1) != 0 {
-		bad("validator.host_ram_steps %d: want a power of two", v.HostRAMSteps)
+		bad("validator.host_ram_steps", "%d: want a power of two", v.HostRAMSteps)
 	}
 	if v.HostPlotSteps%plotSegment != 0 {
-		bad("validator.host_plot_steps %d: want a multiple of %d", v.HostPlotSteps, plotSegment)
+		bad("validator.host_plot_steps", "%d: want a multiple of %d", v.HostPlotSteps, plotSegment)
 	}
 	if !(v.DetectFraction > 0 && v.DetectFraction < 1 && v.DetectProbability > 0 && v.DetectProbability < 1) {
-		bad("validator.detect_fraction and detect_probability must be in (0, 1)")
+		relation([]string{"validator.detect_fraction", "validator.detect_probability"}, "and detect_probability must be in (0, 1)")
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func isSquareTile(b int) bool {
@@ -322,30 +393,43 @@ func isSquareTile(b int) bool {
 	return false
 }
 
-// LoadConfig reads home/config.toml over the defaults, then the POG_*
-// environment overrides (ApplyEnv), and validates the result; unknown keys
-// are errors, so typos do not pass silently.
-func LoadConfig(home string) (Config, error) {
+// ReadConfig reads home/config.toml over the defaults, then the POG_*
+// environment overrides (ApplyEnv), and says where each setting was given,
+// without validating; unknown keys are errors, so typos do not pass
+// silently. A caller that overrides settings too (pog run's flags) records
+// them in the origins, then calls Check.
+func ReadConfig(home string) (Config, Origins, error) {
 	c := DefaultConfig()
 	path := filepath.Join(home, ConfigFile)
 	b, _, err := readRegular(path, maxConfigBytes)
-	if err != nil {
-		return c, fmt.Errorf("config: %w", err)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil, &ConfigError{fmt.Errorf("no node at %s (no %s): run 'pog init --home %s' first", home, ConfigFile, home)}
 	}
+	if err != nil {
+		return c, nil, fmt.Errorf("config: %w", err)
+	}
+	src := "config " + path
 	md, err := toml.Decode(string(b), &c)
+	if und := md.Undecoded(); err == nil && len(und) > 0 {
+		err = fmt.Errorf("unknown setting %q", und[0].String())
+	}
 	if err != nil {
-		return c, fmt.Errorf("config %s: %w", path, err)
+		return c, nil, &ConfigError{fmt.Errorf("%s: %w", src, err)}
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return c, fmt.Errorf("config %s: unknown setting %q", path, und[0].String())
+	o := Origins{}
+	for _, k := range md.Keys() {
+		o[k.String()] = src
 	}
-	if err := ApplyEnv(&c, os.Environ()); err != nil {
-		return c, err
+	return c, o, ApplyEnv(&c, os.Environ(), o)
+}
+
+// LoadConfig is ReadConfig's configuration, checked.
+func LoadConfig(home string) (Config, error) {
+	c, o, err := ReadConfig(home)
+	if err == nil {
+		err = c.Check(o)
 	}
-	if err := c.Validate(); err != nil {
-		return c, fmt.Errorf("config %s: %w", path, err)
-	}
-	return c, nil
+	return c, err
 }
 
 // WriteConfig writes c to home/config.toml, every setting preceded by its

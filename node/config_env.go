@@ -81,11 +81,12 @@ func envType(t reflect.Type) string {
 }
 
 // ApplyEnv sets every config key whose variable is in environ (KEY=VALUE
-// pairs, as os.Environ returns). Lists are comma-separated; an empty value
-// sets an empty list. A variable that starts like a config section
-// (POG_MINER_…) but names no key is an error, so a typo does not pass
-// silently; other POG_ variables (POG_HOME) are not config keys.
-func ApplyEnv(c *Config, environ []string) error {
+// pairs, as os.Environ returns) and records the variable as its origin in
+// o. Lists are comma-separated; an empty value sets an empty list. A
+// variable that starts like a config section (POG_MINER_…) but names no
+// key is an error, so a typo does not pass silently; other POG_ variables
+// (POG_HOME) are not config keys. Its errors are *ConfigErrors.
+func ApplyEnv(c *Config, environ []string, o Origins) error {
 	byName := map[string]EnvVar{}
 	for _, v := range EnvVars() {
 		byName[v.Name] = v
@@ -98,14 +99,15 @@ func ApplyEnv(c *Config, environ []string) error {
 		if !ok {
 			for _, s := range sections {
 				if strings.HasPrefix(name, s) {
-					return fmt.Errorf("environment %s: no such config key (the %s keys are listed by `pog env`)", name, strings.ToLower(strings.TrimPrefix(strings.TrimSuffix(s, "_"), EnvPrefix)))
+					return &ConfigError{fmt.Errorf("environment %s: no such config key (the %s keys are listed by `pog env`)", name, strings.ToLower(strings.TrimPrefix(strings.TrimSuffix(s, "_"), EnvPrefix)))}
 				}
 			}
 			continue
 		}
 		if err := setEnvValue(root.FieldByIndex(v.field), val); err != nil {
-			return fmt.Errorf("environment %s (%s): %w", name, v.Key, err)
+			return &ConfigError{fmt.Errorf("environment %s (%s): %w", name, v.Key, err)}
 		}
+		o[v.Key] = "environment " + name
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func TestEnvVarsCoverEveryKey(t *testing.T) {
 }
 
 func TestApplyEnv(t *testing.T) {
-	c := DefaultConfig()
+	c, o := DefaultConfig(), Origins{}
 	err := ApplyEnv(&c, []string{
 		"POG_MINER_QUEUE_LENGTH=9",
 		"POG_NODE_LISTEN=/ip4/0.0.0.0/tcp/5001, /ip4/0.0.0.0/udp/5001/quic-v1",
@@ -68,7 +68,7 @@ func TestApplyEnv(t *testing.T) {
 		"POG_MINER_PROOF_WINDOW=90s",
 		"POG_NETWORK_GENESIS=genesis.toml",
 		"POG_HOME=/elsewhere", "PATH=/bin", "POGO_MINER_WORKERS=3",
-	})
+	}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +85,9 @@ func TestApplyEnv(t *testing.T) {
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got  %+v\nwant %+v", c, want)
 	}
+	if len(o) != 9 || o["miner.queue_length"] != "environment POG_MINER_QUEUE_LENGTH" {
+		t.Fatalf("origins %v", o)
+	}
 }
 
 func TestApplyEnvErrors(t *testing.T) {
@@ -98,7 +101,7 @@ func TestApplyEnvErrors(t *testing.T) {
 		{"POG_VALIDATOR_DETECT_FRACTION=a lot", "want a number"},
 	} {
 		c := DefaultConfig()
-		if err := ApplyEnv(&c, []string{tt.env}); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if err := ApplyEnv(&c, []string{tt.env}, Origins{}); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: got %v, want %q", tt.env, err, tt.want)
 		}
 	}
@@ -119,7 +122,7 @@ func TestLoadConfigEnvPrecedence(t *testing.T) {
 			c.Miner.QueueLength, c.Miner.Workers, c.Miner.Backend)
 	}
 	t.Setenv("POG_MINER_QUEUE_LENGTH", "0")
-	if _, err := LoadConfig(home); err == nil || !strings.Contains(err.Error(), "queue_length") {
+	if _, err := LoadConfig(home); err == nil || !strings.HasPrefix(err.Error(), "environment POG_MINER_QUEUE_LENGTH: miner.queue_length = 0") {
 		t.Fatalf("queue_length 0 from the environment: %v", err)
 	}
 }

@@ -110,11 +110,11 @@ var configRanges = []configRange{
 
 // checkRanges returns an error, naming the key, for each setting outside
 // its range.
-func (c *Config) checkRanges() []error {
-	var errs []error
+func (c *Config) checkRanges() []settingError {
+	var errs []settingError
 	for _, r := range configRanges {
 		if v := r.get(c); !(number(v) >= r.min && number(v) <= r.max) {
-			errs = append(errs, fmt.Errorf("%s = %v: want %s", r.key, v, r.doc()))
+			errs = append(errs, settingError{[]string{r.key}, fmt.Sprintf("%s = %v: want %s", r.key, v, r.doc())})
 		}
 	}
 	return errs

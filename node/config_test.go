@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,5 +79,44 @@ func TestKeyFile(t *testing.T) {
 	os.WriteFile(filepath.Join(home, KeyFile), []byte("garbage"), 0o600)
 	if _, err := LoadKey(home); err == nil {
 		t.Fatal("garbage key accepted")
+	}
+}
+
+// Every error loading a config is a *ConfigError, and a bad setting is
+// blamed on where it was given: the file, an environment variable, or for
+// a relation where each side was given (not a side left at its default).
+func TestConfigErrorOrigin(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, ConfigFile)
+	tests := []struct {
+		body string
+		env  map[string]string
+		want string
+	}{
+		{"[validator]\nduty_cycle = 2.0\n", nil, "config " + path + ": validator.duty_cycle = 2: want 0.01 to 1"},
+		{"[validator]\nduty_cycle = 0.5\n", map[string]string{"POG_VALIDATOR_DUTY_CYCLE": "5"}, "environment POG_VALIDATOR_DUTY_CYCLE: validator.duty_cycle = 5:"},
+		{"[validator]\nmax_steps = 30\n", map[string]string{"POG_VALIDATOR_MIN_STEPS": "40"},
+			"config " + path + " and environment POG_VALIDATOR_MIN_STEPS: validator.max_steps 30 < validator.min_steps 40"},
+		{"", map[string]string{"POG_VALIDATOR_MIN_STEPS": "80"}, "environment POG_VALIDATOR_MIN_STEPS: validator.max_steps 64 < validator.min_steps 80"},
+		{"[validator]\nduty_cycle = 'half'\n", nil, "config " + path + ": toml"},
+		{"[validator]\nduty_cycles = 0.5\n", nil, "config " + path + ": unknown setting"},
+		{"", map[string]string{"POG_VALIDATOR_DUTY_CYCLES": "0.5"}, "environment POG_VALIDATOR_DUTY_CYCLES: no such config key"},
+	}
+	for _, tt := range tests {
+		os.WriteFile(path, []byte(tt.body), 0o644)
+		for k, v := range tt.env {
+			t.Setenv(k, v)
+		}
+		_, err := LoadConfig(home)
+		if _, ok := errors.AsType[*ConfigError](err); !ok || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%q with %v: got %v, want a ConfigError starting %q", tt.body, tt.env, err, tt.want)
+		}
+		for k := range tt.env {
+			os.Unsetenv(k)
+		}
+	}
+	_, err := LoadConfig(filepath.Join(home, "none"))
+	if _, ok := errors.AsType[*ConfigError](err); !ok || !strings.Contains(err.Error(), "run 'pog init --home "+filepath.Join(home, "none")+"' first") {
+		t.Errorf("missing home: %v", err)
 	}
 }

@@ -199,11 +199,11 @@ func TestFlagOverridesEnv(t *testing.T) {
 	runPog("init", "--home", home, "--profile", "local")
 	t.Setenv("POG_NODE_LISTEN", "/ip4/127.0.0.1/tcp/1")
 	code, _, errs := runPog("run", "--home", home, "--role", "miner", "--listen", "flag-value")
-	if code != 2 || !strings.Contains(errs, `node.listen "flag-value"`) {
+	if code != 2 || !strings.Contains(errs, `flag --listen: node.listen "flag-value"`) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	t.Setenv("POG_NODE_LISTEN", "env-value")
-	if code, _, errs := runPog("run", "--home", home, "--role", "miner"); code != 1 || !strings.Contains(errs, `node.listen "env-value"`) {
+	if code, _, errs := runPog("run", "--home", home, "--role", "miner"); code != 2 || !strings.Contains(errs, `environment POG_NODE_LISTEN: node.listen "env-value"`) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 }

@@ -208,11 +208,18 @@ func TestDamagedHomes(t *testing.T) {
 			if d.name == "healthy" {
 				return
 			}
-			// A node refuses to start on a damaged home (exit 1); on one
-			// whose store and key were intact after all it runs (until
-			// killed at the timeout, exit -1).
+			// A node refuses to start on a damaged home (exit 1, or 2 for
+			// a config.toml that does not parse: a settings error); on
+			// one whose store and key were intact after all it runs
+			// (until killed at the timeout, exit -1).
 			out, code := pogRun(t, bin, 60*time.Second, "run", "--home", home, "--role", "validator", "--listen", "/ip4/127.0.0.1/tcp/0")
 			if code == -1 && intact == 2 && strings.Contains(out, "node started") {
+				return
+			}
+			if d.name == "config garbage" {
+				if code != 2 || !strings.Contains(out, "pog run: config "+filepath.Join(home, node.ConfigFile)) {
+					t.Errorf("pog run on a home with %s: exit %d, want 2 naming the file: %s", d.name, code, out)
+				}
 				return
 			}
 			checkOutput(t, []string{"run"}, out, code)

@@ -1,14 +1,18 @@
 // Command pog is the Proof-of-GPU node and its tools. Each subcommand is a
 // function of its arguments and output streams returning an exit code, so
-// tests drive it in process: 0 success, 1 a failed check, 2 a usage error.
+// tests drive it in process: 0 success, 1 a failed check or an operational
+// error, 2 a usage or configuration error.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/pog-network/pog/node"
 )
 
 // command is one subcommand; a summary starting "(internal)" hides it from
@@ -69,4 +73,19 @@ func usage(w io.Writer) {
 func usageError(stderr io.Writer, name string, err error) int {
 	fmt.Fprintf(stderr, "pog %s: %s\n", name, strings.TrimSpace(err.Error()))
 	return 2
+}
+
+// fail prints err as pog NAME's error and returns its exit code.
+func fail(stderr io.Writer, name string, err error) int {
+	fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
+	return exitCode(err)
+}
+
+// exitCode is 2 for an error in the settings (a *node.ConfigError), which a
+// restart cannot cure (the systemd unit does not restart on 2), else 1.
+func exitCode(err error) int {
+	if _, ok := errors.AsType[*node.ConfigError](err); ok {
+		return 2
+	}
+	return 1
 }

@@ -173,14 +173,23 @@ func runID(args []string, stdout, stderr io.Writer) int {
 	if code := needHome(stderr, "id", *home); code != 0 {
 		return code
 	}
-	key, err := node.LoadKey(*home)
+	key, err := loadKey(*home)
 	if err != nil {
-		fmt.Fprintf(stderr, "pog id: %v\n", err)
-		return 1
+		return fail(stderr, "id", err)
 	}
 	id, _ := peer.IDFromPrivateKey(key)
 	fmt.Fprintln(stdout, id)
 	return 0
+}
+
+// loadKey is node.LoadKey, a missing key being a usage error: --home names
+// no node, and the message says to run pog init.
+func loadKey(home string) (crypto.PrivKey, error) {
+	key, err := node.LoadKey(home)
+	if _, serr := os.Stat(filepath.Join(home, node.KeyFile)); err != nil && errors.Is(serr, os.ErrNotExist) {
+		return nil, &node.ConfigError{Err: err}
+	}
+	return key, err
 }
 
 // multiFlag collects a repeated flag.
@@ -189,55 +198,91 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
+// runFlags are the settings pog run's flags override.
+type runFlags struct {
+	listen, bootstrap            multiFlag
+	logLevel, logFormat, apiAddr string
+}
+
+func (f *runFlags) define(fs *flag.FlagSet) {
+	fs.Var(&f.listen, "listen", "listen `multiaddr` (repeatable; replaces the config's node.listen)")
+	fs.Var(&f.bootstrap, "bootstrap", "peer to dial at start, a `multiaddr` /ip4/…/p2p/<id> (repeatable; added to node.bootstrap)")
+	fs.StringVar(&f.logLevel, "log-level", "", "override node.log_level: debug, info, warn, error")
+	fs.StringVar(&f.logFormat, "log-format", "", "override node.log_format: text or json")
+	fs.StringVar(&f.apiAddr, "api", "", "override node.api: serve the local API, /metrics and the dashboard on host:port")
+}
+
+// config is home's configuration (config.toml, then the environment) with
+// the flags' overrides, checked: a bad setting is blamed on its file,
+// variable or flag. --bootstrap adds to the config's list, so its values
+// are checked on their own.
+func (f *runFlags) config(home string) (node.Config, error) {
+	for _, a := range f.bootstrap {
+		if _, err := peer.AddrInfoFromString(a); err != nil {
+			return node.Config{}, &node.ConfigError{Err: fmt.Errorf("flag --bootstrap %q: want a multiaddr ending in /p2p/<peer id>: %v", a, err)}
+		}
+	}
+	cfg, origins, err := node.ReadConfig(home)
+	if err != nil {
+		return cfg, err
+	}
+	if len(f.listen) > 0 {
+		cfg.Node.Listen = f.listen
+		origins["node.listen"] = "flag --listen"
+	}
+	cfg.Node.Bootstrap = append(cfg.Node.Bootstrap, f.bootstrap...)
+	for _, o := range []struct {
+		key, flag, val string
+		dst            *string
+	}{
+		{"node.log_level", "log-level", f.logLevel, &cfg.Node.LogLevel},
+		{"node.log_format", "log-format", f.logFormat, &cfg.Node.LogFormat},
+		{"node.api", "api", f.apiAddr, &cfg.Node.API},
+	} {
+		if o.val != "" {
+			*o.dst, origins[o.key] = o.val, "flag --"+o.flag
+		}
+	}
+	return cfg, cfg.Check(origins)
+}
+
+// parseRole reads --role, saying what it takes when missing or wrong.
+func parseRole(s string) (node.Role, error) {
+	if s == "" {
+		return "", errors.New("--role is required: --role miner|validator")
+	}
+	if _, err := node.ParseRole(s); err != nil {
+		return "", fmt.Errorf("unknown role %q: want --role miner|validator", s)
+	}
+	return node.Role(s), nil
+}
+
 func runNode(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pog run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	home := homeFlag(fs)
-	roleFlag := fs.String("role", "", "miner or validator")
-	var listen, bootstrap multiFlag
-	fs.Var(&listen, "listen", "listen `multiaddr` (repeatable; replaces the config's node.listen)")
-	fs.Var(&bootstrap, "bootstrap", "peer to dial at start, a `multiaddr` /ip4/…/p2p/<id> (repeatable; added to node.bootstrap)")
-	logLevel := fs.String("log-level", "", "override node.log_level: debug, info, warn, error")
-	logFormat := fs.String("log-format", "", "override node.log_format: text or json")
-	apiAddr := fs.String("api", "", "override node.api: serve the local API, /metrics and the dashboard on host:port")
+	roleFlag := fs.String("role", "", "miner or validator (required)")
+	var f runFlags
+	f.define(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if code := needHome(stderr, "run", *home); code != 0 {
 		return code
 	}
-	role, err := node.ParseRole(*roleFlag)
+	role, err := parseRole(*roleFlag)
 	if err != nil {
-		fmt.Fprintf(stderr, "pog run: %v\n", err)
-		return 2
+		return usageError(stderr, "run", err)
 	}
-	cfg, err := node.LoadConfig(*home)
+	cfg, err := f.config(*home)
 	if err != nil {
-		fmt.Fprintf(stderr, "pog run: %v\n", err)
-		return 1
-	}
-	if len(listen) > 0 {
-		cfg.Node.Listen = listen
-	}
-	cfg.Node.Bootstrap = append(cfg.Node.Bootstrap, bootstrap...)
-	if *logLevel != "" {
-		cfg.Node.LogLevel = *logLevel
-	}
-	if *logFormat != "" {
-		cfg.Node.LogFormat = *logFormat
-	}
-	if *apiAddr != "" {
-		cfg.Node.API = *apiAddr
-	}
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintf(stderr, "pog run: %v\n", err)
-		return 2
+		return fail(stderr, "run", err)
 	}
 	log := newLogger(stderr, cfg.Node)
-	key, err := node.LoadKey(*home)
+	key, err := loadKey(*home)
 	if err != nil {
 		log.Error("cannot start", "err", err)
-		return 1
+		return exitCode(err)
 	}
 	o := node.Options{Config: cfg, Role: role, Key: key, Logger: log}
 	switch role {
@@ -268,7 +313,7 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.Stakes, err = node.LoadGenesis(*home, cfg); err != nil {
 		log.Error("cannot start", "err", err)
-		return 1
+		return exitCode(err)
 	}
 	var apiToken string
 	if cfg.Node.API != "" {

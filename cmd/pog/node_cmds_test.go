@@ -30,10 +30,10 @@ func TestNodeCommands(t *testing.T) {
 		{[]string{"init", "--home", home}, 1, "refusing to overwrite"},
 		{[]string{"init"}, 1, "refusing to overwrite"}, // $POG_HOME is home
 		{[]string{"init", "--home", home + "2", "--profile", "huge"}, 2, "unknown profile"},
-		{[]string{"id", "--home", empty}, 1, "pog init"},
+		{[]string{"id", "--home", empty}, 2, "pog init"},
 		{[]string{"run", "--home", home, "--role", "baker"}, 2, "unknown role"},
 		{[]string{"run", "--home", home, "--role", "miner", "--listen", "garbage"}, 2, "node.listen"},
-		{[]string{"run", "--home", empty, "--role", "miner"}, 1, "config"},
+		{[]string{"run", "--home", empty, "--role", "miner"}, 2, "pog init"},
 		{[]string{"rounds", "--home", home}, 1, "no evidence store"},
 		{[]string{"rounds", "--home", home, "extra"}, 2, "unexpected argument"},
 		{[]string{"audit", "--home", home, "--since", "-3"}, 2, "--since must be an epoch"},
