@@ -261,8 +261,8 @@ func TestBackgroundFatal(t *testing.T) {
 	if err := s.PutRound(testRecord(2, 2, "m")); err == nil {
 		t.Fatal("PutRound after a fatal error succeeded")
 	}
-	if err := s.Close(); err == nil {
-		t.Fatal("Close after a parked fatal error returned nil")
+	if err := s.Close(); !errors.Is(err, ErrHeld) {
+		t.Fatalf("Close after a parked fatal error: %v, want ErrHeld", err)
 	}
 }
 
@@ -312,8 +312,8 @@ func TestFullDiskReplay(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), testDir) {
-			t.Fatalf("Open on a full disk: %v, want ENOSPC naming the store", err)
+		if !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), testDir) {
+			t.Fatalf("Open on a full disk: %v, want ENOSPC naming the store, and ErrHeld", err)
 		}
 		t.Log(err)
 	case <-time.After(20 * time.Second): // a guard: Open returns in milliseconds

@@ -56,12 +56,20 @@ func (f *faults) await(fn func() error) error {
 }
 
 // record keeps err if it is the first fault.
-func (f *faults) record(err error) {
+func (f *faults) record(err error) { f.note(err, false) }
+
+// note records err and, if park, that a goroutine is parked: in one step,
+// so that whoever sees Failed because of a parked goroutine sees it parked.
+func (f *faults) note(err error, park bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err == nil {
 		f.err = err
 		close(f.done)
+	}
+	if park && !f.parked {
+		f.parked = true
+		close(f.park)
 	}
 }
 
@@ -152,16 +160,11 @@ func (l logger) Fatalf(format string, args ...any) {
 // background goroutine, which holds Pebble's locks: it is parked for good,
 // and the store's owner sees Failed and stops.
 func (f *faults) halt(fe *fatalError) {
-	f.record(classify(fe))
-	if underGuard() {
+	guard := underGuard()
+	f.note(classify(fe), !guard)
+	if guard {
 		panic(fe)
 	}
-	f.mu.Lock()
-	if !f.parked {
-		f.parked = true
-		close(f.park)
-	}
-	f.mu.Unlock()
 	_ = log.Output(3, "store: "+fe.msg+" (the store stopped; the node will stop)")
 	select {}
 }

@@ -43,6 +43,9 @@ var (
 	ErrCorrupt  = errors.New("store: corrupt data")
 	ErrClosed   = errors.New("store: closed")
 	ErrLocked   = errors.New("store: in use by another process (a running node?)")
+	// ErrHeld marks an Open or Close that left a Pebble goroutine stopped at
+	// a fault (fault.go) holding the store: this process cannot reopen it.
+	ErrHeld = errors.New("store: left open, held until this process exits")
 )
 
 // schemaVersion is the key layout and value formats this build reads and
@@ -142,6 +145,9 @@ func open(dir string, fs vfs.FS, readOnly bool, onDisk *head) (*Store, error) {
 		return err
 	})
 	f.opening.Store(false)
+	if _, parked := f.get(); parked && err != nil {
+		return nil, fmt.Errorf("store: open %s: %w; %w", dir, classify(err), ErrHeld)
+	}
 	if errors.Is(err, pebble.ErrDBDoesNotExist) && onDisk != nil {
 		return nil, fmt.Errorf("%w: %s: the head %s counts records but Pebble finds no database (MANIFEST or its marker lost?): %w",
 			ErrCorrupt, dir, fs.PathJoin(dir, HeadFile), err)
@@ -215,14 +221,18 @@ func (s *Store) Err() error {
 	return err
 }
 
-// closeDB closes Pebble, unless one of its goroutines is parked in Fatalf
-// holding its locks: then Close would never return, and the process is
-// about to stop anyway.
+// closeDB closes Pebble, unless one of its goroutines is parked in halt
+// holding its locks: then Close would never return, and the store is held
+// (ErrHeld) until the process, about to stop anyway, exits.
 func (s *Store) closeDB() error {
-	if err, parked := s.faults.get(); parked {
-		return fmt.Errorf("store: %s not closed cleanly: %w", s.dir, err)
+	var err error
+	if _, parked := s.faults.get(); !parked {
+		err = s.faults.await(s.db.Close)
 	}
-	return s.faults.await(s.db.Close)
+	if fault, parked := s.faults.get(); parked { // before Close or during it
+		return fmt.Errorf("%w: %s: %w", ErrHeld, s.dir, fault)
+	}
+	return err
 }
 
 // Close closes the store. It waits for a write in progress.

@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
@@ -343,11 +344,15 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// storeFS is the filesystem stores are opened on; nil means the OS's.
+// Tests put faults in it.
+var storeFS vfs.FS
+
 // runOnce opens the store and runs the node on it until ctx ends or the
 // store fails. Every node keeps every validator's epoch records;
 // validators also keep their round evidence.
 func runOnce(ctx context.Context, dir string, o node.Options, withAPI func(*node.Node, *store.Store) (func(), error)) (err error) {
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.Open(dir, store.Options{FS: storeFS})
 	if err != nil {
 		return fmt.Errorf("%w: %w", errStoreOpen, err)
 	}
