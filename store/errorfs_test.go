@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -320,4 +321,35 @@ func TestFullDiskReplay(t *testing.T) {
 		t.Fatal("Open on a full disk never returned")
 	}
 	reopened(t, mem, &acked{}, 0, testRecord(1, 1, "m"))
+}
+
+// readOnlyFS fails every operation that would change fs, as a read-only
+// filesystem does.
+func readOnlyFS(fs vfs.FS) vfs.FS {
+	return errorfs.Wrap(fs, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if op.Kind.ReadOrWrite() == errorfs.OpIsWrite && op.Kind != errorfs.OpFileClose {
+			return &os.PathError{Op: "write", Path: op.Path, Err: syscall.EROFS}
+		}
+		return nil
+	}))
+}
+
+// TestReadOnlyFilesystem: a store on a read-only filesystem (an archived
+// copy) opens read-only and reads everything, although Pebble cannot take
+// its LOCK file there; a writable open fails, saying why.
+func TestReadOnlyFilesystem(t *testing.T) {
+	mem := vfs.NewMem()
+	closeStore(t, fixtureMem(t, mem))
+	ro := readOnlyFS(mem)
+	s, err := Open(testDir, Options{FS: ro, ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only Open on a read-only filesystem: %v", err)
+	}
+	if n := len(collect(t, s, 0, ^uint64(0))); n != 1 {
+		t.Fatalf("%d records, want 1", n)
+	}
+	closeStore(t, s)
+	if _, err := Open(testDir, Options{FS: ro}); !errors.Is(err, syscall.EROFS) {
+		t.Fatalf("writable Open on a read-only filesystem: %v, want EROFS", err)
+	}
 }

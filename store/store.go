@@ -25,6 +25,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"math"
 	"strings"
@@ -72,7 +73,8 @@ type Options struct {
 	FS vfs.FS
 	// ReadOnly opens an existing store without writing, creating or
 	// deleting any file: for tools that read evidence (audit, listings).
-	// Writes fail.
+	// Writes fail. It needs no write access: where the store's LOCK file
+	// cannot be opened for writing, it reads without the lock.
 	ReadOnly bool
 }
 
@@ -113,7 +115,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if opts.ReadOnly {
-		return open(dir, fs, true, onDisk)
+		return open(dir, lockFreeFS{fs}, true, onDisk)
 	}
 	if _, err := fs.Stat(dir); err == nil {
 		ro, err := open(dir, fs, true, onDisk)
@@ -128,6 +130,26 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	return open(dir, fs, false, onDisk)
 }
+
+// lockFreeFS lets a read-only open read a store whose LOCK file it cannot
+// open for writing (an archived copy on a read-only filesystem, or another
+// user's files), which Pebble's read-only open still takes: there it goes
+// on without the lock. It writes nothing, so it cannot harm the store.
+type lockFreeFS struct{ vfs.FS }
+
+func (fs lockFreeFS) Lock(name string) (io.Closer, error) {
+	l, err := fs.FS.Lock(name)
+	if errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) {
+		return noLock{}, nil
+	}
+	return l, err
+}
+
+func (fs lockFreeFS) Unwrap() vfs.FS { return fs.FS }
+
+type noLock struct{}
+
+func (noLock) Close() error { return nil }
 
 // open opens the Pebble database in dir and checks its schema and head.
 func open(dir string, fs vfs.FS, readOnly bool, onDisk *head) (*Store, error) {

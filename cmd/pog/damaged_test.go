@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
@@ -294,4 +296,30 @@ func checkOutput(t *testing.T, args []string, out string, code int) {
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
+}
+
+// TestReadOnlyHome: the read-only commands print the same on a home they
+// cannot write (an archived copy on a read-only filesystem) as on a
+// writable one, although Pebble cannot take the store's LOCK file there.
+func TestReadOnlyHome(t *testing.T) {
+	readOnly := errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if op.Kind.ReadOrWrite() == errorfs.OpIsWrite && op.Kind != errorfs.OpFileClose {
+			return &os.PathError{Op: "write", Path: op.Path, Err: syscall.EROFS}
+		}
+		return nil
+	}))
+	defer func() { storeFS = nil }()
+	for _, flushed := range []bool{false, true} {
+		home := validatorHome(t, t.TempDir(), flushed)
+		for _, args := range readOnlyCommands {
+			args = append(args, "--home", home)
+			storeFS = nil
+			code, out, errs := runPog(args...)
+			storeFS = readOnly
+			roCode, roOut, roErrs := runPog(args...)
+			if roCode != code || roOut != out || roErrs != errs {
+				t.Errorf("pog %v: on a read-only home exit %d, %q %q; writable exit %d, %q %q", args, roCode, roOut, roErrs, code, out, errs)
+			}
+		}
+	}
 }

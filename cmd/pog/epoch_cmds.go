@@ -359,7 +359,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 // openStoreReadOnly opens a home's store for the read-only commands: they
 // never write, create or delete a file in it.
 func openStoreReadOnly(dir string) (*store.Store, error) {
-	st, err := store.Open(dir, store.Options{ReadOnly: true})
+	st, err := store.Open(dir, store.Options{FS: storeFS, ReadOnly: true})
 	if errors.Is(err, store.ErrLocked) {
 		err = fmt.Errorf("%w: stop the node using this home first", err)
 	}
