@@ -21,7 +21,7 @@ func TestNoFusedMultiplyAdd(t *testing.T) {
 	for _, h := range hits {
 		t.Errorf("fused multiply-add (wrap the product in float64()): %s", h)
 	}
-	for _, fn := range []string{"scoring.ScoreMiner", "scoring.checkClaims", "scoring.Price", "scoring.Weights"} {
+	for _, fn := range []string{"scoring.ScoreMiner", "scoring.Explain", "scoring.checkClaims", "scoring.Price", "scoring.Weights"} {
 		if !strings.Contains(listing, fn) {
 			t.Errorf("no assembly listing for %s", fn)
 		}

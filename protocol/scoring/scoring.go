@@ -99,25 +99,36 @@ type Input struct {
 // is their weighted sum. The measured figures and Flags are kept with the
 // evidence so anyone can recompute and audit the score.
 type Score struct {
-	Miner                  string
-	GPU, CPU, RAM, Storage float64
-	Total                  float64
+	Miner   string  `json:"miner"`
+	GPU     float64 `json:"gpu"`
+	CPU     float64 `json:"cpu"`
+	RAM     float64 `json:"ram"`
+	Storage float64 `json:"storage"`
+	Total   float64 `json:"total"`
 
 	// Normalised GPU components before availability and the penalty: the
 	// fp16/fp32 blend and the memory credit, each in [0, Cap].
-	Throughput, Memory float64
+	Throughput float64 `json:"throughput"`
+	Memory     float64 `json:"memory"`
 	// Availability is Verified ÷ (Verified + Missed), in [0, 1]; 0 without
 	// rounds.
-	Availability float64
+	Availability float64 `json:"availability"`
 
 	// TFLOPS over the epoch's verified rounds of each class; 0 if none.
-	FP16Peak, FP16Sustained, FP32Peak, FP32Sustained float64
-	ProvenMemoryBytes                                uint64 // largest verified round's
+	FP16Peak          float64 `json:"fp16_peak_tflops"`
+	FP16Sustained     float64 `json:"fp16_sustained_tflops"`
+	FP32Peak          float64 `json:"fp32_peak_tflops"`
+	FP32Sustained     float64 `json:"fp32_sustained_tflops"`
+	ProvenMemoryBytes uint64  `json:"proven_memory_bytes"` // largest verified round's
 
-	Verified, Missed, Failures int  // rounds
-	Failed                     bool // a round failed: the GPU part is 0
-	Penalty                    float64
-	Flags                      []string
+	// Rounds.
+	Verified int  `json:"verified"`
+	Missed   int  `json:"missed"`
+	Failures int  `json:"failures"`
+	Failed   bool `json:"failed"` // a round failed: the GPU part is 0
+
+	Penalty float64  `json:"penalty"`
+	Flags   []string `json:"flags,omitempty"`
 }
 
 // ScoreMiner scores one miner's epoch. c must pass Validate.
@@ -137,33 +148,61 @@ type Score struct {
 //
 // Credited memory is the proven memory (see memoryCredit). Host parts use in.ProvenHost, never the announce; announced host
 // figures without a proof are flagged as uncredited. The penalty returned is
-// the one to carry into the next epoch.
+// the one to carry into the next epoch. Explain returns the same score with
+// every figure behind it.
 func ScoreMiner(c Config, in Input) Score {
-	s := Score{Miner: in.Miner}
-	var fp16, fp32 []float64
+	return Explain(c, in).Score
+}
+
+// Explain scores one miner's epoch as ScoreMiner does (c must pass
+// Validate) and returns every term of the formula with the score.
+func Explain(c Config, in Input) Breakdown {
+	b := Breakdown{Score: Score{Miner: in.Miner}, CarriedPenalty: carriedPenalty(in.Penalty),
+		SustainedWeight: c.SustainedWeight, PeakWeight: c.PeakWeight}
+	s := &b.Score
+	fp16, fp32 := b.tally(in.Rounds)
+	s.Penalty = nextPenalty(c, in.Penalty, s.Failed)
+	have16, have32 := len(fp16) > 0, len(fp32) > 0
+	b.Classes = classTerms(c, s, have16, have32)
+	s.Throughput = throughput(b.Classes)
+	cl := checkClaims(c, in.Hardware.GPUNames, have16, have32, s)
+	s.Memory = memoryCredit(c, cl, s)
+	b.Parts = append([]Part{gpuPart(c, s)}, hostParts(c, in, s)...)
+	flagUnproven(in, s)
+	s.GPU, s.CPU, s.RAM, s.Storage = b.Parts[0].Value, b.Parts[1].Value, b.Parts[2].Value, b.Parts[3].Value
+	for _, p := range b.Parts {
+		s.Total += p.Contribution
+	}
+	return b
+}
+
+// tally counts the rounds, notes each one's use, sets the peak and median
+// throughput of each class from its scored rounds (which it returns), and
+// flags failures, missed rounds and rounds of unknown precision.
+func (b *Breakdown) tally(rounds []Round) (fp16, fp32 []float64) {
+	s := &b.Score
+	b.Uses = make([]Use, len(rounds))
 	odd := 0
-	for _, r := range in.Rounds {
-		if r.Missed && !r.Verified {
+	for i, r := range rounds {
+		b.Uses[i] = roundUse(r)
+		switch b.Uses[i] {
+		case UseMissed:
 			s.Missed++
 			continue
-		}
-		if !r.Verified {
+		case UseFailed:
 			s.Failures++
 			continue
+		case UseUnknown:
+			odd++
+		case UseScored:
+			if r.Precision == FP16 {
+				fp16 = append(fp16, nonneg(r.TFLOPS))
+			} else {
+				fp32 = append(fp32, nonneg(r.TFLOPS))
+			}
 		}
 		s.Verified++
 		s.ProvenMemoryBytes = max(s.ProvenMemoryBytes, r.ProvenMemoryBytes)
-		if r.Probe {
-			continue
-		}
-		switch r.Precision {
-		case FP16:
-			fp16 = append(fp16, nonneg(r.TFLOPS))
-		case FP32:
-			fp32 = append(fp32, nonneg(r.TFLOPS))
-		default:
-			odd++
-		}
 	}
 	s.FP16Peak, s.FP16Sustained = peakMedian(fp16)
 	s.FP32Peak, s.FP32Sustained = peakMedian(fp32)
@@ -182,42 +221,67 @@ func ScoreMiner(c Config, in Input) Score {
 	if odd > 0 {
 		s.Flags = append(s.Flags, fmt.Sprintf("%d verified rounds of unknown precision: no throughput credit", odd))
 	}
-
-	s.Penalty = nextPenalty(c, in.Penalty, s.Failed)
-
-	ref := c.Reference
-	g := float64(ref.GPUs)
-	blend := func(sustained, peak float64) float64 {
-		return float64(c.SustainedWeight*sustained) + float64(c.PeakWeight*peak)
-	}
-	fp16n := norm(blend(s.FP16Sustained, s.FP16Peak), g*ref.GPUFP16TFLOPS, c.Cap)
-	fp32n := norm(blend(s.FP32Sustained, s.FP32Peak), g*ref.GPUFP32TFLOPS, c.Cap)
-	s.Throughput = classBlend(c, fp16n, fp32n, len(fp16) > 0, len(fp32) > 0)
-
-	cl := checkClaims(c, in.Hardware.GPUNames, len(fp16) > 0, len(fp32) > 0, &s)
-	s.Memory = memoryCredit(c, cl, &s)
-	s.GPU = (float64(c.ThroughputWeight*s.Throughput) + float64(c.MemoryWeight*s.Memory)) * s.Availability * (1 - s.Penalty)
-	scoreHost(c, in, &s)
-	s.Total = float64(c.GPUWeight*s.GPU) + float64(c.CPUWeight*s.CPU) + float64(c.RAMWeight*s.RAM) + float64(c.StorageWeight*s.Storage)
-	return s
+	return fp16, fp32
 }
 
-// classBlend weighs the classes measured this epoch, renormalised over
+// roundUse is how a round counts: a missed round only lowers availability,
+// any other unverified round is a failure, and a verified probe or round
+// of no known class proves availability and memory but no throughput.
+func roundUse(r Round) Use {
+	switch {
+	case r.Missed && !r.Verified:
+		return UseMissed
+	case !r.Verified:
+		return UseFailed
+	case r.Probe:
+		return UseProbe
+	case r.Precision != FP16 && r.Precision != FP32:
+		return UseUnknown
+	}
+	return UseScored
+}
+
+// classTerms normalises each class's blend of sustained (median) and peak
+// (best) throughput against the reference node, weighted by the class's
+// weight if it had scored rounds and by 0 if not.
+func classTerms(c Config, s *Score, have16, have32 bool) []Term {
+	g := float64(c.Reference.GPUs)
+	class := func(name string, sustained, peak, perGPU, w float64, have bool) Term {
+		raw := float64(c.SustainedWeight*sustained) + float64(c.PeakWeight*peak)
+		if !have {
+			w = 0
+		}
+		return weigh(measured(name, "TFLOPS", raw, g*perGPU, c.Cap), w)
+	}
+	return []Term{
+		class("fp16", s.FP16Sustained, s.FP16Peak, c.Reference.GPUFP16TFLOPS, c.FP16Weight, have16),
+		class("fp32", s.FP32Sustained, s.FP32Peak, c.Reference.GPUFP32TFLOPS, c.FP32Weight, have32),
+	}
+}
+
+// throughput weighs the classes measured this epoch, renormalised over
 // them: the validator picks each round's class, so a class without rounds
 // is chance (few rounds), not the miner's choice. Dodging a class by not
 // answering its rounds costs availability, which a class share never repays.
-func classBlend(c Config, fp16n, fp32n float64, have16, have32 bool) float64 {
-	var w16, w32 float64
-	if have16 {
-		w16 = c.FP16Weight
+func throughput(classes []Term) float64 {
+	w := 0.0
+	for _, t := range classes {
+		w += t.Weight
 	}
-	if have32 {
-		w32 = c.FP32Weight
-	}
-	if w16+w32 == 0 {
+	if w == 0 {
 		return 0
 	}
-	return (float64(w16*fp16n) + float64(w32*fp32n)) / (w16 + w32)
+	return sum(classes) / w
+}
+
+// gpuPart is ThroughputWeight·Throughput + MemoryWeight·Memory, times
+// availability and 1 − penalty.
+func gpuPart(c Config, s *Score) Part {
+	ref := c.Reference
+	tp := Term{Name: "throughput", Cap: c.Cap, Value: s.Throughput}
+	mem := Term{Name: "memory", Raw: float64(s.ProvenMemoryBytes), Unit: "bytes",
+		Reference: float64(ref.GPUs) * float64(ref.GPUMemoryBytes), Cap: c.Cap, Value: s.Memory}
+	return part("gpu", c.GPUWeight, s.Availability, s.Penalty, weigh(tp, c.ThroughputWeight), weigh(mem, c.MemoryWeight))
 }
 
 // memoryCredit normalises the proven working set. The announce only takes
@@ -246,31 +310,42 @@ func memoryCredit(c Config, cl claims, s *Score) float64 {
 	return norm(float64(s.ProvenMemoryBytes), float64(c.Reference.GPUs)*float64(c.Reference.GPUMemoryBytes), c.Cap)
 }
 
-// scoreHost fills the CPU, RAM and storage parts from the proven host
-// figures, and flags announced figures no proof covers.
-func scoreHost(c Config, in Input, s *Score) {
-	ref, hw, ann := c.Reference, in.ProvenHost, in.Hardware
-	if s.Verified > 0 || !c.AuxNeedsVerifiedRound {
-		// A host up for a share of its rounds is paid that share of its
-		// host too: a host proof shows it was up once.
-		avail := 1.0
-		if len(in.Rounds) > 0 {
-			avail = s.Availability
-		}
-		s.CPU = float64(avail * norm(nonneg(float64(hw.CPUCores))*nonneg(hw.CPUGHz), float64(ref.CPUCores)*ref.CPUGHz, c.Cap))
-		// A bandwidth is credited at most at its dataset's or plot's share
-		// of the reference: a walk lasts milliseconds and can be
-		// time-shared by identities, a keyed dataset or plot cannot
-		// (SPEC §23.7).
-		ram := norm(float64(hw.RAMBytes), float64(ref.RAMBytes), c.Cap)
-		disk := norm(float64(hw.StorageBytes), float64(ref.StorageBytes), c.Cap)
-		ramHeld := norm(float64(max(hw.RAMHeldBytes, hw.RAMBytes)), float64(ref.RAMBytes), c.Cap)
-		diskHeld := norm(float64(max(hw.StorageHeldBytes, hw.StorageBytes)), float64(ref.StorageBytes), c.Cap)
-		s.RAM = float64(avail * (float64(c.RAMCapacityWeight*ram) +
-			float64(c.RAMBandwidthWeight*min(ramHeld, norm(hw.RAMGBps, ref.RAMGBps, c.Cap)))))
-		s.Storage = float64(avail * (float64(c.StorageSpeedWeight*min(diskHeld, norm(hw.StorageMBps, ref.StorageMBps, c.Cap))) +
-			float64(c.StorageCapacityWeight*disk)))
+// hostParts are the CPU, RAM and storage parts from the proven host
+// figures. A host up for a share of its rounds is paid that share of its
+// host too: a host proof shows it was up once.
+func hostParts(c Config, in Input, s *Score) []Part {
+	ref, hw := c.Reference, in.ProvenHost
+	avail, note := 1.0, ""
+	if len(in.Rounds) > 0 {
+		avail = s.Availability
 	}
+	if s.Verified == 0 && c.AuxNeedsVerifiedRound {
+		avail, note = 0, "no verified round this epoch: host proofs are paid only beside one"
+	}
+	cpu := measured("cpu", "core·GHz", nonneg(float64(hw.CPUCores))*nonneg(hw.CPUGHz), float64(ref.CPUCores)*ref.CPUGHz, c.Cap)
+	// A bandwidth is credited at most at its dataset's or plot's share of
+	// the reference: a walk lasts milliseconds and can be time-shared by
+	// identities, a keyed dataset or plot cannot (SPEC §23.7).
+	ramHeld := norm(float64(max(hw.RAMHeldBytes, hw.RAMBytes)), float64(ref.RAMBytes), c.Cap)
+	diskHeld := norm(float64(max(hw.StorageHeldBytes, hw.StorageBytes)), float64(ref.StorageBytes), c.Cap)
+	ram := measured("ram capacity", "bytes", float64(hw.RAMBytes), float64(ref.RAMBytes), c.Cap)
+	ramBW := bandwidth("ram bandwidth", "GB/s", hw.RAMGBps, ref.RAMGBps, c.Cap, ramHeld)
+	disk := measured("storage capacity", "bytes", float64(hw.StorageBytes), float64(ref.StorageBytes), c.Cap)
+	diskBW := bandwidth("storage speed", "MB/s", hw.StorageMBps, ref.StorageMBps, c.Cap, diskHeld)
+	parts := []Part{
+		part("cpu", c.CPUWeight, avail, 0, weigh(cpu, 1)),
+		part("ram", c.RAMWeight, avail, 0, weigh(ram, c.RAMCapacityWeight), weigh(ramBW, c.RAMBandwidthWeight)),
+		part("storage", c.StorageWeight, avail, 0, weigh(diskBW, c.StorageSpeedWeight), weigh(disk, c.StorageCapacityWeight)),
+	}
+	for i := range parts {
+		parts[i].Note = note
+	}
+	return parts
+}
+
+// flagUnproven flags announced host figures no proof covers.
+func flagUnproven(in Input, s *Score) {
+	hw, ann := in.ProvenHost, in.Hardware
 	var unproven []string
 	for _, f := range []struct {
 		name             string
@@ -348,20 +423,25 @@ func Weights(scores []Score) []Weight {
 }
 
 // nextPenalty decays the carried penalty, forgives it below the floor, and
-// resets it to 1 on a failure. A corrupt carried value fails closed (NaN is
-// treated as 1).
+// resets it to 1 on a failure.
 func nextPenalty(c Config, carried float64, failed bool) float64 {
 	if failed {
 		return 1
 	}
-	if math.IsNaN(carried) || carried > 1 {
-		carried = 1
-	}
-	p := nonneg(carried) * c.PenaltyDecay
+	p := carriedPenalty(carried) * c.PenaltyDecay
 	if p < c.PenaltyFloor {
 		return 0
 	}
 	return p
+}
+
+// carriedPenalty is a carried penalty in [0, 1]. A corrupt value fails
+// closed (NaN and values above 1 count as 1, negative ones as 0).
+func carriedPenalty(p float64) float64 {
+	if math.IsNaN(p) || p > 1 {
+		return 1
+	}
+	return nonneg(p)
 }
 
 // claims is what the announced GPUs support.
