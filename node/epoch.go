@@ -110,6 +110,9 @@ type EpochScorer struct {
 	last      uint64 // epochs below last+1 have been folded into penalties
 	started   bool
 	penalties map[string]float64
+	// inspect, if set, sees each scored epoch's inputs and each miner's
+	// rounds before they are scored (ExplainEpoch).
+	inspect func(e uint64, ins []scoring.Input, rounds [][]*store.RoundRecord)
 }
 
 // Close scores epoch e and returns the record to sign, with the scores.
@@ -198,6 +201,37 @@ func (s *EpochScorer) Close(e uint64) (*pb.EpochRecord, []scoring.Score, error) 
 // score scores one epoch from the validator's rounds of it and updates
 // the carried penalties.
 func (s *EpochScorer) score(e uint64, rounds []*store.RoundRecord) (*pb.EpochRecord, []scoring.Score, error) {
+	ins, recs, allHosts, err := s.inputs(e, rounds)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.inspect != nil {
+		s.inspect(e, ins, recs)
+	}
+	scores := make([]scoring.Score, len(ins))
+	parallelFor(len(ins), func(i int) { scores[i] = scoring.ScoreMiner(s.Config, ins[i]) })
+	for _, sc := range scores {
+		s.penalties[sc.Miner] = sc.Penalty
+	}
+	hash := s.Config.Hash()
+	root := EvidenceRoot(rounds, allHosts)
+	rec := &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: root[:], ScoringConfigHash: hash[:], PrevRecordHash: make([]byte, 32)}
+	for _, w := range scoring.Weights(scores) {
+		id, err := peer.Decode(w.Miner)
+		if err != nil {
+			return nil, nil, err
+		}
+		rec.Weights = append(rec.Weights, &pb.MinerWeight{Miner: []byte(id), Weight: w.Value})
+	}
+	sort.Slice(rec.Weights, func(i, j int) bool { return bytes.Compare(rec.Weights[i].Miner, rec.Weights[j].Miner) < 0 })
+	return rec, scores, nil
+}
+
+// inputs are the scoring inputs of epoch e, sorted by miner: every miner
+// with rounds in it, and every miner still carrying a penalty; with each
+// one's rounds (in the order of its input's) and all the epoch's host
+// records.
+func (s *EpochScorer) inputs(e uint64, rounds []*store.RoundRecord) ([]scoring.Input, [][]*store.RoundRecord, []*store.HostRecord, error) {
 	byMiner := map[peer.ID][]*store.RoundRecord{}
 	for _, r := range rounds {
 		byMiner[peer.ID(r.Miner)] = append(byMiner[peer.ID(r.Miner)], r)
@@ -215,11 +249,12 @@ func (s *EpochScorer) score(e uint64, rounds []*store.RoundRecord) (*pb.EpochRec
 	sort.Slice(miners, func(i, j int) bool { return miners[i] < miners[j] })
 	hosts, allHosts, err := hostsByMiner(s.Store, s.Validator, e)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	// Inputs and scores are independent per miner (penalties are read
-	// here and written after), so they are computed on every core.
-	scores := make([]scoring.Score, len(miners))
+	// Each miner's input is independent (penalties are read here and
+	// written after scoring), so they are built on every core.
+	ins := make([]scoring.Input, len(miners))
+	recs := make([][]*store.RoundRecord, len(miners))
 	errs := make([]error, len(miners))
 	parallelFor(len(miners), func(i int) {
 		m := miners[i]
@@ -228,28 +263,14 @@ func (s *EpochScorer) score(e uint64, rounds []*store.RoundRecord) (*pb.EpochRec
 			errs[i] = err
 			return
 		}
-		in := scoringInput(m, byMiner[m], ann, s.penalties[m.String()])
-		in.ProvenHost = provenHost(hosts[m])
-		scores[i] = scoring.ScoreMiner(s.Config, in)
+		ins[i] = scoringInput(m, byMiner[m], ann, s.penalties[m.String()])
+		ins[i].ProvenHost = provenHost(hosts[m])
+		recs[i] = byMiner[m]
 	})
 	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	for _, sc := range scores {
-		s.penalties[sc.Miner] = sc.Penalty
-	}
-	hash := s.Config.Hash()
-	root := EvidenceRoot(rounds, allHosts)
-	rec := &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: root[:], ScoringConfigHash: hash[:], PrevRecordHash: make([]byte, 32)}
-	for _, w := range scoring.Weights(scores) {
-		id, err := peer.Decode(w.Miner)
-		if err != nil {
-			return nil, nil, err
-		}
-		rec.Weights = append(rec.Weights, &pb.MinerWeight{Miner: []byte(id), Weight: w.Value})
-	}
-	sort.Slice(rec.Weights, func(i, j int) bool { return bytes.Compare(rec.Weights[i].Miner, rec.Weights[j].Miner) < 0 })
-	return rec, scores, nil
+	return ins, recs, allHosts, nil
 }
 
 // prevRecordID is the ID of v's latest stored record in epochs [from, e),
@@ -321,22 +342,9 @@ type PriceRow struct {
 // penalties) and prices each miner's GPU-hour from its
 // measured throughput and the demand the utilisation implies.
 func Pricing(st *store.Store, c scoring.Config, utilisation float64) ([]PriceRow, error) {
-	var last uint64
-	var validator peer.ID
-	found, closed := false, false
-	for r, err := range st.Rounds(0, ^uint64(0)) {
-		if err != nil {
-			return nil, err
-		}
-		// Records iterate by epoch. Prefer the latest epoch the validator
-		// closed (signed a record for): a later one may be partial, its
-		// rounds at random times not yet covering every miner.
-		if r.Epoch == last && found {
-			continue
-		}
-		if _, err := st.EpochRecord(r.Epoch, r.Validator); err == nil || !closed {
-			last, validator, found, closed = r.Epoch, peer.ID(r.Validator), true, err == nil
-		}
+	last, validator, found, err := latestEvidence(st)
+	if err != nil {
+		return nil, err
 	}
 	if !found {
 		return nil, errors.New("no round evidence in this store (pricing needs a validator's home)")
@@ -362,4 +370,26 @@ func Pricing(st *store.Store, c scoring.Config, utilisation float64) ([]PriceRow
 		out = append(out, PriceRow{Miner: sc.Miner, Epoch: last, GPUs: gpus, Score: sc, Price: scoring.Price(c, sc, gpus, demand)})
 	}
 	return out, nil
+}
+
+// latestEvidence is the latest epoch with round evidence in st and the
+// validator whose it is, and whether there is one. It prefers the latest
+// epoch the validator closed (signed a record for): a later one may be
+// partial, its rounds at random times not yet covering every miner.
+func latestEvidence(st *store.Store) (uint64, peer.ID, bool, error) {
+	var last uint64
+	var validator peer.ID
+	found, closed := false, false
+	for r, err := range st.Rounds(0, ^uint64(0)) {
+		if err != nil {
+			return 0, "", false, err
+		}
+		if r.Epoch == last && found { // records iterate by epoch
+			continue
+		}
+		if _, err := st.EpochRecord(r.Epoch, r.Validator); err == nil || !closed {
+			last, validator, found, closed = r.Epoch, peer.ID(r.Validator), true, err == nil
+		}
+	}
+	return last, validator, found, nil
 }

@@ -71,13 +71,15 @@ func Paths() []string {
 
 func (s *server) routes() map[string]http.HandlerFunc {
 	return map[string]http.HandlerFunc{
-		"/api/v1/status":          s.status,
-		"/api/v1/rounds":          s.rounds,
-		"/api/v1/epochs":          s.epochs,
-		"/api/v1/weights":         s.weights,
-		"/api/v1/weights/history": s.weightsHistory,
-		"/api/v1/pricing":         s.pricing,
-		"/api/v1/hw":              s.hw,
+		"/api/v1/status":            s.status,
+		"/api/v1/rounds":            s.rounds,
+		"/api/v1/epochs":            s.epochs,
+		"/api/v1/weights":           s.weights,
+		"/api/v1/weights/history":   s.weightsHistory,
+		"/api/v1/pricing":           s.pricing,
+		"/api/v1/scores":            s.scores,
+		"/api/v1/miners/{id}/score": s.minerScore,
+		"/api/v1/hw":                s.hw,
 	}
 }
 

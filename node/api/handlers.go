@@ -369,6 +369,57 @@ func (s *server) pricing(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, out)
 }
 
+// scores: every miner's score breakdown in ?epoch=E (default: the latest
+// with round evidence) of this validator's evidence, as `pog explain --json`.
+func (s *server) scores(w http.ResponseWriter, r *http.Request) {
+	if out, _, ok := s.explain(w, r); ok {
+		writeJSON(w, out)
+	}
+}
+
+// minerScore: one miner's score breakdown, as `pog explain --miner ID --json`.
+func (s *server) minerScore(w http.ResponseWriter, r *http.Request) {
+	id, err := peer.Decode(r.PathValue("id"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("miner: %w", err))
+		return
+	}
+	out, e, ok := s.explain(w, r)
+	if !ok {
+		return
+	}
+	for _, m := range out {
+		if m.Miner == id.String() {
+			writeJSON(w, m)
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, fmt.Errorf("miner %s has no score in epoch %d of this node's round evidence", id, e))
+}
+
+// explain computes the breakdowns of the epoch asked for, or answers the
+// error and reports false.
+func (s *server) explain(w http.ResponseWriter, r *http.Request) ([]node.MinerScore, uint64, bool) {
+	var e *uint64
+	if v := r.URL.Query().Get("epoch"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("epoch: %w", err))
+			return nil, 0, false
+		}
+		e = &n
+	}
+	out, epoch, err := node.Explain(s.o.Store, scoring.DefaultConfig(), e)
+	if errors.Is(err, node.ErrNoStoredEvidence) {
+		writeError(w, http.StatusNotFound, err)
+		return nil, 0, false
+	} else if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return nil, 0, false
+	}
+	return out, epoch, true
+}
+
 // HardwareSummary is what a miner announces about its machine.
 type HardwareSummary struct {
 	Role         string  `json:"role"`

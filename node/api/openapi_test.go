@@ -167,7 +167,9 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 			t.Errorf("%s: no application/json schema for 200", path)
 			continue
 		}
-		code, body := get(t, h, path)
+		// A path parameter is the fixture's failing miner, whose score
+		// shows every documented field.
+		code, body := get(t, h, strings.ReplaceAll(path, "{id}", f.miners[1].String()))
 		if code != http.StatusOK {
 			t.Errorf("GET %s: %d %s", path, code, body)
 			continue
