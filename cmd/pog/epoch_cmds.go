@@ -141,6 +141,7 @@ type weightsOut struct {
 	Miners    []weightRow        `json:"miners"`
 	Trust     map[string]float64 `json:"validator_trust"`
 	Dividends map[string]float64 `json:"validator_dividends"`
+	Scores    []node.MinerScore  `json:"scores,omitempty"` // --miner: its score's breakdown
 }
 
 func runWeights(args []string, stdout, stderr io.Writer) int {
@@ -149,7 +150,11 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 	home := homeFlag(fs)
 	epoch := fs.Int64("epoch", -1, "the epoch (required unless a node runs on this home: then the latest)")
 	jsonOut := fs.Bool("json", false, "print JSON")
+	miner := fs.String("miner", "", "only this miner (peer ID), with its score's breakdown from this home's round evidence, as pog explain prints it")
 	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if code := checkMiner(stderr, "weights", *miner); code != 0 {
 		return code
 	}
 	var out weightsOut
@@ -159,7 +164,7 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 	}
 	if ok, code := fromRunningNode(stderr, "weights", *home, path, &out); ok {
 		if code == 0 {
-			printWeights(stdout, out, *jsonOut, homePeer(*home))
+			code = showWeights(stdout, stderr, out, *home, nil, *miner, *jsonOut)
 		}
 		return code
 	}
@@ -191,8 +196,7 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 	for i, v := range res.Validators {
 		out.Trust[v], out.Dividends[v] = res.Trust[i], res.Dividends[i]
 	}
-	printWeights(stdout, out, *jsonOut, homePeer(*home))
-	return 0
+	return showWeights(stdout, stderr, out, *home, st, *miner, *jsonOut)
 }
 
 // printWeights marks self, the home's own peer, in the table.

@@ -19,6 +19,7 @@ var flagRanges = map[string]map[string]flagRange{
 	"bench":   {"workers": {0, 4096}, "batch": {1, math.MaxUint32}},
 	"rounds":  {"epoch": {-1, math.MaxInt64}},
 	"weights": {"epoch": {-1, math.MaxInt64}},
+	"explain": {"epoch": {-1, math.MaxInt64}},
 	"audit":   {"epoch": {-1, math.MaxInt64}},
 	"testnet": {"validators": {1, 64}, "miners": {0, 1000}, "epochs": {1, 10_000},
 		"epoch-length": {float64(time.Second), float64(24 * time.Hour)},
