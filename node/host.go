@@ -36,7 +36,8 @@ import (
 // Port reuse is off (libp2p enables SO_REUSEPORT by default), so an address
 // another process holds cannot be bound twice; and every configured address
 // must be bound, where libp2p alone gives up only if all of them fail.
-func newHost(key crypto.PrivKey, cfg NodeConfig) (host.Host, error) {
+// transport, if not empty, replaces the TCP and QUIC transports (Options.Transport).
+func newHost(key crypto.PrivKey, cfg NodeConfig, transport ...libp2p.Option) (host.Host, error) {
 	cm, err := connmgr.NewConnManager(cfg.LowWater, cfg.HighWater, connmgr.WithGracePeriod(time.Minute))
 	if err != nil {
 		return nil, err
@@ -55,15 +56,19 @@ func newHost(key crypto.PrivKey, cfg NodeConfig) (host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := libp2p.New(
+	if len(transport) == 0 {
+		transport = []libp2p.Option{
+			libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport()),
+			libp2p.Transport(libp2pquic.NewTransport),
+			libp2p.QUICReuse(quicreuse.NewConnManager, quicreuse.DisableReuseport()),
+		}
+	}
+	h, err := libp2p.New(append(transport,
 		libp2p.Identity(key),
 		libp2p.NoListenAddrs,
-		libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport()),
-		libp2p.Transport(libp2pquic.NewTransport),
-		libp2p.QUICReuse(quicreuse.NewConnManager, quicreuse.DisableReuseport()),
 		libp2p.ConnectionManager(cm),
 		libp2p.ResourceManager(rm),
-	)
+	)...)
 	if err != nil {
 		return nil, err
 	}

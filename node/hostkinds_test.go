@@ -18,7 +18,6 @@ import (
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
-	mrand "math/rand/v2"
 )
 
 // ramItems is the test miners' dataset: 64 KiB.
@@ -437,7 +436,7 @@ func TestHostDueSetsAndRetries(t *testing.T) {
 	pl := plot.Plot{Miner: []byte(id), BlockLog: 12, Rounds: 2, Blocks: 64}
 	e := &minerEntry{epoch: 5, classes: map[proof.Precision]int{proof.FP16: 1},
 		ann: &pb.MinerAnnounce{RamItems: 100, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}}
-	v := &validator{n: &Node{cfg: c}, rnd: mrand.New(mrand.NewPCG(1, 2))}
+	v := &validator{n: &Node{cfg: c}}
 	late := time.Unix(0, 5*int64(time.Minute)).Add(59 * time.Second) // past any host point
 	all := []byte{hostKindCPU, hostKindRAM, hostKindPlot}
 	steps := [][]byte{all, all, nil}

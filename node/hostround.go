@@ -264,7 +264,8 @@ func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 	if err != nil {
 		return nil, fmt.Errorf("open host stream: %w", err)
 	}
-	defer s.Reset() // after the Close below, a no-op
+	end := streamEnd{s: s}
+	defer end.reset()
 	d := &hdriver{s: s, r: bufio.NewReader(s), w: bufio.NewWriter(s), m: m, plan: plan,
 		proofTimeout: v.n.cfg.Validator.ProofTimeout.Duration, res: res}
 	if err := d.send(plan.ch.encode()); err != nil {
@@ -272,8 +273,7 @@ func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 	}
 	d.origin = time.Now()
 	d.play()
-	s.CloseWrite()
-	s.Close()
+	end.close()
 	return res, nil
 }
 
@@ -354,7 +354,8 @@ func (d *hdriver) readOpening(segs int) any {
 // most maxHostWork steps.
 func (m *miner) handleHost(st network.Stream) {
 	from := st.Conn().RemotePeer()
-	defer st.Reset() // after the Close below, a no-op
+	end := streamEnd{s: st}
+	defer end.reset()
 	if !m.n.view.acceptsChallenges(from) {
 		m.n.log.Warn("refusing a host round from a peer that is not a validator", "peer", from)
 		return
@@ -371,8 +372,7 @@ func (m *miner) handleHost(st network.Stream) {
 		m.n.log.Warn("host round not served", "validator", from, "err", err)
 		return
 	}
-	st.CloseWrite()
-	st.Close()
+	end.close()
 }
 
 func (m *miner) serveHost(st network.Stream) error {
@@ -391,9 +391,19 @@ func (m *miner) serveHost(st network.Stream) error {
 		return errors.New("host challenge for another miner")
 	}
 	st.SetDeadline(time.Now().Add(time.Duration(ch.RootByMs)*time.Millisecond + streamDeadline))
+	start := time.Now()
 	states, open, err := m.proveHost(pr)
 	if err != nil {
 		return err
+	}
+	if m.hooks.HostTime != nil {
+		t := time.NewTimer(time.Until(start.Add(m.hooks.HostTime(pr.name(), pr.shape()))))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-m.n.ctx.Done():
+			return m.n.ctx.Err()
+		}
 	}
 	root, leaves, err := host.Commit(pr.tag(), states)
 	if err != nil {
@@ -515,7 +525,7 @@ func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Tim
 			return nil // host rounds off: the round schedule's random draws stay as they were
 		}
 		l := v.n.cfg.Network.EpochLength.Duration
-		e.hostAt = time.Unix(0, int64(epoch)*int64(l)).Add(time.Duration(v.rnd.Float64() * float64(l/4)))
+		e.hostAt = time.Unix(0, int64(epoch)*int64(l)).Add(time.Duration(v.minerRand(e, p).Float64() * float64(l/4)))
 		e.hostAtEpoch, e.hostPending, e.hostRetries = epoch+1, kinds, 0
 		e.hostSets = v.n.cfg.Validator.HostRounds - 1
 		if v.sched != nil {
@@ -544,9 +554,9 @@ func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Tim
 // sets, so that the sets spread over the epoch instead of following each
 // other, and a round missed because another validator's was in play at the
 // miner is not retried into the same one.
-func (v *validator) hostSpacing() time.Duration {
+func (v *validator) hostSpacing(e *minerEntry, p peer.ID) time.Duration {
 	l := v.n.cfg.Network.EpochLength.Duration
-	return time.Duration(v.rnd.Float64() * float64(l) / float64(2*max(1, v.n.cfg.Validator.HostRounds)))
+	return time.Duration(v.minerRand(e, p).Float64() * float64(l) / float64(2*max(1, v.n.cfg.Validator.HostRounds)))
 }
 
 // maxHostRetries bounds how often a validator replays, in later slots of
@@ -598,7 +608,7 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint6
 			e.hostPending, e.hostRetries = append(e.hostPending, missed...), e.hostRetries+1
 		}
 		if e.hostAtEpoch == epoch+1 {
-			e.hostAt = time.Now().Add(v.hostSpacing())
+			e.hostAt = time.Now().Add(v.hostSpacing(e, p))
 		}
 		if v.sched != nil {
 			v.pause(e, p, ann, start, 0)

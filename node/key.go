@@ -23,7 +23,13 @@ const maxKeyBytes = 4096
 // refusing to overwrite one. The key and the directory entry are synced
 // before it returns: a crash after init must not leave an empty key.
 func CreateKey(home string) (crypto.PrivKey, error) {
-	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
+	return CreateKeyFrom(home, rand.Reader)
+}
+
+// CreateKeyFrom is CreateKey with the key drawn from r (a testnet derives
+// every node's key from its seed).
+func CreateKeyFrom(home string, r io.Reader) (crypto.PrivKey, error) {
+	key, _, err := crypto.GenerateEd25519Key(r)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
@@ -41,6 +42,11 @@ type RoundHooks struct {
 	RAMSource func(*memwalk.Dataset) memwalk.Source
 	// PlotReader, if set, serves storage host rounds instead of the plot.
 	PlotReader func(plot.Reader, *plot.Plot) plot.Reader
+	// HostTime, if set, is how long a host proof of kind ("cpu", "ram",
+	// "storage") and shape takes on the miner's host: its root is held
+	// until then (the testnet's simulated hosts, whose work takes no
+	// virtual time).
+	HostTime func(kind string, sh host.Shape) time.Duration
 }
 
 // miner plays the rounds validators open with it: it computes each step as
@@ -234,7 +240,8 @@ func (m *miner) handleRound(ctx context.Context, st network.Stream) {
 	}
 	m.wg.Add(1)
 	defer m.wg.Done()
-	defer st.Reset() // after the Close below, a no-op
+	end := streamEnd{s: st}
+	defer end.reset()
 	if m.hooks.Skip != nil && m.hooks.Skip(from, false) {
 		st.Reset()
 		return
@@ -265,8 +272,7 @@ func (m *miner) handleRound(ctx context.Context, st network.Stream) {
 	d := &mdriver{m: m, ctx: ctx, c: c, mm: mm, rs: &roundStream{s: st, w: bufio.NewWriter(st)},
 		sv: &served{c: c, chain: chain}, start: time.Now()}
 	d.run(r)
-	st.CloseWrite()
-	st.Close()
+	end.close()
 }
 
 // mdriver wires a round.Miner to the backend and the round stream.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/libp2p/go-libp2p"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
@@ -84,6 +85,10 @@ type Options struct {
 	RoundHooks RoundHooks
 	// Plot, if set, is the miner's plot (OpenPlot), for storage host rounds.
 	Plot *Plot
+	// Transport, if set, replaces the TCP and QUIC transports: libp2p
+	// options that give the host its transports and sockets (the testnet's
+	// simulated network). node.listen still names what it listens on.
+	Transport []libp2p.Option
 }
 
 // ErrStoreFailed is what Run returns, wrapping the store's fault, when the
@@ -161,7 +166,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		}
 		validators = append(validators, p)
 	}
-	h, err := newHost(o.Key, o.Config.Node)
+	h, err := newHost(o.Key, o.Config.Node, o.Transport...)
 	if err != nil {
 		return nil, fmt.Errorf("libp2p host: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/libp2p/go-libp2p"
 	"log/slog"
 	"math"
 
@@ -54,15 +55,16 @@ type PeerAuditReport struct {
 }
 
 // NewAuditHost is a libp2p host for an auditor: a fresh identity that
-// listens on nothing.
-func NewAuditHost() (host.Host, error) {
+// listens on nothing, on the given transport (as Options.Transport) or TCP
+// and QUIC.
+func NewAuditHost(transport ...libp2p.Option) (host.Host, error) {
 	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
 	if err != nil {
 		return nil, err
 	}
 	nc := DefaultConfig().Node
 	nc.Listen = nil
-	return newHost(key, nc)
+	return newHost(key, nc, transport...)
 }
 
 // PeerAudit audits, through h, the records peer p holds and the evidence

@@ -155,7 +155,7 @@ func TestNextGap(t *testing.T) {
 func TestPauseKeepsDutyCycle(t *testing.T) {
 	c := testConfig()
 	c.Validator.DutyCycle, c.Validator.RoundTarget, c.Validator.MinRTTMultiple = 0.2, Duration{time.Second}, 20
-	v := &validator{n: &Node{cfg: c}, rnd: rand.New(rand.NewPCG(3, 4))}
+	v := &validator{n: &Node{cfg: c}}
 	ann := &pb.MinerAnnounce{Gpus: []*pb.GPU{{Name: "NVIDIA H100 80GB HBM3"}}}
 	for _, tt := range []struct {
 		name    string
@@ -169,8 +169,8 @@ func TestPauseKeepsDutyCycle(t *testing.T) {
 	} {
 		const n = 4000
 		var sum time.Duration
+		e := &minerEntry{} // one miner: its draws are one stream
 		for range n {
-			e := &minerEntry{}
 			now := time.Now()
 			v.pause(e, "", ann, now.Add(-tt.took), tt.rtt)
 			sum += e.next.Sub(now)

@@ -269,3 +269,24 @@ func fetchTiles(ctx context.Context, h host.Host, key crypto.PrivKey, miner peer
 
 // streamDeadline bounds how long a miner spends serving one request.
 const streamDeadline = 30 * time.Second
+
+// streamEnd ends a stream: close when the exchange is done, else reset
+// (deferred). A Reset after Close is no no-op on QUIC: it cancels the
+// stream and discards what Close had yet to deliver, such as a host
+// round's opening or a round's result.
+type streamEnd struct {
+	s      network.Stream
+	closed bool
+}
+
+func (e *streamEnd) close() {
+	e.closed = true
+	e.s.CloseWrite()
+	e.s.Close()
+}
+
+func (e *streamEnd) reset() {
+	if !e.closed {
+		e.s.Reset()
+	}
+}

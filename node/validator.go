@@ -20,6 +20,7 @@ import (
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
 	"github.com/pog-network/pog/store"
+	"lukechampine.com/blake3"
 )
 
 // validator challenges announced miners at random times, plays each round
@@ -35,7 +36,9 @@ type validator struct {
 	miners map[peer.ID]*minerEntry
 	round  uint64
 	epochs round.Epochs
-	rnd    *mrand.Rand
+	// seed keys each miner's random draws (minerRand): secret, and the
+	// same on every run of this key.
+	seed   [32]byte
 	wg     sync.WaitGroup
 	scorer *EpochScorer
 	sched  *slotSchedule // nil: random pauses (schedule.go)
@@ -65,6 +68,8 @@ type minerEntry struct {
 	// hostStepNs is each kind's step time in the miner's last verified
 	// host round, which sizes a distant miner's next (expectedStepNs).
 	hostStepNs [hostKindPlot + 1]float64
+	// rnd draws the miner's pauses and host times (minerRand).
+	rnd *mrand.Rand
 }
 
 // pick chooses the class of the miner's next round in epoch e.
@@ -78,11 +83,10 @@ func (e *minerEntry) pick(shares []classShare, epoch uint64) proof.Precision {
 }
 
 func newValidator(n *Node, st *store.Store, onRecord func(*store.RoundRecord)) *validator {
-	var seed [32]byte
-	rand.Read(seed[:])
 	v := &validator{n: n, store: st, onRecord: onRecord, miners: map[peer.ID]*minerEntry{},
-		rnd:    mrand.New(mrand.NewChaCha8(seed)),
 		scorer: &EpochScorer{Store: st, Validator: n.ID(), Config: n.scoring}}
+	raw, _ := n.key.Raw() // New checked the key
+	blake3.DeriveKey(v.seed[:], "pog 2026-12-02 validator draws v1", raw)
 	v.closed = sync.NewCond(&v.mu)
 	return v
 }
@@ -264,9 +268,21 @@ func (v *validator) pause(e *minerEntry, p peer.ID, ann *pb.MinerAnnounce, start
 	if v.sched != nil {
 		e.next = v.sched.nextSlot(p, ann, cfg, after)
 	} else {
-		gap := nextGap(v.rnd, min(time.Since(start), nominalRound(cfg, ann, rtt)), cfg.DutyCycle)
+		gap := nextGap(v.minerRand(e, p), min(time.Since(start), nominalRound(cfg, ann, rtt)), cfg.DutyCycle)
 		e.next = later(time.Now().Add(gap), start.Add(challengeEvery))
 	}
+}
+
+// minerRand is the random stream of the validator's draws for miner p:
+// each miner's own, keyed by the validator's seed, so that the draws for
+// one miner do not depend on how rounds with others interleave.
+func (v *validator) minerRand(e *minerEntry, p peer.ID) *mrand.Rand {
+	if e.rnd == nil {
+		var seed [32]byte
+		blake3.DeriveKey(seed[:], "pog 2026-12-02 validator miner draws v1", append(v.seed[:], p...))
+		e.rnd = mrand.New(mrand.NewChaCha8(seed))
+	}
+	return e.rnd
 }
 
 // runRound plays one round against one miner and returns its evidence.
@@ -317,7 +333,8 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	if err != nil {
 		return failed("open round stream: %v", err)
 	}
-	defer s.Reset() // after the Close below, a no-op
+	end := streamEnd{s: s}
+	defer end.reset()
 	rs := &roundStream{s: s, w: bufio.NewWriter(s)}
 	if err := rs.send(&pb.RoundFrame{Msg: &pb.RoundFrame_Challenge{Challenge: raw}}); err != nil {
 		return failed("sending challenge: %v", err)
@@ -344,8 +361,7 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	}
 	rs.send(&pb.RoundFrame{Msg: &pb.RoundFrame_Result{Result: &pb.RoundResult{Verified: out.Verified,
 		Reason: truncate(rec.Reason, protocol.MaxErrorString), Tflops: rec.TFLOPS, PeakTflops: rec.PeakTFLOPS}}})
-	s.CloseWrite()
-	s.Close()
+	end.close()
 	return rec
 }
 

@@ -23,12 +23,12 @@ type attacker struct {
 	topics map[string]*pubsub.Topic
 }
 
-func newAttacker(ctx context.Context) (*attacker, error) {
+func newAttacker(ctx context.Context, transport []libp2p.Option) (*attacker, error) {
 	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
 	if err != nil {
 		return nil, err
 	}
-	h, err := libp2p.New(libp2p.Identity(key), libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"))
+	h, err := libp2p.New(append(transport, libp2p.Identity(key))...)
 	if err != nil {
 		return nil, err
 	}

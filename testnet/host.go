@@ -70,20 +70,34 @@ func hostConfig(c *node.Config) {
 }
 
 // scaleHostReference divides the reference host's RAM and storage by the
-// run's factors, and their bandwidths by bandwidthSlack too.
-func scaleHostReference(c *scoring.Config) {
+// run's factors, and their bandwidths by slack too.
+func scaleHostReference(c *scoring.Config, slack float64) {
 	c.Reference.RAMBytes /= ramScale
-	c.Reference.RAMGBps /= defaultRAMWalks * bandwidthSlack
+	c.Reference.RAMGBps /= defaultRAMWalks * slack
 	c.Reference.StorageBytes /= storageScale
-	c.Reference.StorageMBps /= defaultPlotWalks * float64(uint64(1)<<(plot.DefaultBlockLog-plotBlockLog)) * bandwidthSlack
+	c.Reference.StorageMBps /= defaultPlotWalks * float64(uint64(1)<<(plot.DefaultBlockLog-plotBlockLog)) * slack
+}
+
+// bandwidthSlack is what the reference bandwidths are divided by beyond
+// the walks: none where hosts are simulated (Sim).
+func (r *run) bandwidthSlack() float64 {
+	if r.cfg.Sim {
+		return 1
+	}
+	return bandwidthSlack
 }
 
 // hostScaleNote states the host scaling in the report.
-func hostScaleNote() string {
-	return fmt.Sprintf("Simulated hosts: each miner holds a RAM dataset of its profile's RAM ÷ %d and a plot of its storage ÷ %d "+
+func (r *run) hostScaleNote() string {
+	note := fmt.Sprintf("Simulated hosts: each miner holds a RAM dataset of its profile's RAM ÷ %d and a plot of its storage ÷ %d "+
 		"(%d-byte blocks of %d rounds); host rounds run one CPU chain, one RAM walk and one storage walk, and the scoring "+
-		"reference is divided likewise (its RAM and storage bandwidths by a further %d: every miner walks this one machine's "+
-		"memory and page cache, so bandwidths are not simulated, and honest walks reach the cap).", ramScale, storageScale, 1<<plotBlockLog, plotRounds, bandwidthSlack)
+		"reference is divided likewise", ramScale, storageScale, 1<<plotBlockLog, plotRounds)
+	if r.cfg.Sim {
+		return note + fmt.Sprintf(". Each step takes its profile's time in virtual time: a CPU chain step 64 cycles at the profile's clock, "+
+			"a RAM step %d ns (ram-on-disk %d ns), a block read %d µs (storage-regen %.1f ms).", dramReadNs, pageCacheReadNs, flashReadNs/1000, regenBlockNs/1e6)
+	}
+	return note + fmt.Sprintf(" (its RAM and storage bandwidths by a further %d: every miner walks this one machine's "+
+		"memory and page cache, so bandwidths are not simulated, and honest walks reach the cap).", bandwidthSlack)
 }
 
 // minerHost gives a miner its profile's scaled dataset and plot (built in

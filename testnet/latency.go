@@ -19,10 +19,11 @@ const FarDelay = 200 * time.Millisecond
 // whatever the protocol.
 const maxDelay = 5 * time.Second
 
-// Issue 10's distance bound, enforced under the slot schedule or with
+// The distance bound, enforced under the slot schedule or with
 // Config.ChainedRoundChecks: a delayed miner's throughput against its
-// profile's.
-const farTolerance = 0.03
+// undelayed twin's, within 1 % in virtual time, and 3 % in real time
+// (the loaded machine's timer and scheduling noise).
+const farTolerance, farToleranceSim = 0.03, 0.01
 
 // delayFor is the latency added to miner name of profile: Delays by name,
 // FarDelay for the far miner, then Delays by profile.
@@ -197,7 +198,7 @@ func (r *run) shareLimit() (float64, bool) {
 // enforced, they pass and say what they measured: far miners still
 // measure short, and random pauses do not bound time-sharing. The
 // time-sharing gain must stay within shareLimit when enforceShare.
-func latencyChecks(s *report.Summary, enforce bool, shareLimit float64, enforceShare bool) []report.Check {
+func latencyChecks(s *report.Summary, enforce bool, farTol, shareLimit float64, enforceShare bool) []report.Check {
 	var out []report.Check
 	add := func(name string, ok bool, detail string, enforce bool) {
 		if !enforce {
@@ -212,13 +213,13 @@ func latencyChecks(s *report.Summary, enforce bool, shareLimit float64, enforceS
 			continue
 		}
 		anyFar = true
-		ok := t.Reference != "" && math.Abs(t.Relative-1) <= farTolerance && t.Penalties == 0
+		ok := t.Reference != "" && math.Abs(t.Relative-1) <= farTol && t.Penalties == 0
 		farOK = farOK && ok
 		far = append(far, fmt.Sprintf("%s(+%.0f ms) %.4f TFLOPS = %.1f %% of %s, %d penalties",
 			t.Node, t.AddedLatencyMs, t.MeasuredTFLOPS, 100*t.Relative, orDash(t.Reference), t.Penalties))
 	}
 	if anyFar {
-		add(fmt.Sprintf("delayed miners measure within %.0f %% of their profile, never penalised", 100*farTolerance), farOK, strings.Join(far, "; "), enforce)
+		add(fmt.Sprintf("delayed miners measure within %.0f %% of their profile, never penalised", 100*farTol), farOK, strings.Join(far, "; "), enforce)
 	}
 	for _, g := range s.Gains {
 		add(fmt.Sprintf("adversary %s earns at most %.2f× one honest miner", g.Adversary, shareLimit), g.Reference != "" && g.Gain <= shareLimit,

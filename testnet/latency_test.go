@@ -137,32 +137,32 @@ func TestLatencyChecks(t *testing.T) {
 	r := &run{cfg: DefaultConfig()}
 	s := figureSummary()
 	s.Throughput, s.Gains = r.figures(s, 5, 6)
-	for _, c := range latencyChecks(s, false, maxTimeshareGain, false) {
+	for _, c := range latencyChecks(s, false, farTolerance, maxTimeshareGain, false) {
 		if !c.OK || !strings.HasPrefix(c.Detail, "not enforced") {
 			t.Errorf("unenforced check %q: ok=%v %s", c.Name, c.OK, c.Detail)
 		}
 	}
-	if c := latencyChecks(s, false, maxTimeshareGain, true); c[0].OK != true || c[1].OK {
+	if c := latencyChecks(s, false, farTolerance, maxTimeshareGain, true); c[0].OK != true || c[1].OK {
 		t.Errorf("distance off, a 1.75× timeshare against an enforced 1.1: %+v", c)
 	}
-	if c := latencyChecks(s, false, 1.8, true); !c[1].OK {
+	if c := latencyChecks(s, false, farTolerance, 1.8, true); !c[1].OK {
 		t.Errorf("a 1.75× timeshare failed a 1.8 limit: %+v", c[1])
 	}
-	on := latencyChecks(s, true, maxTimeshareGain, true)
+	on := latencyChecks(s, true, farTolerance, maxTimeshareGain, true)
 	if len(on) != 2 || on[0].OK || on[1].OK {
 		t.Fatalf("enforced checks on a far miner at 60 %% and a 1.75× timeshare: %+v", on)
 	}
 	// Within the bounds: far at 98 % and unpenalised, timeshare at 1.05×.
 	s.Throughput[1].Relative, s.Throughput[1].Penalties = 0.98, 0
 	s.Gains[0].Gain = 1.05
-	for _, c := range latencyChecks(s, true, maxTimeshareGain, true) {
+	for _, c := range latencyChecks(s, true, farTolerance, maxTimeshareGain, true) {
 		if !c.OK {
 			t.Errorf("check %q failed within the bounds: %s", c.Name, c.Detail)
 		}
 	}
 	// A far miner without an undelayed reference cannot pass.
 	s.Throughput[1].Reference = ""
-	if c := latencyChecks(s, true, maxTimeshareGain, true); c[0].OK {
+	if c := latencyChecks(s, true, farTolerance, maxTimeshareGain, true); c[0].OK {
 		t.Error("far check passed without a reference miner")
 	}
 }

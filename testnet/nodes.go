@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
@@ -18,6 +19,7 @@ import (
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/report"
+	"lukechampine.com/blake3"
 )
 
 // minerSpec is one miner to start.
@@ -55,7 +57,7 @@ func (r *run) minerSpecs() []minerSpec {
 		case "far":
 			out = append(out, minerSpec{name: "far", profile: first.Name})
 		case "timeshare":
-			dev := newSimDevice(first.FP16TFLOPS * r.cfg.Scale)
+			dev := newSimDevice(first.FP16TFLOPS * r.cfg.Scale).inVirtualTime(r.cfg.Sim)
 			for i := 1; i <= timeshareIdentities; i++ {
 				out = append(out, minerSpec{name: fmt.Sprintf("timeshare-%d", i), profile: first.Name, adversary: a, device: dev,
 					hostShare: timeshareIdentities})
@@ -144,7 +146,7 @@ func (r *run) startNodes(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if spec.delay > 0 {
+		if spec.delay > 0 && r.sim == nil {
 			// Its bootstrap loop dials through the delay proxies, three
 			// round trips a peer: no need to hold up the other nodes.
 			continue
@@ -165,7 +167,7 @@ func (r *run) startAttackers(ctx context.Context, validators []*member, connect 
 		if a != "spammer" && a != "forger" {
 			continue
 		}
-		att, err := newAttacker(ctx)
+		att, err := newAttacker(ctx, r.attackerTransport())
 		if err != nil {
 			return err
 		}
@@ -215,15 +217,18 @@ func (r *run) newMember(ctx context.Context, name string, role node.Role, spec m
 	return m, nil
 }
 
-// createHome makes an empty home with a new key.
-func createHome(home string) (crypto.PrivKey, error) {
+// createHome makes an empty home with the key the run's seed gives the
+// node of that name: the same seed, the same peer IDs.
+func (r *run) createHome(home string) (crypto.PrivKey, error) {
 	if err := os.RemoveAll(home); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
-	return node.CreateKey(home)
+	h := blake3.New(32, nil)
+	fmt.Fprintf(h, "pog testnet key\x00%d\x00%s", r.cfg.Seed, filepath.Base(home))
+	return node.CreateKeyFrom(home, h.XOF())
 }
 
 // createValidatorKeys makes every validator's home and key before any
@@ -239,7 +244,7 @@ func (r *run) createValidatorKeys() error {
 	}
 	r.validatorIDs = nil
 	for _, name := range names {
-		key, err := createHome(filepath.Join(r.cfg.Out, "nodes", name))
+		key, err := r.createHome(filepath.Join(r.cfg.Out, "nodes", name))
 		if err != nil {
 			return err
 		}
@@ -260,7 +265,7 @@ func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap
 	if role == node.RoleValidator {
 		key, err = node.LoadKey(home) // createValidatorKeys made it
 	} else {
-		key, err = createHome(home)
+		key, err = r.createHome(home)
 	}
 	if err != nil {
 		return nil, cfg, err
@@ -318,7 +323,14 @@ type events interface {
 // nothing, so that every message it sends or receives is delayed.
 func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec minerSpec, ev events) error {
 	dd := &delayedDialer{}
-	if spec.delay > 0 {
+	var transport []libp2p.Option
+	storeOpts := store.Options{}
+	if r.sim != nil {
+		// Simulated links carry the delay; the store lives in memory.
+		cfg.Node.Listen = cfg.Node.Listen[:1]
+		cfg.Node.Listen[0], transport = r.sim.endpoint(spec.delay)
+		storeOpts.FS = r.sim.storeFS(filepath.Join(m.home, node.StoreDir))
+	} else if spec.delay > 0 {
 		boot, err := dd.rewrite(cfg.Node.Bootstrap, spec.delay)
 		if err != nil {
 			dd.Close()
@@ -328,7 +340,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		cfg.Node.Bootstrap, cfg.Node.Listen = boot, nil
 	}
 	m.bootstrap = cfg.Node.Bootstrap
-	st, err := store.Open(filepath.Join(m.home, node.StoreDir), store.Options{})
+	st, err := store.Open(filepath.Join(m.home, node.StoreDir), storeOpts)
 	if err != nil {
 		dd.Close()
 		return err
@@ -338,7 +350,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 	sc := r.scoringConfig()
 	role := node.Role(m.info.Role)
 	var plotFile io.Closer = io.NopCloser(nil)
-	o := node.Options{Config: cfg, Role: role, Key: m.key, Store: st, Scoring: &sc,
+	o := node.Options{Config: cfg, Role: role, Key: m.key, Store: st, Scoring: &sc, Transport: transport,
 		Logger:        r.cfg.Log.With("name", name),
 		OnEpochRecord: func(e uint64, _ peer.ID) { ev.epochRecord(e) },
 		OnGossip:      func(topic string, o *protocol.Opened, at time.Time) { ev.gossip(id, topic, o, at) },
@@ -357,7 +369,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		p := profileByName(spec.profile)
 		dev := spec.device
 		if dev == nil {
-			dev = newOwnDevice(p.FP16TFLOPS * r.cfg.Scale)
+			dev = newOwnDevice(p.FP16TFLOPS * r.cfg.Scale).inVirtualTime(r.cfg.Sim)
 		}
 		o.Backend = &simBackend{dev: dev, extra: spec.extra, mode: spec.mode, share: spec.share}
 		shown := p
@@ -377,6 +389,12 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 			st.Close()
 			dd.Close()
 			return fmt.Errorf("%s: %w", name, err)
+		}
+		if r.sim != nil {
+			o.RoundHooks.HostTime = simHostTime(p, spec.adversary)
+			if spec.adversary == "storage-regen" {
+				o.RoundHooks.PlotReader = nil // its reads take regenBlockNs
+			}
 		}
 		switch spec.adversary {
 		case "host-overclaim":
@@ -564,6 +582,13 @@ func (r *run) stop() {
 	r.cancel()
 	r.stopChildren()
 	r.wg.Wait()
+	if r.sim != nil {
+		r.sim.close()
+		// Stream handlers outlive their hosts until they return: let the
+		// ones still waiting out simulated work (a host proof, a slow
+		// pong) finish, in virtual time, before the bubble ends.
+		time.Sleep(time.Minute)
+	}
 }
 
 func (r *run) closeStores() {

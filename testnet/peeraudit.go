@@ -36,7 +36,7 @@ func (r *run) peerAudits(ctx context.Context) {
 		r.audits = out
 		r.mu.Unlock()
 	}()
-	h, err := node.NewAuditHost()
+	h, err := r.auditHost()
 	if err != nil {
 		for _, m := range r.validatorMembers() {
 			out[m.info.Name] = peerAudit{err: err}

@@ -90,7 +90,11 @@ func (r *run) latencyChecks(s *report.Summary) []report.Check {
 	limit, enforce := r.shareLimit()
 	// Under the slot schedule a delayed miner is judged too: the rounds it
 	// is measured in are the ones that bound time-sharing.
-	return latencyChecks(s, r.cfg.ChainedRoundChecks || r.cfg.SlotSchedule, limit, enforce)
+	tol := farTolerance
+	if r.cfg.Sim {
+		tol = farToleranceSim
+	}
+	return latencyChecks(s, r.cfg.ChainedRoundChecks || r.cfg.SlotSchedule, tol, limit, enforce)
 }
 
 // gainLimit is the largest gain adversary a may show.

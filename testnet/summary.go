@@ -21,7 +21,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	defer r.closeStores()
 	s := &report.Summary{Seed: r.cfg.Seed, EpochLength: r.cfg.EpochLength.String(), Rounds: r.rounds,
 		DurationSeconds: time.Since(r.start).Seconds(), StartedAt: r.start.UTC().Format(time.RFC3339Nano), Scale: r.cfg.Scale,
-		HostScale: hostScaleNote()}
+		HostScale: r.hostScaleNote(), Simulated: r.cfg.Sim, WallSeconds: (wallNow() - r.wallStart).Seconds()}
 	var validators, miners []*member
 	for _, m := range r.members {
 		s.Nodes = append(s.Nodes, m.info)

@@ -83,8 +83,13 @@ type Config struct {
 	// trips, 8 s of one core per kind, which the full network cannot
 	// afford on 2 cores.
 	HostMaxRound time.Duration
-	Log          *slog.Logger
-	Progress     io.Writer // one line per event worth watching; nil: quiet
+	// Sim runs every node on a simulated network (simnet QUIC links) with
+	// stores in memory. The caller runs Run inside a synctest bubble, so
+	// time is virtual: simulated devices take exactly their profile's
+	// time, whatever the machine's load (RunSim).
+	Sim      bool
+	Log      *slog.Logger
+	Progress io.Writer // one line per event worth watching; nil: quiet
 }
 
 // DefaultConfig is `make testnet`: 2 validators, 6 miners, 3 epochs of
@@ -134,12 +139,13 @@ type member struct {
 
 // run is the state of one testnet run.
 type run struct {
-	cfg     Config
-	start   time.Time
-	members []*member
-	byID    map[peer.ID]*member
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	cfg       Config
+	start     time.Time
+	wallStart time.Duration // wallNow at the start
+	members   []*member
+	byID      map[peer.ID]*member
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
 
 	mu         sync.Mutex
 	rounds     []report.Round
@@ -151,9 +157,10 @@ type run struct {
 	attackers  map[peer.ID]string     // attacker host → adversary class
 	stopping   bool                   // shutting down: round streams break as nodes stop
 	epochsDone chan uint64
-	children   []*child // --procs
-	lab        *netLab  // --netns
-	cut        []int    // --netns: lab hosts of the partitioned miners
+	children   []*child    // --procs
+	sim        *simNetwork // Sim
+	lab        *netLab     // --netns
+	cut        []int       // --netns: lab hosts of the partitioned miners
 	cutNames   []string
 	cutFrom    time.Duration // partition window, since start
 	cutTo      time.Duration
@@ -181,11 +188,14 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 	if cfg.Log == nil {
 		cfg.Log = nopLogger()
 	}
-	r := &run{cfg: cfg, start: time.Now(), byID: map[peer.ID]*member{}, sent: map[[32]byte]time.Time{},
+	r := &run{cfg: cfg, start: time.Now(), wallStart: wallNow(), byID: map[peer.ID]*member{}, sent: map[[32]byte]time.Time{},
 		received: map[[32]byte]time.Time{}, have: map[uint64]int{}, scoreSeen: map[peer.ID]bool{},
 		attackers: map[peer.ID]string{}, epochsDone: make(chan uint64, 64)}
 	if err := r.checkDelays(); err != nil {
 		return nil, err
+	}
+	if cfg.Sim {
+		r.sim = newSimNetwork()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r.cancel = cancel
@@ -324,7 +334,7 @@ func (r *run) scoringConfig() scoring.Config {
 	c := scoring.DefaultConfig()
 	c.Reference.GPUFP16TFLOPS *= r.cfg.Scale
 	c.Reference.GPUFP32TFLOPS *= r.cfg.Scale
-	scaleHostReference(&c)
+	scaleHostReference(&c, r.bandwidthSlack())
 	for i := range c.Classes {
 		c.Classes[i].FP16TFLOPS *= r.cfg.Scale
 		c.Classes[i].FP32TFLOPS *= r.cfg.Scale

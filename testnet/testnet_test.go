@@ -5,9 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"testing/cryptotest"
+	"testing/synctest"
 	"time"
+
+	"github.com/pog-network/pog/testnet/report"
 )
 
 // shortEpochs makes cfg a small network of short epochs (6–10 s). The
@@ -18,24 +23,33 @@ import (
 // enough for twice that.
 func shortEpochs(cfg *Config) { cfg.SlotSchedule, cfg.DutyCycle = false, 0.2 }
 
-// TestSmallTestnet runs a small network with a lazy miner, a spammer, a
-// dishonest validator and an equivocator for one short epoch and requires
-// every self-check to pass and the report to be written.
+// runSim runs cfg in virtual time, as pog testnet does, in a bubble of
+// its own.
+func runSim(t *testing.T, cfg Config) *report.Summary {
+	t.Helper()
+	cfg.Sim = true
+	var s *report.Summary
+	synctest.Test(t, func(t *testing.T) {
+		cryptotest.SetGlobalRandom(t, uint64(cfg.Seed))
+		var err error
+		if s, err = Run(t.Context(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return s
+}
 
+// TestSmallTestnet runs a small network with a lazy miner, a spammer, a
+// dishonest validator and an equivocator for one epoch under the slot
+// schedule, in virtual time, and requires every self-check to pass and
+// the report to be written.
 func TestSmallTestnet(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a network for about 20 s")
-	}
 	cfg := DefaultConfig()
-	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 3, 1, 8*time.Second
-	shortEpochs(&cfg)
+	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 3, 1, 20*time.Second
 	cfg.Profiles = []string{"H200", "A100", "CPU"}
 	cfg.Adversaries = []string{"lazy", "spammer", "dishonest-validator", "equivocator"}
 	cfg.Out = t.TempDir()
-	s, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := runSim(t, cfg)
 	for _, c := range s.Checks {
 		if !c.OK {
 			t.Errorf("check failed: %s: %s", c.Name, c.Detail)
@@ -49,6 +63,33 @@ func TestSmallTestnet(t *testing.T) {
 	}
 	if len(s.Gossip.Samples) == 0 {
 		t.Error("no gossip latency samples")
+	}
+}
+
+// TestSameSeedSameWeights runs one small network twice with one seed and
+// requires the same peer IDs and bit-identical consensus in every epoch.
+func TestSameSeedSameWeights(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength = 2, 2, 2, 20*time.Second
+	cfg.Profiles = []string{"H200", "CPU"}
+	cfg.Adversaries = []string{"lazy", "far"}
+	cfg.Seed = 7
+	cfg.Out = t.TempDir()
+	a := runSim(t, cfg)
+	cfg.Out = t.TempDir()
+	b := runSim(t, cfg)
+	if len(a.Epochs) == 0 || len(a.Epochs) != len(b.Epochs) {
+		t.Fatalf("epochs: %d and %d", len(a.Epochs), len(b.Epochs))
+	}
+	for i := range a.Nodes {
+		if a.Nodes[i].PeerID != b.Nodes[i].PeerID {
+			t.Errorf("%s: peer IDs %s and %s", a.Nodes[i].Name, a.Nodes[i].PeerID, b.Nodes[i].PeerID)
+		}
+	}
+	for i, e := range a.Epochs {
+		if f := b.Epochs[i]; e.ConsensusHash != f.ConsensusHash || !reflect.DeepEqual(e.Consensus, f.Consensus) {
+			t.Errorf("epoch %d: consensus %s %v, then %s %v", e.Epoch, e.ConsensusHash, e.Consensus, f.ConsensusHash, f.Consensus)
+		}
 	}
 }
 

@@ -27,7 +27,8 @@ import (
 // that one ended, so the simulator's latency is not the device's.
 type simDevice struct {
 	tflops float64
-	booked bool // shared by identities: jobs queue one after another
+	booked bool          // shared by identities: jobs queue one after another
+	carry  time.Duration // simCarry in real time; 0 in virtual time
 
 	mu      sync.Mutex
 	free    time.Time // when the last booked job finishes
@@ -45,7 +46,7 @@ func (d *simDevice) begin(now time.Time) time.Time {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.active++
-	if d.active == 1 && !d.lastEnd.IsZero() && !now.Before(d.lastEnd) && now.Sub(d.lastEnd) < simCarry {
+	if d.active == 1 && !d.lastEnd.IsZero() && !now.Before(d.lastEnd) && now.Sub(d.lastEnd) < d.carry {
 		return d.lastEnd
 	}
 	return now
@@ -61,9 +62,20 @@ func (d *simDevice) end(due time.Time) {
 	}
 }
 
-func newSimDevice(tflops float64) *simDevice { return &simDevice{tflops: tflops, booked: true} }
+func newSimDevice(tflops float64) *simDevice {
+	return &simDevice{tflops: tflops, booked: true, carry: simCarry}
+}
 
-func newOwnDevice(tflops float64) *simDevice { return &simDevice{tflops: tflops} }
+func newOwnDevice(tflops float64) *simDevice { return &simDevice{tflops: tflops, carry: simCarry} }
+
+// inVirtualTime makes d a device of a simulated run, where the simulator
+// takes no time between jobs and no gap is carried over.
+func (d *simDevice) inVirtualTime(sim bool) *simDevice {
+	if sim {
+		d.carry = 0
+	}
+	return d
+}
 
 // reserve books a job of flops started at start and says when it
 // finishes: after the jobs booked before it, at the device's rate.

@@ -30,9 +30,12 @@ func checkRunningAPI(t *testing.T, bin string, homes map[string]string) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for _, path := range api.Paths() {
+			path = strings.ReplaceAll(path, "{id}", pogOut(t, bin, "id", "--home", homes["miner1"]))
 			code, body := httpGet(t, c.base+path)
-			// Pricing needs round evidence, which only a validator keeps.
-			if code != http.StatusOK && !(code == http.StatusNotFound && path == "/api/v1/pricing" && name != "validator") {
+			// Pricing and scores need round evidence, which only a
+			// validator keeps.
+			evidence := path == "/api/v1/pricing" || strings.Contains(path, "score")
+			if code != http.StatusOK && !(code == http.StatusNotFound && evidence && name != "validator") {
 				t.Errorf("%s GET %s: %d %s", name, path, code, body)
 			}
 		}

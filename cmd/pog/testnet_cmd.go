@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/pog-network/pog/testnet"
+	"github.com/pog-network/pog/testnet/report"
 )
 
 func init() {
@@ -59,6 +60,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	chained := fs.Bool("chained-round-checks", d.ChainedRoundChecks, "with --slot-schedule=false, enforce issue 10's bounds: delayed miners within 3 % of their profile, timeshare ≤ 1.1× (the slot schedule always enforces them)")
 	slots := fs.Bool("slot-schedule", d.SlotSchedule, "list the validators, so they take turns at each miner in slots (SPEC §16), and judge the timeshare gain against that schedule's bound; false: each validator pauses at random")
 	duty := fs.Float64("duty-cycle", 0, "validator.duty_cycle (0: 0.95 with --slot-schedule, else 0.1 per validator)")
+	sim := fs.Bool("sim", true, "run in virtual time on a simulated network (stores in memory): the machine's load changes only how long the run takes; false: real time on loopback (--procs and --netns always are)")
 	hostMax := fs.Duration("host-max-round", 0, "validator.host_max_round: how long a distant miner's host rounds may grow, with one host set per epoch (0: 1 ms, so they do not grow)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -100,9 +102,17 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 		cfg.Log = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: lvl}))
 	}
+	if *sim && !cfg.Procs {
+		testnet.RunSim(cfg, func(s *report.Summary, err error) bool { return printTestnet(s, err, cfg, stdout, stderr) == 0 })
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	s, err := testnet.Run(ctx, cfg)
+	return printTestnet(s, err, cfg, stdout, stderr)
+}
+
+// printTestnet prints a run's checks and verdict, and returns its exit code.
+func printTestnet(s *report.Summary, err error, cfg testnet.Config, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "pog testnet: %v\n", err)
 		return 1
@@ -118,8 +128,12 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	if !s.Passed {
 		verdict = "FAILED"
 	}
-	fmt.Fprintf(stdout, "testnet %s in %.0f s: %d validators, %d miners, %d epochs; report in %s\n",
-		verdict, s.DurationSeconds, s.Validators, s.Miners, len(s.Epochs), filepath.Join(cfg.Out, "report.md"))
+	took := fmt.Sprintf("%.0f s", s.DurationSeconds)
+	if s.Simulated {
+		took = fmt.Sprintf("%.0f s of virtual time (%.0f s here)", s.DurationSeconds, s.WallSeconds)
+	}
+	fmt.Fprintf(stdout, "testnet %s in %s: %d validators, %d miners, %d epochs; report in %s\n",
+		verdict, took, s.Validators, s.Miners, len(s.Epochs), filepath.Join(cfg.Out, "report.md"))
 	if !s.Passed {
 		return 1
 	}

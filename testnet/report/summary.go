@@ -11,6 +11,10 @@ type Summary struct {
 	Miners          int     `json:"miners"`
 	EpochLength     string  `json:"epoch_length"`
 	DurationSeconds float64 `json:"duration_seconds"`
+	// Simulated says the run was in virtual time (DurationSeconds of it);
+	// WallSeconds is how long it took this machine.
+	Simulated   bool    `json:"simulated,omitempty"`
+	WallSeconds float64 `json:"wall_seconds,omitempty"`
 	// StartedAt is when the run started (RFC 3339); AtSeconds count from it.
 	StartedAt string `json:"started_at,omitempty"`
 	// Scale is what simulated miners' TFLOPS are of their profile's.

@@ -1,0 +1,158 @@
+package testnet
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/host"
+	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
+	"github.com/marcopolo/simnet"
+	"github.com/multiformats/go-multiaddr"
+	"github.com/pog-network/pog/node"
+	"github.com/quic-go/quic-go"
+	"go.uber.org/fx"
+)
+
+// simNetwork is the simulated network of a run in virtual time (Config.Sim):
+// every node is a QUIC host whose UDP socket is a simnet connection, and
+// each packet arrives after the one-way latency of its two ends, inside the
+// synctest bubble the caller runs Run in. Nothing in the nodes knows: they
+// get a transport and an in-memory filesystem for their stores.
+//
+// Links have latency and no bandwidth limit: a packet's arrival depends on
+// its own send time alone, never on which of two packets sent in the same
+// instant was queued first, so goroutine order cannot move a validator's
+// timestamps (Config.Sim's determinism).
+type simNetwork struct {
+	base time.Duration // one-way latency between any two nodes
+
+	mu     sync.Mutex
+	closed bool
+	next   int
+	conns  map[string]*simnet.SimConn // by IP
+	delay  map[string]time.Duration   // IP → its node's added one-way latency
+	fs     map[string]vfs.FS          // store directory → its filesystem
+}
+
+// simBase is the one-way latency of every simulated link: a LAN.
+const simBase = 500 * time.Microsecond
+
+func newSimNetwork() *simNetwork {
+	return &simNetwork{base: simBase, conns: map[string]*simnet.SimConn{}, delay: map[string]time.Duration{}, fs: map[string]vfs.FS{}}
+}
+
+// RecvPacket routes a sent packet: it reaches its destination after both
+// ends' latency, or never if that is gone.
+func (s *simNetwork) RecvPacket(p *simnet.Packet) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	to, from := ipOf(p.To), ipOf(p.From)
+	dst := s.conns[to]
+	if dst == nil || s.closed {
+		return
+	}
+	time.AfterFunc(s.base+s.delay[from]+s.delay[to], func() { dst.RecvPacket(p) })
+}
+
+func ipOf(a net.Addr) string {
+	if u, ok := a.(*net.UDPAddr); ok {
+		return u.IP.String()
+	}
+	return a.String()
+}
+
+// endpoint gives a node its address and the libp2p options that put its
+// host on the simulated network, every message of it delayed by delay
+// each way.
+func (s *simNetwork) endpoint(delay time.Duration) (listen string, transport []libp2p.Option) {
+	s.mu.Lock()
+	ip := simnet.IntToPublicIPv4(s.next)
+	s.next++
+	s.delay[ip.String()] = delay
+	s.mu.Unlock()
+	return fmt.Sprintf("/ip4/%s/udp/8000/quic-v1", ip), []libp2p.Option{
+		libp2p.Transport(libp2pquic.NewTransport),
+		s.quicReuse(ip),
+		// Identify's address discovery stalls a synctest bubble
+		// (go-libp2p x/simlibp2p).
+		libp2p.DisableIdentifyAddressDiscovery(),
+	}
+}
+
+// quicReuse makes the host's QUIC sockets simulated ones at ip, as
+// go-libp2p's x/simlibp2p does over simnet's links.
+func (s *simNetwork) quicReuse(ip net.IP) libp2p.Option {
+	listen := func(_ string, a *net.UDPAddr) (net.PacketConn, error) {
+		c := simnet.NewBlockingSimConn(a)
+		c.SetUpPacketReceiver(s)
+		s.mu.Lock()
+		s.conns[a.IP.String()] = c
+		s.mu.Unlock()
+		return c, nil
+	}
+	return libp2p.QUICReuse(func(l fx.Lifecycle, reset quic.StatelessResetKey, token quic.TokenGeneratorKey, opts ...quicreuse.Option) (*quicreuse.ConnManager, error) {
+		cm, err := quicreuse.NewConnManager(reset, token, opts...)
+		if err != nil {
+			return nil, err
+		}
+		l.Append(fx.StopHook(cm.Close)) // libp2p does not close one it was given
+		return cm, nil
+	}, quicreuse.OverrideListenUDP(listen),
+		quicreuse.OverrideSourceIPSelector(func() (quicreuse.SourceIPSelector, error) { return fixedIP(ip), nil }))
+}
+
+// fixedIP is a host's one source address.
+type fixedIP net.IP
+
+func (f fixedIP) PreferredSourceIPForDestination(*net.UDPAddr) (net.IP, error) { return net.IP(f), nil }
+
+// storeFS is the in-memory filesystem of the store in dir, made on first
+// use and kept for the run, so a node restarted from its store finds it.
+func (s *simNetwork) storeFS(dir string) vfs.FS {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fs[dir] == nil {
+		s.fs[dir] = vfs.NewMem()
+	}
+	return s.fs[dir]
+}
+
+// close drops every packet from now on, so no delivery outlives the run.
+func (s *simNetwork) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+// auditHost is the public auditor's host: on the simulated network it
+// listens, as a QUIC host there must to dial.
+func (r *run) auditHost() (host.Host, error) {
+	if r.sim == nil {
+		return node.NewAuditHost()
+	}
+	listen, t := r.sim.endpoint(0)
+	h, err := node.NewAuditHost(t...)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Network().Listen(multiaddr.StringCast(listen)); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// attackerTransport puts an attacker on loopback TCP, or on the simulated
+// network.
+func (r *run) attackerTransport() []libp2p.Option {
+	if r.sim == nil {
+		return []libp2p.Option{libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0")}
+	}
+	listen, t := r.sim.endpoint(0)
+	return append(t, libp2p.ListenAddrStrings(listen))
+}
