@@ -35,27 +35,29 @@ func roundsCutoff(e, f uint64, length time.Duration) time.Time {
 }
 
 // freezeRule says whether epoch e is final at now, and whether this node,
-// running since started, saw it become final and so must write its final
-// set before storing anything more for e.
+// running since started, saw its records published (at e's end) and e
+// become final, and so must write its final set before storing anything
+// more for e. A node that started after e's end cannot tell which of e's
+// records came late: it counts all it holds, as one started after e's
+// finality does (a node started at a finality time once froze a set it
+// had had no time to sync).
 func freezeRule(e, f uint64, length time.Duration, started, now time.Time) (final, freeze bool) {
-	at := finalAt(e, f, length)
-	final = !now.Before(at)
-	return final, final && !started.After(at)
+	final = !now.Before(finalAt(e, f, length))
+	return final, final && !started.After(time.Unix(0, int64(e+1)*int64(length)))
 }
 
-// freezeRange is the epochs whose finality time lies in [started, now]:
-// those a node running since started must have frozen by now. ok is false
-// if there are none.
+// freezeRange is the epochs that ended at or after started and became
+// final by now: those a node running since started must have frozen by
+// now. ok is false if there are none.
 func freezeRange(f uint64, length time.Duration, started, now time.Time) (from, to uint64, ok bool) {
 	l := int64(length)
-	// finalAt(e) = (e+f+1)·l ≥ started ⇔ e ≥ ⌈started/l⌉ − f − 1.
-	first := (started.UnixNano() + l - 1) / l
-	last := now.UnixNano() / l
-	if last < int64(f)+1 || last < first {
+	// (e+1)·l ≥ started ⇔ e ≥ ⌈started/l⌉ − 1; (e+f+1)·l ≤ now ⇔ e ≤ ⌊now/l⌋ − f − 1.
+	first := max(0, (started.UnixNano()+l-1)/l-1)
+	last := now.UnixNano()/l - int64(f) - 1
+	if last < 0 || last < first {
 		return 0, 0, false
 	}
-	from = uint64(max(0, first-int64(f)-1))
-	return from, uint64(last - int64(f) - 1), true
+	return uint64(first), uint64(last), true
 }
 
 // finalSetOf is the final set of an epoch with the given stored records

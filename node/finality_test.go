@@ -25,14 +25,17 @@ const testLength = 10 * time.Second
 func at(s int64) time.Time { return time.Unix(s, 0) }
 
 func TestFreezeRule(t *testing.T) {
-	// F = 2, L = 10 s: epoch 5 is final at the end of epoch 7, t = 80 s.
+	// F = 2, L = 10 s: epoch 5 ends (its records are published) at 60 s
+	// and is final at the end of epoch 7, t = 80 s.
 	for _, c := range []struct {
 		started, now  int64
 		final, freeze bool
 	}{
 		{0, 79, false, false},
 		{0, 80, true, true},
-		{80, 80, true, true},   // started exactly at the finality time
+		{60, 80, true, true},   // started as its records were published
+		{61, 80, true, false},  // started after: cannot tell which came late
+		{80, 80, true, false},  // started exactly at the finality time
 		{81, 500, true, false}, // not running then: counts what it holds
 		{50, 1000, true, true},
 	} {
@@ -44,7 +47,8 @@ func TestFreezeRule(t *testing.T) {
 }
 
 func TestFreezeRange(t *testing.T) {
-	// F = 2, L = 10 s: epoch e is final at (e+3)·10 s.
+	// F = 2, L = 10 s: epoch e ends at (e+1)·10 s and is final at
+	// (e+3)·10 s.
 	for _, c := range []struct {
 		started, now int64
 		from, to     uint64
@@ -54,9 +58,11 @@ func TestFreezeRange(t *testing.T) {
 		{0, 30, 0, 0, true},
 		{0, 59, 0, 2, true},
 		{35, 39, 0, 0, false}, // no finality time in [35, 39]
-		{35, 40, 1, 1, true},
-		{40, 40, 1, 1, true},
-		{41, 75, 2, 4, true},
+		{35, 40, 0, 0, false}, // epoch 1 ended before it started
+		{35, 60, 3, 3, true},
+		{40, 60, 3, 3, true},
+		{30, 60, 2, 3, true},
+		{41, 75, 4, 4, true},
 		{1000, 900, 0, 0, false},
 	} {
 		from, to, ok := freezeRange(2, testLength, at(c.started), at(c.now))

@@ -3,9 +3,9 @@ package node
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -167,12 +167,12 @@ func pow2AtLeast(x uint64) uint64 { return uint64(1) << bits.Len64(max(1, x)-1) 
 // none). The root is due after the round trip, a second of slack and a
 // multiple of the work at the step bound (a root that late earns little
 // credit anyway).
-func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram memwalk.Epoch, rtt time.Duration, stepNs float64) (*hostPlan, error) {
+func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram memwalk.Epoch, rtt time.Duration, stepNs float64, draws io.Reader) (*hostPlan, error) {
 	cfg := c.Validator
 	p := &hostPlan{rtt: rtt}
 	var seed [32]byte
 	for _, b := range [][]byte{p.secret[:], seed[:]} {
-		if _, err := rand.Read(b); err != nil {
+		if _, err := io.ReadFull(draws, b); err != nil {
 			return nil, err
 		}
 	}
@@ -235,7 +235,7 @@ type hostResult struct {
 
 // runHost plays one host round of kind with miner over a direct stream,
 // sized for stepNs (planHost).
-func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch uint64, stepNs float64) (*hostResult, error) {
+func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch, rnd uint64, stepNs float64) (*hostResult, error) {
 	var ram memwalk.Epoch
 	if kind == hostKindRAM {
 		var err error
@@ -244,7 +244,7 @@ func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 		}
 	}
 	rtt := measureRTT(ctx, v.n, miner)
-	plan, err := planHost(v.n.cfg, kind, miner, ann, ram, rtt, stepNs)
+	plan, err := planHost(v.n.cfg, kind, miner, ann, ram, rtt, stepNs, v.draws("host", miner, epoch, rnd))
 	if err != nil {
 		return nil, fmt.Errorf("cannot size a host round: %w", err)
 	}
@@ -582,7 +582,7 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint6
 	}
 	v.mu.Unlock()
 	for i, k := range kinds {
-		res, err := v.runHost(rctx, k, p, ann, epoch, stepNs[k])
+		res, err := v.runHost(rctx, k, p, ann, epoch, rnd+uint64(i), stepNs[k])
 		switch {
 		case ctx.Err() != nil || rctx.Err() != nil:
 			// Shutdown or the epoch's cutoff: no evidence either way.

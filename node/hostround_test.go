@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func hostPairWith(t *testing.T, edit func(*Config), miner func(*Options)) (*Node
 
 func TestHostRoundVerified(t *testing.T) {
 	v, m := hostPair(t, 1<<12, nil)
-	res, err := v.validator.runHost(t.Context(), hostKindCPU, m.ID(), nil, 0, 0)
+	res, err := v.validator.runHost(t.Context(), hostKindCPU, m.ID(), nil, 0, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestHostRoundBadProofs(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v, m := hostPair(t, 1<<10, c.prove)
-			res, err := v.validator.runHost(t.Context(), hostKindCPU, m.ID(), nil, 0, 0)
+			res, err := v.validator.runHost(t.Context(), hostKindCPU, m.ID(), nil, 0, 1, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,11 +113,11 @@ func cpuHostConfig(steps uint64, chains int) Config {
 }
 
 func TestHostChallengeDecode(t *testing.T) {
-	p, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostKindCPU, "miner-id", nil, memwalk.Epoch{}, time.Millisecond, 0)
+	p, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostKindCPU, "miner-id", nil, memwalk.Epoch{}, time.Millisecond, 0, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	capped, err := planHost(cpuHostConfig(1<<10, 3), hostKindCPU, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, memwalk.Epoch{}, 0, 0)
+	capped, err := planHost(cpuHostConfig(1<<10, 3), hostKindCPU, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, memwalk.Epoch{}, 0, 0, rand.Reader)
 	if err != nil || capped.ch.Proof.shape().Chains != 3 {
 		t.Fatalf("8 announced cores under a cap of 3: %v chains, %v", capped.ch.Proof.shape().Chains, err)
 	}
@@ -153,7 +154,7 @@ func TestHostChallengeDecode(t *testing.T) {
 // arriving stepNs per chain step after the challenge (no round trip).
 func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *store.HostRecord {
 	t.Helper()
-	plan, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostKindCPU, m, nil, memwalk.Epoch{}, 0, 0)
+	plan, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostKindCPU, m, nil, memwalk.Epoch{}, 0, 0, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,9 @@ package node
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	mrand "math/rand/v2"
 	"sync"
 	"time"
@@ -38,10 +38,11 @@ type validator struct {
 	epochs round.Epochs
 	// seed keys each miner's random draws (minerRand): secret, and the
 	// same on every run of this key.
-	seed   [32]byte
-	wg     sync.WaitGroup
-	scorer *EpochScorer
-	sched  *slotSchedule // nil: random pauses (schedule.go)
+	seed    [32]byte
+	started int64 // unix ns: a restart's draws differ from before it
+	wg      sync.WaitGroup
+	scorer  *EpochScorer
+	sched   *slotSchedule // nil: random pauses (schedule.go)
 }
 
 type minerEntry struct {
@@ -84,7 +85,7 @@ func (e *minerEntry) pick(shares []classShare, epoch uint64) proof.Precision {
 
 func newValidator(n *Node, st *store.Store, onRecord func(*store.RoundRecord)) *validator {
 	v := &validator{n: n, store: st, onRecord: onRecord, miners: map[peer.ID]*minerEntry{},
-		scorer: &EpochScorer{Store: st, Validator: n.ID(), Config: n.scoring}}
+		scorer: &EpochScorer{Store: st, Validator: n.ID(), Config: n.scoring}, started: time.Now().UnixNano()}
 	raw, _ := n.key.Raw() // New checked the key
 	blake3.DeriveKey(v.seed[:], "pog 2026-12-02 validator draws v1", raw)
 	v.closed = sync.NewCond(&v.mu)
@@ -285,6 +286,18 @@ func (v *validator) minerRand(e *minerEntry, p peer.ID) *mrand.Rand {
 	return e.rnd
 }
 
+// draws is the validator's random stream for one round with miner: its
+// nonces and sampling secret, derived from its secret seed as RFC 6979
+// derives a signature's nonce from the key. A round's draws depend on no
+// other round, so they do not change with how rounds interleave, and no
+// one without the key can predict them.
+func (v *validator) draws(kind string, miner peer.ID, epoch, rnd uint64) io.Reader {
+	h := blake3.New(32, v.seed[:])
+	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\x00", kind, v.started, epoch, rnd)
+	h.Write([]byte(miner))
+	return h.XOF()
+}
+
 // runRound plays one round against one miner and returns its evidence.
 func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64) *store.RoundRecord {
 	cfg := v.n.cfg.Validator
@@ -296,7 +309,7 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	}
 	rtt := measureRTT(ctx, v.n, miner)
 	rec.RTTNanos = rtt.Nanoseconds()
-	plan, err := planChallenge(cfg, miner, ann, prec, tflops, floor, rtt, rand.Reader)
+	plan, err := planChallenge(cfg, miner, ann, prec, tflops, floor, rtt, v.draws("round", miner, epoch, rnd))
 	if err != nil {
 		return failed("cannot size a round: %v", err)
 	}

@@ -314,7 +314,7 @@ func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap
 type events interface {
 	round(validator string, rec *store.RoundRecord)
 	gossip(self peer.ID, topic string, o *protocol.Opened, at time.Time)
-	epochRecord(e uint64)
+	epochRecord(e uint64, node, validator peer.ID)
 	scores(s map[peer.ID]float64)
 }
 
@@ -352,7 +352,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 	var plotFile io.Closer = io.NopCloser(nil)
 	o := node.Options{Config: cfg, Role: role, Key: m.key, Store: st, Scoring: &sc, Transport: transport,
 		Logger:        r.cfg.Log.With("name", name),
-		OnEpochRecord: func(e uint64, _ peer.ID) { ev.epochRecord(e) },
+		OnEpochRecord: func(e uint64, v peer.ID) { ev.epochRecord(e, id, v) },
 		OnGossip:      func(topic string, o *protocol.Opened, at time.Time) { ev.gossip(id, topic, o, at) },
 	}
 	switch role {
@@ -559,13 +559,20 @@ func (r *run) scores(s map[peer.ID]float64) {
 	}
 }
 
-// onEpochRecord counts stored records; an epoch is done when every node
-// holds every validator's record.
-func (r *run) epochRecord(e uint64) {
+// epochRecord counts the (node, validator) pairs with a stored record of
+// e, each once; an epoch is done when every node holds every validator's
+// record.
+func (r *run) epochRecord(e uint64, node, validator peer.ID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.have[e]++
-	if r.have[e] == r.expected() {
+	if r.have[e] == nil {
+		r.have[e] = map[[2]peer.ID]bool{}
+	}
+	r.have[e][[2]peer.ID{node, validator}] = true
+	// Once per epoch: the late joiner's records of earlier epochs, and
+	// (node, validator) pairs beyond the expected ones, come after.
+	if len(r.have[e]) >= r.expected() && !r.done[e] {
+		r.done[e] = true
 		select {
 		case r.epochsDone <- e:
 		default:

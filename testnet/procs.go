@@ -56,6 +56,8 @@ type event struct {
 	At        int64              `json:"at,omitempty"`
 	Epoch     uint64             `json:"epoch,omitempty"`
 	Scores    map[string]float64 `json:"scores,omitempty"`
+	Node      []byte             `json:"node,omitempty"`      // epoch: who stored it
+	Validator []byte             `json:"validator,omitempty"` // epoch: whose record
 }
 
 type child struct {
@@ -222,7 +224,7 @@ func (r *run) onEvent(ev event) {
 			r.onReceived([32]byte(ev.Challenge), time.Unix(0, ev.At))
 		}
 	case "epoch":
-		r.epochRecord(ev.Epoch)
+		r.epochRecord(ev.Epoch, peer.ID(ev.Node), peer.ID(ev.Validator))
 	case "scores":
 		s := map[peer.ID]float64{}
 		for k, v := range ev.Scores {
@@ -288,7 +290,9 @@ func (e *emitter) gossip(self peer.ID, topic string, o *protocol.Opened, at time
 	}
 }
 
-func (e *emitter) epochRecord(ep uint64) { e.emit(event{Kind: "epoch", Epoch: ep}) }
+func (e *emitter) epochRecord(ep uint64, node, validator peer.ID) {
+	e.emit(event{Kind: "epoch", Epoch: ep, Node: []byte(node), Validator: []byte(validator)})
+}
 
 func (e *emitter) scores(s map[peer.ID]float64) {
 	out := map[string]float64{}

@@ -3,7 +3,6 @@ package testnet
 import (
 	"os"
 	"testing"
-	"testing/cryptotest"
 	"testing/synctest"
 
 	"github.com/pog-network/pog/testnet/report"
@@ -15,12 +14,10 @@ import (
 // synctest gives a bubble of goroutines a fake clock, and runs only under a
 // *testing.T; testing.Main, kept for programs that run tests without `go
 // test`, gives this binary one, so pog needs no Go toolchain to simulate.
-// The bubble's crypto/rand is the seed's: keys and nonces repeat with it.
 func RunSim(cfg Config, done func(*report.Summary, error) bool) {
 	cfg.Sim = true
 	test := func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			cryptotest.SetGlobalRandom(t, uint64(cfg.Seed))
 			if !done(Run(t.Context(), cfg)) {
 				t.Fail()
 			}

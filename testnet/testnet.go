@@ -150,12 +150,13 @@ type run struct {
 	mu         sync.Mutex
 	rounds     []report.Round
 	detections []report.Detection
-	sent       map[[32]byte]time.Time // challenge ID → publication (validators)
-	received   map[[32]byte]time.Time // challenge ID → first receipt at its miner
-	have       map[uint64]int         // epoch → epoch records stored, over all nodes
-	scoreSeen  map[peer.ID]bool       // attackers already scored below zero
-	attackers  map[peer.ID]string     // attacker host → adversary class
-	stopping   bool                   // shutting down: round streams break as nodes stop
+	sent       map[[32]byte]time.Time         // challenge ID → publication (validators)
+	received   map[[32]byte]time.Time         // challenge ID → first receipt at its miner
+	have       map[uint64]map[[2]peer.ID]bool // epoch → (node, validator) pairs with its record stored
+	done       map[uint64]bool                // epochs reported on epochsDone
+	scoreSeen  map[peer.ID]bool               // attackers already scored below zero
+	attackers  map[peer.ID]string             // attacker host → adversary class
+	stopping   bool                           // shutting down: round streams break as nodes stop
 	epochsDone chan uint64
 	children   []*child    // --procs
 	sim        *simNetwork // Sim
@@ -189,7 +190,7 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 		cfg.Log = nopLogger()
 	}
 	r := &run{cfg: cfg, start: time.Now(), wallStart: wallNow(), byID: map[peer.ID]*member{}, sent: map[[32]byte]time.Time{},
-		received: map[[32]byte]time.Time{}, have: map[uint64]int{}, scoreSeen: map[peer.ID]bool{},
+		received: map[[32]byte]time.Time{}, have: map[uint64]map[[2]peer.ID]bool{}, done: map[uint64]bool{}, scoreSeen: map[peer.ID]bool{},
 		attackers: map[peer.ID]string{}, epochsDone: make(chan uint64, 64)}
 	if err := r.checkDelays(); err != nil {
 		return nil, err
@@ -235,7 +236,7 @@ wait:
 			}
 		case <-grace.C:
 			r.mu.Lock()
-			got := r.have[last]
+			got := len(r.have[last])
 			r.mu.Unlock()
 			r.progress("epoch %d: only %d of %d record deliveries arrived; stopping", last, got, r.expected())
 			break wait

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"testing/cryptotest"
 	"testing/synctest"
 	"time"
 
@@ -30,7 +29,6 @@ func runSim(t *testing.T, cfg Config) *report.Summary {
 	cfg.Sim = true
 	var s *report.Summary
 	synctest.Test(t, func(t *testing.T) {
-		cryptotest.SetGlobalRandom(t, uint64(cfg.Seed))
 		var err error
 		if s, err = Run(t.Context(), cfg); err != nil {
 			t.Fatal(err)
