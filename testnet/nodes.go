@@ -211,6 +211,7 @@ func (r *run) newMember(ctx context.Context, name string, role node.Role, spec m
 	if err != nil {
 		return nil, err
 	}
+	m.cfg, m.spec = cfg, spec // a crash fault restarts it from them
 	if err := r.startNode(ctx, m, cfg, spec, r); err != nil {
 		return nil, err
 	}
@@ -327,9 +328,10 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 	storeOpts := store.Options{}
 	if r.sim != nil {
 		// Simulated links carry the delay; the store lives in memory.
-		cfg.Node.Listen = cfg.Node.Listen[:1]
-		cfg.Node.Listen[0], transport = r.sim.endpoint(spec.delay)
-		storeOpts.FS = r.sim.storeFS(filepath.Join(m.home, node.StoreDir))
+		var listen string
+		listen, transport = r.sim.endpoint(m.info.Name, spec.delay)
+		cfg.Node.Listen = []string{listen}
+		storeOpts.FS = r.storeFaultFS(m, r.sim.storeFS(filepath.Join(m.home, node.StoreDir)))
 	} else if spec.delay > 0 {
 		boot, err := dd.rewrite(cfg.Node.Bootstrap, spec.delay)
 		if err != nil {
@@ -430,12 +432,15 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	m.node = n
+	done := make(chan struct{})
+	m.done = done
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
+		defer close(done)
 		defer dd.Close()
 		defer plotFile.Close()
-		n.Run(ctx)
+		r.nodeStopped(m, n.Run(ctx))
 	}()
 	return nil
 }

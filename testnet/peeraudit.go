@@ -117,8 +117,8 @@ func (r *run) peerAuditChecks() []report.Check {
 	for _, m := range r.validatorMembers() {
 		a := audits[m.info.Name]
 		switch {
-		case m.info.Adversary != "":
-			continue
+		case m.info.Adversary != "" || r.downByFault(m):
+			continue // a store fault stopped it for good: nothing to reach
 		case a.err != nil:
 			failed = append(failed, fmt.Sprintf("%s: %v", m.info.Name, a.err))
 		case len(a.rep.Problems) > 0 || len(a.rep.Audited) == 0 || a.rep.Recomputed == 0:

@@ -2,6 +2,7 @@ package testnet
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"time"
@@ -37,17 +38,36 @@ type simNetwork struct {
 	conns  map[string]*simnet.SimConn // by IP
 	delay  map[string]time.Duration   // IP → its node's added one-way latency
 	fs     map[string]vfs.FS          // store directory → its filesystem
+	names  map[string]string          // IP → its node's name, for faults
+
+	// Faults (Config.Faults): nil on the default path, which then draws
+	// nothing and drops nothing.
+	faults  *Faults
+	start   time.Time  // the run's start: fault windows count from it
+	rng     *rand.Rand // packet loss draws, seeded by the run
+	dropped int        // packets the faults dropped
 }
 
 // simBase is the one-way latency of every simulated link: a LAN.
 const simBase = 500 * time.Microsecond
 
 func newSimNetwork() *simNetwork {
-	return &simNetwork{base: simBase, conns: map[string]*simnet.SimConn{}, delay: map[string]time.Duration{}, fs: map[string]vfs.FS{}}
+	return &simNetwork{base: simBase, conns: map[string]*simnet.SimConn{}, delay: map[string]time.Duration{}, fs: map[string]vfs.FS{},
+		names: map[string]string{}}
+}
+
+// withFaults injects f's network faults, windows counted from start and
+// losses drawn from seed.
+func (s *simNetwork) withFaults(f Faults, start time.Time, seed int64) {
+	if f.Partition == nil && f.Loss == 0 && f.Spike == nil {
+		return
+	}
+	s.faults, s.start = &f, start
+	s.rng = rand.New(rand.NewPCG(uint64(seed), 0x5eed))
 }
 
 // RecvPacket routes a sent packet: it reaches its destination after both
-// ends' latency, or never if that is gone.
+// ends' latency, or never if that is gone or a fault drops it.
 func (s *simNetwork) RecvPacket(p *simnet.Packet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -56,7 +76,33 @@ func (s *simNetwork) RecvPacket(p *simnet.Packet) {
 	if dst == nil || s.closed {
 		return
 	}
-	time.AfterFunc(s.base+s.delay[from]+s.delay[to], func() { dst.RecvPacket(p) })
+	var extra time.Duration
+	if s.faults != nil {
+		var drop bool
+		if extra, drop = s.fault(s.names[from], s.names[to]); drop {
+			s.dropped++
+			return
+		}
+	}
+	time.AfterFunc(s.base+s.delay[from]+s.delay[to]+extra, func() { dst.RecvPacket(p) })
+}
+
+// fault says what the faults do to a packet from node a to node b now:
+// drop it, or add latency. Loss is drawn for every packet, so its draws
+// follow the order goroutines send in: a lossy run is reproducible in
+// its faults' schedule, not bit for bit.
+func (s *simNetwork) fault(a, b string) (extra time.Duration, drop bool) {
+	f, now := s.faults, time.Since(s.start)
+	if p := f.Partition; p != nil && now >= p.From && now < p.To && p.splits(a, b) {
+		return 0, true
+	}
+	if f.Loss > 0 && s.rng.Float64() < f.Loss {
+		return 0, true
+	}
+	if sp := f.Spike; sp != nil && now >= sp.From && now < sp.To && (a == sp.Node || b == sp.Node) {
+		extra = sp.Extra
+	}
+	return extra, false
 }
 
 func ipOf(a net.Addr) string {
@@ -66,14 +112,14 @@ func ipOf(a net.Addr) string {
 	return a.String()
 }
 
-// endpoint gives a node its address and the libp2p options that put its
-// host on the simulated network, every message of it delayed by delay
+// endpoint gives node name a new address and the libp2p options that put
+// its host on the simulated network, every message of it delayed by delay
 // each way.
-func (s *simNetwork) endpoint(delay time.Duration) (listen string, transport []libp2p.Option) {
+func (s *simNetwork) endpoint(name string, delay time.Duration) (listen string, transport []libp2p.Option) {
 	s.mu.Lock()
 	ip := simnet.IntToPublicIPv4(s.next)
 	s.next++
-	s.delay[ip.String()] = delay
+	s.delay[ip.String()], s.names[ip.String()] = delay, name
 	s.mu.Unlock()
 	return fmt.Sprintf("/ip4/%s/udp/8000/quic-v1", ip), []libp2p.Option{
 		libp2p.Transport(libp2pquic.NewTransport),
@@ -87,14 +133,7 @@ func (s *simNetwork) endpoint(delay time.Duration) (listen string, transport []l
 // quicReuse makes the host's QUIC sockets simulated ones at ip, as
 // go-libp2p's x/simlibp2p does over simnet's links.
 func (s *simNetwork) quicReuse(ip net.IP) libp2p.Option {
-	listen := func(_ string, a *net.UDPAddr) (net.PacketConn, error) {
-		c := simnet.NewBlockingSimConn(a)
-		c.SetUpPacketReceiver(s)
-		s.mu.Lock()
-		s.conns[a.IP.String()] = c
-		s.mu.Unlock()
-		return c, nil
-	}
+	listen := func(_ string, a *net.UDPAddr) (net.PacketConn, error) { return s.attach(a), nil }
 	return libp2p.QUICReuse(func(l fx.Lifecycle, reset quic.StatelessResetKey, token quic.TokenGeneratorKey, opts ...quicreuse.Option) (*quicreuse.ConnManager, error) {
 		cm, err := quicreuse.NewConnManager(reset, token, opts...)
 		if err != nil {
@@ -104,6 +143,16 @@ func (s *simNetwork) quicReuse(ip net.IP) libp2p.Option {
 		return cm, nil
 	}, quicreuse.OverrideListenUDP(listen),
 		quicreuse.OverrideSourceIPSelector(func() (quicreuse.SourceIPSelector, error) { return fixedIP(ip), nil }))
+}
+
+// attach makes the simulated socket at a.
+func (s *simNetwork) attach(a *net.UDPAddr) *simnet.SimConn {
+	c := simnet.NewBlockingSimConn(a)
+	c.SetUpPacketReceiver(s)
+	s.mu.Lock()
+	s.conns[a.IP.String()] = c
+	s.mu.Unlock()
+	return c
 }
 
 // fixedIP is a host's one source address.
@@ -135,7 +184,7 @@ func (r *run) auditHost() (host.Host, error) {
 	if r.sim == nil {
 		return node.NewAuditHost()
 	}
-	listen, t := r.sim.endpoint(0)
+	listen, t := r.sim.endpoint("auditor", 0)
 	h, err := node.NewAuditHost(t...)
 	if err != nil {
 		return nil, err
@@ -153,6 +202,6 @@ func (r *run) attackerTransport() []libp2p.Option {
 	if r.sim == nil {
 		return []libp2p.Option{libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0")}
 	}
-	listen, t := r.sim.endpoint(0)
+	listen, t := r.sim.endpoint("attacker", 0)
 	return append(t, libp2p.ListenAddrStrings(listen))
 }

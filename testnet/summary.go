@@ -179,6 +179,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 		s.Checks = append(s.Checks, r.lateJoinChecks(validators[0], from, to, r.auditOptions())...)
 	}
 	s.Checks = append(s.Checks, r.peerAuditChecks()...)
+	s.Checks = append(s.Checks, r.faultChecks()...)
 	s.Passed = true
 	for _, c := range s.Checks {
 		s.Passed = s.Passed && c.OK

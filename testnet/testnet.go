@@ -87,7 +87,10 @@ type Config struct {
 	// stores in memory. The caller runs Run inside a synctest bubble, so
 	// time is virtual: simulated devices take exactly their profile's
 	// time, whatever the machine's load (RunSim).
-	Sim      bool
+	Sim bool
+	// Faults, with Sim, are injected into the simulated network, a node's
+	// life and a store (faults.go).
+	Faults   Faults
 	Log      *slog.Logger
 	Progress io.Writer // one line per event worth watching; nil: quiet
 }
@@ -135,6 +138,11 @@ type member struct {
 	// bootstrap is what it dials: its bootstrap peers, or for a delayed
 	// miner the delay proxies in front of them.
 	bootstrap []string
+	cfg       node.Config   // what it was started with, for a restart
+	spec      minerSpec     //
+	done      chan struct{} // closed when its node has stopped
+	down      bool          // stopped by a fault (r.mu)
+	err       error         // why its node stopped early, if it did (r.mu)
 }
 
 // run is the state of one testnet run.
@@ -186,6 +194,9 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 	if cfg.Validators < 1 || cfg.Miners < 1 || cfg.Epochs < 1 || cfg.EpochLength < time.Second || cfg.Scale <= 0 || cfg.RoundInterval < 0 {
 		return nil, errors.New("testnet: need at least 1 validator, 1 miner, 1 epoch, a 1s epoch length, a positive scale and round interval")
 	}
+	if cfg.Faults.any() && !cfg.Sim {
+		return nil, errors.New("testnet: faults are injected in virtual time only (Sim)")
+	}
 	if cfg.Log == nil {
 		cfg.Log = nopLogger()
 	}
@@ -197,6 +208,7 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 	}
 	if cfg.Sim {
 		r.sim = newSimNetwork()
+		r.sim.withFaults(cfg.Faults, r.start, cfg.Seed)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r.cancel = cancel
@@ -213,6 +225,13 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 	if cfg.Partition && r.lab != nil && len(r.cut) > 0 {
 		r.wg.Add(1)
 		go r.partition(ctx, first+1)
+	}
+	if c := cfg.Faults.Crash; c != nil {
+		r.wg.Add(1)
+		go r.crashRestart(ctx, *c)
+	}
+	if f := cfg.Faults; f.any() {
+		r.progress("faults: %v", f)
 	}
 	if !cfg.Procs && cfg.Epochs >= 3 {
 		// Two full epochs late, so one epoch remains to catch up in.
@@ -264,6 +283,9 @@ wait:
 func (r *run) expected() int {
 	nodes, validators := 0, 0
 	for _, m := range r.members {
+		if m.down {
+			continue // stopped by a fault: it records nothing
+		}
 		switch m.info.Role {
 		case "validator":
 			validators++
