@@ -15,13 +15,22 @@ import (
 // *testing.T; testing.Main, kept for programs that run tests without `go
 // test`, gives this binary one, so pog needs no Go toolchain to simulate.
 func RunSim(cfg Config, done func(*report.Summary, error) bool) {
-	cfg.Sim = true
+	RunSims([]Config{cfg}, func(_ Config, s *report.Summary, err error) bool { return done(s, err) })
+}
+
+// RunSims runs each network in turn, each in a bubble of its own (pog
+// testnet --explore), and exits the process: 0 if done passed every run.
+func RunSims(cfgs []Config, done func(Config, *report.Summary, error) bool) {
 	test := func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			if !done(Run(t.Context(), cfg)) {
-				t.Fail()
-			}
-		})
+		for _, cfg := range cfgs {
+			cfg.Sim = true
+			synctest.Test(t, func(t *testing.T) {
+				s, err := Run(t.Context(), cfg)
+				if !done(cfg, s, err) {
+					t.Fail()
+				}
+			})
+		}
 	}
 	os.Args = os.Args[:1] // testing would parse pog's flags as its own
 	testing.Main(func(string, string) (bool, error) { return true, nil },

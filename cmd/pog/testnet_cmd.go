@@ -62,8 +62,12 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	duty := fs.Float64("duty-cycle", 0, "validator.duty_cycle (0: 0.95 with --slot-schedule, else 0.1 per validator)")
 	sim := fs.Bool("sim", true, "run in virtual time on a simulated network (stores in memory): the machine's load changes only how long the run takes; false: real time on loopback (--procs and --netns always are)")
 	hostMax := fs.Duration("host-max-round", 0, "validator.host_max_round: how long a distant miner's host rounds may grow, with one host set per epoch (0: 1 ms, so they do not grow)")
+	explore := fs.Int("explore", 0, "run N seeds from --seed, each a small random network with random faults (partitions, packet loss, latency spikes, a crash and restart, a failing store) in virtual time, and check the invariants that hold under faults; reports in OUT/explore/SEED")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if *explore > 0 {
+		return runExplore(*explore, *seed, filepath.Join(*out, "explore"), stdout)
 	}
 	advs, err := testnet.ParseAdversaries(*adv)
 	if err != nil {
@@ -109,6 +113,40 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	s, err := testnet.Run(ctx, cfg)
 	return printTestnet(s, err, cfg, stdout, stderr)
+}
+
+// runExplore runs n seeds from first (pog testnet --explore), one line
+// each, and for each failure the command that reproduces it; the process
+// exits 1 if any seed failed.
+func runExplore(n int, first int64, out string, stdout io.Writer) int {
+	var cfgs []testnet.Config
+	for i := range int64(n) {
+		cfgs = append(cfgs, testnet.ExploreConfig(first+i, out))
+	}
+	var failed []int64
+	testnet.RunSims(cfgs, func(cfg testnet.Config, s *report.Summary, err error) bool {
+		bad := testnet.ExploreFailures(s, err)
+		verdict := "ok"
+		if len(bad) > 0 {
+			verdict = "FAILED"
+			failed = append(failed, cfg.Seed)
+		}
+		if s != nil {
+			verdict += fmt.Sprintf(" (%.0f s here)", s.WallSeconds)
+		}
+		fmt.Fprintf(stdout, "seed %d: %s: %s\n", cfg.Seed, verdict, testnet.ExploreLine(cfg))
+		for _, b := range bad {
+			fmt.Fprintf(stdout, "  %s\n", b)
+		}
+		if len(bad) > 0 {
+			fmt.Fprintf(stdout, "  reproduce: bin/pog testnet --explore 1 --seed %d\n", cfg.Seed)
+		}
+		if cfg.Seed == first+int64(n)-1 {
+			fmt.Fprintf(stdout, "explore: %d seeds from %d, %d failed %v\n", n, first, len(failed), failed)
+		}
+		return len(bad) == 0
+	})
+	return 1 // RunSims exits
 }
 
 // printTestnet prints a run's checks and verdict, and returns its exit code.
