@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/pog
 PKGS    := ./...
 
-.PHONY: all testnet bench test build lint fuzz bench-go bench-openblas bench-net proto clean ptx ptx-check build-cuda gpu-bundle
+.PHONY: all testnet explore bench test build lint fuzz bench-go bench-openblas bench-net proto clean ptx ptx-check build-cuda gpu-bundle
 
 all: build
 
@@ -12,6 +12,13 @@ all: build
 # report in testnet-out/.
 testnet: build
 	$(BIN) testnet --adversaries all
+
+# Fault exploration: 20 seeds of small random networks under random faults
+# (partitions, loss, latency spikes, a crash and restart, a failing store),
+# each judged on the invariants; SEED picks the first.
+SEED ?= 1
+explore: build
+	$(BIN) testnet --explore 20 --seed $(SEED)
 
 # One full local proof round on the CPU backend.
 bench: build
