@@ -3,6 +3,7 @@ package node
 import (
 	"crypto/rand"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -37,86 +38,91 @@ func badChallenge(t *testing.T, key crypto.PrivKey, miner peer.ID, epoch uint64)
 // no proof of malice), score the attacker below zero, and keep verifying an
 // honest miner.
 func TestHostileGossip(t *testing.T) {
-	tn := newTestNet(t)
-	cfg := testConfig()
-	scores := make(chan map[peer.ID]float64, 16)
-	key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
-	st, err := store.Open("db", store.Options{FS: memFS()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tn.closers = append(tn.closers, st.Close)
-	v, err := New(tn.ctx, Options{Config: cfg, Role: RoleValidator, Key: key, Logger: testLogger(t), Store: st,
-		OnRecord: func(r *store.RoundRecord) { tn.records <- r },
-		OnScores: func(s map[peer.ID]float64) {
-			select {
-			case scores <- s:
-			default:
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		scores := make(chan map[peer.ID]float64, 16)
+		key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
+		st, err := store.Open("db", store.Options{FS: memFS()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn.closers = append(tn.closers, st.Close)
+		o := Options{Config: cfg, Role: RoleValidator, Key: key, Logger: testLogger(t), Store: st,
+			OnRecord: func(r *store.RoundRecord) { tn.records <- r },
+			OnScores: func(s map[peer.ID]float64) {
+				select {
+				case scores <- s:
+				default:
+				}
+			}}
+		tn.onSim(&o)
+		v, err := New(tn.ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn.wg.Add(1)
+		go func() { defer tn.wg.Done(); v.Run(tn.ctx) }()
+
+		// The attacker is a plain libp2p+gossipsub peer that skips our rules.
+		akey, _, _ := crypto.GenerateEd25519Key(rand.Reader)
+		listen, transport := tn.simEndpoint()
+		ah, err := libp2p.New(append(transport, libp2p.Identity(akey), libp2p.ListenAddrStrings(listen))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ah.Close()
+		aps, err := pubsub.NewGossipSub(tn.ctx, ah, pubsub.WithMessageSignaturePolicy(pubsub.StrictSign))
+		if err != nil {
+			t.Fatal(err)
+		}
+		topics := map[string]*pubsub.Topic{}
+		for name := range topicType {
+			if topics[name], err = aps.Join(name); err != nil {
+				t.Fatal(err)
 			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tn.wg.Add(1)
-	go func() { defer tn.wg.Done(); v.Run(tn.ctx) }()
-
-	// The attacker is a plain libp2p+gossipsub peer that skips our rules.
-	akey, _, _ := crypto.GenerateEd25519Key(rand.Reader)
-	ah, err := libp2p.New(libp2p.Identity(akey), libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ah.Close()
-	aps, err := pubsub.NewGossipSub(tn.ctx, ah, pubsub.WithMessageSignaturePolicy(pubsub.StrictSign))
-	if err != nil {
-		t.Fatal(err)
-	}
-	topics := map[string]*pubsub.Topic{}
-	for name := range topicType {
-		if topics[name], err = aps.Join(name); err != nil {
+			if _, err := topics[name].Subscribe(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ah.Connect(tn.ctx, peer.AddrInfo{ID: v.ID(), Addrs: v.Host().Addrs()}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := topics[name].Subscribe(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := ah.Connect(tn.ctx, peer.AddrInfo{ID: v.ID(), Addrs: v.Host().Addrs()}); err != nil {
-		t.Fatal(err)
-	}
-	// Publish once the attacker is in the validator's mesh: time in mesh
-	// makes its score positive.
-	waitScore(t, scores, ah.ID(), func(s float64) bool { return s > 0 })
+		// Publish once the attacker is in the validator's mesh: time in mesh
+		// makes its score positive.
+		waitScore(t, scores, ah.ID(), func(s float64) bool { return s > 0 })
 
-	victim, _, _ := crypto.GenerateEd25519Key(rand.Reader)
-	forged := badChallenge(t, akey, v.ID(), v.view.epochAt(time.Now()))
-	var env pb.Envelope
-	proto.Unmarshal(forged, &env)
-	env.Signature[0] ^= 0xff
-	forgedRaw, _ := proto.Marshal(&env)
-	attacks := []struct {
-		topic string
-		data  []byte
-	}{
-		{protocol.TopicChallenge, []byte("garbage \x00\xff\xfe not protobuf")},
-		{protocol.TopicAnnounce, make([]byte, protocol.MaxGossipBytes+1024)},
-		{protocol.TopicChallenge, forgedRaw},
-		{protocol.TopicChallenge, badChallenge(t, victim, v.ID(), v.view.epochAt(time.Now()))}, // wrong author
-		{protocol.TopicChallenge, badChallenge(t, akey, v.ID(), 1)},                            // expired: Ignored
-	}
-	for _, a := range attacks {
-		if err := topics[a.topic].Publish(tn.ctx, a.data); err != nil {
-			t.Fatal(err)
+		victim, _, _ := crypto.GenerateEd25519Key(rand.Reader)
+		forged := badChallenge(t, akey, v.ID(), v.view.epochAt(time.Now()))
+		var env pb.Envelope
+		proto.Unmarshal(forged, &env)
+		env.Signature[0] ^= 0xff
+		forgedRaw, _ := proto.Marshal(&env)
+		attacks := []struct {
+			topic string
+			data  []byte
+		}{
+			{protocol.TopicChallenge, []byte("garbage \x00\xff\xfe not protobuf")},
+			{protocol.TopicAnnounce, make([]byte, protocol.MaxGossipBytes+1024)},
+			{protocol.TopicChallenge, forgedRaw},
+			{protocol.TopicChallenge, badChallenge(t, victim, v.ID(), v.view.epochAt(time.Now()))}, // wrong author
+			{protocol.TopicChallenge, badChallenge(t, akey, v.ID(), 1)},                            // expired: Ignored
 		}
-	}
-	waitScore(t, scores, ah.ID(), func(s float64) bool { return s < 0 })
-	if s := v.PeerScore(ah.ID()); s > GossipThreshold {
-		t.Errorf("attacker's score %v is above the gossip threshold %d after five invalid messages", s, GossipThreshold)
-	}
+		for _, a := range attacks {
+			if err := topics[a.topic].Publish(tn.ctx, a.data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitScore(t, scores, ah.ID(), func(s float64) bool { return s < 0 })
+		if s := v.PeerScore(ah.ID()); s > GossipThreshold {
+			t.Errorf("attacker's score %v is above the gossip threshold %d after five invalid messages", s, GossipThreshold)
+		}
 
-	// The validator still works: an honest miner gets verified.
-	m := tn.start(RoleMiner, cfg, cpu.Backend{})
-	tn.connect(m, v)
-	tn.waitVerified([]*Node{v}, []*Node{m}, 1, 60*time.Second)
+		// The validator still works: an honest miner gets verified.
+		m := tn.start(RoleMiner, cfg, cpu.Backend{})
+		tn.connect(m, v)
+		tn.waitVerified([]*Node{v}, []*Node{m}, 1, 60*time.Second)
+	})
 }
 
 // waitScore consumes score snapshots until p's score satisfies cond.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -103,52 +104,54 @@ func TestAuditIncrementalAndPruned(t *testing.T) {
 // still audits clean: the pruned epochs' records are checked without
 // evidence and the later ones recomputed from the stored checkpoint.
 func TestValidatorPrunesOldEvidence(t *testing.T) {
-	tn := newTestNet(t)
-	cfg := testConfig()
-	cfg.Network.EpochLength = Duration{2 * time.Second}
-	cfg.Network.FinalityEpochs, cfg.Node.RetainEvidence = 1, 0
-	type closed struct {
-		e uint64
-		v peer.ID
-	}
-	events := make(chan closed, 256)
-	v, st := tn.startWith(RoleValidator, cfg, cpu.Backend{}, func(o *Options) {
-		o.OnEpochRecord = func(e uint64, p peer.ID) { events <- closed{e, p} }
-	})
-	tn.connect(tn.start(RoleMiner, cfg, cpu.Backend{}), v)
-	var first uint64
-	deadline := time.After(60 * time.Second)
-	for first == 0 {
-		select {
-		case r := <-tn.records:
-			if r.Verdict == store.VerdictVerified {
-				first = r.Epoch
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.EpochLength = Duration{2 * time.Second}
+		cfg.Network.FinalityEpochs, cfg.Node.RetainEvidence = 1, 0
+		type closed struct {
+			e uint64
+			v peer.ID
+		}
+		events := make(chan closed, 256)
+		v, st := tn.startWith(RoleValidator, cfg, cpu.Backend{}, func(o *Options) {
+			o.OnEpochRecord = func(e uint64, p peer.ID) { events <- closed{e, p} }
+		})
+		tn.connect(tn.start(RoleMiner, cfg, cpu.Backend{}), v)
+		var first uint64
+		deadline := time.After(60 * time.Second)
+		for first == 0 {
+			select {
+			case r := <-tn.records:
+				if r.Verdict == store.VerdictVerified {
+					first = r.Epoch
+				}
+			case <-deadline:
+				t.Fatal("no verified round")
 			}
-		case <-deadline:
-			t.Fatal("no verified round")
 		}
-	}
-	// Epoch first's evidence goes at the boundary that starts first+2 (final
-	// at the end of first+1, kept 0 epochs more); wait one epoch past that.
-	for done := false; !done; {
-		select {
-		case ev := <-events:
-			done = ev.v == v.ID() && ev.e >= first+2
-		case <-deadline:
-			t.Fatal("the validator did not close enough epochs")
+		// Epoch first's evidence goes at the boundary that starts first+2 (final
+		// at the end of first+1, kept 0 epochs more); wait one epoch past that.
+		for done := false; !done; {
+			select {
+			case ev := <-events:
+				done = ev.v == v.ID() && ev.e >= first+2
+			case <-deadline:
+				t.Fatal("the validator did not close enough epochs")
+			}
 		}
-	}
-	tn.cancel()
-	tn.wg.Wait()
-	from, err := st.EvidenceFrom()
-	if err != nil || from <= first {
-		t.Fatalf("evidence kept from epoch %d (%v), want past %d", from, err, first)
-	}
-	for r, err := range st.Rounds(0, from-1) {
-		t.Fatalf("round of epoch %d survived pruning below %d (%v)", r.Epoch, from, err)
-	}
-	rep, err := Audit(st, AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{v.ID()}})
-	if err != nil || len(rep.Problems) > 0 || rep.Pruned == 0 || rep.Recomputed == 0 {
-		t.Fatalf("audit of the pruned home: %v %v (%d pruned, %d recomputed)", err, rep.Problems, rep.Pruned, rep.Recomputed)
-	}
+		tn.cancel()
+		tn.wg.Wait()
+		from, err := st.EvidenceFrom()
+		if err != nil || from <= first {
+			t.Fatalf("evidence kept from epoch %d (%v), want past %d", from, err, first)
+		}
+		for r, err := range st.Rounds(0, from-1) {
+			t.Fatalf("round of epoch %d survived pruning below %d (%v)", r.Epoch, from, err)
+		}
+		rep, err := Audit(st, AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{v.ID()}})
+		if err != nil || len(rep.Problems) > 0 || rep.Pruned == 0 || rep.Recomputed == 0 {
+			t.Fatalf("audit of the pruned home: %v %v (%d pruned, %d recomputed)", err, rep.Problems, rep.Pruned, rep.Recomputed)
+		}
+	})
 }

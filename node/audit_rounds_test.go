@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/pog-network/pog/kernels"
@@ -54,10 +55,11 @@ func (j lazyJob) TileCVs(context.Context) ([]commit.CV, error) {
 	return cvs, nil
 }
 
-// liveRounds runs a validator against an honest and a lazy miner until it
-// has stored a verified round and a failed one that kept a wrong tile.
+// liveRounds runs a validator against an honest and a lazy miner, on a
+// simulated network in the caller's bubble, until it has stored a verified
+// round and a failed one that kept a wrong tile.
 func liveRounds(t *testing.T) (verified, bad *store.RoundRecord) {
-	tn := newTestNet(t)
+	tn := newSimTestNet(t)
 	cfg := testConfig()
 	v := tn.start(RoleValidator, cfg, nil)
 	tn.connect(tn.start(RoleMiner, cfg, cpu.Backend{}), v)
@@ -127,7 +129,8 @@ func correctTile(t *testing.T, r *store.RoundRecord, pos int) *store.TileData {
 // whose evidence shows no failure, are each flagged. Facts the miner did
 // not sign (a missing commitment) are accepted as the validator states them.
 func TestAuditRoundEvidence(t *testing.T) {
-	verified, bad := liveRounds(t)
+	var verified, bad *store.RoundRecord
+	synctest.Test(t, func(t *testing.T) { verified, bad = liveRounds(t) })
 	for name, r := range map[string]*store.RoundRecord{"verified": verified, "failed with a wrong tile": bad} {
 		if _, err := auditRound(r, false); err != nil {
 			t.Fatalf("%s round fails its audit: %v", name, err)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -20,17 +21,14 @@ type epochEvent struct {
 	validator peer.ID
 }
 
-// runEpochs runs three validators and two miners with 2-second epochs until
-// every node holds every validator's record for two epochs in which all of
-// them had evidence, and returns the nodes' stores and that last epoch.
+// runEpochs runs three validators and two miners with 2-second epochs on a
+// simulated network, in the caller's synctest bubble, until every node holds
+// every validator's record for two epochs in which all of them had evidence,
+// and returns the nodes' stores and that last epoch.
 func runEpochs(t *testing.T) (*testNet, []*Node, []*store.Store, uint64) {
-	tn := newTestNet(t)
+	tn := newSimTestNet(t)
 	cfg := testConfig()
-	// 3-second epochs: under -race on a loaded machine 2-second ones
-	// often passed with a validator that verified no round in them (no
-	// first root in time, tile requests past their deadline).
-	cfg.Network.EpochLength = Duration{3 * time.Second}
-	cfg.Network.FinalityEpochs = 4 // records of a slow (-race) run still count
+	cfg.Network.EpochLength = Duration{2 * time.Second}
 	events := make(chan epochEvent, 1024)
 	var nodes []*Node
 	var stores []*store.Store
@@ -87,137 +85,141 @@ func runEpochs(t *testing.T) (*testNet, []*Node, []*store.Store, uint64) {
 // Every node, validator or miner, computes the same consensus from the
 // records it holds, and each validator's records audit clean.
 func TestConsensusIdenticalOnEveryNode(t *testing.T) {
-	_, nodes, stores, e := runEpochs(t)
-	var want [32]byte
-	for i, st := range stores {
-		res, err := Consensus(st, e, nil, consensus.DefaultParams())
-		if err != nil {
-			t.Fatalf("node %d: %v", i, err)
-		}
-		if len(res.Validators) != 3 {
-			t.Fatalf("node %d: consensus over %d validators", i, len(res.Validators))
-		}
-		if i == 0 {
-			want = res.Hash()
-			var total float64
-			for _, x := range res.Incentive {
-				total += x
+	synctest.Test(t, func(t *testing.T) {
+		_, nodes, stores, e := runEpochs(t)
+		var want [32]byte
+		for i, st := range stores {
+			res, err := Consensus(st, e, nil, consensus.DefaultParams())
+			if err != nil {
+				t.Fatalf("node %d: %v", i, err)
 			}
-			if total < 0.999 {
-				t.Fatalf("incentives sum to %v: no miner was scored", total)
+			if len(res.Validators) != 3 {
+				t.Fatalf("node %d: consensus over %d validators", i, len(res.Validators))
 			}
-		} else if res.Hash() != want {
-			t.Fatalf("node %d (%s) computed another consensus for epoch %d", i, nodes[i].role, e)
+			if i == 0 {
+				want = res.Hash()
+				var total float64
+				for _, x := range res.Incentive {
+					total += x
+				}
+				if total < 0.999 {
+					t.Fatalf("incentives sum to %v: no miner was scored", total)
+				}
+			} else if res.Hash() != want {
+				t.Fatalf("node %d (%s) computed another consensus for epoch %d", i, nodes[i].role, e)
+			}
 		}
-	}
-	for i := 0; i < 3; i++ {
-		rep, err := Audit(stores[i], AuditOptions{Epoch: &e, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
-		if err != nil || len(rep.Problems) > 0 {
-			t.Fatalf("validator %d audit: %v %v", i, err, rep.Problems)
+		for i := 0; i < 3; i++ {
+			rep, err := Audit(stores[i], AuditOptions{Epoch: &e, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
+			if err != nil || len(rep.Problems) > 0 {
+				t.Fatalf("validator %d audit: %v %v", i, err, rep.Problems)
+			}
+			if rep.Recomputed == 0 || rep.ProofsVerified == 0 {
+				t.Fatalf("validator %d audit checked nothing: %+v", i, rep)
+			}
 		}
-		if rep.Recomputed == 0 || rep.ProofsVerified == 0 {
-			t.Fatalf("validator %d audit checked nothing: %+v", i, rep)
-		}
-	}
+	})
 }
 
 // TestAuditDetectsTampering flips a byte of a stored value, deletes a round
 // record, deletes an epoch record and swaps two records; each is caught.
 func TestAuditDetectsTampering(t *testing.T) {
-	tn, _, stores, e := runEpochs(t)
-	tn.cancel()
-	tn.wg.Wait()
-	st := stores[0]
-	audit := func() []string {
-		rep, err := Audit(st, AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep.Problems
-	}
-	if p := audit(); len(p) > 0 {
-		t.Fatalf("untampered store fails its audit: %v", p)
-	}
-	var rounds [][]byte
-	var vals [][]byte
-	err := st.Tamper(func(db *pebble.DB) error {
-		it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte("r"), UpperBound: []byte("s")})
-		if err != nil {
-			return err
-		}
-		defer it.Close()
-		for it.First(); it.Valid(); it.Next() {
-			rounds = append(rounds, append([]byte(nil), it.Key()...))
-			vals = append(vals, append([]byte(nil), it.Value()...))
-		}
-		return nil
-	})
-	if err != nil || len(rounds) < 2 {
-		t.Fatalf("reading round keys: %v (%d)", err, len(rounds))
-	}
-	// Rounds of epochs after e are not yet committed to by any record: pick
-	// a round of epoch e, whose record exists, to delete.
-	del := 0
-	for i, k := range rounds {
-		if binary.BigEndian.Uint64(k[1:9]) == e {
-			del = i
-		}
-	}
-	epochKey := store.EpochRecordKey(e-1, []byte(peerOf(t, st, e-1)))
-	tests := []struct {
-		name   string
-		tamper func(db *pebble.DB) error
-		undo   func(db *pebble.DB) error
-	}{
-		{"flip a byte of a round record", func(db *pebble.DB) error {
-			v := append([]byte(nil), vals[0]...)
-			v[len(v)/2] ^= 0x01
-			return db.Set(rounds[0], v, pebble.Sync)
-		}, func(db *pebble.DB) error { return db.Set(rounds[0], vals[0], pebble.Sync) }},
-		{"delete a round record", func(db *pebble.DB) error { return db.Delete(rounds[del], pebble.Sync) },
-			func(db *pebble.DB) error { return db.Set(rounds[del], vals[del], pebble.Sync) }},
-		{"swap two round records", func(db *pebble.DB) error {
-			if err := db.Set(rounds[0], vals[1], pebble.Sync); err != nil {
-				return err
+	synctest.Test(t, func(t *testing.T) {
+		tn, _, stores, e := runEpochs(t)
+		tn.cancel()
+		tn.wg.Wait()
+		st := stores[0]
+		audit := func() []string {
+			rep, err := Audit(st, AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
+			if err != nil {
+				t.Fatal(err)
 			}
-			return db.Set(rounds[1], vals[0], pebble.Sync)
-		}, func(db *pebble.DB) error {
-			if err := db.Set(rounds[0], vals[0], pebble.Sync); err != nil {
-				return err
-			}
-			return db.Set(rounds[1], vals[1], pebble.Sync)
-		}},
-	}
-	var saved []byte
-	tests = append(tests, struct {
-		name   string
-		tamper func(db *pebble.DB) error
-		undo   func(db *pebble.DB) error
-	}{"delete an epoch record", func(db *pebble.DB) error {
-		v, closer, err := db.Get(epochKey)
-		if err != nil {
-			return err
-		}
-		saved = append([]byte(nil), v...)
-		closer.Close()
-		return db.Delete(epochKey, pebble.Sync)
-	}, func(db *pebble.DB) error { return db.Set(epochKey, saved, pebble.Sync) }})
-	for _, tt := range tests {
-		if err := st.Tamper(tt.tamper); err != nil {
-			t.Fatalf("%s: %v", tt.name, err)
-		}
-		if p := audit(); len(p) == 0 {
-			t.Errorf("%s: not detected", tt.name)
-		} else {
-			t.Logf("%s: %s", tt.name, p[0])
-		}
-		if err := st.Tamper(tt.undo); err != nil {
-			t.Fatal(err)
+			return rep.Problems
 		}
 		if p := audit(); len(p) > 0 {
-			t.Fatalf("after undoing %s: %v", tt.name, p)
+			t.Fatalf("untampered store fails its audit: %v", p)
 		}
-	}
+		var rounds [][]byte
+		var vals [][]byte
+		err := st.Tamper(func(db *pebble.DB) error {
+			it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte("r"), UpperBound: []byte("s")})
+			if err != nil {
+				return err
+			}
+			defer it.Close()
+			for it.First(); it.Valid(); it.Next() {
+				rounds = append(rounds, append([]byte(nil), it.Key()...))
+				vals = append(vals, append([]byte(nil), it.Value()...))
+			}
+			return nil
+		})
+		if err != nil || len(rounds) < 2 {
+			t.Fatalf("reading round keys: %v (%d)", err, len(rounds))
+		}
+		// Rounds of epochs after e are not yet committed to by any record: pick
+		// a round of epoch e, whose record exists, to delete.
+		del := 0
+		for i, k := range rounds {
+			if binary.BigEndian.Uint64(k[1:9]) == e {
+				del = i
+			}
+		}
+		epochKey := store.EpochRecordKey(e-1, []byte(peerOf(t, st, e-1)))
+		tests := []struct {
+			name   string
+			tamper func(db *pebble.DB) error
+			undo   func(db *pebble.DB) error
+		}{
+			{"flip a byte of a round record", func(db *pebble.DB) error {
+				v := append([]byte(nil), vals[0]...)
+				v[len(v)/2] ^= 0x01
+				return db.Set(rounds[0], v, pebble.Sync)
+			}, func(db *pebble.DB) error { return db.Set(rounds[0], vals[0], pebble.Sync) }},
+			{"delete a round record", func(db *pebble.DB) error { return db.Delete(rounds[del], pebble.Sync) },
+				func(db *pebble.DB) error { return db.Set(rounds[del], vals[del], pebble.Sync) }},
+			{"swap two round records", func(db *pebble.DB) error {
+				if err := db.Set(rounds[0], vals[1], pebble.Sync); err != nil {
+					return err
+				}
+				return db.Set(rounds[1], vals[0], pebble.Sync)
+			}, func(db *pebble.DB) error {
+				if err := db.Set(rounds[0], vals[0], pebble.Sync); err != nil {
+					return err
+				}
+				return db.Set(rounds[1], vals[1], pebble.Sync)
+			}},
+		}
+		var saved []byte
+		tests = append(tests, struct {
+			name   string
+			tamper func(db *pebble.DB) error
+			undo   func(db *pebble.DB) error
+		}{"delete an epoch record", func(db *pebble.DB) error {
+			v, closer, err := db.Get(epochKey)
+			if err != nil {
+				return err
+			}
+			saved = append([]byte(nil), v...)
+			closer.Close()
+			return db.Delete(epochKey, pebble.Sync)
+		}, func(db *pebble.DB) error { return db.Set(epochKey, saved, pebble.Sync) }})
+		for _, tt := range tests {
+			if err := st.Tamper(tt.tamper); err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			if p := audit(); len(p) == 0 {
+				t.Errorf("%s: not detected", tt.name)
+			} else {
+				t.Logf("%s: %s", tt.name, p[0])
+			}
+			if err := st.Tamper(tt.undo); err != nil {
+				t.Fatal(err)
+			}
+			if p := audit(); len(p) > 0 {
+				t.Fatalf("after undoing %s: %v", tt.name, p)
+			}
+		}
+	})
 }
 
 // peerOf returns the validator whose round evidence is in st.

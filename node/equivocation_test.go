@@ -3,6 +3,7 @@ package node
 import (
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
@@ -20,115 +21,115 @@ import (
 // every node, by gossip, and its stake counts for nothing there: every node
 // computes the same consensus without it, and audits pass.
 func TestEquivocatorProvenOnEveryNode(t *testing.T) {
-	tn := newTestNet(t)
-	cfg := testConfig()
-	cfg.Network.EpochLength = Duration{3 * time.Second}
-	// No epoch becomes final within the test (finality_test.go covers
-	// that): under -race on a loaded machine a round, and so an epoch's
-	// close, can outlast many 3-second epochs, and a late record must
-	// still count here.
-	cfg.Network.FinalityEpochs = 1000
-	type event struct {
-		node  int
-		epoch uint64
-		v     peer.ID
-		proof bool
-	}
-	events := make(chan event, 4096)
-	var nodes []*Node
-	var stores []*store.Store
-	start := func(role Role, equivocate bool) {
-		i := len(nodes)
-		n, st := tn.startWith(role, cfg, cpu.Backend{}, func(o *Options) {
-			o.OnEpochRecord = func(e uint64, v peer.ID) { events <- event{i, e, v, false} }
-			o.OnEquivocation = func(e uint64, v peer.ID) { events <- event{i, e, v, true} }
-			if equivocate {
-				o.EquivocateEpochRecord = func(r *pb.EpochRecord) {
-					// The same miners with their weights reversed, and
-					// another rounds root, so the records always differ.
-					for j, k := 0, len(r.Weights)-1; j < k; j, k = j+1, k-1 {
-						r.Weights[j].Weight, r.Weights[k].Weight = r.Weights[k].Weight, r.Weights[j].Weight
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.EpochLength = Duration{2 * time.Second}
+		// No epoch becomes final within the test: finality_test.go covers
+		// that.
+		cfg.Network.FinalityEpochs = 1000
+		type event struct {
+			node  int
+			epoch uint64
+			v     peer.ID
+			proof bool
+		}
+		events := make(chan event, 4096)
+		var nodes []*Node
+		var stores []*store.Store
+		start := func(role Role, equivocate bool) {
+			i := len(nodes)
+			n, st := tn.startWith(role, cfg, cpu.Backend{}, func(o *Options) {
+				o.OnEpochRecord = func(e uint64, v peer.ID) { events <- event{i, e, v, false} }
+				o.OnEquivocation = func(e uint64, v peer.ID) { events <- event{i, e, v, true} }
+				if equivocate {
+					o.EquivocateEpochRecord = func(r *pb.EpochRecord) {
+						// The same miners with their weights reversed, and
+						// another rounds root, so the records always differ.
+						for j, k := 0, len(r.Weights)-1; j < k; j, k = j+1, k-1 {
+							r.Weights[j].Weight, r.Weights[k].Weight = r.Weights[k].Weight, r.Weights[j].Weight
+						}
+						r.RoundsRoot = append([]byte{r.RoundsRoot[0] ^ 1}, r.RoundsRoot[1:]...)
 					}
-					r.RoundsRoot = append([]byte{r.RoundsRoot[0] ^ 1}, r.RoundsRoot[1:]...)
+				}
+			})
+			nodes, stores = append(nodes, n), append(stores, st)
+		}
+		for i := 0; i < 3; i++ {
+			start(RoleValidator, i == 2)
+		}
+		for i := 0; i < 2; i++ {
+			start(RoleMiner, false)
+		}
+		for i := 1; i < len(nodes); i++ {
+			for j := 0; j < i && j < 3; j++ {
+				tn.connect(nodes[i], nodes[j])
+			}
+		}
+		eq := nodes[2].ID()
+		// Epoch e is done when every node holds the honest validators' records
+		// and a proof against the equivocator, for e and e−1.
+		type key struct {
+			node  int
+			v     peer.ID
+			proof bool
+		}
+		have := map[uint64]map[key]bool{}
+		done := func(e uint64) bool {
+			for i := range nodes {
+				for _, k := range []key{{i, nodes[0].ID(), false}, {i, nodes[1].ID(), false}, {i, eq, true}} {
+					if !have[e][k] {
+						return false
+					}
 				}
 			}
-		})
-		nodes, stores = append(nodes, n), append(stores, st)
-	}
-	for i := 0; i < 3; i++ {
-		start(RoleValidator, i == 2)
-	}
-	for i := 0; i < 2; i++ {
-		start(RoleMiner, false)
-	}
-	for i := 1; i < len(nodes); i++ {
-		for j := 0; j < i && j < 3; j++ {
-			tn.connect(nodes[i], nodes[j])
+			return true
 		}
-	}
-	eq := nodes[2].ID()
-	// Epoch e is done when every node holds the honest validators' records
-	// and a proof against the equivocator, for e and e−1.
-	type key struct {
-		node  int
-		v     peer.ID
-		proof bool
-	}
-	have := map[uint64]map[key]bool{}
-	done := func(e uint64) bool {
-		for i := range nodes {
-			for _, k := range []key{{i, nodes[0].ID(), false}, {i, nodes[1].ID(), false}, {i, eq, true}} {
-				if !have[e][k] {
-					return false
+		first := nodes[0].view.epochAt(time.Now()) + 1
+		deadline := time.After(90 * time.Second)
+		var e uint64
+		for e == 0 {
+			select {
+			case ev := <-events:
+				if ev.proof && ev.v != eq {
+					t.Fatalf("node %d proved an honest validator equivocated", ev.node)
 				}
+				if have[ev.epoch] == nil {
+					have[ev.epoch] = map[key]bool{}
+				}
+				have[ev.epoch][key{ev.node, ev.v, ev.proof}] = true
+				if ev.epoch >= first+1 && done(ev.epoch) && done(ev.epoch-1) {
+					e = ev.epoch
+				}
+			case <-deadline:
+				t.Fatalf("equivocation proofs did not reach every node in time: %d epochs seen", len(have))
 			}
 		}
-		return true
-	}
-	first := nodes[0].view.epochAt(time.Now()) + 1
-	deadline := time.After(90 * time.Second)
-	var e uint64
-	for e == 0 {
-		select {
-		case ev := <-events:
-			if ev.proof && ev.v != eq {
-				t.Fatalf("node %d proved an honest validator equivocated", ev.node)
+		tn.cancel()
+		tn.wg.Wait()
+		var want [32]byte
+		for i, st := range stores {
+			res, err := Consensus(st, e, nil, consensus.DefaultParams())
+			if err != nil {
+				t.Fatalf("node %d: %v", i, err)
 			}
-			if have[ev.epoch] == nil {
-				have[ev.epoch] = map[key]bool{}
+			j := slices.Index(res.Validators, eq.String())
+			if j < 0 || res.Active[j] || res.Stake[j] != 0 {
+				t.Fatalf("node %d: the equivocator counts (active %v, stake %v)", i, res.Active, res.Stake)
 			}
-			have[ev.epoch][key{ev.node, ev.v, ev.proof}] = true
-			if ev.epoch >= first+1 && done(ev.epoch) && done(ev.epoch-1) {
-				e = ev.epoch
+			if i == 0 {
+				want = res.Hash()
+			} else if res.Hash() != want {
+				t.Fatalf("node %d computed another consensus for epoch %d", i, e)
 			}
-		case <-deadline:
-			t.Fatalf("equivocation proofs did not reach every node in time: %d epochs seen", len(have))
 		}
-	}
-	tn.cancel()
-	tn.wg.Wait()
-	var want [32]byte
-	for i, st := range stores {
-		res, err := Consensus(st, e, nil, consensus.DefaultParams())
-		if err != nil {
-			t.Fatalf("node %d: %v", i, err)
+		for i := 0; i < 2; i++ {
+			rep, err := Audit(stores[i], AuditOptions{Epoch: &e, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{nodes[i].ID()}})
+			if err != nil || len(rep.Problems) > 0 || rep.Equivocations == 0 {
+				t.Fatalf("validator %d audit: %v %v (%d proofs)", i, err, rep.Problems, rep.Equivocations)
+			}
 		}
-		j := slices.Index(res.Validators, eq.String())
-		if j < 0 || res.Active[j] || res.Stake[j] != 0 {
-			t.Fatalf("node %d: the equivocator counts (active %v, stake %v)", i, res.Active, res.Stake)
-		}
-		if i == 0 {
-			want = res.Hash()
-		} else if res.Hash() != want {
-			t.Fatalf("node %d computed another consensus for epoch %d", i, e)
-		}
-	}
-	for i := 0; i < 2; i++ {
-		rep, err := Audit(stores[i], AuditOptions{Epoch: &e, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{nodes[i].ID()}})
-		if err != nil || len(rep.Problems) > 0 || rep.Equivocations == 0 {
-			t.Fatalf("validator %d audit: %v %v (%d proofs)", i, err, rep.Problems, rep.Equivocations)
-		}
-	}
+	})
 }
 
 func mustProof(t *testing.T, a, b []byte) *pb.EquivocationProof {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -554,95 +555,99 @@ func TestFinalSetWithOutsider(t *testing.T) {
 // round is abandoned at the cutoff, unrecorded, and the record is stored
 // before the epoch is final, so it counts on every node.
 func TestStalledRoundDoesNotDelayEpochRecord(t *testing.T) {
-	tn := newTestNet(t)
-	cfg := testConfig()
-	cfg.Network.EpochLength = Duration{2 * time.Second}
-	cfg.Validator.Deadline = Duration{time.Minute} // the stall would hold the epoch open far past finality
-	type stored struct {
-		epoch uint64
-		at    time.Time
-	}
-	own := make(chan stored, 64)
-	key, id := testKey(t)
-	v, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
-		o.Key = key
-		o.OnEpochRecord = func(e uint64, by peer.ID) {
-			if by == id {
-				own <- stored{e, time.Now()}
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.EpochLength = Duration{2 * time.Second}
+		cfg.Validator.Deadline = Duration{time.Minute} // the stall would hold the epoch open far past finality
+		type stored struct {
+			epoch uint64
+			at    time.Time
+		}
+		own := make(chan stored, 64)
+		key, id := testKey(t)
+		v, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
+			o.Key = key
+			o.OnEpochRecord = func(e uint64, by peer.ID) {
+				if by == id {
+					own <- stored{e, time.Now()}
+				}
+			}
+		})
+		started := make(chan struct{}, 1)
+		m := tn.start(RoleMiner, cfg, stallingBackend{started: started})
+		tn.connect(m, v)
+		select {
+		case <-started:
+		case <-time.After(60 * time.Second):
+			t.Fatal("miner never received a challenge")
+		}
+		stalled := v.view.epochAt(time.Now())
+		deadline := time.After(60 * time.Second)
+		for seen := 0; seen < 2; {
+			select {
+			case r := <-own:
+				if r.epoch < stalled {
+					continue
+				}
+				if at := finalAt(r.epoch, cfg.Network.FinalityEpochs, cfg.Network.EpochLength.Duration); !r.at.Before(at) {
+					t.Fatalf("record for epoch %d stored %v after the epoch was final", r.epoch, r.at.Sub(at))
+				}
+				seen++
+			case r := <-tn.records:
+				t.Fatalf("stalled round stored as evidence: %v %q", r.Verdict, r.Reason)
+			case <-deadline:
+				t.Fatal("no epoch record while a round stalled")
 			}
 		}
 	})
-	started := make(chan struct{}, 1)
-	m := tn.start(RoleMiner, cfg, stallingBackend{started: started})
-	tn.connect(m, v)
-	select {
-	case <-started:
-	case <-time.After(60 * time.Second):
-		t.Fatal("miner never received a challenge")
-	}
-	stalled := v.view.epochAt(time.Now())
-	deadline := time.After(60 * time.Second)
-	for seen := 0; seen < 2; {
-		select {
-		case r := <-own:
-			if r.epoch < stalled {
-				continue
-			}
-			if at := finalAt(r.epoch, cfg.Network.FinalityEpochs, cfg.Network.EpochLength.Duration); !r.at.Before(at) {
-				t.Fatalf("record for epoch %d stored %v after the epoch was final", r.epoch, r.at.Sub(at))
-			}
-			seen++
-		case r := <-tn.records:
-			t.Fatalf("stalled round stored as evidence: %v %q", r.Verdict, r.Reason)
-		case <-deadline:
-			t.Fatal("no epoch record while a round stalled")
-		}
-	}
 }
 
 // A validator whose epoch close overruns the next epoch still closes that
 // epoch: every epoch gets a record and a checkpoint, which pruning and
 // audit rely on.
 func TestSlowEpochCloseSkipsNoEpoch(t *testing.T) {
-	tn := newTestNet(t)
-	cfg := testConfig()
-	cfg.Network.EpochLength = Duration{time.Second}
-	length := cfg.Network.EpochLength.Duration
-	own := make(chan uint64, 64)
-	key, id := testKey(t)
-	var slowed bool
-	_, st := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
-		o.Key = key
-		o.AlterEpochRecord = func(r *pb.EpochRecord) {
-			if !slowed { // the first close ends after the next epoch has
-				slowed = true
-				time.Sleep(time.Until(time.Unix(0, int64(r.Epoch+2)*int64(length)).Add(length / 4)))
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.EpochLength = Duration{time.Second}
+		length := cfg.Network.EpochLength.Duration
+		own := make(chan uint64, 64)
+		key, id := testKey(t)
+		var slowed bool
+		_, st := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
+			o.Key = key
+			o.AlterEpochRecord = func(r *pb.EpochRecord) {
+				if !slowed { // the first close ends after the next epoch has
+					slowed = true
+					time.Sleep(time.Until(time.Unix(0, int64(r.Epoch+2)*int64(length)).Add(length / 4)))
+				}
+			}
+			o.OnEpochRecord = func(e uint64, by peer.ID) {
+				if by == id {
+					own <- e
+				}
+			}
+		})
+		var got []uint64
+		deadline := time.After(30 * time.Second)
+		for len(got) < 4 {
+			select {
+			case e := <-own:
+				got = append(got, e)
+			case <-deadline:
+				t.Fatalf("records for epochs %v only", got)
 			}
 		}
-		o.OnEpochRecord = func(e uint64, by peer.ID) {
-			if by == id {
-				own <- e
+		for i := 1; i < len(got); i++ {
+			if got[i] != got[i-1]+1 {
+				t.Fatalf("record epochs %v: an epoch was skipped", got)
+			}
+		}
+		for _, e := range got {
+			if cp, found, err := st.LatestCheckpoint([]byte(id), e+1); err != nil || !found || cp.Epoch != e {
+				t.Fatalf("no checkpoint at epoch %d: %v", e, err)
 			}
 		}
 	})
-	var got []uint64
-	deadline := time.After(30 * time.Second)
-	for len(got) < 4 {
-		select {
-		case e := <-own:
-			got = append(got, e)
-		case <-deadline:
-			t.Fatalf("records for epochs %v only", got)
-		}
-	}
-	for i := 1; i < len(got); i++ {
-		if got[i] != got[i-1]+1 {
-			t.Fatalf("record epochs %v: an epoch was skipped", got)
-		}
-	}
-	for _, e := range got {
-		if cp, found, err := st.LatestCheckpoint([]byte(id), e+1); err != nil || !found || cp.Epoch != e {
-			t.Fatalf("no checkpoint at epoch %d: %v", e, err)
-		}
-	}
 }

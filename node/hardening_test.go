@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -82,43 +83,47 @@ func TestDuplicateListenPort(t *testing.T) {
 // write errors from some point on): Run returns the store's error instead
 // of running on without evidence.
 func TestStoreFailureStopsNode(t *testing.T) {
-	var broken atomic.Bool
-	fs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op) error {
-		if broken.Load() && op.Kind.ReadOrWrite() == errorfs.OpIsWrite {
-			return errorfs.ErrInjected
+	synctest.Test(t, func(t *testing.T) {
+		var broken atomic.Bool
+		fs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op) error {
+			if broken.Load() && op.Kind.ReadOrWrite() == errorfs.OpIsWrite {
+				return errorfs.ErrInjected
+			}
+			return nil
+		}))
+		st, err := store.Open("db", store.Options{FS: fs})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	}))
-	st, err := store.Open("db", store.Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	tn := newTestNet(t)
-	cfg := testConfig()
-	key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
-	recorded := make(chan struct{}, 100)
-	v, err := New(tn.ctx, Options{Config: cfg, Role: RoleValidator, Key: key, Logger: testLogger(t), Store: st,
-		OnRecord: func(*store.RoundRecord) { recorded <- struct{}{} }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ran := make(chan error, 1)
-	go func() { ran <- v.Run(tn.ctx) }()
-	m := tn.start(RoleMiner, cfg, cpu.Backend{})
-	tn.connect(m, v)
-	select {
-	case <-recorded:
-	case <-time.After(90 * time.Second):
-		t.Fatal("no round recorded")
-	}
-	broken.Store(true)
-	select {
-	case err := <-ran:
-		if !errors.Is(err, errorfs.ErrInjected) {
-			t.Fatalf("Run: %v, want the store's I/O error", err)
+		defer st.Close()
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
+		recorded := make(chan struct{}, 100)
+		o := Options{Config: cfg, Role: RoleValidator, Key: key, Logger: testLogger(t), Store: st,
+			OnRecord: func(*store.RoundRecord) { recorded <- struct{}{} }}
+		tn.onSim(&o)
+		v, err := New(tn.ctx, o)
+		if err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(90 * time.Second):
-		t.Fatal("the validator kept running on a failed store")
-	}
+		ran := make(chan error, 1)
+		go func() { ran <- v.Run(tn.ctx) }()
+		m := tn.start(RoleMiner, cfg, cpu.Backend{})
+		tn.connect(m, v)
+		select {
+		case <-recorded:
+		case <-time.After(90 * time.Second):
+			t.Fatal("no round recorded")
+		}
+		broken.Store(true)
+		select {
+		case err := <-ran:
+			if !errors.Is(err, errorfs.ErrInjected) {
+				t.Fatalf("Run: %v, want the store's I/O error", err)
+			}
+		case <-time.After(90 * time.Second):
+			t.Fatal("the validator kept running on a failed store")
+		}
+	})
 }

@@ -3,8 +3,10 @@ package node
 import (
 	"bytes"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/store"
@@ -97,40 +99,46 @@ func TestRAMBeacon(t *testing.T) {
 // validator and the miner derive the same beacon seed, and a RAM round on
 // it verifies.
 func TestRAMRoundOnBeaconSeed(t *testing.T) {
-	v, m := hostPairWith(t, func(c *Config) {
-		c.Network.EpochLength = Duration{time.Second}
-		c.Network.RAMPeriodEpochs, c.Network.FinalityEpochs = 2, 1
-		c.Validator.HostRAMSteps = 1 << 12
-		c.Miner.RAMBytes = 64 * ramItems
-	}, nil)
-	var e uint64
-	var seed memwalk.Epoch
-	tick := time.NewTicker(100 * time.Millisecond) // epochs pass on the wall clock
-	defer tick.Stop()
-	for deadline := time.Now().Add(30 * time.Second); ; <-tick.C {
-		e = v.view.epochAt(time.Now())
-		var err error
-		if seed, err = v.ramEpoch(e); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Validator.RoundOffset = Duration{time.Hour} // runHost is called directly
+		cfg.Network.EpochLength = Duration{time.Second}
+		cfg.Network.RAMPeriodEpochs, cfg.Network.FinalityEpochs = 2, 1
+		cfg.Validator.HostRAMSteps = 1 << 12
+		cfg.Miner.RAMBytes = 64 * ramItems
+		v := tn.start(RoleValidator, cfg, nil)
+		m := tn.start(RoleMiner, cfg, cpu.Backend{})
+		tn.connect(m, v)
+		var e uint64
+		var seed memwalk.Epoch
+		// Look every 100 ms of the bubble's clock: which period first has a
+		// beacon depends on the epochs the validator recorded.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			e = v.view.epochAt(time.Now())
+			var err error
+			if seed, err = v.ramEpoch(e); err != nil {
+				t.Fatal(err)
+			}
+			if seed != periodEpoch(v.cfg.Network, e/2, nil) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no beacon seed within 30 s")
+			}
 		}
-		if seed != periodEpoch(v.cfg.Network, e/2, nil) {
-			break
+		if mine, err := m.ramEpoch(e); err != nil || mine != seed {
+			t.Fatalf("the miner's RAM epoch of epoch %d differs from the validator's (%v)", e, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no beacon seed within 30 s")
+		res, rec := playRAM(t, v, m, ramItems, e)
+		if !res.out.Verified {
+			t.Fatalf("RAM round on the beacon seed: %q", res.out.Reason)
 		}
-	}
-	if mine, err := m.ramEpoch(e); err != nil || mine != seed {
-		t.Fatalf("the miner's RAM epoch of epoch %d differs from the validator's (%v)", e, err)
-	}
-	res, rec := playRAM(t, v, m, ramItems, e)
-	if !res.out.Verified {
-		t.Fatalf("RAM round on the beacon seed: %q", res.out.Reason)
-	}
-	if got := res.plan.ch.Proof.(ramProof).Epoch; got != seed {
-		t.Fatal("the round's RAM epoch is not the beacon seed")
-	}
-	if err := auditHostRecord(rec); err != nil {
-		t.Fatalf("its record: %v", err)
-	}
+		if got := res.plan.ch.Proof.(ramProof).Epoch; got != seed {
+			t.Fatal("the round's RAM epoch is not the beacon seed")
+		}
+		if err := auditHostRecord(rec); err != nil {
+			t.Fatalf("its record: %v", err)
+		}
+	})
 }

@@ -8,11 +8,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/event"
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/marcopolo/simnet"
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/proof"
@@ -52,12 +56,15 @@ type testNet struct {
 	cancel  context.CancelFunc
 	records chan *store.RoundRecord
 	wg      sync.WaitGroup
-	closers []func() error // stores, closed after every node has stopped
+	closers []func() error   // stores, closed after every node has stopped
+	stops   map[*Node]func() // each node's stop: cancels its Run, waits for it to return
+	sim     *simnet.Simnet   // nil: nodes listen on loopback (newSimTestNet)
+	hosts   int              // nodes given a simulated address so far
 }
 
 func newTestNet(t *testing.T) *testNet {
-	ctx, cancel := context.WithCancel(context.Background())
-	tn := &testNet{t: t, ctx: ctx, cancel: cancel, records: make(chan *store.RoundRecord, 1000)}
+	ctx, cancel := context.WithCancel(t.Context())
+	tn := &testNet{t: t, ctx: ctx, cancel: cancel, records: make(chan *store.RoundRecord, 1000), stops: map[*Node]func(){}}
 	t.Cleanup(func() {
 		tn.cancel()
 		tn.wg.Wait()
@@ -89,6 +96,7 @@ func (tn *testNet) startWith(role Role, cfg Config, be kernels.Backend, adjust f
 	}
 	tn.closers = append(tn.closers, st.Close)
 	o := Options{Config: cfg, Role: role, Key: key, Logger: testLogger(tn.t), Backend: be, Store: st}
+	tn.onSim(&o)
 	if role == RoleValidator {
 		o.OnRecord = func(r *store.RoundRecord) {
 			select {
@@ -104,18 +112,50 @@ func (tn *testNet) startWith(role Role, cfg Config, be kernels.Backend, adjust f
 	if err != nil {
 		tn.t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(tn.ctx)
+	ran := make(chan struct{})
+	tn.stops[n] = func() { cancel(); <-ran }
 	tn.wg.Add(1)
 	go func() {
 		defer tn.wg.Done()
-		n.Run(tn.ctx)
+		defer close(ran)
+		n.Run(ctx)
 	}()
 	return n, st
+}
+
+// stop ends n's Run, which closes n, and waits until it has returned. In a
+// bubble, calling n.Close alongside Run's own Close would stall the clock:
+// the second caller waits on a mutex (sync.Once), which is not durably
+// blocking, while the first waits for goroutines that need time to pass.
+func (tn *testNet) stop(n *Node) {
+	tn.stops[n]()
 }
 
 func (tn *testNet) connect(a, b *Node) {
 	tn.t.Helper()
 	if err := a.Connect(tn.ctx, b.Addrs()...); err != nil {
 		tn.t.Fatal(err)
+	}
+}
+
+// waitDisconnected waits until a holds no connection to p: a's Connect to
+// p dials nothing while an old connection, closed at the other end, seems
+// open.
+func (tn *testNet) waitDisconnected(a *Node, p peer.ID) {
+	tn.t.Helper()
+	sub, err := a.host.EventBus().Subscribe(new(event.EvtPeerConnectednessChanged))
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	defer sub.Close()
+	deadline := time.After(30 * time.Second)
+	for a.host.Network().Connectedness(p) == network.Connected {
+		select {
+		case <-sub.Out():
+		case <-deadline:
+			tn.t.Fatalf("%s still connected to %s", a.ID(), p)
+		}
 	}
 }
 
@@ -166,19 +206,21 @@ func TestValidatorAndThreeMiners(t *testing.T) {
 }
 
 func TestTwoValidatorsScoreTheSameMiners(t *testing.T) {
-	tn := newTestNet(t)
-	cfg := testConfig()
-	v1 := tn.start(RoleValidator, cfg, nil)
-	v2 := tn.start(RoleValidator, cfg, nil)
-	tn.connect(v1, v2)
-	var miners []*Node
-	for i := 0; i < 2; i++ {
-		m := tn.start(RoleMiner, cfg, cpu.Backend{})
-		tn.connect(m, v1)
-		tn.connect(m, v2)
-		miners = append(miners, m)
-	}
-	tn.waitVerified([]*Node{v1, v2}, miners, 2, 90*time.Second)
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		v1 := tn.start(RoleValidator, cfg, nil)
+		v2 := tn.start(RoleValidator, cfg, nil)
+		tn.connect(v1, v2)
+		var miners []*Node
+		for i := 0; i < 2; i++ {
+			m := tn.start(RoleMiner, cfg, cpu.Backend{})
+			tn.connect(m, v1)
+			tn.connect(m, v2)
+			miners = append(miners, m)
+		}
+		tn.waitVerified([]*Node{v1, v2}, miners, 2, 90*time.Second)
+	})
 }
 
 // stallingBackend signals when a miner starts multiplying and then blocks
@@ -208,38 +250,38 @@ func (j stallingJob) Multiply(ctx context.Context) error {
 }
 
 func TestMinerStopsMidRound(t *testing.T) {
-	tn := newTestNet(t)
-	cfg := testConfig()
-	cfg.Validator.Deadline = Duration{2 * time.Second}
-	v := tn.start(RoleValidator, cfg, nil)
-	started := make(chan struct{}, 1)
-	m := tn.start(RoleMiner, cfg, stallingBackend{started: started})
-	tn.connect(m, v)
-	select {
-	case <-started:
-	case <-time.After(60 * time.Second):
-		t.Fatal("miner never received a challenge")
-	}
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.After(60 * time.Second)
-	for {
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Validator.Deadline = Duration{2 * time.Second}
+		v := tn.start(RoleValidator, cfg, nil)
+		started := make(chan struct{}, 1)
+		m := tn.start(RoleMiner, cfg, stallingBackend{started: started})
+		tn.connect(m, v)
 		select {
-		case r := <-tn.records:
-			if peer.ID(r.Miner) != m.ID() {
-				continue
-			}
-			// The round stream closes with the miner (or, had the close
-			// not reached the validator, the deadline passes).
-			if r.Verdict != store.VerdictFailed || !strings.Contains(r.Reason, "round stream closed") && !strings.Contains(r.Reason, "within") {
-				t.Fatalf("stopped miner got %v: %q", r.Verdict, r.Reason)
-			}
-			return
-		case <-deadline:
-			t.Fatal("no verdict for the stopped miner")
+		case <-started:
+		case <-time.After(60 * time.Second):
+			t.Fatal("miner never received a challenge")
 		}
-	}
+		tn.stop(m)
+		deadline := time.After(60 * time.Second)
+		for {
+			select {
+			case r := <-tn.records:
+				if peer.ID(r.Miner) != m.ID() {
+					continue
+				}
+				// The round stream closes with the miner (or, had the close
+				// not reached the validator, the deadline passes).
+				if r.Verdict != store.VerdictFailed || !strings.Contains(r.Reason, "round stream closed") && !strings.Contains(r.Reason, "within") {
+					t.Fatalf("stopped miner got %v: %q", r.Verdict, r.Reason)
+				}
+				return
+			case <-deadline:
+				t.Fatal("no verdict for the stopped miner")
+			}
+		}
+	})
 }
 
 func memFS() vfs.FS { return vfs.NewMem() }
@@ -277,32 +319,34 @@ func (j pairedJob) Multiply(ctx context.Context) error {
 }
 
 func TestMinerRunsSubChallengesOnDevicesConcurrently(t *testing.T) {
-	tn := newTestNet(t)
-	cfg := testConfig()
-	v := tn.start(RoleValidator, cfg, nil)
-	be := pairedBackend{arrived: [2]chan struct{}{make(chan struct{}), make(chan struct{})}, once: new([2]sync.Once)}
-	m, _ := tn.startWith(RoleMiner, cfg, be, func(o *Options) {
-		o.GPUs = []*pb.GPU{{Name: "gpu0", Uuid: "GPU-0"}, {Name: "gpu1", Uuid: "GPU-1"}}
-	})
-	tn.connect(m, v)
-	deadline := time.After(90 * time.Second)
-	for {
-		select {
-		case r := <-tn.records:
-			if peer.ID(r.Miner) != m.ID() {
-				continue
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		v := tn.start(RoleValidator, cfg, nil)
+		be := pairedBackend{arrived: [2]chan struct{}{make(chan struct{}), make(chan struct{})}, once: new([2]sync.Once)}
+		m, _ := tn.startWith(RoleMiner, cfg, be, func(o *Options) {
+			o.GPUs = []*pb.GPU{{Name: "gpu0", Uuid: "GPU-0"}, {Name: "gpu1", Uuid: "GPU-1"}}
+		})
+		tn.connect(m, v)
+		deadline := time.After(90 * time.Second)
+		for {
+			select {
+			case r := <-tn.records:
+				if peer.ID(r.Miner) != m.ID() {
+					continue
+				}
+				if r.Verdict != store.VerdictVerified {
+					t.Fatalf("two-device miner got %v: %q", r.Verdict, r.Reason)
+				}
+				if _, ps, err := protocol.PeekChallenge(r.Challenge); err != nil || len(ps) != 2 {
+					t.Fatalf("verified round has %d sub-challenges (%v), want one per device", len(ps), err)
+				}
+				return
+			case <-deadline:
+				t.Fatal("no verdict for the two-device miner")
 			}
-			if r.Verdict != store.VerdictVerified {
-				t.Fatalf("two-device miner got %v: %q", r.Verdict, r.Reason)
-			}
-			if _, ps, err := protocol.PeekChallenge(r.Challenge); err != nil || len(ps) != 2 {
-				t.Fatalf("verified round has %d sub-challenges (%v), want one per device", len(ps), err)
-			}
-			return
-		case <-deadline:
-			t.Fatal("no verdict for the two-device miner")
 		}
-	}
+	})
 }
 
 func TestLastRound(t *testing.T) {
@@ -335,52 +379,53 @@ func TestLastRound(t *testing.T) {
 // stored ones, so every new record is stored (none is refused as
 // existing).
 func TestValidatorRestartKeepsRoundNumbers(t *testing.T) {
-	tn := newTestNet(t)
-	cfg := testConfig()
-	cfg.Network.EpochLength = Duration{time.Hour} // one epoch for the whole test
-	v, st := tn.startWith(RoleValidator, cfg, nil, nil)
-	m := tn.start(RoleMiner, cfg, cpu.Backend{})
-	tn.connect(m, v)
-	tn.waitVerified([]*Node{v}, []*Node{m}, 2, 90*time.Second)
-	if err := v.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var last uint64
-	for r, err := range st.Rounds(0, ^uint64(0)) {
-		if err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.EpochLength = Duration{time.Hour} // one epoch for the whole test
+		v, st := tn.startWith(RoleValidator, cfg, nil, nil)
+		m := tn.start(RoleMiner, cfg, cpu.Backend{})
+		tn.connect(m, v)
+		tn.waitVerified([]*Node{v}, []*Node{m}, 2, 90*time.Second)
+		tn.stop(v)
+		tn.waitDisconnected(m, v.ID())
+		var last uint64
+		for r, err := range st.Rounds(0, ^uint64(0)) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = max(last, r.Round)
 		}
-		last = max(last, r.Round)
-	}
-	challenged := make(chan uint64, 100) // rounds the restarted validator challenges
-	v2, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
-		o.Key, o.Store = v.key, st
-		o.OnGossip = func(topic string, o *protocol.Opened, _ time.Time) {
-			if c, ok := o.Msg.(*pb.Challenge); ok {
-				select {
-				case challenged <- c.Round:
-				default:
+		challenged := make(chan uint64, 100) // rounds the restarted validator challenges
+		v2, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
+			o.Key, o.Store = v.key, st
+			o.OnGossip = func(topic string, o *protocol.Opened, _ time.Time) {
+				if c, ok := o.Msg.(*pb.Challenge); ok {
+					select {
+					case challenged <- c.Round:
+					default:
+					}
 				}
+			}
+		})
+		tn.connect(m, v2)
+		deadline := time.After(90 * time.Second)
+		for {
+			select {
+			case r := <-tn.records:
+				if r.Round <= last {
+					continue // a round of the first run, reported late
+				}
+				if first := <-challenged; first != last+1 {
+					t.Fatalf("first round after the restart is %d, want %d", first, last+1)
+				}
+				if r.Verdict != store.VerdictVerified {
+					t.Fatalf("round %d after the restart failed: %s", r.Round, r.Reason)
+				}
+				return
+			case <-deadline:
+				t.Fatalf("no round stored after the restart (last stored round %d)", last)
 			}
 		}
 	})
-	tn.connect(m, v2)
-	deadline := time.After(90 * time.Second)
-	for {
-		select {
-		case r := <-tn.records:
-			if r.Round <= last {
-				continue // a round of the first run, reported late
-			}
-			if first := <-challenged; first != last+1 {
-				t.Fatalf("first round after the restart is %d, want %d", first, last+1)
-			}
-			if r.Verdict != store.VerdictVerified {
-				t.Fatalf("round %d after the restart failed: %s", r.Round, r.Reason)
-			}
-			return
-		case <-deadline:
-			t.Fatalf("no round stored after the restart (last stored round %d)", last)
-		}
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/pog-network/pog/kernels/cpu"
@@ -52,63 +53,67 @@ func attr(r slog.Record, key string) slog.Value {
 // round and epoch metrics count what it did; the snapshot names the
 // validator.
 func TestMinerLogsOwnWeightAndMetricsCount(t *testing.T) {
-	tn := newTestNet(t)
-	cfg := testConfig()
-	cfg.Network.EpochLength = Duration{2 * time.Second}
-	m := metrics.New()
-	v, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Metrics = m })
-	tap := &logTap{ch: make(chan slog.Record, 4096)}
-	miner, mst := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Logger = slog.New(tap) })
-	tn.connect(miner, v)
-	deadline := time.After(60 * time.Second)
-	var weighed slog.Record
-	for weighed.Message == "" {
-		select {
-		case r := <-tap.ch:
-			if r.Message == "epoch weight" && attr(r, "weight").Float64() > 0 {
-				weighed = r
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.EpochLength = Duration{2 * time.Second}
+		m := metrics.New()
+		v, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Metrics = m })
+		tap := &logTap{ch: make(chan slog.Record, 4096)}
+		miner, mst := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Logger = slog.New(tap) })
+		tn.connect(miner, v)
+		deadline := time.After(60 * time.Second)
+		var weighed slog.Record
+		for weighed.Message == "" {
+			select {
+			case r := <-tap.ch:
+				if r.Message == "epoch weight" && attr(r, "weight").Float64() > 0 {
+					weighed = r
+				}
+			case <-deadline:
+				t.Fatal("the miner logged no positive epoch weight")
 			}
-		case <-deadline:
-			t.Fatal("the miner logged no positive epoch weight")
 		}
-	}
-	e := attr(weighed, "epoch").Uint64()
-	res, err := Consensus(mst, e, nil, consensus.DefaultParams())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Miners) != 1 || res.Miners[0] != miner.ID().String() || res.Consensus[0] != attr(weighed, "weight").Float64() ||
-		res.Incentive[0] != attr(weighed, "incentive").Float64() {
-		t.Fatalf("logged %v, consensus of the stored records: %v %v %v", weighed, res.Miners, res.Consensus, res.Incentive)
-	}
-	snap := miner.Snapshot()
-	if snap.Own == nil || snap.Own.Epoch < e || len(snap.Validators) != 1 || snap.Validators[0].ID != v.ID() || !snap.Validators[0].Connected {
-		t.Fatalf("miner snapshot: own %+v validators %+v", snap.Own, snap.Validators)
-	}
-	if n := testutil.ToFloat64(m.RoundsCounter("verified", "")); n < 1 {
-		t.Fatalf("pog_rounds_total{verdict=verified}: %v", n)
-	}
-	if got, err := testutil.GatherAndCount(m.Registry, "pog_epoch_close_seconds", "pog_gossip_messages_total"); err != nil || got < 2 {
-		t.Fatalf("epoch close and gossip series: %d, %v", got, err)
-	}
+		e := attr(weighed, "epoch").Uint64()
+		res, err := Consensus(mst, e, nil, consensus.DefaultParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Miners) != 1 || res.Miners[0] != miner.ID().String() || res.Consensus[0] != attr(weighed, "weight").Float64() ||
+			res.Incentive[0] != attr(weighed, "incentive").Float64() {
+			t.Fatalf("logged %v, consensus of the stored records: %v %v %v", weighed, res.Miners, res.Consensus, res.Incentive)
+		}
+		snap := miner.Snapshot()
+		if snap.Own == nil || snap.Own.Epoch < e || len(snap.Validators) != 1 || snap.Validators[0].ID != v.ID() || !snap.Validators[0].Connected {
+			t.Fatalf("miner snapshot: own %+v validators %+v", snap.Own, snap.Validators)
+		}
+		if n := testutil.ToFloat64(m.RoundsCounter("verified", "")); n < 1 {
+			t.Fatalf("pog_rounds_total{verdict=verified}: %v", n)
+		}
+		if got, err := testutil.GatherAndCount(m.Registry, "pog_epoch_close_seconds", "pog_gossip_messages_total"); err != nil || got < 2 {
+			t.Fatalf("epoch close and gossip series: %d, %v", got, err)
+		}
+	})
 }
 
 // A miner configured with no validators says so at start.
 func TestMinerWarnsWithoutValidators(t *testing.T) {
-	tn := newTestNet(t)
-	cfg := testConfig()
-	cfg.Network.TrustAnyValidator = false
-	tap := &logTap{ch: make(chan slog.Record, 4096)}
-	tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Logger = slog.New(tap) })
-	deadline := time.After(20 * time.Second)
-	for {
-		select {
-		case r := <-tap.ch:
-			if r.Level == slog.LevelWarn && strings.HasPrefix(r.Message, "no validators configured") {
-				return
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.TrustAnyValidator = false
+		tap := &logTap{ch: make(chan slog.Record, 4096)}
+		tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Logger = slog.New(tap) })
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case r := <-tap.ch:
+				if r.Level == slog.LevelWarn && strings.HasPrefix(r.Message, "no validators configured") {
+					return
+				}
+			case <-deadline:
+				t.Fatal("no warning about the empty validator list")
 			}
-		case <-deadline:
-			t.Fatal("no warning about the empty validator list")
 		}
-	}
+	})
 }

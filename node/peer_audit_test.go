@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -23,15 +24,21 @@ import (
 	"github.com/pog-network/pog/store"
 )
 
-func auditHost(t *testing.T, to *Node) host.Host {
-	t.Helper()
-	h, err := NewAuditHost()
+// auditHost is an auditor's host on tn's simulated network, connected to
+// to. It listens, as a QUIC host on the simulated network must to dial.
+func (tn *testNet) auditHost(to *Node) host.Host {
+	tn.t.Helper()
+	listen, transport := tn.simEndpoint()
+	h, err := NewAuditHost(transport...)
 	if err != nil {
-		t.Fatal(err)
+		tn.t.Fatal(err)
 	}
-	t.Cleanup(func() { h.Close() })
-	if err := h.Connect(context.Background(), peer.AddrInfo{ID: to.ID(), Addrs: to.Host().Addrs()}); err != nil {
-		t.Fatal(err)
+	tn.t.Cleanup(func() { h.Close() })
+	if err := h.Network().Listen(ma.StringCast(listen)); err != nil {
+		tn.t.Fatal(err)
+	}
+	if err := h.Connect(tn.ctx, peer.AddrInfo{ID: to.ID(), Addrs: to.Host().Addrs()}); err != nil {
+		tn.t.Fatal(err)
 	}
 	return h
 }
@@ -43,121 +50,123 @@ func auditHost(t *testing.T, to *Node) host.Host {
 // recomputed, the dishonest one's records are named, and a miner, which
 // publishes no records, is reported as not fetched.
 func TestPeerAudit(t *testing.T) {
-	tn := newTestNet(t)
-	cfg := testConfig()
-	cfg.Network.EpochLength = Duration{2 * time.Second}
-	type ev struct {
-		e uint64
-		v peer.ID
-	}
-	events := make(chan ev, 256)
-	honest, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
-		o.OnEpochRecord = func(e uint64, v peer.ID) { events <- ev{e, v} }
-	})
-	dishonest, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
-		o.AlterEpochRecord = func(r *pb.EpochRecord) {
-			changed := false
-			for _, w := range r.Weights {
-				changed = changed || w.Weight > 0
-				w.Weight /= 2
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.EpochLength = Duration{2 * time.Second}
+		type ev struct {
+			e uint64
+			v peer.ID
+		}
+		events := make(chan ev, 256)
+		honest, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
+			o.OnEpochRecord = func(e uint64, v peer.ID) { events <- ev{e, v} }
+		})
+		dishonest, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
+			o.AlterEpochRecord = func(r *pb.EpochRecord) {
+				changed := false
+				for _, w := range r.Weights {
+					changed = changed || w.Weight > 0
+					w.Weight /= 2
+				}
+				if !changed { // an epoch without a verified round: claim other rounds
+					r.RoundsRoot[0] ^= 1
+				}
 			}
-			if !changed { // an epoch without a verified round: claim other rounds
-				r.RoundsRoot[0] ^= 1
+		})
+		miner := tn.start(RoleMiner, cfg, cpu.Backend{})
+		lazy := tn.start(RoleMiner, cfg, lazyBackend{})
+		for _, m := range []*Node{miner, lazy} {
+			tn.connect(m, honest)
+			tn.connect(m, dishonest)
+		}
+		tn.connect(honest, dishonest)
+		// Two whole epochs closed by both validators, as the honest one holds them.
+		first := honest.view.epochAt(time.Now()) + 1
+		have := map[uint64]int{}
+		for deadline := time.After(60 * time.Second); have[first+1] < 2; {
+			select {
+			case x := <-events:
+				have[x.e]++
+			case <-deadline:
+				t.Fatalf("records of epochs %d and %d did not arrive: %v", first, first+1, have)
 			}
 		}
+		opts := PeerAuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Log: testLogger(t)}
+		ctx := t.Context()
+
+		rep, err := PeerAudit(ctx, tn.auditHost(honest), honest.ID(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Problems) > 0 || len(rep.Unfetched) > 0 {
+			t.Fatalf("honest validator: problems %v, unfetched %v", rep.Problems, rep.Unfetched)
+		}
+		if len(rep.Audited) != 1 || rep.Recomputed < 2 || rep.ProofsVerified == 0 || rep.EvidenceEpochs < 2 {
+			t.Fatalf("honest validator: audit checked too little: %+v %+v", rep, *rep.AuditReport)
+		}
+
+		// Pruned below first+1, it still audits clean: the earlier records
+		// are checked without their evidence, and the later ones recomputed
+		// from its checkpoint of first, which the auditor fetches. Without
+		// that checkpoint the audit says so.
+		if err := honest.store.PruneEvidence(first + 1); err != nil {
+			t.Fatal(err)
+		}
+		rep, err = PeerAudit(ctx, tn.auditHost(honest), honest.ID(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Problems) > 0 || len(rep.Unfetched) > 0 || len(rep.Audited) != 1 || rep.PrunedBelow[honest.ID().String()] != first+1 ||
+			rep.Pruned == 0 || rep.Recomputed == 0 {
+			t.Fatalf("pruned honest validator: %+v %+v", rep, *rep.AuditReport)
+		}
+		key := binary.BigEndian.AppendUint64([]byte{'c'}, first)
+		if err := honest.store.Tamper(func(db *pebble.DB) error { return db.Delete(append(key, honest.ID()...), pebble.Sync) }); err != nil {
+			t.Fatal(err)
+		}
+		if rep, err = PeerAudit(ctx, tn.auditHost(honest), honest.ID(), opts); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "no scorer checkpoint") {
+			t.Fatalf("pruned validator without its checkpoint: problems %v", rep.Problems)
+		}
+
+		rep, err = PeerAudit(ctx, tn.auditHost(dishonest), dishonest.ID(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		named := 0
+		for _, p := range rep.Problems {
+			if strings.Contains(p, "epoch record") && strings.Contains(p, dishonest.ID().String()) &&
+				(strings.Contains(p, "weights differ") || strings.Contains(p, "round evidence differs")) {
+				named++
+			}
+		}
+		if named < 2 {
+			t.Fatalf("dishonest validator: %d bad records named, want at least 2: %v", named, rep.Problems)
+		}
+
+		rep, err = PeerAudit(ctx, tn.auditHost(miner), miner.ID(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Problems) > 0 || len(rep.Audited) > 0 || len(rep.Unfetched) != 1 || !strings.Contains(rep.Unfetched[0], "no epoch record") {
+			t.Fatalf("miner: problems %v, audited %v, unfetched %v", rep.Problems, rep.Audited, rep.Unfetched)
+		}
+
+		// A validator that pruned every epoch it has records for is not
+		// audited: there is nothing to recompute.
+		if err := honest.store.PruneEvidence(honest.view.epochAt(time.Now()) + 100); err != nil {
+			t.Fatal(err)
+		}
+		if rep, err = PeerAudit(ctx, tn.auditHost(honest), honest.ID(), opts); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Audited) > 0 || len(rep.Unfetched) != 1 || !strings.Contains(rep.Unfetched[0], "pruned the evidence of every epoch") {
+			t.Fatalf("fully pruned validator: audited %v, unfetched %v", rep.Audited, rep.Unfetched)
+		}
 	})
-	miner := tn.start(RoleMiner, cfg, cpu.Backend{})
-	lazy := tn.start(RoleMiner, cfg, lazyBackend{})
-	for _, m := range []*Node{miner, lazy} {
-		tn.connect(m, honest)
-		tn.connect(m, dishonest)
-	}
-	tn.connect(honest, dishonest)
-	// Two whole epochs closed by both validators, as the honest one holds them.
-	first := honest.view.epochAt(time.Now()) + 1
-	have := map[uint64]int{}
-	for deadline := time.After(60 * time.Second); have[first+1] < 2; {
-		select {
-		case x := <-events:
-			have[x.e]++
-		case <-deadline:
-			t.Fatalf("records of epochs %d and %d did not arrive: %v", first, first+1, have)
-		}
-	}
-	opts := PeerAuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Log: testLogger(t)}
-	ctx := context.Background()
-
-	rep, err := PeerAudit(ctx, auditHost(t, honest), honest.ID(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Problems) > 0 || len(rep.Unfetched) > 0 {
-		t.Fatalf("honest validator: problems %v, unfetched %v", rep.Problems, rep.Unfetched)
-	}
-	if len(rep.Audited) != 1 || rep.Recomputed < 2 || rep.ProofsVerified == 0 || rep.EvidenceEpochs < 2 {
-		t.Fatalf("honest validator: audit checked too little: %+v %+v", rep, *rep.AuditReport)
-	}
-
-	// Pruned below first+1, it still audits clean: the earlier records
-	// are checked without their evidence, and the later ones recomputed
-	// from its checkpoint of first, which the auditor fetches. Without
-	// that checkpoint the audit says so.
-	if err := honest.store.PruneEvidence(first + 1); err != nil {
-		t.Fatal(err)
-	}
-	rep, err = PeerAudit(ctx, auditHost(t, honest), honest.ID(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Problems) > 0 || len(rep.Unfetched) > 0 || len(rep.Audited) != 1 || rep.PrunedBelow[honest.ID().String()] != first+1 ||
-		rep.Pruned == 0 || rep.Recomputed == 0 {
-		t.Fatalf("pruned honest validator: %+v %+v", rep, *rep.AuditReport)
-	}
-	key := binary.BigEndian.AppendUint64([]byte{'c'}, first)
-	if err := honest.store.Tamper(func(db *pebble.DB) error { return db.Delete(append(key, honest.ID()...), pebble.Sync) }); err != nil {
-		t.Fatal(err)
-	}
-	if rep, err = PeerAudit(ctx, auditHost(t, honest), honest.ID(), opts); err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "no scorer checkpoint") {
-		t.Fatalf("pruned validator without its checkpoint: problems %v", rep.Problems)
-	}
-
-	rep, err = PeerAudit(ctx, auditHost(t, dishonest), dishonest.ID(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	named := 0
-	for _, p := range rep.Problems {
-		if strings.Contains(p, "epoch record") && strings.Contains(p, dishonest.ID().String()) &&
-			(strings.Contains(p, "weights differ") || strings.Contains(p, "round evidence differs")) {
-			named++
-		}
-	}
-	if named < 2 {
-		t.Fatalf("dishonest validator: %d bad records named, want at least 2: %v", named, rep.Problems)
-	}
-
-	rep, err = PeerAudit(ctx, auditHost(t, miner), miner.ID(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Problems) > 0 || len(rep.Audited) > 0 || len(rep.Unfetched) != 1 || !strings.Contains(rep.Unfetched[0], "no epoch record") {
-		t.Fatalf("miner: problems %v, audited %v, unfetched %v", rep.Problems, rep.Audited, rep.Unfetched)
-	}
-
-	// A validator that pruned every epoch it has records for is not
-	// audited: there is nothing to recompute.
-	if err := honest.store.PruneEvidence(honest.view.epochAt(time.Now()) + 100); err != nil {
-		t.Fatal(err)
-	}
-	if rep, err = PeerAudit(ctx, auditHost(t, honest), honest.ID(), opts); err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Audited) > 0 || len(rep.Unfetched) != 1 || !strings.Contains(rep.Unfetched[0], "pruned the evidence of every epoch") {
-		t.Fatalf("fully pruned validator: audited %v, unfetched %v", rep.Audited, rep.Unfetched)
-	}
 }
 
 // TestFetchEvidenceRefusesBadData: a peer answering the evidence protocol
