@@ -22,14 +22,18 @@ func RunSim(cfg Config, done func(*report.Summary, error) bool) {
 // testnet --explore), and exits the process: 0 if done passed every run.
 func RunSims(cfgs []Config, done func(Config, *report.Summary, error) bool) {
 	test := func(t *testing.T) {
+		ok := true
 		for _, cfg := range cfgs {
 			cfg.Sim = true
+			// A bubble that fails ends the test (synctest.Test calls
+			// FailNow): fail only once every network has run.
 			synctest.Test(t, func(t *testing.T) {
 				s, err := Run(t.Context(), cfg)
-				if !done(cfg, s, err) {
-					t.Fail()
-				}
+				ok = done(cfg, s, err) && ok
 			})
+		}
+		if !ok {
+			t.Fail()
 		}
 	}
 	os.Args = os.Args[:1] // testing would parse pog's flags as its own
