@@ -119,7 +119,9 @@ func split(rng *rand.Rand, names []string) (a, b []string) {
 // stopped node misses records for good and lost gossip may not return in
 // time ("every node holds every validator's epoch records", the late
 // joiner's catch-up), and under loss a detection may slip past the first
-// full epoch.
+// full epoch. The profitability bound stays an invariant because it is
+// judged against honest miners no node fault struck (run.struck); an
+// adversary whose profile has none left is reported unjudged.
 var invariants = []string{
 	"identical consensus on every node",
 	"pog audit passes on every honest validator's store",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -190,6 +191,30 @@ func (r *run) upPeers(m *member) [][]string {
 	for _, o := range r.members {
 		if o != m && o.node != nil && !o.down {
 			out = append(out, o.node.Addrs())
+		}
+	}
+	return out
+}
+
+// struck names the honest miners a node fault struck: crashed, failed,
+// slowed, or cut off from a validator by the partition. Loss strikes
+// every node alike, so it leaves them all a fair reference.
+func (r *run) struck() map[string]bool {
+	f, out := r.cfg.Faults, map[string]bool{}
+	if f.Crash != nil {
+		out[f.Crash.Node] = true
+	}
+	if f.Store != nil {
+		out[f.Store.Node] = true
+	}
+	if f.Spike != nil {
+		out[f.Spike.Node] = true
+	}
+	if p := f.Partition; p != nil {
+		for _, v := range r.validatorMembers() {
+			for _, n := range append(slices.Clone(p.A), p.B...) {
+				out[n] = out[n] || p.splits(n, v.info.Name)
+			}
 		}
 	}
 	return out

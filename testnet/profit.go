@@ -26,8 +26,9 @@ const noProfitGain = 1e6
 // no added latency (the far miner pays for its distance), by
 // the mean consensus incentive over the summarised epochs. An adversary
 // whose real profile no honest miner has cannot be judged: it is returned
-// in unjudged instead.
-func profitability(s *report.Summary) (out []report.Profit, unjudged []string) {
+// in unjudged instead. Honest miners in struck (by an injected fault) are
+// no reference: an adversary is judged against unharmed honest work.
+func profitability(s *report.Summary, struck map[string]bool) (out []report.Profit, unjudged []string) {
 	mean := func(name string) float64 { return meanIncentive(s, name) }
 	honest := map[string][]float64{} // profile → honest miners' incentives
 	groups := map[string][]report.Node{}
@@ -36,7 +37,7 @@ func profitability(s *report.Summary) (out []report.Profit, unjudged []string) {
 			continue
 		}
 		switch {
-		case n.Adversary == "" && n.AddedLatencyMs == 0:
+		case n.Adversary == "" && n.AddedLatencyMs == 0 && !struck[n.Name]:
 			honest[n.Profile] = append(honest[n.Profile], mean(n.Name))
 		case n.Adversary != "":
 			groups[n.Adversary] = append(groups[n.Adversary], n)

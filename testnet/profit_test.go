@@ -30,7 +30,7 @@ func TestProfitability(t *testing.T) {
 				"intermittent": 0.02, "overclaim": 0, "ts-1": 0.1, "ts-2": 0.12, "far": 0.01}},
 		},
 	}
-	got, unjudged := profitability(s)
+	got, unjudged := profitability(s, nil)
 	want := []report.Profit{
 		{Adversary: "intermittent", RealProfile: "H100", Incentive: 0.02, HonestIncentive: 0.02, Gain: 1},
 		{Adversary: "overclaim", RealProfile: "RTX4090", Incentive: 0.1, HonestIncentive: 0.1, Gain: 1},
@@ -63,7 +63,7 @@ func TestProfitability(t *testing.T) {
 	// An adversary earning where the honest miner of its hardware earns
 	// nothing is an unbounded gain.
 	s.Epochs = []report.Epoch{{Incentive: map[string]float64{"overclaim": 0.1}}}
-	ps, _ := profitability(s)
+	ps, _ := profitability(s, nil)
 	for _, p := range ps {
 		if p.Adversary == "overclaim" && profitCheck([]report.Profit{p}, nil, maxTimeshareGain, true).OK {
 			t.Errorf("overclaim earning against an honest 0 passed: %+v", p)
@@ -72,7 +72,7 @@ func TestProfitability(t *testing.T) {
 	// Without an honest miner of its real profile an adversary is not
 	// judged, and the check says so.
 	s.Nodes = []report.Node{miner("sybil-a", "RTX4090", "sybil"), miner("h200", "H200", "")}
-	ps, unjudged = profitability(s)
+	ps, unjudged = profitability(s, nil)
 	c := profitCheck(ps, unjudged, maxTimeshareGain, true)
 	if len(ps) != 0 || !c.OK || !strings.Contains(c.Detail, "not judged: sybil (no honest RTX4090)") {
 		t.Errorf("unjudged sybil: %+v, check %+v", ps, c)

@@ -173,7 +173,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	s.Gossip = r.latency()
 	s.Throughput, s.Gains = r.figures(s, from, to)
 	var unjudged []string
-	s.Profitability, unjudged = profitability(s)
+	s.Profitability, unjudged = profitability(s, r.struck())
 	s.Checks = append(r.checks(s, from, audits, missing, unjudged), r.latencyChecks(s)...)
 	if len(validators) > 0 {
 		s.Checks = append(s.Checks, r.lateJoinChecks(validators[0], from, to, r.auditOptions())...)
