@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -131,11 +132,17 @@ type Node struct {
 	wg     sync.WaitGroup
 	// startMu orders Run's start-up against Close: nothing is started, and
 	// no WaitGroup added to, once Close has begun (closing) to stop it.
-	startMu    sync.Mutex
-	closing    bool
-	stopDisc   func()
-	closeOnce  sync.Once
-	closeError error
+	startMu  sync.Mutex
+	closing  bool
+	stopDisc func()
+	// closing is taken by the first Close; later ones wait on closed, a
+	// channel, so that a Close from Run while another is stopping the
+	// node is durably blocked (a sync.Once waiter holds a mutex, which
+	// stops a synctest bubble's clock while the first Close waits on
+	// goroutines that need it).
+	closeStarted atomic.Bool
+	closed       chan struct{}
+	closeError   error
 }
 
 // New starts a node's host and gossip; Run starts its role.
@@ -172,7 +179,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	n := &Node{
-		cfg: o.Config, role: o.Role, key: o.Key, host: h, ctx: ctx, cancel: cancel,
+		cfg: o.Config, role: o.Role, key: o.Key, host: h, ctx: ctx, cancel: cancel, closed: make(chan struct{}),
 		log:    o.Logger.With("node", shortID(h.ID()), "role", string(o.Role)),
 		topics: map[string]*pubsub.Topic{},
 		view:   newView(o.Config.Network.EpochLength.Duration, o.Config.Network.TrustAnyValidator, validators),
@@ -440,22 +447,26 @@ func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
 	}
 }
 
-// Close stops the roles, gossip and host. It is safe to call more than once.
+// Close stops the roles, gossip and host. It is safe to call more than
+// once, from any goroutine: later calls wait for the first.
 func (n *Node) Close() error {
-	n.closeOnce.Do(func() {
-		n.cancel()
-		n.startMu.Lock() // a start-up in progress finishes first
-		n.closing = true
-		n.startMu.Unlock()
-		if n.miner != nil {
-			n.miner.stop()
-		}
-		n.wg.Wait()
-		n.sync.close()
-		if n.stopDisc != nil {
-			n.stopDisc()
-		}
-		n.closeError = n.host.Close()
-	})
+	if !n.closeStarted.CompareAndSwap(false, true) {
+		<-n.closed
+		return n.closeError
+	}
+	defer close(n.closed)
+	n.cancel()
+	n.startMu.Lock() // a start-up in progress finishes first
+	n.closing = true
+	n.startMu.Unlock()
+	if n.miner != nil {
+		n.miner.stop()
+	}
+	n.wg.Wait()
+	n.sync.close()
+	if n.stopDisc != nil {
+		n.stopDisc()
+	}
+	n.closeError = n.host.Close()
 	return n.closeError
 }

@@ -25,14 +25,14 @@ func TestSimDeviceQueues(t *testing.T) {
 		{time.Second, 1e5, 1100 * time.Millisecond},           // idle again
 		{1050 * time.Millisecond, 0, 1100 * time.Millisecond}, // an empty job still waits its turn
 	} {
-		if got := d.reserve(t0.Add(c.start), c.flops).Sub(t0); got != c.want {
+		if got := d.reserve(t0.Add(c.start), c.flops, "").Sub(t0); got != c.want {
 			t.Errorf("job at +%v of %g FLOPs finishes at +%v, want +%v", c.start, c.flops, got, c.want)
 		}
 	}
 	// Separate devices do not slow each other down.
 	a, b := newSimDevice(1e-6), newSimDevice(1e-6)
-	a.reserve(t0, 1e5)
-	if got := b.reserve(t0, 1e5).Sub(t0); got != 100*time.Millisecond {
+	a.reserve(t0, 1e5, "")
+	if got := b.reserve(t0, 1e5, "").Sub(t0); got != 100*time.Millisecond {
 		t.Errorf("an identity's own device was slowed by another's job: finishes at +%v", got)
 	}
 }

@@ -149,7 +149,7 @@ func (j *simJob) Close() error {
 // would take for it, hashing included, after the jobs booked on that
 // device before it (a device shared by the timeshare identities).
 func (j *simJob) pace(ctx context.Context) error {
-	due := j.b.dev.reserve(j.start, j.p.FLOPs())
+	due := j.b.dev.reserve(j.start, j.p.FLOPs(), string(j.p.Miner)+string(j.p.Nonce[:]))
 	j.due = due
 	select {
 	case <-time.After(time.Until(due) + j.b.extra):

@@ -1,6 +1,9 @@
 package testnet
 
 import (
+	"cmp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -29,6 +32,10 @@ type simDevice struct {
 	tflops float64
 	booked bool          // shared by identities: jobs queue one after another
 	carry  time.Duration // simCarry in real time; 0 in virtual time
+	// ordered books the jobs requested in one instant in key order (in
+	// virtual time, where goroutine order would otherwise decide).
+	ordered bool
+	pending []*booking
 
 	mu      sync.Mutex
 	free    time.Time // when the last booked job finishes
@@ -72,20 +79,51 @@ func newOwnDevice(tflops float64) *simDevice { return &simDevice{tflops: tflops,
 // takes no time between jobs and no gap is carried over.
 func (d *simDevice) inVirtualTime(sim bool) *simDevice {
 	if sim {
-		d.carry = 0
+		d.carry, d.ordered = 0, d.booked
 	}
 	return d
 }
 
+// booking is a job waiting for the instant it was requested in to end.
+type booking struct {
+	start time.Time
+	run   time.Duration
+	key   string
+	due   time.Time
+}
+
 // reserve books a job of flops started at start and says when it
-// finishes: after the jobs booked before it, at the device's rate.
-func (d *simDevice) reserve(start time.Time, flops float64) time.Time {
+// finishes: after the jobs booked before it, at the device's rate. key
+// orders the jobs an ordered device is asked for in one instant.
+func (d *simDevice) reserve(start time.Time, flops float64, key string) time.Time {
 	run := time.Duration(flops / (d.tflops * 1e12) * float64(time.Second))
 	if !d.booked {
 		return start.Add(run)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if !d.ordered {
+		return d.book(start, run)
+	}
+	b := &booking{start: start, run: run, key: key}
+	d.pending = append(d.pending, b)
+	// Virtual time moves on only once every goroutine waits: after this
+	// nanosecond every request of the instant is pending.
+	d.mu.Unlock()
+	time.Sleep(time.Nanosecond)
+	d.mu.Lock()
+	slices.SortFunc(d.pending, func(x, y *booking) int {
+		return cmp.Or(x.start.Compare(y.start), strings.Compare(x.key, y.key))
+	})
+	for _, p := range d.pending {
+		p.due = d.book(p.start, p.run)
+	}
+	d.pending = nil
+	return b.due
+}
+
+// book schedules a job of length run started at start after the booked ones.
+func (d *simDevice) book(start time.Time, run time.Duration) time.Time {
 	begin := start
 	if d.free.After(begin) {
 		begin = d.free
