@@ -38,12 +38,12 @@ func openHome(stderr io.Writer, name, home string) (*store.Store, map[string]flo
 	cfg, err := node.LoadConfig(home)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
-		return nil, nil, 1
+		return nil, nil, exitCode(err)
 	}
 	stakes, err := node.StakeSet(home, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
-		return nil, nil, 1
+		return nil, nil, exitCode(err)
 	}
 	dir := filepath.Join(home, node.StoreDir)
 	if _, err := os.Stat(dir); err != nil {

@@ -62,6 +62,8 @@ func TestDocumentedExitCodes(t *testing.T) {
 		{"bad config.toml value", nil, []string{"run", "--home", badFile, "--role", "validator"}, 2,
 			[]string{cfgOf(badFile) + ": validator.duty_cycle = 2: want 0.01 to 1"}, ""},
 		{"config.toml does not parse", nil, []string{"run", "--home", garbage, "--role", "validator"}, 2, []string{cfgOf(garbage) + ": toml"}, ""},
+		{"bad config.toml value, offline command", nil, []string{"epochs", "--home", badFile}, 2, []string{"validator.duty_cycle = 2"}, ""},
+		{"bad config.toml value, peer audit", nil, []string{"audit", "--peer", "/ip4/127.0.0.1/tcp/1/p2p/12D3KooWRrwvZeE6gM5Czd4NqoRLgFdKTewiMzbSZqWraA8tEeeK", "--home", badFile}, 2, []string{"validator.duty_cycle = 2"}, ""},
 		{"bad environment value", []string{"POG_VALIDATOR_DUTY_CYCLE=5"}, []string{"run", "--home", home, "--role", "validator"}, 2,
 			[]string{"environment POG_VALIDATOR_DUTY_CYCLE: validator.duty_cycle = 5: want 0.01 to 1"}, "config.toml"},
 		{"unknown environment variable", []string{"POG_VALIDATOR_DUTY_CYCLES=0.5"}, []string{"run", "--home", home, "--role", "validator"}, 2,

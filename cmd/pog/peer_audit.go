@@ -50,10 +50,10 @@ func runPeerAudit(addr, validator, home string, epoch int64, jsonOut bool, stdou
 	if home != "" { // only its genesis stakes: its store may be in use
 		cfg, err := node.LoadConfig(home)
 		if err != nil {
-			return fail(1, "%v", err)
+			return fail(exitCode(err), "%v", err)
 		}
 		if opts.Stakes, err = node.StakeSet(home, cfg); err != nil {
-			return fail(1, "%v", err)
+			return fail(exitCode(err), "%v", err)
 		}
 	}
 	h, err := node.NewAuditHost()
