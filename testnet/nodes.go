@@ -424,8 +424,12 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 			}
 		}
 	}
+	// Its own context: a crash fault stops it as the run's end does, by
+	// cancelling what Run runs under, so that Run alone calls Close.
+	ctx, m.halt = context.WithCancel(ctx)
 	n, err := node.New(ctx, o)
 	if err != nil {
+		m.halt()
 		st.Close()
 		dd.Close()
 		plotFile.Close()

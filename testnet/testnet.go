@@ -138,11 +138,12 @@ type member struct {
 	// bootstrap is what it dials: its bootstrap peers, or for a delayed
 	// miner the delay proxies in front of them.
 	bootstrap []string
-	cfg       node.Config   // what it was started with, for a restart
-	spec      minerSpec     //
-	done      chan struct{} // closed when its node has stopped
-	down      bool          // stopped by a fault (r.mu)
-	err       error         // why its node stopped early, if it did (r.mu)
+	cfg       node.Config        // what it was started with, for a restart
+	spec      minerSpec          //
+	halt      context.CancelFunc // stops its node (crash fault)
+	done      chan struct{}      // closed when its node has stopped
+	down      bool               // stopped by a fault (r.mu)
+	err       error              // why its node stopped early, if it did (r.mu)
 }
 
 // run is the state of one testnet run.
