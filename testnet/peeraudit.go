@@ -77,7 +77,11 @@ func badRecords(m *member, rep *node.PeerAuditReport) []string {
 func auditOne(ctx context.Context, h host.Host, m *member, opts node.PeerAuditOptions) (*node.PeerAuditReport, error) {
 	addr := m.addr
 	if m.node != nil {
-		addr = m.node.Addrs()[0]
+		addrs := m.node.Addrs()
+		if len(addrs) == 0 {
+			return nil, fmt.Errorf("%s listens nowhere: its node stopped", m.info.Name) // a store fault
+		}
+		addr = addrs[0]
 	}
 	a, err := ma.NewMultiaddr(addr)
 	if err != nil {
