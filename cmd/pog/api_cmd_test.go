@@ -45,13 +45,7 @@ func TestOfflineCommandsSameThroughAPI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := api.NewServer(api.New(api.Options{Store: st}))
-	go srv.Serve(ln)
-	os.WriteFile(filepath.Join(home, APIAddrFile), []byte(ln.Addr().String()+"\n"), 0o600)
+	stopAPI := serveStoreAPI(t, home, st)
 	commands := [][]string{
 		{"epochs", "--json"}, {"epochs"},
 		{"weights", "--epoch", "8", "--json"}, {"weights", "--epoch", "7"},
@@ -70,7 +64,7 @@ func TestOfflineCommandsSameThroughAPI(t *testing.T) {
 		!strings.Contains(out, miner.String()+"  (this node)") {
 		t.Fatalf("weights without --epoch via the API: %d %q", code, out)
 	}
-	srv.Close()
+	stopAPI()
 	st.Close()
 	// The node is gone but its address file stays (a crash): the commands
 	// say so and read the store.
@@ -105,4 +99,19 @@ func peerOf(t *testing.T, key crypto.PrivKey) peer.ID {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// serveStoreAPI serves st's API on a loopback port and records the address
+// in home, as a running node does, so the offline commands answer through
+// it; stop shuts the server down and leaves the address file (a crash).
+func serveStoreAPI(t *testing.T, home string, st *store.Store) (stop func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.NewServer(api.New(api.Options{Store: st}))
+	go srv.Serve(ln)
+	os.WriteFile(filepath.Join(home, APIAddrFile), []byte(ln.Addr().String()+"\n"), 0o600)
+	return func() { srv.Close() }
 }

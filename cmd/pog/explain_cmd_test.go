@@ -3,8 +3,6 @@ package main
 import (
 	"crypto/rand"
 	"encoding/json"
-	"net"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -15,7 +13,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/pog-network/pog/node"
-	"github.com/pog-network/pog/node/api"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
@@ -186,13 +183,7 @@ func TestExplainThroughAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := api.NewServer(api.New(api.Options{Store: st}))
-	go srv.Serve(ln)
-	os.WriteFile(filepath.Join(home, APIAddrFile), []byte(ln.Addr().String()+"\n"), 0o600)
+	stopAPI := serveStoreAPI(t, home, st)
 	commands := [][]string{
 		{"explain"}, {"explain", "--json", "--epoch", "1"}, {"explain", "--miner", miners[1].String()},
 		{"weights", "--epoch", "2", "--miner", miners[0].String()},
@@ -208,7 +199,7 @@ func TestExplainThroughAPI(t *testing.T) {
 	if code, _, errs := runPog("explain", "--home", home, "--miner", homePeer(home)); code != 1 || !strings.Contains(errs, "has no score") {
 		t.Errorf("an unscored miner via the API: %d %s", code, errs)
 	}
-	srv.Close()
+	stopAPI()
 	st.Close()
 	for i, args := range commands {
 		code, out, errs := runPog(append(args, "--home", home)...)
