@@ -35,6 +35,7 @@ type validator struct {
 	closed *sync.Cond // signalled when a round of some epoch ends
 	miners map[peer.ID]*minerEntry
 	round  uint64
+	marked uint64 // the store's round mark: round never passes it
 	epochs round.Epochs
 	// seed keys each miner's random draws (minerRand): secret, and the
 	// same on every run of this key.
@@ -130,7 +131,12 @@ func (v *validator) start(ctx context.Context) {
 		v.n.log.Error("reading stored rounds failed; numbering from the clock", "err", err)
 		last = uint64(time.Now().UnixMilli())
 	}
-	v.round = last
+	mark, err := v.store.RoundMark()
+	if err != nil {
+		v.n.log.Error("reading the round mark failed; numbering from the clock", "err", err)
+		mark = uint64(time.Now().UnixMilli())
+	}
+	v.round, v.marked = max(last, mark), max(last, mark)
 	v.n.wg.Add(2)
 	go v.epochLoop(ctx)
 	go func() {
@@ -195,6 +201,7 @@ func (v *validator) startRounds(ctx context.Context) {
 			}
 			e.busy = true
 			v.wg.Add(1)
+			v.reserveRounds(max(len(kinds), 1))
 			v.round++
 			if len(kinds) > 0 {
 				go v.playHost(ctx, kinds, epoch, v.round, p, e.ann)
@@ -205,6 +212,24 @@ func (v *validator) startRounds(ctx context.Context) {
 			go v.play(ctx, epoch, v.round, p, e.ann, prec, e.tflops[prec], e.floor[prec])
 		}
 	}
+}
+
+// roundMarkStep is how many round numbers one synced mark write reserves.
+const roundMarkStep = 1024
+
+// reserveRounds raises the store's round mark, when due, above the next n
+// round numbers before they are handed out, so that a restart never reuses
+// one: a round this node's shutdown interrupts stores no record.
+func (v *validator) reserveRounds(n int) {
+	if v.round+uint64(n) <= v.marked {
+		return
+	}
+	mark := v.round + uint64(n) + roundMarkStep
+	if err := v.store.RaiseRoundMark(mark); err != nil {
+		v.n.log.Error("storing the round mark failed", "err", err)
+		return
+	}
+	v.marked = mark
 }
 
 // errRoundCutoff ends a round still running at its epoch's roundsCutoff.

@@ -8,6 +8,7 @@
 //	"a" ‖ BE64 epoch ‖ miner                   -> 1 ‖ announce envelope (envelope.go)
 //	"e" ‖ BE64 epoch ‖ validator               -> 1 ‖ epoch record envelope (envelope.go)
 //	"h" ‖ BE64 epoch ‖ BE64 round ‖ miner      -> host record (host.go)
+//	"meta/round_mark"                          -> BE64 round-number mark (roundmark.go)
 //	"meta/schema"                              -> BE64 schema version (1)
 //	"r" ‖ BE64 epoch ‖ BE64 round ‖ miner      -> round record (record.go)
 //

@@ -1,0 +1,53 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// roundMarkKey holds the validator's round-number mark: every number it
+// handed out is at most the mark, stored or not. A round its own shutdown
+// interrupted stores no record, so without the mark a restarted validator
+// would hand that number out again, to the same miner.
+var roundMarkKey = []byte("meta/round_mark")
+
+// RoundMark returns the round-number mark (0 if none was set).
+func (s *Store) RoundMark() (uint64, error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
+	v, closer, err := s.db.Get(roundMarkKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: round mark: %w", err)
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return 0, fmt.Errorf("%w: round mark value %x", ErrCorrupt, v)
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// RaiseRoundMark durably raises the mark to n; a lower n leaves it.
+func (s *Store) RaiseRoundMark(n uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	if err := s.Err(); err != nil {
+		return fmt.Errorf("store: refusing writes after a fault, reopen the store: %w", err)
+	}
+	if m, err := s.RoundMark(); err != nil || n <= m {
+		return err
+	}
+	if err := s.faults.await(func() error { return set(s.db, roundMarkKey, binary.BigEndian.AppendUint64(nil, n), pebble.Sync) }); err != nil {
+		return s.fail(fmt.Errorf("store: write round mark: %w", err))
+	}
+	return nil
+}
