@@ -68,6 +68,7 @@ type miner struct {
 	wg       sync.WaitGroup
 	hardware *pb.Hardware
 	gpus     []*pb.GPU
+	played   played // for the local API (played.go)
 }
 
 // served is a committed round: what tile requests need, and no output.
@@ -321,11 +322,13 @@ func (d *mdriver) run(r *bufio.Reader) {
 				d.commit(a.Roots)
 			case round.Report:
 				res := a.Result
+				d.m.played.result(d.c, d.sv.chain.Steps, &res, "")
 				d.m.n.log.Info("round result", "validator", d.c.validator, "round", d.c.msg.Round, "steps", d.sv.chain.Steps,
 					"verified", res.Verified, "reason", res.Reason, "tflops", fmt.Sprintf("%.4f", res.TFLOPS),
 					"peak_tflops", fmt.Sprintf("%.4f", res.PeakTFLOPS))
 				return
 			case round.Abort:
+				d.m.played.result(d.c, d.sv.chain.Steps, nil, a.Reason)
 				d.m.n.log.Warn("round abandoned", "validator", d.c.validator, "round", d.c.msg.Round, "reason", a.Reason)
 				return
 			}
@@ -333,6 +336,7 @@ func (d *mdriver) run(r *bufio.Reader) {
 		select {
 		case res := <-results:
 			if res.err != nil {
+				d.m.played.result(d.c, d.sv.chain.Steps, nil, "step computation failed: "+res.err.Error())
 				d.m.n.log.Error("step computation failed", "step", res.step, "err", res.err)
 				return
 			}

@@ -205,6 +205,8 @@ type Snapshot struct {
 	Own        *OwnWeight          // miner: latest epoch weight, nil before the first
 	Challenges []ReceivedChallenge // miner: the last challenges it received
 	Warnings   []string            // conditions warned about that still hold
+	Played     []PlayedRound       // miner: its latest rounds' results, oldest first
+	HostPlayed []PlayedHostRound   // miner: its latest host rounds, oldest first
 }
 
 // PeerInfo is one connected peer.
@@ -252,6 +254,7 @@ func (n *Node) Snapshot() Snapshot {
 	if n.miner != nil {
 		s.Queue = len(n.miner.slots)
 		s.Hardware, s.GPUs = n.miner.hardware, n.miner.gpus
+		s.Played, s.HostPlayed = n.miner.played.snapshot()
 	}
 	return s
 }

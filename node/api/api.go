@@ -80,6 +80,7 @@ func (s *server) routes() map[string]http.HandlerFunc {
 		"/api/v1/scores":            s.scores,
 		"/api/v1/miners/{id}/score": s.minerScore,
 		"/api/v1/hw":                s.hw,
+		"/api/v1/own/rounds":        s.ownRounds,
 	}
 }
 

@@ -82,8 +82,23 @@ func newFixture(t *testing.T) *fixture {
 		GPUs:       []*pb.GPU{{Name: "H100", Uuid: "GPU-1", MemoryBytes: 80 << 30}},
 		Own:        &node.OwnWeight{Epoch: 5, Weight: 0.75, Incentive: 0.75, Validators: 1},
 		Warnings:   []string{"no challenge received"},
-		Challenges: []node.ReceivedChallenge{{Validator: v, Epoch: 5, Round: 50, At: sent}}}
+		Challenges: []node.ReceivedChallenge{{Validator: v, Epoch: 5, Round: 50, At: sent}},
+		Played:     playedRounds(v, sent),
+		HostPlayed: []node.PlayedHostRound{
+			{Validator: v, At: sent.Add(4 * time.Minute), Kind: "cpu", Chains: 2, Steps: 1 << 12, Prove: 800 * time.Millisecond, RootBy: time.Second, Served: true},
+			{Validator: v, At: sent.Add(5 * time.Minute), Kind: "ram", Chains: 1, Steps: 1 << 10, RootBy: time.Second, Error: "ram challenge for a dataset this miner does not hold"}}}
 	return f
+}
+
+// playedRounds is what miners[0] heard of its rounds with v: the two
+// verified rounds the store holds, then one that failed and one abandoned.
+func playedRounds(v peer.ID, sent time.Time) []node.PlayedRound {
+	return []node.PlayedRound{
+		{Validator: v, Epoch: 4, Round: 40, Steps: 6, At: sent.Add(4 * time.Minute), Verdict: "verified", TFLOPS: 2e-4, Peak: 3e-4},
+		{Validator: v, Epoch: 5, Round: 50, Steps: 6, At: sent.Add(5 * time.Minute), Verdict: "verified", TFLOPS: 2e-4, Peak: 2.5e-4},
+		{Validator: v, Epoch: 5, Round: 52, Steps: 6, Probe: true, At: sent.Add(6 * time.Minute), Verdict: "failed", Reason: "tile 3 does not match its commitment"},
+		{Validator: v, Epoch: 5, Round: 54, Steps: 6, At: sent.Add(7 * time.Minute), Verdict: "abandoned", Reason: "stream closed"},
+	}
 }
 
 func openEmpty(t *testing.T) (*store.Store, error) {

@@ -26,9 +26,20 @@ function cell(tr, text, cls) {
   tr.appendChild(td);
 }
 
+// fill renders rows into a table's body; an empty table says "none"
+// rather than showing nothing.
 function fill(tableId, rows, render) {
-  const body = el(tableId).tBodies[0];
+  const table = el(tableId);
+  const body = table.tBodies[0];
   body.replaceChildren();
+  if (rows.length === 0) {
+    const tr = document.createElement("tr");
+    tr.className = "none";
+    cell(tr, "none");
+    tr.cells[0].colSpan = table.tHead.rows[0].cells.length;
+    body.appendChild(tr);
+    return;
+  }
   for (const r of rows) {
     const tr = document.createElement("tr");
     render(tr, r);
@@ -53,10 +64,9 @@ function showStatus(st) {
     ? st.own_weight.weight.toFixed(4) + " (incentive " + st.own_weight.incentive.toFixed(4) + ", epoch " + st.own_weight.epoch + ")"
     : "–";
   el("queue").textContent = st.queue_length;
-  // Weights and queues are a miner's.
-  for (const id of ["own", "queue"]) {
-    el(id).hidden = el(id).previousElementSibling.hidden = st.role !== "miner";
-  }
+  // Weights, queues and own rounds are a miner's; round evidence a validator's.
+  for (const e of document.querySelectorAll(".miner-only")) e.hidden = st.role !== "miner";
+  for (const e of document.querySelectorAll(".validator-only")) e.hidden = st.role === "miner";
   const ws = el("warnings");
   ws.replaceChildren();
   for (const w of st.warnings) {
@@ -64,7 +74,6 @@ function showStatus(st) {
     li.textContent = w;
     ws.appendChild(li);
   }
-  el("challenges-card").hidden = st.role !== "miner";
   fill("challenges", st.challenges.slice().reverse(), (tr, c) => {
     cell(tr, c.epoch);
     cell(tr, c.round);
@@ -101,6 +110,11 @@ function showRounds(rounds, epoch) {
     cell(tr, r.commit_ms.toFixed(1));
     cell(tr, r.reason || "");
   });
+  showDetections(rounds);
+}
+
+// showDetections lists the latest failed rounds.
+function showDetections(rounds) {
   const failed = rounds.filter((r) => r.verdict !== "verified").slice(-20).reverse();
   fill("detections", failed, (tr, r) => {
     tr.className = "failed";
@@ -165,6 +179,10 @@ function showWeights(history) {
   }
 }
 
+const clock = (x) => new Date(x).toLocaleTimeString();
+const tf = (x) => x.toPrecision(3);
+
+// showTFLOPS: a validator's measurements of each miner.
 function showTFLOPS(rounds) {
   const byMiner = {};
   for (const r of rounds) {
@@ -177,7 +195,86 @@ function showTFLOPS(rounds) {
     width: m === own ? 2.5 : 1,
     points: byMiner[m],
   }));
-  plot(el("tflops-chart"), series, (x) => new Date(x).toLocaleTimeString());
+  plot(el("tflops-chart"), series, clock);
+  el("tflops-summary").textContent = series.length ? series.length + " miners measured" : "";
+}
+
+// ownTFLOPSColor draws a miner's own measurements, in no other chart.
+const ownTFLOPSColor = "#1a9e6a";
+
+// showOwnTFLOPS: the validators' measurements of this miner's rounds.
+function showOwnTFLOPS(rounds) {
+  const ok = rounds.filter((r) => r.verdict === "verified");
+  const points = ok.map((r) => [Date.parse(r.at), r.tflops]);
+  plot(el("tflops-chart"), [{ name: own, color: ownTFLOPSColor, width: 2.5, points }], clock);
+  const last = ok[ok.length - 1];
+  const sorted = ok.map((r) => r.tflops).sort((a, b) => a - b);
+  el("tflops-summary").textContent = last
+    ? "latest " + tf(last.tflops) + " TFLOPS (round " + last.round + ", validator " + short(last.validator) + "); median " +
+      tf(sorted[Math.floor(sorted.length / 2)]) + " over " + ok.length + " verified rounds"
+    : "none yet: no verified round since this node started";
+}
+
+// showOwnRounds: a miner's rounds as its validators reported them.
+function showOwnRounds(rounds) {
+  const count = (v) => rounds.filter((r) => r.verdict === v).length;
+  el("own-summary").textContent = rounds.length + " since start: " + count("verified") + " verified, " + count("failed") +
+    " failed, " + count("abandoned") + " abandoned";
+  fill("own-rounds", rounds.slice(-50).reverse(), (tr, r) => {
+    if (r.verdict !== "verified") tr.className = "failed";
+    cell(tr, clock(r.at));
+    cell(tr, r.epoch);
+    cell(tr, r.round + (r.probe ? " (probe)" : ""));
+    cell(tr, short(r.validator), "id");
+    cell(tr, r.verdict);
+    cell(tr, r.verdict === "verified" ? tf(r.tflops) : "");
+    cell(tr, r.verdict === "verified" ? tf(r.peak_tflops) : "");
+    cell(tr, r.reason || "");
+  });
+  showDetections(rounds.map((r) => ({ ...r, miner: own })));
+}
+
+// showHostRounds: the host rounds validators opened with this miner.
+function showHostRounds(hosts) {
+  fill("host-rounds", hosts.slice(-20).reverse(), (tr, h) => {
+    if (!h.served) tr.className = "failed";
+    cell(tr, clock(h.at));
+    cell(tr, short(h.validator), "id");
+    cell(tr, h.kind || "?");
+    cell(tr, h.chains + " × " + h.steps);
+    cell(tr, h.served ? h.prove_ms.toFixed(0) : "");
+    cell(tr, h.root_by_ms.toFixed(0));
+    cell(tr, h.served ? "served" : h.error);
+  });
+}
+
+// showScore: this miner's breakdown where this node's store has the
+// evidence (a validator's), and each validator's weight of it from the
+// epoch records every node stores.
+async function showScore() {
+  const score = await get("api/v1/miners/" + own + "/score");
+  el("score-none").hidden = score !== null;
+  el("score-epoch").textContent = score
+    ? "epoch " + score.epoch + " of " + short(score.validator) + "'s evidence: total " + tf(score.total)
+    : "";
+  fill("score-parts", score ? score.parts : [], (tr, p) => {
+    cell(tr, p.name);
+    cell(tr, tf(p.value));
+    cell(tr, tf(p.weight));
+    cell(tr, tf(p.availability));
+    cell(tr, tf(p.penalty));
+    cell(tr, tf(p.contribution));
+    cell(tr, p.note || "");
+  });
+  const w = await get("api/v1/weights");
+  const mine = w && w.miners.find((m) => m.miner === own);
+  el("own-weights-epoch").textContent = mine
+    ? "epoch " + w.epoch + ": consensus " + mine.consensus.toFixed(4) + ", incentive " + mine.incentive.toFixed(4)
+    : "";
+  fill("own-weights", mine ? Object.entries(mine.validators).sort() : [], (tr, [v, x]) => {
+    cell(tr, short(v), "id");
+    cell(tr, x.toFixed(4));
+  });
 }
 
 // Weights change once per epoch, and recomputing them replays every
@@ -188,12 +285,21 @@ async function refresh() {
   try {
     const st = await get("api/v1/status");
     showStatus(st);
-    const since = Math.max(0, st.epoch - 20);
-    const rounds = (await get("api/v1/rounds?since=" + since)) || [];
-    showRounds(rounds, st.epoch);
-    showTFLOPS(rounds);
+    const miner = st.role === "miner";
+    if (miner) {
+      // A miner keeps no round evidence: its rounds are what validators told it.
+      const mine = await get("api/v1/own/rounds");
+      showOwnRounds(mine.rounds);
+      showOwnTFLOPS(mine.rounds);
+      showHostRounds(mine.host_rounds);
+    } else {
+      const rounds = (await get("api/v1/rounds?since=" + Math.max(0, st.epoch - 20))) || [];
+      showRounds(rounds, st.epoch);
+      showTFLOPS(rounds);
+    }
     if (st.epoch !== historyEpoch || polls++ % 10 === 0) {
       showWeights((await get("api/v1/weights/history?last=30")) || []);
+      if (miner) await showScore();
       historyEpoch = st.epoch;
     }
     el("error").hidden = true;

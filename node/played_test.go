@@ -1,0 +1,101 @@
+package node
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+	"unicode/utf8"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/round"
+	"github.com/pog-network/pog/store"
+)
+
+// TestMinerKeepsItsRounds: the rounds a miner lists are the ones its
+// validator stored, with the same verdict and TFLOPS, and the host round it
+// served is listed with the challenge's kind and shape.
+func TestMinerKeepsItsRounds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Validator.HostCPUSteps = 1 << 10
+		hosts := make(chan *store.HostRecord, 16)
+		v, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.OnHost = func(r *store.HostRecord) { hosts <- r } })
+		m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Hardware = &pb.Hardware{CpuCores: 2} })
+		tn.connect(m, v)
+		var recs []*store.RoundRecord
+		var host *store.HostRecord
+		deadline := time.After(60 * time.Second)
+		for host == nil || len(recs) == 0 {
+			select {
+			case r := <-tn.records:
+				recs = append(recs, r)
+			case host = <-hosts:
+			case <-deadline:
+				t.Fatalf("%d round records and host record %v within 60 s", len(recs), host)
+			}
+		}
+		synctest.Wait() // the miner has handled every result it was sent
+		snap := m.Snapshot()
+		for _, r := range recs {
+			checkPlayed(t, snap.Played, r)
+		}
+		ch, err := decodeHostChallenge(host.Challenge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := ch.Proof.shape()
+		if i := playedHost(snap.HostPlayed, v.ID()); i < 0 || !snap.HostPlayed[i].Served || snap.HostPlayed[i].Kind != "cpu" ||
+			snap.HostPlayed[i].Chains != sh.Chains || snap.HostPlayed[i].Steps != sh.Steps || snap.HostPlayed[i].RootBy != time.Duration(ch.RootByMs)*time.Millisecond {
+			t.Fatalf("host round %d (challenge %+v), the miner's host rounds %+v", host.Round, ch, snap.HostPlayed)
+		}
+	})
+}
+
+func checkPlayed(t *testing.T, played []PlayedRound, r *store.RoundRecord) {
+	t.Helper()
+	for _, p := range played {
+		if p.Validator == peer.ID(r.Validator) && p.Epoch == r.Epoch && p.Round == r.Round {
+			if p.Verdict != r.Verdict.String() || p.TFLOPS != r.TFLOPS || p.Peak != r.PeakTFLOPS || p.Reason != r.Reason {
+				t.Errorf("round %d: the miner has %+v, the validator stored %v %q %v", r.Round, p, r.Verdict, r.Reason, r.TFLOPS)
+			}
+			return
+		}
+	}
+	t.Errorf("round %d of epoch %d (%v) is not among the miner's %d rounds", r.Round, r.Epoch, r.Verdict, len(played))
+}
+
+func playedHost(hs []PlayedHostRound, v peer.ID) int {
+	for i, h := range hs {
+		if h.Validator == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestPlayedBounded: a validator sending many results, long reasons or
+// non-finite TFLOPS leaves a bounded list the API can encode.
+func TestPlayedBounded(t *testing.T) {
+	var p played
+	c := &openChallenge{validator: "v", msg: &pb.Challenge{Epoch: 1}}
+	for i := range playedRounds + 10 {
+		c.msg.Round = uint64(i)
+		p.result(c, 6, &round.Result{Reason: strings.Repeat("é", playedReasonLen), TFLOPS: math.NaN(), PeakTFLOPS: math.Inf(1)}, "")
+	}
+	for range playedHostRounds + 3 {
+		p.host(PlayedHostRound{Validator: "v"}, nil)
+	}
+	rounds, hosts := p.snapshot()
+	if len(rounds) != playedRounds || rounds[0].Round != 10 || rounds[len(rounds)-1].Round != playedRounds+9 || len(hosts) != playedHostRounds {
+		t.Fatalf("%d rounds from %d to %d, %d host rounds", len(rounds), rounds[0].Round, rounds[len(rounds)-1].Round, len(hosts))
+	}
+	r := rounds[0]
+	if r.Verdict != "failed" || r.TFLOPS != 0 || r.Peak != 0 || len(r.Reason) > playedReasonLen || !utf8.ValidString(r.Reason) || r.Reason == "" {
+		t.Fatalf("round %+v", r)
+	}
+}
