@@ -223,7 +223,7 @@ func DefaultConfig() Config {
 			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute},
 			HostCPUSteps: 1 << 20, HostCPUMaxChains: maxHostChains,
 			HostRAMSteps: 1 << 20, HostRAMMaxWalks: 16, HostPlotSteps: 1 << 11, HostPlotMaxWalks: 8,
-			HostMaxRound: Duration{10 * time.Second}, HostRounds: 1},
+			HostMaxRound: Duration{10 * time.Second}, HostRounds: 3},
 	}
 }
 

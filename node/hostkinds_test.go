@@ -425,37 +425,58 @@ func TestFarRoundsSizedAtMeasuredSpeed(t *testing.T) {
 	}
 }
 
-// TestHostDueSetsAndRetries: after the epoch's host point the first slot
-// gets every kind the announce earns, later slots the remaining sets, and
-// a missed kind put back comes in the next slot; a new epoch starts over.
+// TestHostDueSetsAndRetries: set j of an epoch's k host sets starts in the
+// first half of the epoch's j-th k-th (hostSetAt), with every kind the
+// announce earns; a missed kind put back is replayed before the next set;
+// after k sets nothing more is due; a new epoch starts over.
 func TestHostDueSetsAndRetries(t *testing.T) {
 	c := testConfig()
 	plotNet(&c)
-	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps, c.Validator.HostRounds = 1<<10, 1<<10, 2
+	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps, c.Validator.HostRounds = 1<<10, 1<<10, 3
 	c.Network.EpochLength = Duration{time.Minute}
 	_, id := seededKey(t, 2)
 	pl := plot.Plot{Miner: []byte(id), BlockLog: 12, Rounds: 2, Blocks: 64}
 	e := &minerEntry{epoch: 5, classes: map[proof.Precision]int{proof.FP16: 1},
 		ann: &pb.MinerAnnounce{RamItems: 100, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}}
 	v := &validator{n: &Node{cfg: c}}
-	late := time.Unix(0, 5*int64(time.Minute)).Add(59 * time.Second) // past any host point
 	all := []byte{hostKindCPU, hostKindRAM, hostKindPlot}
-	steps := [][]byte{all, all, nil}
-	for i, want := range steps {
-		if got := v.hostDue(e, id, 5, late); !bytes.Equal(got, want) {
-			t.Fatalf("slot %d: kinds %v, want %v", i, got, want)
+	epochStart := time.Unix(0, 5*int64(time.Minute))
+	// set plays set j: nothing is due before its window, it is due in
+	// it, and once; missed kinds are put back as playHost does.
+	set := func(j int, want, missed []byte) {
+		t.Helper()
+		from := epochStart.Add(time.Duration(j) * 20 * time.Second)
+		if got := v.hostDue(e, id, 5, from.Add(-time.Nanosecond)); got != nil {
+			t.Fatalf("set %d: %v due before its part of the epoch", j, got)
 		}
+		if e.hostAt.Before(from) || !e.hostAt.Before(from.Add(10*time.Second)) {
+			t.Fatalf("set %d at %v, want in the first half of [%v, +20s)", j, e.hostAt.Sub(epochStart), from.Sub(epochStart))
+		}
+		if got := v.hostDue(e, id, 5, e.hostAt); !bytes.Equal(got, want) {
+			t.Fatalf("set %d: kinds %v, want %v", j, got, want)
+		}
+		if got := v.hostDue(e, id, 5, e.hostAt); got != nil {
+			t.Fatalf("set %d due twice: %v", j, got)
+		}
+		v.nextHostSet(e, id, 5, missed, e.hostAt)
 	}
-	e.hostPending = append(e.hostPending, hostKindRAM) // as playHost puts back a missed round
-	if got := v.hostDue(e, id, 5, late); !bytes.Equal(got, []byte{hostKindRAM}) {
-		t.Fatalf("retry slot: %v", got)
+	set(0, all, nil)
+	set(1, all, []byte{hostKindRAM})
+	retry := e.hostAt
+	if got := v.hostDue(e, id, 5, retry); !bytes.Equal(got, []byte{hostKindRAM}) {
+		t.Fatalf("retry: %v", got)
+	}
+	v.nextHostSet(e, id, 5, nil, retry)
+	set(2, all, nil)
+	if got := v.hostDue(e, id, 5, epochStart.Add(59*time.Second)); got != nil {
+		t.Fatalf("a fourth set: %v", got)
 	}
 	e.epoch = 6
-	start := time.Unix(0, 6*int64(time.Minute))
-	if got := v.hostDue(e, id, 6, start); got != nil || !e.hostAt.After(start) {
+	epochStart = epochStart.Add(time.Minute)
+	if got := v.hostDue(e, id, 6, epochStart); got != nil || !e.hostAt.After(epochStart) {
 		t.Fatalf("at the epoch's start, before its host point %v: %v", e.hostAt, got)
 	}
-	if got := v.hostDue(e, id, 6, late.Add(time.Minute)); !bytes.Equal(got, all) {
+	if got := v.hostDue(e, id, 6, epochStart.Add(59*time.Second)); !bytes.Equal(got, all) {
 		t.Fatalf("next epoch: %v", got)
 	}
 }

@@ -515,14 +515,11 @@ func (v *view) acceptsChallenges(p peer.ID) bool {
 }
 
 // hostDue returns the host rounds due with the miner in epoch (each of
-// hostKinds, played one after the other; then again later,
-// validator.host_rounds sets in all), and claims them: after the miner's
-// first GPU round of the epoch, so that a short epoch still measures the
-// GPU, and after hostAt: a random point of the epoch's first quarter for
-// the first set, so that a validator's host rounds, core-bound walks for
-// every miner, do not all land together at the epoch's start, and a
-// random wait (hostSpacing) after each set. Without a slot schedule a
-// host set may start in a GPU round's random pause.
+// hostKinds, played one after the other), and claims them: after the
+// miner's first GPU round of the epoch, so that a short epoch still
+// measures the GPU, and after hostAt (hostSetAt: validator.host_rounds
+// sets, each in its own part of the epoch). Without a slot schedule a host
+// set may start in a GPU round's random pause.
 func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Time) []byte {
 	if e.epoch != epoch || len(e.classes) == 0 {
 		return nil
@@ -532,36 +529,52 @@ func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Tim
 		if len(kinds) == 0 {
 			return nil // host rounds off: the round schedule's random draws stay as they were
 		}
-		l := v.n.cfg.Network.EpochLength.Duration
-		e.hostAt = time.Unix(0, int64(epoch)*int64(l)).Add(time.Duration(v.minerRand(e, p).Float64() * float64(l/4)))
 		e.hostAtEpoch, e.hostPending, e.hostRetries = epoch+1, kinds, 0
 		e.hostSets = v.n.cfg.Validator.HostRounds - 1
-		if v.sched != nil {
-			// Every set in one owned slot, one after another: a set
-			// per slot took 3 of a pair's 8 testnet slots an epoch
-			// from GPU rounds, and some pairs had no slot left for
-			// later sets.
-			for ; e.hostSets > 0; e.hostSets-- {
-				e.hostPending = append(e.hostPending, kinds...)
-			}
-		}
+		e.hostAt = v.hostSetAt(e, p, epoch, 0)
 	}
 	if now.Before(e.hostAt) {
 		return nil
-	}
-	if len(e.hostPending) == 0 && e.hostSets > 0 {
-		e.hostPending, e.hostSets = v.hostKinds(p, e.ann), e.hostSets-1
 	}
 	kinds := e.hostPending
 	e.hostPending = nil
 	return kinds
 }
 
-// hostSpacing is the random wait before a miner's next host set or retry
-// in the epoch: up to half an epoch divided among validator.host_rounds
-// sets, so that the sets spread over the epoch instead of following each
-// other, and a round missed because another validator's was in play at the
-// miner is not retried into the same one.
+// hostSetAt is when set j of the epoch's validator.host_rounds = k may
+// start: a uniform draw from the first half of the epoch's j-th k-th. Sets
+// j and j+2 are then more than 1.5·L/k apart, so a load beside the miner
+// (or its thread descheduled) for under 1.5·L/k slows at most two sets in
+// a row: with k ≥ 3 one set in every three is clean, and the best of each
+// kind counts (SPEC §23.9).
+func (v *validator) hostSetAt(e *minerEntry, p peer.ID, epoch uint64, j int) time.Time {
+	l := v.n.cfg.Network.EpochLength.Duration
+	part := l / time.Duration(max(1, v.n.cfg.Validator.HostRounds))
+	return time.Unix(0, int64(epoch)*int64(l)).Add(time.Duration(j)*part + time.Duration(v.minerRand(e, p).Float64()*float64(part/2)))
+}
+
+// nextHostSet queues what follows a played host set: the kinds it missed,
+// after a random wait (hostSpacing), else the next set at its time.
+func (v *validator) nextHostSet(e *minerEntry, p peer.ID, epoch uint64, missed []byte, now time.Time) {
+	if e.hostAtEpoch != epoch+1 {
+		return
+	}
+	if len(missed) > 0 && e.hostRetries < maxHostRetries {
+		e.hostPending, e.hostRetries = append(e.hostPending, missed...), e.hostRetries+1
+		e.hostAt = now.Add(v.hostSpacing(e, p))
+		return
+	}
+	if e.hostSets > 0 {
+		j := v.n.cfg.Validator.HostRounds - e.hostSets
+		e.hostPending, e.hostSets = v.hostKinds(p, e.ann), e.hostSets-1
+		e.hostAt = later(now, v.hostSetAt(e, p, epoch, j))
+	}
+}
+
+// hostSpacing is the random wait before replaying a miner's missed host
+// rounds: up to half an epoch divided among validator.host_rounds sets,
+// so that a round missed because another validator's was in play at the
+// miner is not replayed straight into it.
 func (v *validator) hostSpacing(e *minerEntry, p peer.ID) time.Duration {
 	l := v.n.cfg.Network.EpochLength.Duration
 	return time.Duration(v.minerRand(e, p).Float64() * float64(l) / float64(2*max(1, v.n.cfg.Validator.HostRounds)))
@@ -612,12 +625,7 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint6
 	if e := v.miners[p]; e != nil {
 		e.busy = false
 		e.hostStepNs = stepNs
-		if len(missed) > 0 && e.hostAtEpoch == epoch+1 && e.hostRetries < maxHostRetries {
-			e.hostPending, e.hostRetries = append(e.hostPending, missed...), e.hostRetries+1
-		}
-		if e.hostAtEpoch == epoch+1 {
-			e.hostAt = time.Now().Add(v.hostSpacing(e, p))
-		}
+		v.nextHostSet(e, p, epoch, missed, time.Now())
 		if v.sched != nil {
 			v.pause(e, p, ann, start, 0)
 		} else {

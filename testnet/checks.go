@@ -2,6 +2,7 @@ package testnet
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -121,27 +122,14 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			minHonestTrust = t
 		}
 	}
-	out = append(out, r.profitCheck(s.Profitability, unjudged))
+	out = append(out, profitCheck(s.Profitability, unjudged))
 	for _, a := range r.cfg.Adversaries {
-		if a == "burst" || a == "distant" {
-			ok, detail := r.noGain(a, s, last, honestOf)
-			add("adversary "+a+" gains at most 5%", ok, "%s", detail)
-			continue
-		}
-		if a == "intermittent" || a == "host-overclaim" || a == "cpu-on-gpu" || a == "ram-on-disk" || a == "storage-regen" {
-			// Nothing to detect: they are paid for what they prove.
-			ok, detail := true, "not judged: no honest miner of its real profile"
-			for _, p := range s.Profitability {
-				if p.Adversary == a {
-					ok = p.Gain <= maxGain
-					detail = fmt.Sprintf("incentive %.4f vs %.4f owed at honest %s rates: %.3f×", p.Incentive, p.HonestIncentive, p.RealProfile, p.Gain)
-				}
-			}
-			add("adversary "+a+" gains at most 5%", ok, "%s", detail)
-			continue
-		}
 		if a == "far" || a == "timeshare" {
 			continue // honest, or cheats without a detectable fault: latencyChecks
+		}
+		if slices.Contains(byPay, a) {
+			out = append(out, paidCheck(a, s))
+			continue
 		}
 		var det *report.Detection
 		for i := range s.Detections {
@@ -186,12 +174,46 @@ func (r *run) penalised(a string, s *report.Summary, honestOf map[string]string,
 	return got < want, fmt.Sprintf("mean incentive %.4f < %.4f of honest %s (%s)", got, want, ref, claimed)
 }
 
-// noGain checks a timing adversary (burst, distant), which computes at its
-// profile's real speed: its median measured throughput is at most 1.05×
-// that speed (SPEC.md §10.1), and its incentive at most 1.05× that of the
-// honest miner of its profile (reported; that ratio also carries the
-// noise between two miners' round times).
-func (r *run) noGain(a string, s *report.Summary, last report.Epoch, honestOf map[string]string) (bool, string) {
+// byPay are the adversary classes not meant to be detected: burst and
+// distant compute at their real speed, so their measured throughput bounds
+// them; the others are paid only for what they prove; timeshare cheats
+// without a detectable fault. What each earns, its Profit, judges it.
+var byPay = []string{"burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "timeshare"}
+
+// judgedByPay are the classes of advs in byPay, in advs' order.
+func judgedByPay(advs []string) []string {
+	var out []string
+	for _, a := range advs {
+		if slices.Contains(byPay, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// paidCheck judges adversary a by its Profit, quoted as the profitability
+// check quotes it; a timing adversary (burst, distant) must besides
+// measure at most 1.05× its true throughput (SPEC.md §10.1).
+func paidCheck(a string, s *report.Summary) report.Check {
+	timing := a == "burst" || a == "distant"
+	name := "adversary " + a + " earns no more than honest work"
+	if timing {
+		name = "adversary " + a + " measures at most 5 % over its true throughput and earns no more than honest work"
+	}
+	ok, detail := true, "gain not judged: no honest miner of its real profile"
+	if p, judged := profitOf(s, a); judged {
+		ok, detail = !p.Over(), gainDetail(p)
+	}
+	if timing {
+		tok, tdetail := throughputBound(a, s)
+		ok, detail = ok && tok, tdetail+"; "+detail
+	}
+	return report.Check{Name: name + " (not meant to be detected)", OK: ok, Detail: detail}
+}
+
+// throughputBound says whether miner a's median measured throughput is at
+// most 1.05× the speed its device computes at.
+func throughputBound(a string, s *report.Summary) (bool, string) {
 	var sim float64
 	for _, n := range s.Nodes {
 		if n.Name == a {
@@ -209,11 +231,7 @@ func (r *run) noGain(a string, s *report.Summary, last report.Epoch, honestOf ma
 	}
 	sort.Float64s(measured)
 	ratio := measured[len(measured)/2] / sim
-	detail := fmt.Sprintf("median measured/true throughput %.3f over %d rounds", ratio, len(measured))
-	if ref := honestOf["H100"]; ref != "" && last.Incentive[ref] > 0 {
-		detail += fmt.Sprintf("; incentive %.4f vs %.4f of honest %s (%.3f×)", last.Incentive[a], last.Incentive[ref], ref, last.Incentive[a]/last.Incentive[ref])
-	}
-	return ratio <= 1.05, detail
+	return ratio <= 1.05, fmt.Sprintf("median measured/true throughput %.3f over %d rounds", ratio, len(measured))
 }
 
 func truncate(s string, n int) string {

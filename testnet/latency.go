@@ -81,8 +81,8 @@ func ParseDelays(s string) (map[string]time.Duration, error) {
 
 // figures measures, from the full epochs [from, to], every miner's
 // throughput against its simulated device's and what each group sharing
-// one device earns against an honest miner of its profile.
-func (r *run) figures(s *report.Summary, from, to uint64) ([]report.Throughput, []report.Gain) {
+// one device measures against an honest miner of its profile.
+func (r *run) figures(s *report.Summary, from, to uint64) ([]report.Throughput, []report.TimeShare) {
 	tflops := map[string][]float64{}
 	for _, rd := range s.Rounds {
 		if rd.Verified && rd.Epoch >= from && rd.Epoch <= to {
@@ -96,13 +96,6 @@ func (r *run) figures(s *report.Summary, from, to uint64) ([]report.Throughput, 
 	for _, d := range s.FalsePositives {
 		penalties[d.Node]++
 	}
-	incentive := func(n string) float64 {
-		sum := 0.0
-		for _, e := range s.Epochs {
-			sum += e.Incentive[n]
-		}
-		return sum / float64(max(1, len(s.Epochs)))
-	}
 	var out []report.Throughput
 	ref := map[string]*report.Throughput{} // profile → first undelayed honest miner
 	for _, n := range s.Nodes {
@@ -110,7 +103,7 @@ func (r *run) figures(s *report.Summary, from, to uint64) ([]report.Throughput, 
 			continue
 		}
 		t := report.Throughput{Node: n.Name, Profile: n.Profile, AddedLatencyMs: n.AddedLatencyMs, SimTFLOPS: n.SimTFLOPS,
-			MeasuredTFLOPS: median(tflops[n.Name]), Rounds: len(tflops[n.Name]), Incentive: incentive(n.Name), Penalties: penalties[n.Name]}
+			MeasuredTFLOPS: median(tflops[n.Name]), Rounds: len(tflops[n.Name]), Incentive: meanIncentive(s, n.Name), Penalties: penalties[n.Name]}
 		t.Ratio = t.MeasuredTFLOPS / t.SimTFLOPS
 		out = append(out, t)
 	}
@@ -124,40 +117,29 @@ func (r *run) figures(s *report.Summary, from, to uint64) ([]report.Throughput, 
 			t.Reference, t.Relative = p.Node, t.MeasuredTFLOPS/p.MeasuredTFLOPS
 		}
 	}
-	groups := map[string]*report.Gain{}
-	var gains []report.Gain
-	var order []string
+	var g *report.TimeShare
+	sum := 0.0
 	for _, n := range s.Nodes {
 		if n.Adversary != "timeshare" {
 			continue
 		}
-		g := groups[n.Adversary]
 		if g == nil {
-			g = &report.Gain{Adversary: n.Adversary, Profile: n.Profile, RoundInterval: r.nodeConfig().Validator.RoundInterval.String(),
+			g = &report.TimeShare{Adversary: n.Adversary, Profile: n.Profile, RoundInterval: r.nodeConfig().Validator.RoundInterval.String(),
 				DutyCycle: r.dutyCycle(s.Validators)}
-			groups[n.Adversary] = g
-			order = append(order, n.Adversary)
 		}
 		g.Members = append(g.Members, n.Name)
-		g.Incentive += incentive(n.Name)
-		g.ThroughputGain += median(tflops[n.Name]) // over the reference's, below
+		sum += median(tflops[n.Name])
 	}
-	for _, a := range order {
-		g := groups[a]
-		sum := g.ThroughputGain
-		g.ThroughputGain = 0
-		if p := ref[g.Profile]; p != nil {
-			g.Reference, g.ReferenceIncentive = p.Node, p.Incentive
-			if p.Incentive > 0 {
-				g.Gain = g.Incentive / p.Incentive
-			}
-			if p.MeasuredTFLOPS > 0 {
-				g.ThroughputGain = sum / p.MeasuredTFLOPS
-			}
+	if g == nil {
+		return out, nil
+	}
+	if p := ref[g.Profile]; p != nil {
+		g.Reference = p.Node
+		if p.MeasuredTFLOPS > 0 {
+			g.ThroughputRatio = sum / p.MeasuredTFLOPS
 		}
-		gains = append(gains, *g)
 	}
-	return out, gains
+	return out, []report.TimeShare{*g}
 }
 
 // dutyCycle is the share of one miner's time under the validators'
@@ -196,9 +178,10 @@ func (r *run) shareLimit() (float64, bool) {
 
 // latencyChecks are issue 10's bounds on distance and time-sharing. Not
 // enforced, they pass and say what they measured: far miners still
-// measure short, and random pauses do not bound time-sharing. The
-// time-sharing gain must stay within shareLimit when enforceShare.
-func latencyChecks(s *report.Summary, enforce bool, farTol, shareLimit float64, enforceShare bool) []report.Check {
+// measure short, and random pauses do not bound time-sharing. A
+// time-sharing group is judged by its one gain, its Profit, against that
+// Profit's limit where enforced.
+func latencyChecks(s *report.Summary, enforce bool, farTol float64) []report.Check {
 	var out []report.Check
 	add := func(name string, ok bool, detail string, enforce bool) {
 		if !enforce {
@@ -221,10 +204,15 @@ func latencyChecks(s *report.Summary, enforce bool, farTol, shareLimit float64, 
 	if anyFar {
 		add(fmt.Sprintf("delayed miners measure within %.0f %% of their profile, never penalised", 100*farTol), farOK, strings.Join(far, "; "), enforce)
 	}
-	for _, g := range s.Gains {
-		add(fmt.Sprintf("adversary %s earns at most %.2f× one honest miner", g.Adversary, shareLimit), g.Reference != "" && g.Gain <= shareLimit,
-			fmt.Sprintf("%d identities %.4f vs %s %.4f: gain %.2f (throughput %.2f) at duty cycle %.1f %% (round interval %s)",
-				len(g.Members), g.Incentive, orDash(g.Reference), g.ReferenceIncentive, g.Gain, g.ThroughputGain, 100*g.DutyCycle, g.RoundInterval), enforceShare)
+	for _, g := range s.TimeSharing {
+		p, ok := profitOf(s, g.Adversary)
+		detail := fmt.Sprintf("%d identities' throughput over %s's: %.2f, at duty cycle %.1f %% (round interval %s)",
+			len(g.Members), orDash(g.Reference), g.ThroughputRatio, 100*g.DutyCycle, g.RoundInterval)
+		if !ok {
+			add("adversary "+g.Adversary+" earns no more than honest work", true, "not judged: no honest "+g.Profile+"; "+detail, true)
+			continue
+		}
+		add("adversary "+g.Adversary+" earns no more than honest work (not meant to be detected)", !p.Over(), gainDetail(p)+"; "+detail, p.Enforced)
 	}
 	return out
 }

@@ -53,10 +53,12 @@ func BenchmarkRounds(b *testing.B) {
 						b.ReportMetric(t.Relative, fmt.Sprintf("vs-0ms@%.0fms", t.AddedLatencyMs))
 					}
 				}
-				for _, g := range s.Gains {
-					b.ReportMetric(g.Gain, "timeshare-gain")
-					b.ReportMetric(g.ThroughputGain, "timeshare-tflops-gain")
+				for _, g := range s.TimeSharing {
+					b.ReportMetric(g.ThroughputRatio, "timeshare-tflops-ratio")
 					b.ReportMetric(100*g.DutyCycle, "duty-%")
+				}
+				if p, ok := profitOf(s, "timeshare"); ok {
+					b.ReportMetric(p.Gain, "timeshare-gain")
 				}
 			}
 		})

@@ -122,8 +122,8 @@ func TestFigures(t *testing.T) {
 		t.Fatalf("gains %+v", gains)
 	}
 	g := gains[0]
-	if len(g.Members) != 3 || g.Reference != "miner-1" || !near(g.Incentive, 0.35) || !near(g.Gain, 1.75) || !near(g.ThroughputGain, 3.3e-4/1.8e-4) {
-		t.Errorf("timeshare gain: %+v", g)
+	if len(g.Members) != 3 || g.Reference != "miner-1" || !near(g.ThroughputRatio, 3.3e-4/1.8e-4) {
+		t.Errorf("timeshare: %+v", g)
 	}
 	// 2 validators × the testnet's duty_cycle.
 	if want := 2 * r.nodeConfig().Validator.DutyCycle; !near(g.DutyCycle, want) || g.RoundInterval != r.nodeConfig().Validator.RoundInterval.String() {
@@ -132,37 +132,44 @@ func TestFigures(t *testing.T) {
 }
 
 // TestLatencyChecks: off, the bounds pass and report; on, they judge. The
-// time-sharing gain is judged by its own switch and limit.
+// time-sharing group is judged by its Profit: its one gain, against that
+// Profit's limit where enforced.
 func TestLatencyChecks(t *testing.T) {
 	r := &run{cfg: DefaultConfig()}
 	s := figureSummary()
-	s.Throughput, s.Gains = r.figures(s, 5, 6)
-	for _, c := range latencyChecks(s, false, farTolerance, maxTimeshareGain, false) {
+	s.Throughput, s.TimeSharing = r.figures(s, 5, 6)
+	// Summed 0.35 against miner-1's 0.2.
+	s.Profitability, _ = profitability(s, nil, maxTimeshareGain, false)
+	for _, c := range latencyChecks(s, false, farTolerance) {
 		if !c.OK || !strings.HasPrefix(c.Detail, "not enforced") {
 			t.Errorf("unenforced check %q: ok=%v %s", c.Name, c.OK, c.Detail)
 		}
 	}
-	if c := latencyChecks(s, false, farTolerance, maxTimeshareGain, true); c[0].OK != true || c[1].OK {
+	s.Profitability, _ = profitability(s, nil, maxTimeshareGain, true)
+	c := latencyChecks(s, false, farTolerance)
+	if !c[0].OK || c[1].OK || !strings.Contains(c[1].Detail, "gain 1.750× > limit 1.10") {
 		t.Errorf("distance off, a 1.75× timeshare against an enforced 1.1: %+v", c)
 	}
-	if c := latencyChecks(s, false, farTolerance, 1.8, true); !c[1].OK {
+	s.Profitability, _ = profitability(s, nil, 1.8, true)
+	if c := latencyChecks(s, false, farTolerance); !c[1].OK {
 		t.Errorf("a 1.75× timeshare failed a 1.8 limit: %+v", c[1])
 	}
-	on := latencyChecks(s, true, farTolerance, maxTimeshareGain, true)
+	s.Profitability, _ = profitability(s, nil, maxTimeshareGain, true)
+	on := latencyChecks(s, true, farTolerance)
 	if len(on) != 2 || on[0].OK || on[1].OK {
 		t.Fatalf("enforced checks on a far miner at 60 %% and a 1.75× timeshare: %+v", on)
 	}
 	// Within the bounds: far at 98 % and unpenalised, timeshare at 1.05×.
 	s.Throughput[1].Relative, s.Throughput[1].Penalties = 0.98, 0
-	s.Gains[0].Gain = 1.05
-	for _, c := range latencyChecks(s, true, farTolerance, maxTimeshareGain, true) {
+	s.Profitability[0].Gain = 1.05
+	for _, c := range latencyChecks(s, true, farTolerance) {
 		if !c.OK {
 			t.Errorf("check %q failed within the bounds: %s", c.Name, c.Detail)
 		}
 	}
 	// A far miner without an undelayed reference cannot pass.
 	s.Throughput[1].Reference = ""
-	if c := latencyChecks(s, true, farTolerance, maxTimeshareGain, true); c[0].OK {
+	if c := latencyChecks(s, true, farTolerance); c[0].OK {
 		t.Error("far check passed without a reference miner")
 	}
 }

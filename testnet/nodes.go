@@ -36,6 +36,7 @@ type minerSpec struct {
 	// hostShare is how many identities split this miner's one host
 	// (timeshare): each holds that share of its RAM and storage. 0: its own.
 	hostShare int
+	load      *cpuLoad // a CPU job beside it (loaded); nil: none
 }
 
 func (r *run) minerSpecs() []minerSpec {
@@ -56,6 +57,10 @@ func (r *run) minerSpecs() []minerSpec {
 		switch a {
 		case "far":
 			out = append(out, minerSpec{name: "far", profile: first.Name})
+		case "loaded":
+			if r.cfg.Sim {
+				out = append(out, minerSpec{name: "loaded", profile: first.Name, load: &cpuLoad{seed: uint64(r.cfg.Seed), length: r.cfg.EpochLength}})
+			}
 		case "timeshare":
 			dev := newSimDevice(first.FP16TFLOPS * r.cfg.Scale).inVirtualTime(r.cfg.Sim)
 			for i := 1; i <= timeshareIdentities; i++ {
@@ -372,6 +377,9 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		dev := spec.device
 		if dev == nil {
 			dev = newOwnDevice(p.FP16TFLOPS * r.cfg.Scale).inVirtualTime(r.cfg.Sim)
+			if p.GPU == "" {
+				dev.load = spec.load // the job shares a CPU miner's device
+			}
 		}
 		o.Backend = &simBackend{dev: dev, extra: spec.extra, mode: spec.mode, share: spec.share}
 		shown := p
@@ -393,7 +401,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if r.sim != nil {
-			o.RoundHooks.HostTime = simHostTime(p, spec.adversary)
+			o.RoundHooks.HostTime = simHostTime(p, spec.adversary, spec.load)
 			if spec.adversary == "storage-regen" {
 				o.RoundHooks.PlotReader = nil // its reads take regenBlockNs
 			}

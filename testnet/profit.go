@@ -24,13 +24,14 @@ const noProfitGain = 1e6
 // profitability compares each adversary miner identity (a sybil or
 // timeshare group summed) with the honest miners of its real profile and
 // no added latency (the far miner pays for its distance), by
-// the mean consensus incentive over the summarised epochs. An adversary
-// whose real profile no honest miner has cannot be judged: it is returned
-// in unjudged instead. Honest miners in struck (by an injected fault) are
-// no reference: an adversary is judged against unharmed honest work.
-func profitability(s *report.Summary, struck map[string]bool) (out []report.Profit, unjudged []string) {
-	mean := func(name string) float64 { return meanIncentive(s, name) }
-	honest := map[string][]float64{} // profile → honest miners' incentives
+// the mean consensus incentive over the summarised epochs: the one gain
+// the checks and the report give for it. An adversary whose real profile
+// no honest miner has cannot be judged: it is returned in unjudged
+// instead. Honest miners in struck (by an injected fault) are no
+// reference: an adversary is judged against unharmed honest work. The
+// timeshare group's limit is shareLimit, enforced only if enforceShare.
+func profitability(s *report.Summary, struck map[string]bool, shareLimit float64, enforceShare bool) (out []report.Profit, unjudged []string) {
+	honest := map[string][]string{} // profile → honest miners
 	groups := map[string][]report.Node{}
 	for _, n := range s.Nodes {
 		if n.Role != "miner" {
@@ -38,24 +39,26 @@ func profitability(s *report.Summary, struck map[string]bool) (out []report.Prof
 		}
 		switch {
 		case n.Adversary == "" && n.AddedLatencyMs == 0 && !struck[n.Name]:
-			honest[n.Profile] = append(honest[n.Profile], mean(n.Name))
+			honest[n.Profile] = append(honest[n.Profile], n.Name)
 		case n.Adversary != "":
 			groups[n.Adversary] = append(groups[n.Adversary], n)
 		}
 	}
 	for _, a := range sortedKeys(groups) {
 		ms := groups[a]
-		p := report.Profit{Adversary: a, RealProfile: ms[0].Profile}
-		for _, n := range ms {
-			p.Incentive += mean(n.Name)
+		p := report.Profit{Adversary: a, RealProfile: ms[0].Profile, Honest: honest[ms[0].Profile], Limit: maxGain, Enforced: true}
+		if a == "timeshare" {
+			p.Limit, p.Enforced = shareLimit, enforceShare
 		}
-		hs := honest[p.RealProfile]
-		if len(hs) == 0 {
+		for _, n := range ms {
+			p.Incentive += meanIncentive(s, n.Name)
+		}
+		if len(p.Honest) == 0 {
 			unjudged = append(unjudged, fmt.Sprintf("%s (no honest %s)", a, p.RealProfile))
 			continue
 		}
-		for _, h := range hs {
-			p.HonestIncentive += h / float64(len(hs))
+		for _, h := range p.Honest {
+			p.HonestIncentive += meanIncentive(s, h) / float64(len(p.Honest))
 		}
 		if a == "intermittent" {
 			// Judged against its availability: up one round in
@@ -73,6 +76,30 @@ func profitability(s *report.Summary, struck map[string]bool) (out []report.Prof
 	return out, unjudged
 }
 
+// profitOf is adversary a's Profit, if it was judged.
+func profitOf(s *report.Summary, a string) (report.Profit, bool) {
+	for _, p := range s.Profitability {
+		if p.Adversary == a {
+			return p, true
+		}
+	}
+	return report.Profit{}, false
+}
+
+// gainDetail quotes p's gain as every check does: the figure against its
+// limit, and its baseline.
+func gainDetail(p report.Profit) string {
+	cmp := "≤"
+	if p.Over() {
+		cmp = ">"
+	}
+	out := fmt.Sprintf("gain %s %s limit %.2f", report.GainText(p.Gain), cmp, p.Limit)
+	if !p.Enforced {
+		out += " (not enforced)"
+	}
+	return out + fmt.Sprintf(": incentive %.4f vs %.4f owed at honest %s rates (%s)", p.Incentive, p.HonestIncentive, p.RealProfile, strings.Join(p.Honest, ", "))
+}
+
 // timeshareLimit is the largest gain k identities sharing one device may
 // show when validators own a share c of every miner's slots: what the
 // idle slots alone give them, (1 − (1 − c)^k)/c (SPEC.md §16), and never
@@ -82,48 +109,35 @@ func timeshareLimit(c float64, k int) float64 {
 	return max(maxTimeshareGain, (1-math.Pow(1-c, float64(k)))/c)
 }
 
-func (r *run) profitCheck(ps []report.Profit, unjudged []string) report.Check {
-	limit, enforce := r.shareLimit()
-	return profitCheck(ps, unjudged, limit, enforce)
-}
-
 func (r *run) latencyChecks(s *report.Summary) []report.Check {
-	limit, enforce := r.shareLimit()
 	// Under the slot schedule a delayed miner is judged too: the rounds it
 	// is measured in are the ones that bound time-sharing.
 	tol := farTolerance
 	if r.cfg.Sim {
 		tol = farToleranceSim
 	}
-	return latencyChecks(s, r.cfg.ChainedRoundChecks || r.cfg.SlotSchedule, tol, limit, enforce)
+	return latencyChecks(s, r.cfg.ChainedRoundChecks || r.cfg.SlotSchedule, tol)
 }
 
-// gainLimit is the largest gain adversary a may show.
-func gainLimit(a string, shareLimit float64) float64 {
-	if a == "timeshare" {
-		return shareLimit
-	}
-	return maxGain
-}
-
-// profitCheck fails if any adversary earned more than its limit over
-// honest work on its real hardware; unjudged ones are named in the detail.
-// The timeshare group's limit is shareLimit, failed only if enforceShare.
-func profitCheck(ps []report.Profit, unjudged []string, shareLimit float64, enforceShare bool) report.Check {
+// profitCheck fails if any adversary's gain is over its enforced limit;
+// unjudged ones are named in the detail.
+func profitCheck(ps []report.Profit, unjudged []string) report.Check {
 	ok := true
 	var parts []string
+	shareLimit := maxTimeshareGain
 	for _, p := range ps {
-		bad := p.Gain > gainLimit(p.Adversary, shareLimit)
 		mark := ""
 		switch {
-		case bad && p.Adversary == "timeshare" && !enforceShare:
+		case p.Over() && !p.Enforced:
 			mark = " > limit (not enforced)"
-			bad = false
-		case bad:
+		case p.Over():
 			mark = " > limit"
+			ok = false
 		}
-		ok = ok && !bad
-		parts = append(parts, fmt.Sprintf("%s(%s) %.3f×%s", p.Adversary, p.RealProfile, p.Gain, mark))
+		if p.Adversary == "timeshare" {
+			shareLimit = p.Limit
+		}
+		parts = append(parts, fmt.Sprintf("%s(%s) %s%s", p.Adversary, p.RealProfile, report.GainText(p.Gain), mark))
 	}
 	sort.Strings(parts)
 	detail := "no adversary miners"

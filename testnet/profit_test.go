@@ -2,6 +2,7 @@ package testnet
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,12 +31,13 @@ func TestProfitability(t *testing.T) {
 				"intermittent": 0.02, "overclaim": 0, "ts-1": 0.1, "ts-2": 0.12, "far": 0.01}},
 		},
 	}
-	got, unjudged := profitability(s, nil)
+	got, unjudged := profitability(s, nil, 1.2, false)
+	h100, rtx := []string{"h100-a", "h100-b"}, []string{"4090"}
 	want := []report.Profit{
-		{Adversary: "intermittent", RealProfile: "H100", Incentive: 0.02, HonestIncentive: 0.02, Gain: 1},
-		{Adversary: "overclaim", RealProfile: "RTX4090", Incentive: 0.1, HonestIncentive: 0.1, Gain: 1},
-		{Adversary: "sybil", RealProfile: "RTX4090", Incentive: 0.1, HonestIncentive: 0.1, Gain: 1},
-		{Adversary: "timeshare", RealProfile: "H100", Incentive: 0.21, HonestIncentive: 0.2, Gain: 1.05},
+		{Adversary: "intermittent", RealProfile: "H100", Incentive: 0.02, HonestIncentive: 0.02, Honest: h100, Gain: 1, Limit: maxGain, Enforced: true},
+		{Adversary: "overclaim", RealProfile: "RTX4090", Incentive: 0.1, HonestIncentive: 0.1, Honest: rtx, Gain: 1, Limit: maxGain, Enforced: true},
+		{Adversary: "sybil", RealProfile: "RTX4090", Incentive: 0.1, HonestIncentive: 0.1, Honest: rtx, Gain: 1, Limit: maxGain, Enforced: true},
+		{Adversary: "timeshare", RealProfile: "H100", Incentive: 0.21, HonestIncentive: 0.2, Honest: h100, Gain: 1.05, Limit: 1.2},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d entries, want %d: %+v", len(got), len(want), got)
@@ -44,36 +46,35 @@ func TestProfitability(t *testing.T) {
 	for i, w := range want {
 		g := got[i]
 		if g.Adversary != w.Adversary || g.RealProfile != w.RealProfile || !near(g.Incentive, w.Incentive) ||
-			!near(g.HonestIncentive, w.HonestIncentive) || !near(g.Gain, w.Gain) {
+			!near(g.HonestIncentive, w.HonestIncentive) || !near(g.Gain, w.Gain) || !slices.Equal(g.Honest, w.Honest) ||
+			g.Limit != w.Limit || g.Enforced != w.Enforced {
 			t.Errorf("entry %d = %+v, want %+v", i, g, w)
 		}
 	}
 	if len(unjudged) != 0 {
 		t.Errorf("unjudged %v", unjudged)
 	}
-	if c := profitCheck(got, nil, maxTimeshareGain, true); !c.OK {
+	if c := profitCheck(got, nil); !c.OK {
 		t.Errorf("check failed at the limits: %s", c.Detail)
 	}
-	if c := profitCheck([]report.Profit{{Adversary: "sybil", Gain: 1.06}}, nil, maxTimeshareGain, true); c.OK {
-		t.Error("a 1.06× sybil gain passed")
-	}
-	if c := profitCheck([]report.Profit{{Adversary: "timeshare", Gain: 1.09}}, nil, maxTimeshareGain, true); !c.OK {
-		t.Error("a 1.09× timeshare gain failed its 1.1 limit")
+	if c := profitCheck([]report.Profit{{Adversary: "sybil", Gain: 1.06, Limit: maxGain, Enforced: true}}, nil); c.OK ||
+		!strings.Contains(c.Detail, "sybil() 1.060× > limit") {
+		t.Errorf("a 1.06× sybil gain: %+v", c)
 	}
 	// An adversary earning where the honest miner of its hardware earns
 	// nothing is an unbounded gain.
 	s.Epochs = []report.Epoch{{Incentive: map[string]float64{"overclaim": 0.1}}}
-	ps, _ := profitability(s, nil)
+	ps, _ := profitability(s, nil, maxTimeshareGain, true)
 	for _, p := range ps {
-		if p.Adversary == "overclaim" && profitCheck([]report.Profit{p}, nil, maxTimeshareGain, true).OK {
+		if p.Adversary == "overclaim" && profitCheck([]report.Profit{p}, nil).OK {
 			t.Errorf("overclaim earning against an honest 0 passed: %+v", p)
 		}
 	}
 	// Without an honest miner of its real profile an adversary is not
 	// judged, and the check says so.
 	s.Nodes = []report.Node{miner("sybil-a", "RTX4090", "sybil"), miner("h200", "H200", "")}
-	ps, unjudged = profitability(s, nil)
-	c := profitCheck(ps, unjudged, maxTimeshareGain, true)
+	ps, unjudged = profitability(s, nil, maxTimeshareGain, true)
+	c := profitCheck(ps, unjudged)
 	if len(ps) != 0 || !c.OK || !strings.Contains(c.Detail, "not judged: sybil (no honest RTX4090)") {
 		t.Errorf("unjudged sybil: %+v, check %+v", ps, c)
 	}
@@ -88,14 +89,16 @@ func TestTimeshareLimit(t *testing.T) {
 			t.Errorf("coverage %v: limit %v, want %v", c.coverage, got, c.want)
 		}
 	}
-	ps := []report.Profit{{Adversary: "timeshare", Gain: 1.9}}
-	if c := profitCheck(ps, nil, timeshareLimit(0.4, 3), true); !c.OK {
+	share := func(gain, limit float64) []report.Profit {
+		return []report.Profit{{Adversary: "timeshare", Gain: gain, Limit: limit, Enforced: true}}
+	}
+	if c := profitCheck(share(1.9, timeshareLimit(0.4, 3)), nil); !c.OK || !strings.Contains(c.Name, "timeshare ≤ 1.96") {
 		t.Errorf("1.9× at coverage 0.4 (bound 1.96): %+v", c)
 	}
-	if c := profitCheck([]report.Profit{{Adversary: "timeshare", Gain: 1.101}}, nil, timeshareLimit(0.95, 3), true); c.OK {
+	if c := profitCheck(share(1.101, timeshareLimit(0.95, 3)), nil); c.OK {
 		t.Errorf("1.101× at the default coverage passed: %+v", c)
 	}
-	if c := profitCheck(ps, nil, timeshareLimit(0.95, 3), true); c.OK {
+	if c := profitCheck(share(1.9, timeshareLimit(0.95, 3)), nil); c.OK {
 		t.Errorf("1.9× at coverage 0.95 passed: %+v", c)
 	}
 }
@@ -103,11 +106,12 @@ func TestTimeshareLimit(t *testing.T) {
 // The timeshare gain is reported but not failed where its limit is not
 // enforced (random pauses without the chained-round checks).
 func TestTimeshareGainNotEnforced(t *testing.T) {
-	ps := []report.Profit{{Adversary: "timeshare", Gain: 3}}
-	if c := profitCheck(ps, nil, maxTimeshareGain, false); !c.OK || !strings.Contains(c.Detail, "not enforced") {
+	p := report.Profit{Adversary: "timeshare", Gain: 3, Limit: maxTimeshareGain}
+	if c := profitCheck([]report.Profit{p}, nil); !c.OK || !strings.Contains(c.Detail, "not enforced") {
 		t.Fatalf("off: %+v", c)
 	}
-	if c := profitCheck(ps, nil, maxTimeshareGain, true); c.OK {
+	p.Enforced = true
+	if c := profitCheck([]report.Profit{p}, nil); c.OK {
 		t.Fatalf("on: %+v", c)
 	}
 }

@@ -24,13 +24,14 @@ const (
 )
 
 // simHostTime is how long a host proof takes on profile p's host, played
-// as adversary plays it. Chains beyond the host's cores run in waves.
-func simHostTime(p Profile, adversary string) func(string, host.Shape) time.Duration {
+// as adversary plays it, with load beside it (nil: none). Chains beyond
+// the host's cores run in waves.
+func simHostTime(p Profile, adversary string, load *cpuLoad) func(string, host.Shape) time.Duration {
 	return func(kind string, sh host.Shape) time.Duration {
 		step := 0.0 // ns per chain step
 		switch kind {
 		case "cpu":
-			step = scoring.CPUCyclesPerStep / p.Host.CpuGhz
+			step = scoring.CPUCyclesPerStep / p.Host.CpuGhz * load.factor(time.Now())
 		case "ram":
 			step = dramReadNs
 			if adversary == "ram-on-disk" {

@@ -171,9 +171,11 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	}
 	sort.SliceStable(s.Detections, func(i, j int) bool { return s.Detections[i].AtSeconds < s.Detections[j].AtSeconds })
 	s.Gossip = r.latency()
-	s.Throughput, s.Gains = r.figures(s, from, to)
+	s.Throughput, s.TimeSharing = r.figures(s, from, to)
+	shareLimit, enforceShare := r.shareLimit()
 	var unjudged []string
-	s.Profitability, unjudged = profitability(s, r.struck())
+	s.Profitability, unjudged = profitability(s, r.struck(), shareLimit, enforceShare)
+	s.JudgedByPay = judgedByPay(r.cfg.Adversaries)
 	s.Checks = append(r.checks(s, from, audits, missing, unjudged), r.latencyChecks(s)...)
 	if len(validators) > 0 {
 		s.Checks = append(s.Checks, r.lateJoinChecks(validators[0], from, to, r.auditOptions())...)

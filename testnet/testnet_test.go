@@ -136,8 +136,8 @@ func TestProcsTestnet(t *testing.T) {
 	if !far {
 		t.Errorf("far miner's figures: %+v", s.Throughput)
 	}
-	if len(s.Gains) != 1 || len(s.Gains[0].Members) != 3 || s.Gains[0].Reference != "miner-1" || s.Gains[0].Gain <= 0 {
-		t.Errorf("timeshare gain: %+v", s.Gains)
+	if p, ok := profitOf(s, "timeshare"); len(s.TimeSharing) != 1 || len(s.TimeSharing[0].Members) != 3 || s.TimeSharing[0].Reference != "miner-1" || !ok || p.Gain <= 0 {
+		t.Errorf("timeshare: %+v, gain %+v", s.TimeSharing, p)
 	}
 	for _, c := range s.Checks {
 		if !c.OK {

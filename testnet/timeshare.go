@@ -36,6 +36,7 @@ type simDevice struct {
 	// virtual time, where goroutine order would otherwise decide).
 	ordered bool
 	pending []*booking
+	load    *cpuLoad // a CPU job sharing the device (loaded); nil: none
 
 	mu      sync.Mutex
 	free    time.Time // when the last booked job finishes
@@ -96,7 +97,7 @@ type booking struct {
 // finishes: after the jobs booked before it, at the device's rate. key
 // orders the jobs an ordered device is asked for in one instant.
 func (d *simDevice) reserve(start time.Time, flops float64, key string) time.Time {
-	run := time.Duration(flops / (d.tflops * 1e12) * float64(time.Second))
+	run := time.Duration(flops / (d.tflops * 1e12) * float64(time.Second) * d.load.factor(start))
 	if !d.booked {
 		return start.Add(run)
 	}

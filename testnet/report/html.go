@@ -39,6 +39,7 @@ tr.ok td:first-child { color: #1e7b34; font-weight: bold; }
 tr.fail td { background: #fdf1f0; }
 tr.fail td:first-child { color: #b3261e; font-weight: bold; }
 tr.adv td { background: #fff8e6; }
+tr.warn td { background: #fff3cd; }
 code { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: .9em; background: #f5f5f5; padding: 0 .2rem; word-break: break-all; }
 .no { color: #b3261e; font-weight: bold; }
 figure { margin: 1rem 0; }
@@ -62,11 +63,12 @@ summary { cursor: pointer; font-weight: 600; }
 {{if .Checks.Rows}}{{template "table" .Checks}}{{else}}<p>No checks recorded.</p>{{end}}
 
 <h2 id="plots">Plots</h2>
-<div class="plots">{{range .Plots}}<figure><a href="{{.File}}"><img src="{{.File}}" alt="{{.Alt}}" width="800" height="500"></a><figcaption>{{.Alt}}</figcaption></figure>
+<div class="plots">{{range .Plots}}<figure><a href="{{.File}}"><img src="{{.File}}" alt="{{.Alt}}" width="{{.Width}}" height="{{.Height}}"></a><figcaption>{{.Alt}}</figcaption></figure>
 {{end}}</div>
 
 <h2 id="profitability">Profitability</h2>
-{{if .HasProfit}}{{template "table" .Profit}}{{else}}<p>This run's summary has no profitability figures.</p>{{end}}
+<p class="note">{{.ProfitNote}}</p>
+{{if .Profit.Rows}}{{template "table" .Profit}}{{else}}<p>No adversary miners.</p>{{end}}
 
 <h2 id="nodes">Nodes</h2>
 {{with .ScaleNote}}<p class="note">{{.}}</p>{{end}}
@@ -74,7 +76,7 @@ summary { cursor: pointer; font-weight: 600; }
 
 <h2 id="epochs">Epochs</h2>
 {{if .EpochList.Rows}}{{template "table" .EpochList}}{{else}}<p>No epoch closed.</p>{{end}}
-{{range .Epochs}}<details><summary>Epoch {{.Epoch}} — {{.Window}}{{if not .Identical}} — <span class="no">consensus differs</span>{{end}}</summary>
+{{range .Epochs}}<details><summary>Epoch {{.OfRun}} of the run ({{.Epoch}}) — {{.Window}}{{if not .Identical}} — <span class="no">consensus differs</span>{{end}}</summary>
 <p>Consensus hash {{if .Hash}}<code>{{.Hash}}</code>{{else}}—{{end}} — identical on all nodes: {{if .Identical}}✓ yes{{else}}<span class="no">✗ no</span>{{end}}</p>
 {{if .Miners.Rows}}{{template "table" .Miners}}{{else}}<p>No miner results.</p>{{end}}
 {{if .Trust.Rows}}{{template "table" .Trust}}{{else}}<p>No validator trust.</p>{{end}}

@@ -48,12 +48,8 @@ func markdown(v *view) []byte {
 		fmt.Fprintf(&b, "![%s](%s)\n\n", md(p.Alt), p.File)
 	}
 
-	b.WriteString("## Profitability\n\n")
-	if v.HasProfit {
-		mdTable(&b, v.Profit, "")
-	} else {
-		b.WriteString("This run's summary has no profitability figures.\n\n")
-	}
+	b.WriteString("## Profitability\n\n" + md(v.ProfitNote) + "\n\n")
+	mdTable(&b, v.Profit, "No adversary miners.")
 
 	b.WriteString("## Nodes\n\n")
 	if v.ScaleNote != "" {
@@ -64,7 +60,7 @@ func markdown(v *view) []byte {
 	b.WriteString("## Epochs\n\n")
 	mdTable(&b, v.EpochList, "No epoch closed.")
 	for _, e := range v.Epochs {
-		fmt.Fprintf(&b, "### Epoch %d\n\n", e.Epoch)
+		fmt.Fprintf(&b, "### Epoch %d of the run (%d)\n\n", e.OfRun, e.Epoch)
 		same := "✓ yes"
 		if !e.Identical {
 			same = "✗ **no**"

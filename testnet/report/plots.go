@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -18,19 +19,20 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// Plot geometry: 8×5 in at 100 dpi is 800×500 pixels.
+// Plot geometry: 10×6 in at 100 dpi is 1000×600 pixels, room for a
+// legend of 30 and more full names beside the data.
 const (
 	plotDPI    = 100
-	plotWidth  = 8 * vg.Inch
-	plotHeight = 5 * vg.Inch
-	// maxLegendLabel is the longest legend label, in runes, before "…".
-	maxLegendLabel = 34
+	plotWidth  = 10 * vg.Inch
+	plotHeight = 6 * vg.Inch
+	// maxLegendWidth is the most of the width a legend may take.
+	maxLegendWidth = 0.4 * plotWidth
 )
 
 // PNGWidth and PNGHeight are the plots' size in pixels.
 const (
-	PNGWidth  = 800
-	PNGHeight = 500
+	PNGWidth  = 1000
+	PNGHeight = 600
 )
 
 // plotFiles are the plots in the order the report shows them.
@@ -50,20 +52,22 @@ var (
 	orange    = color.RGBA{R: 255, G: 127, B: 14, A: 255}
 	gray      = color.Gray{Y: 110}
 	lightGray = color.Gray{Y: 225}
-	// palette is Tableau 10 without its red, which marks false positives.
+	// palette is Tableau 20 without its reds (red marks false positives)
+	// and its light gray, dark and light shades apart.
 	palette = []color.Color{
-		color.RGBA{R: 31, G: 119, B: 180, A: 255},
-		color.RGBA{R: 255, G: 127, B: 14, A: 255},
-		color.RGBA{R: 44, G: 160, B: 44, A: 255},
-		color.RGBA{R: 148, G: 103, B: 189, A: 255},
-		color.RGBA{R: 140, G: 86, B: 75, A: 255},
-		color.RGBA{R: 227, G: 119, B: 194, A: 255},
-		color.RGBA{R: 127, G: 127, B: 127, A: 255},
-		color.RGBA{R: 188, G: 189, B: 34, A: 255},
-		color.RGBA{R: 23, G: 190, B: 207, A: 255},
+		color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
+		color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 148, G: 103, B: 189, A: 255},
+		color.RGBA{R: 140, G: 86, B: 75, A: 255}, color.RGBA{R: 227, G: 119, B: 194, A: 255},
+		color.RGBA{R: 127, G: 127, B: 127, A: 255}, color.RGBA{R: 188, G: 189, B: 34, A: 255},
+		color.RGBA{R: 23, G: 190, B: 207, A: 255}, color.RGBA{R: 174, G: 199, B: 232, A: 255},
+		color.RGBA{R: 255, G: 187, B: 120, A: 255}, color.RGBA{R: 152, G: 223, B: 138, A: 255},
+		color.RGBA{R: 197, G: 176, B: 213, A: 255}, color.RGBA{R: 196, G: 156, B: 148, A: 255},
+		color.RGBA{R: 247, G: 182, B: 210, A: 255}, color.RGBA{R: 219, G: 219, B: 141, A: 255},
+		color.RGBA{R: 158, G: 218, B: 229, A: 255},
 	}
 	// shapes are glyphs, filled ones first; CrossGlyph marks false
-	// positives.
+	// positives. With palette's 17 colours a series' pair of colour and
+	// shape is its own up to 17 × 7 = 119 series.
 	shapes = []draw.GlyphDrawer{
 		draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{},
 		draw.RingGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PlusGlyph{},
@@ -73,11 +77,17 @@ var (
 func colorAt(i int) color.Color      { return palette[i%len(palette)] }
 func shapeAt(i int) draw.GlyphDrawer { return shapes[i%len(shapes)] }
 
+// legendEntry is a legend line; one without thumbnails heads a group.
+type legendEntry struct {
+	label  string
+	thumbs []plot.Thumbnailer
+}
+
 // figure is a plot with its legend drawn outside, to the right of the data.
 type figure struct {
 	p       *plot.Plot
-	legend  plot.Legend
-	entries int
+	entries []legendEntry
+	group   string // of the last series added
 }
 
 // sans sets a text style to Liberation Sans of the given size.
@@ -99,12 +109,7 @@ func newFigure(title, xLabel, yLabel string) *figure {
 	g := plotter.NewGrid()
 	g.Vertical.Color, g.Horizontal.Color = lightGray, lightGray
 	p.Add(g)
-	f := &figure{p: p, legend: plot.NewLegend()}
-	sans(&f.legend.TextStyle, vg.Points(12))
-	f.legend.Top, f.legend.Left = true, true
-	f.legend.ThumbnailWidth = vg.Points(24)
-	f.legend.Padding = vg.Points(3)
-	return f
+	return &figure{p: p}
 }
 
 // noData marks a plot that has nothing to show.
@@ -114,12 +119,60 @@ func (f *figure) noData() *figure {
 	return f
 }
 
+// add appends a legend line with the label in full.
 func (f *figure) add(label string, thumbs ...plot.Thumbnailer) {
-	if r := []rune(label); len(r) > maxLegendLabel {
-		label = string(r[:maxLegendLabel-1]) + "…"
+	f.entries = append(f.entries, legendEntry{label, thumbs})
+}
+
+// head is a legend line naming the group of the lines that follow.
+func (f *figure) head(label string) { f.add(strings.ToUpper(label[:1]) + label[1:] + ":") }
+
+// legends lays the entries out in as few columns, at as large a font, as
+// fit the height and maxLegendWidth: 12 pt in one column for a few, down
+// to 8 pt in two.
+func (f *figure) legends(dc draw.Canvas, height vg.Length) ([]plot.Legend, vg.Length) {
+	var ls []plot.Legend
+	var width vg.Length
+	for _, cols := range []int{1, 2} {
+		for _, size := range []float64{12, 10, 9, 8} {
+			ls, width = f.columns(dc, cols, vg.Points(size))
+			if fits(ls, dc, height) && width <= maxLegendWidth {
+				return ls, width
+			}
+		}
 	}
-	f.legend.Add(label, thumbs...)
-	f.entries++
+	return ls, width
+}
+
+// columns splits the entries into cols legends in order, returning them
+// and their total width.
+func (f *figure) columns(dc draw.Canvas, cols int, size vg.Length) ([]plot.Legend, vg.Length) {
+	per := (len(f.entries) + cols - 1) / cols
+	var ls []plot.Legend
+	var width vg.Length
+	for i := 0; i < len(f.entries); i += per {
+		l := plot.NewLegend()
+		sans(&l.TextStyle, size)
+		l.Top, l.Left = true, true
+		l.ThumbnailWidth = 2 * size
+		l.Padding = size / 4
+		for _, e := range f.entries[i:min(i+per, len(f.entries))] {
+			l.Add(e.label, e.thumbs...)
+		}
+		r := l.Rectangle(dc)
+		width += r.Max.X - r.Min.X + vg.Points(10)
+		ls = append(ls, l)
+	}
+	return ls, width
+}
+
+func fits(ls []plot.Legend, dc draw.Canvas, height vg.Length) bool {
+	for _, l := range ls {
+		if r := l.Rectangle(dc); r.Max.Y-r.Min.Y > height {
+			return false
+		}
+	}
+	return true
 }
 
 // png renders the figure. gonum/plot panics on some degenerate input; that
@@ -133,17 +186,17 @@ func (f *figure) png() (data []byte, err error) {
 	c := vgimg.NewWith(vgimg.UseWH(plotWidth, plotHeight), vgimg.UseDPI(plotDPI))
 	dc := draw.New(c)
 	area := dc
-	if f.entries > 16 {
-		sans(&f.legend.TextStyle, vg.Points(9))
-		f.legend.Padding = vg.Points(1)
-	}
-	if f.entries > 0 {
+	if len(f.entries) > 0 {
 		pad := vg.Points(10)
-		r := f.legend.Rectangle(dc)
-		w := min(r.Max.X-r.Min.X+2*pad, 0.4*plotWidth)
 		top := f.p.Title.TextStyle.Height(f.p.Title.Text) + f.p.Title.Padding + pad
-		f.legend.Draw(draw.Crop(dc, plotWidth-w+pad, -pad, pad, -top))
-		area = draw.Crop(dc, 0, -w, 0, 0)
+		ls, w := f.legends(dc, plotHeight-top-pad)
+		x := plotWidth - w
+		for _, l := range ls {
+			l.Draw(draw.Crop(dc, x, 0, pad, -top))
+			r := l.Rectangle(dc)
+			x += r.Max.X - r.Min.X + pad
+		}
+		area = draw.Crop(dc, 0, -w-pad, 0, 0)
 	}
 	f.p.Draw(area)
 	var buf bytes.Buffer
@@ -158,17 +211,66 @@ func glyph(c color.Color, shape draw.GlyphDrawer, radius float64) draw.GlyphStyl
 	return draw.GlyphStyle{Color: c, Shape: shape, Radius: vg.Points(radius)}
 }
 
-// weightsPlot draws each miner's consensus weight over the epochs.
+// series is a miner's place in the legends of weights.png and tflops.png;
+// i picks its colour and shape, the same in both.
+type series struct {
+	name, group string
+	i           int
+}
+
+// Legend groups of miners.
+const (
+	honestGroup    = "honest miners"
+	adversaryGroup = "adversary miners"
+)
+
+// minerSeries orders the miners for a legend: honest ones first, fastest
+// profile first, then adversaries by class.
+func minerSeries(s *Summary) []series {
+	nodes := nodeByName(s)
+	ms := miners(s)
+	sort.SliceStable(ms, func(i, j int) bool {
+		a, b := nodes[ms[i]], nodes[ms[j]]
+		if (a.Adversary == "") != (b.Adversary == "") {
+			return a.Adversary == ""
+		}
+		if a.Adversary != b.Adversary {
+			return a.Adversary < b.Adversary
+		}
+		return a.ProfileTFLOPS > b.ProfileTFLOPS
+	})
+	out := make([]series, len(ms))
+	for i, m := range ms {
+		out[i] = series{name: m, group: honestGroup, i: i}
+		if nodes[m].Adversary != "" {
+			out[i].group = adversaryGroup
+		}
+	}
+	return out
+}
+
+// addSeries adds a series' legend line, headed by its group's when it
+// starts one.
+func (f *figure) addSeries(sr series, label string, thumbs ...plot.Thumbnailer) {
+	if f.group != sr.group {
+		f.group = sr.group
+		f.head(sr.group)
+	}
+	f.add(label, thumbs...)
+}
+
+// weightsPlot draws each miner's consensus weight over the epochs of the
+// run, numbered from the one it started in.
 func weightsPlot(s *Summary) *figure {
-	f := newFigure("Consensus weight per miner", "epoch", "consensus weight")
+	f := newFigure("Consensus weight per miner", "epoch of the run", "consensus weight")
 	nodes := nodeByName(s)
 	epochs := sortedEpochs(s)
 	ymax := 0.0
-	for i, m := range miners(s) {
+	for _, sr := range minerSeries(s) {
 		var xys plotter.XYs
 		for _, e := range epochs {
-			if w, ok := epochWeight(e, m); ok && finite(w) {
-				xys = append(xys, plotter.XY{X: float64(e.Epoch), Y: w})
+			if w, ok := epochWeight(e, sr.name); ok && finite(w) {
+				xys = append(xys, plotter.XY{X: float64(runEpoch(s, e.Epoch)), Y: w})
 				ymax = max(ymax, w)
 			}
 		}
@@ -179,34 +281,31 @@ func weightsPlot(s *Summary) *figure {
 		if err != nil {
 			continue
 		}
-		l.Color = colorAt(i)
+		l.Color = colorAt(sr.i)
 		l.Width = vg.Points(2)
-		if nodes[m].Adversary != "" {
+		if sr.group == adversaryGroup {
 			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		}
-		pts.GlyphStyle = glyph(colorAt(i), shapeAt(i), 4)
+		pts.GlyphStyle = glyph(colorAt(sr.i), shapeAt(sr.i), 4)
 		f.p.Add(l, pts)
-		f.add(minerLabel(m, nodes), l, pts)
+		f.addSeries(sr, minerLabel(sr.name, nodes), l, pts)
 	}
-	if f.entries == 0 {
+	if len(f.entries) == 0 {
 		return f.noData()
 	}
-	// One labelled tick per epoch (thinned past a dozen): epoch numbers are
-	// large integers the default ticker would print in exponent form.
+	// One labelled tick per epoch (thinned past a dozen).
 	step := (len(epochs) + 11) / 12
 	var ticks []plot.Tick
 	for i, e := range epochs {
-		t := plot.Tick{Value: float64(e.Epoch)}
+		t := plot.Tick{Value: float64(runEpoch(s, e.Epoch))}
 		if i%step == 0 {
-			t.Label = strconv.FormatUint(e.Epoch, 10)
+			t.Label = strconv.FormatUint(runEpoch(s, e.Epoch), 10)
 		}
 		ticks = append(ticks, t)
 	}
 	f.p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	if len(epochs) > 0 {
-		f.p.X.Min = float64(epochs[0].Epoch) - 0.25
-		f.p.X.Max = float64(epochs[len(epochs)-1].Epoch) + 0.25
-	}
+	f.p.X.Min = float64(runEpoch(s, epochs[0].Epoch)) - 0.25
+	f.p.X.Max = float64(runEpoch(s, epochs[len(epochs)-1].Epoch)) + 0.25
 	f.p.Y.Min = 0
 	f.p.Y.Max = 1.08 * ymax
 	if ymax <= 0 {
@@ -216,26 +315,25 @@ func weightsPlot(s *Summary) *figure {
 }
 
 // tflopsPlot draws each miner's median measured TFLOPS against the TFLOPS
-// the simulation paces it to: honest miners as discs, adversaries as
-// triangles, each in its colour from weights.png.
+// the simulation paces it to, each in its colour and shape from
+// weights.png.
 func tflopsPlot(s *Summary) *figure {
 	f := newFigure("Measured vs simulated throughput", "simulated TFLOPS", "measured TFLOPS (median)")
 	nodes := nodeByName(s)
 	measured := measuredTFLOPS(s)
 	type point struct {
-		name string
-		xy   plotter.XY
-		i    int
+		sr series
+		xy plotter.XY
 	}
 	var pts []point
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for i, m := range miners(s) {
-		n := nodes[m]
-		y, ok := measured[m]
+	for _, sr := range minerSeries(s) {
+		n := nodes[sr.name]
+		y, ok := measured[sr.name]
 		if !ok || !finite(n.SimTFLOPS) || n.SimTFLOPS <= 0 {
 			continue
 		}
-		pts = append(pts, point{m, plotter.XY{X: n.SimTFLOPS, Y: y}, i})
+		pts = append(pts, point{sr, plotter.XY{X: n.SimTFLOPS, Y: y}})
 		lo, hi = min(lo, n.SimTFLOPS, y), max(hi, n.SimTFLOPS, y)
 	}
 	if len(pts) == 0 {
@@ -264,21 +362,16 @@ func tflopsPlot(s *Summary) *figure {
 		ref.Color = gray
 		ref.Dashes = []vg.Length{vg.Points(5), vg.Points(4)}
 		f.p.Add(ref)
+		f.add("y = x", ref)
 	}
 	for _, p := range pts {
 		sc, err := plotter.NewScatter(plotter.XYs{p.xy})
 		if err != nil {
 			continue
 		}
-		sc.GlyphStyle = glyph(colorAt(p.i), draw.CircleGlyph{}, 6)
-		if nodes[p.name].Adversary != "" {
-			sc.GlyphStyle = glyph(colorAt(p.i), draw.PyramidGlyph{}, 8)
-		}
+		sc.GlyphStyle = glyph(colorAt(p.sr.i), shapeAt(p.sr.i), 6)
 		f.p.Add(sc)
-		f.add(minerLabel(p.name, nodes), sc)
-	}
-	if ref != nil {
-		f.add("y = x", ref)
+		f.addSeries(p.sr, minerLabel(p.sr.name, nodes), sc)
 	}
 	return f
 }

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
+	"time"
 )
 
 // Files Write produces, besides the plots (plotFiles).
@@ -49,7 +52,7 @@ func Write(dir string, s *Summary) ([]string, error) {
 		data, err := pf.draw(s).png()
 		put(pf.file, data, err)
 	}
-	v := newView(s, data)
+	v := newView(s)
 	put(MarkdownFile, markdown(v), nil)
 	data, err = renderHTML(v)
 	put(HTMLFile, data, err)
@@ -154,6 +157,22 @@ func epochWeight(e *Epoch, miner string) (float64, bool) {
 	return w, ok
 }
 
+// runEpoch numbers epoch e from the run's epochs: 0 is the one the run
+// started in (from StartedAt and EpochLength), or else the first
+// summarised one.
+func runEpoch(s *Summary, e uint64) uint64 {
+	first := e
+	for i := range s.Epochs {
+		first = min(first, s.Epochs[i].Epoch)
+	}
+	l, err := time.ParseDuration(s.EpochLength)
+	start, serr := time.Parse(time.RFC3339Nano, s.StartedAt)
+	if err == nil && serr == nil && l > 0 && start.UnixNano() > 0 {
+		first = min(first, uint64(start.UnixNano()/int64(l)))
+	}
+	return e - first
+}
+
 // sortedEpochs returns the epochs ordered by number, without touching s.
 func sortedEpochs(s *Summary) []*Epoch {
 	out := make([]*Epoch, len(s.Epochs))
@@ -211,17 +230,25 @@ func adversaryClasses(s *Summary, nodes map[string]Node) []string {
 	return out
 }
 
-// minerLabel is "name (profile[, adversary])".
+// minerLabel is "name (profile[, +delay][, adversary])".
 func minerLabel(name string, nodes map[string]Node) string {
-	n, ok := nodes[name]
-	if !ok || (n.Profile == "" && n.Adversary == "") {
+	n := nodes[name]
+	var parts []string
+	for _, p := range []string{n.Profile, delayNote(n.AddedLatencyMs), n.Adversary} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
 		return name
 	}
-	switch {
-	case n.Profile == "":
-		return name + " (" + n.Adversary + ")"
-	case n.Adversary == "":
-		return name + " (" + n.Profile + ")"
+	return name + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// delayNote is "+200 ms", or empty for an undelayed node.
+func delayNote(ms float64) string {
+	if ms == 0 {
+		return ""
 	}
-	return name + " (" + n.Profile + ", " + n.Adversary + ")"
+	return "+" + strconv.FormatFloat(ms, 'f', -1, 64) + " ms"
 }

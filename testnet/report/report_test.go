@@ -113,6 +113,10 @@ func sample() *Summary {
 		{Adversary: "lazy", Node: "miner-5", Epoch: 58_000_001, Kind: "clipped", Detail: "weight clipped to 0", AtSeconds: 61.0},
 		{Adversary: "tamper", Node: evilName, Epoch: 58_000_002, Kind: "audit", Detail: "audit: bad proof in round 3", AtSeconds: 90.0},
 	}
+	// tamper earns nothing against miner-2, the honest H100; lazy, a CPU,
+	// has no honest miner of its hardware.
+	s.Profitability = []Profit{{Adversary: "tamper", RealProfile: "H100", HonestIncentive: 0.3036, Honest: []string{"miner-2"},
+		Limit: 1.05, Enforced: true}}
 	for range 200 {
 		s.Gossip.Samples = append(s.Gossip.Samples, 2+rng.ExpFloat64()*6)
 	}
@@ -203,7 +207,7 @@ func TestWrite(t *testing.T) {
 			t.Errorf("report.md lacks check %q", c.Name)
 		}
 	}
-	for _, want := range []string{"lazy", "tamper", "| seed | 42 |", "### Epoch 58000002", "## False positives\n\nnone",
+	for _, want := range []string{"lazy", "tamper", "| seed | 42 |", "### Epoch 3 of the run (58000002)", "## False positives\n\nnone",
 		"0000abcdef02`", "| validator-1 | 0.5000 |", "| miner-1 | H200 | honest | 4 | 0 |", "\\<script\\>"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)

@@ -1,10 +1,9 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,7 +63,7 @@ func epochWindow(s *Summary, e uint64) string {
 
 // epochsTable is one line per epoch: when, what was decided, what caught.
 func epochsTable(s *Summary) table {
-	t := table{Head: []string{"epoch", "wall clock", "rounds verified", "rounds failed", "detections", "consensus identical"}}
+	t := table{Head: []string{"epoch of the run", "epoch", "wall clock", "rounds verified", "rounds failed", "detections", "consensus identical"}}
 	for _, e := range sortedEpochs(s) {
 		ver, fail := 0, 0
 		for _, c := range e.Verdicts {
@@ -81,13 +80,14 @@ func epochsTable(s *Summary) table {
 		if !e.Identical {
 			same, class = "✗ no", "fail"
 		}
-		t.add(class, strconv.FormatUint(e.Epoch, 10), epochWindow(s, e.Epoch), strconv.Itoa(ver), strconv.Itoa(fail), strconv.Itoa(det), same)
+		t.add(class, strconv.FormatUint(runEpoch(s, e.Epoch), 10), strconv.FormatUint(e.Epoch, 10), epochWindow(s, e.Epoch), strconv.Itoa(ver), strconv.Itoa(fail), strconv.Itoa(det), same)
 	}
 	return t
 }
 
 // detectionSummary counts detections per adversary class and epoch, with
-// the first detection's time; classes never detected are marked.
+// the first detection's time; classes never detected are marked as
+// missed, or as not meant to be detected where the run judges them by pay.
 func detectionSummary(s *Summary, nodes map[string]Node) table {
 	var epochs []uint64
 	seen := map[uint64]bool{}
@@ -126,17 +126,17 @@ func detectionSummary(s *Summary, nodes map[string]Node) table {
 			}
 		}
 		cells := []string{a, orDash(strings.Join(names, ", "))}
-		if first == nil {
-			cells = append(cells, "0", "not detected", dash)
-		} else {
+		class := ""
+		switch {
+		case first == nil && slices.Contains(s.JudgedByPay, a):
+			cells = append(cells, "0", "not detected (by design: judged by what it earns)", dash)
+		case first == nil:
+			cells, class = append(cells, "0", "not detected", dash), "fail"
+		default:
 			cells = append(cells, strconv.Itoa(count), num(first.AtSeconds, 1), strconv.FormatUint(first.Epoch, 10))
 		}
 		for _, e := range epochs {
 			cells = append(cells, kindCounts(per[e]))
-		}
-		class := ""
-		if first == nil {
-			class = "fail"
 		}
 		t.add(class, cells...)
 	}
@@ -157,87 +157,4 @@ func kindCounts(m map[string]int) string {
 		kinds[i] = strconv.Itoa(m[k]) + " " + k
 	}
 	return strings.Join(kinds, ", ")
-}
-
-// profitabilityTable renders the summary's "profitability" array, whatever
-// its element type, from summary.json: one column per key in first-seen
-// order. ok is false when the summary has none.
-func profitabilityTable(summaryJSON []byte) (t table, ok bool) {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(summaryJSON, &top) != nil {
-		return t, false
-	}
-	raw := bytes.TrimSpace(top["profitability"])
-	if len(raw) == 0 || raw[0] != '[' {
-		return t, false
-	}
-	var rows []json.RawMessage
-	if json.Unmarshal(raw, &rows) != nil || len(rows) == 0 {
-		return t, false
-	}
-	col := map[string]int{}
-	var cells []map[string]string
-	for _, r := range rows {
-		keys, vals, err := objectFields(r)
-		if err != nil {
-			return t, false
-		}
-		m := map[string]string{}
-		for i, k := range keys {
-			if _, ok := col[k]; !ok {
-				col[k] = len(t.Head)
-				t.Head = append(t.Head, k)
-			}
-			m[k] = jsonCell(vals[i])
-		}
-		cells = append(cells, m)
-	}
-	for _, m := range cells {
-		r := make([]string, len(t.Head))
-		for k, i := range col {
-			r[i] = orDash(m[k])
-		}
-		t.add("", r...)
-	}
-	return t, true
-}
-
-// objectFields returns a JSON object's keys in order with their values.
-func objectFields(obj json.RawMessage) (keys []string, vals []json.RawMessage, err error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, nil, fmt.Errorf("not an object")
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, err
-		}
-		keys, vals = append(keys, tok.(string)), append(vals, v)
-	}
-	return keys, vals, nil
-}
-
-// jsonCell is a JSON value as a table cell: numbers to 4 significant
-// digits, strings bare, anything else as JSON.
-func jsonCell(v json.RawMessage) string {
-	var x any
-	if json.Unmarshal(v, &x) != nil {
-		return string(v)
-	}
-	switch x := x.(type) {
-	case nil:
-		return ""
-	case float64:
-		return strconv.FormatFloat(x, 'g', 4, 64)
-	case string:
-		return x
-	case bool:
-		return strconv.FormatBool(x)
-	}
-	return string(v)
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -51,10 +50,14 @@ func TestReportLayout(t *testing.T) {
 	for _, want := range []string{
 		"× 10.0e-3", // the scale, stated
 		"| miner-4 | miner | RTX4090 | honest | 157.0 | 1.57 |",
-		"| 58000000 | 21:20:00–21:20:30 UTC (10.0 to 40.0 s into the run) | 20 | 4 | 3 | ✓ yes |",
+		"| 1 | 58000000 | 21:20:00–21:20:30 UTC (10.0 to 40.0 s into the run) | 20 | 4 | 3 | ✓ yes |",
 		"| lazy | miner-5 | 3 | 12.5 | 58000000 | 1 failed-round, 1 flag | 1 clipped | — |",
 		"| tamper | " + md(evilName) + " | 3 | 14.0 | 58000000 | 1 failed-round | 1 peer-score | 1 audit |",
-		"This run's summary has no profitability figures.",
+		"| tamper | H100 | " + md(evilName) + " | 0.0000 | 0.3036 | miner-2 | 0.000× | 1.05 | ✓ within |",
+		"| lazy | CPU | miner-5 | — | — | — | — | — | not judged: no honest miner of its real profile |",
+		// Earnings in the Nodes table: miner-1's 0.125 of 0.343 each epoch,
+		// after its 12 verified rounds and none failed.
+		" | 12 | 0 | " + num(0.125/0.343, 4) + " | 12D3KooWm1 |",
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("report.md lacks %q", want)
@@ -66,37 +69,41 @@ func TestReportLayout(t *testing.T) {
 	}
 }
 
-func TestProfitabilityTable(t *testing.T) {
-	if _, ok := profitabilityTable([]byte(`{"seed": 1}`)); ok {
-		t.Error("a summary without profitability has a table")
+// An adversary the run judges by pay is shown as not detected by design,
+// not as missed; one meant to be caught and never detected is a failure.
+func TestNotDetectedByDesign(t *testing.T) {
+	s := sample()
+	s.Nodes = append(s.Nodes, Node{Name: "burst", Role: "miner", Profile: "H100", Adversary: "burst"},
+		Node{Name: "sybil-a", Role: "miner", Profile: "RTX4090", Adversary: "sybil"})
+	s.JudgedByPay = []string{"burst"}
+	rows := map[string]row{}
+	for _, r := range detectionSummary(s, nodeByName(s)).Rows {
+		rows[r.Cells[0]] = r
 	}
-	if _, ok := profitabilityTable([]byte(`{"profitability": "n/a"}`)); ok {
-		t.Error("a non-array profitability has a table")
+	if r := rows["burst"]; r.Class != "" || !strings.HasPrefix(r.Cells[3], "not detected (by design") {
+		t.Errorf("burst, judged by pay: %+v", r)
 	}
-	tb, ok := profitabilityTable([]byte(`{"profitability": [
-		{"miner": "miner-1", "usd_per_gpu_hour": 2.3456789, "profitable": true},
-		{"miner": "miner-2", "usd_per_gpu_hour": 0.5, "note": "cpu only"}]}`))
-	if !ok {
-		t.Fatal("no table")
+	if r := rows["sybil"]; r.Class != "fail" || r.Cells[3] != "not detected" {
+		t.Errorf("sybil, never detected: %+v", r)
 	}
-	want := [][]string{{"miner-1", "2.346", "true", dash}, {"miner-2", "0.5", dash, "cpu only"}}
-	if strings.Join(tb.Head, ",") != "miner,usd_per_gpu_hour,profitable,note" || len(tb.Rows) != 2 {
-		t.Fatalf("table %+v", tb)
-	}
-	for i, r := range tb.Rows {
-		if strings.Join(r.Cells, ",") != strings.Join(want[i], ",") {
-			t.Errorf("row %d %v, want %v", i, r.Cells, want[i])
+}
+
+// A gain over its enforced limit marks its row failed, over a limit not
+// enforced marks it a warning; the baseline's miners are named.
+func TestProfitTable(t *testing.T) {
+	s := &Summary{Profitability: []Profit{
+		{Adversary: "burst", RealProfile: "H100", Incentive: 0.2122, HonestIncentive: 0.2, Honest: []string{"miner-2", "miner-8"}, Gain: 1.061, Limit: 1.05, Enforced: true},
+		{Adversary: "timeshare", RealProfile: "H200", Gain: 1.3, Limit: 1.1},
+		{Adversary: "sybil", RealProfile: "RTX4090", Gain: 0.98, Limit: 1.05, Enforced: true},
+	}}
+	want := map[string][2]string{"burst": {"fail", "✗ over the limit"}, "timeshare": {"warn", "over the limit (not enforced)"}, "sybil": {"", "✓ within"}}
+	tb := profitTable(s)
+	for _, r := range tb.Rows {
+		if w := want[r.Cells[0]]; r.Class != w[0] || r.Cells[len(r.Cells)-1] != w[1] {
+			t.Errorf("row %v (class %q), want %v", r.Cells, r.Class, w)
 		}
 	}
-	// Through Write: a summary.json with the array renders it.
-	s := sample()
-	data, _ := json.Marshal(s)
-	var top map[string]any
-	json.Unmarshal(data, &top)
-	top["profitability"] = []map[string]any{{"miner": "miner-1", "usd_per_gpu_hour": 1.25}}
-	data, _ = json.Marshal(top)
-	out := markdown(newView(s, data))
-	if !strings.Contains(string(out), "| miner | usd_per_gpu_hour |\n|---|---|\n| miner-1 | 1.25 |") {
-		t.Errorf("profitability not rendered:\n%s", out)
+	if r := tb.Rows[0]; strings.Join(r.Cells[3:8], " ") != "0.2122 0.2000 miner-2, miner-8 1.061× 1.05" {
+		t.Errorf("burst's figures: %v", r.Cells)
 	}
 }

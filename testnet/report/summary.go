@@ -4,6 +4,8 @@
 // happened.
 package report
 
+import "strconv"
+
 // Summary is everything a testnet run measured; summary.json is its JSON.
 type Summary struct {
 	Seed            int64   `json:"seed"`
@@ -29,27 +31,44 @@ type Summary struct {
 	// FalsePositives are failed rounds or flags that hit honest miners.
 	FalsePositives []Detection `json:"false_positives"`
 	Gossip         Latency     `json:"gossip_latency"`
-	// Throughput and Gains measure issue 10's distortions: every miner's
-	// measured against true throughput, and what time-sharing earns.
+	// Throughput and TimeSharing measure issue 10's distortions: every
+	// miner's measured against true throughput, and what identities
+	// sharing one device measure together (what they earn is their Profit).
 	Throughput    []Throughput `json:"throughput,omitempty"`
-	Gains         []Gain       `json:"gains,omitempty"`
+	TimeSharing   []TimeShare  `json:"time_sharing,omitempty"`
 	Profitability []Profit     `json:"profitability"`
-	Checks        []Check      `json:"checks"`
-	Passed        bool         `json:"passed"`
+	// JudgedByPay are the adversary classes not meant to be detected: they
+	// compute honestly or are paid only for what they prove, so their
+	// Profit, not a detection, judges them.
+	JudgedByPay []string `json:"judged_by_pay,omitempty"`
+	Checks      []Check  `json:"checks"`
+	Passed      bool     `json:"passed"`
 }
 
-// Profit is what one adversary earned in the last epoch. Gain is Incentive ÷
-// HonestIncentive; HonestIncentive is the consensus incentive of the honest
-// miner with the same real profile (scaled by the adversary's designed
-// availability where it is only part-time up). A sybil or timeshare group
-// is one entry with its summed incentive.
+// Profit is the one gain figure of an adversary: every figure the checks
+// and the report give for its earnings is this one. Incentive is its mean
+// consensus incentive over the summarised epochs (a sybil or timeshare
+// group's summed); HonestIncentive, the baseline, is the mean of the same
+// over Honest, the undelayed honest miners of its real profile that no
+// fault struck (scaled by its designed availability where it is only
+// part-time up). Gain is Incentive ÷ HonestIncentive; over Limit it fails
+// the run where Enforced.
 type Profit struct {
-	Adversary       string  `json:"adversary"`
-	RealProfile     string  `json:"real_profile"`
-	Incentive       float64 `json:"incentive"`
-	HonestIncentive float64 `json:"honest_incentive"`
-	Gain            float64 `json:"gain"`
+	Adversary       string   `json:"adversary"`
+	RealProfile     string   `json:"real_profile"`
+	Incentive       float64  `json:"incentive"`
+	HonestIncentive float64  `json:"honest_incentive"`
+	Honest          []string `json:"honest_miners"`
+	Gain            float64  `json:"gain"`
+	Limit           float64  `json:"limit"`
+	Enforced        bool     `json:"limit_enforced"`
 }
+
+// Over says whether the gain exceeds its limit, enforced or not.
+func (p Profit) Over() bool { return p.Gain > p.Limit }
+
+// GainText is how the checks and the report quote a gain: "1.061×".
+func GainText(g float64) string { return strconv.FormatFloat(g, 'f', 3, 64) + "×" }
 
 // Node is one testnet participant.
 type Node struct {
@@ -149,20 +168,18 @@ type Throughput struct {
 	Penalties int     `json:"penalties"`      // its failed rounds and flags
 }
 
-// Gain is what a group of identities on one device earns together against
-// one honest miner of its profile.
-type Gain struct {
-	Adversary          string   `json:"adversary"`
-	Members            []string `json:"members"`
-	Profile            string   `json:"profile"`
-	Incentive          float64  `json:"mean_incentive"` // summed over members
-	Reference          string   `json:"reference,omitempty"`
-	ReferenceIncentive float64  `json:"reference_mean_incentive,omitempty"`
-	Gain               float64  `json:"gain"`
-	// ThroughputGain is the members' summed median measured throughput
+// TimeShare is what a group of identities on one device measures
+// together against one honest miner of its profile; what it earns is its
+// Profit.
+type TimeShare struct {
+	Adversary string   `json:"adversary"`
+	Members   []string `json:"members"`
+	Profile   string   `json:"profile"`
+	Reference string   `json:"reference,omitempty"`
+	// ThroughputRatio is the members' summed median measured throughput
 	// over the reference's: the time-sharing alone, without scoring.
-	ThroughputGain float64 `json:"throughput_gain"`
-	RoundInterval  string  `json:"round_interval"`
+	ThroughputRatio float64 `json:"throughput_ratio"`
+	RoundInterval   string  `json:"round_interval"`
 	// DutyCycle is the fraction of one identity's time under the
 	// validators' rounds as configured: validators × validator.duty_cycle,
 	// at most 1.

@@ -16,8 +16,8 @@ type view struct {
 	Checks        table
 	Nodes         table
 	ScaleNote     string // what the TFLOPS columns are scaled by
+	ProfitNote    string // the gains' baseline
 	Profit        table
-	HasProfit     bool
 	EpochList     table // one row per epoch, with wall-clock times
 	Epochs        []epochView
 	Adversaries   table // detections per adversary class and epoch
@@ -29,6 +29,7 @@ type view struct {
 
 type epochView struct {
 	Epoch     uint64
+	OfRun     uint64 // Epoch numbered from the run's first
 	Window    string // wall-clock span
 	Hash      string
 	Identical bool
@@ -36,7 +37,10 @@ type epochView struct {
 	Trust     table
 }
 
-type plotRef struct{ File, Alt string }
+type plotRef struct {
+	File, Alt     string
+	Width, Height int
+}
 
 // table is plain text cells; each renderer escapes them. An empty Rows
 // renders as "none".
@@ -57,9 +61,8 @@ func (t *table) add(class string, cells ...string) {
 	t.Rows = append(t.Rows, row{Class: class, Cells: cells})
 }
 
-// newView builds the report from s and its JSON (summary.json), which
-// carries sections other work adds to the summary (profitability).
-func newView(s *Summary, summaryJSON []byte) *view {
+// newView builds the report from s.
+func newView(s *Summary) *view {
 	nodes := nodeByName(s)
 	v := &view{Passed: s.Passed, Verdict: "FAILED"}
 	if s.Passed {
@@ -121,7 +124,8 @@ func newView(s *Summary, summaryJSON []byte) *view {
 
 	measured := measuredTFLOPS(s)
 	v.ScaleNote = scaleNote(s)
-	v.Nodes.Head = []string{"node", "role", "profile", "adversary", "profile TFLOPS", "sim TFLOPS", "measured TFLOPS", "measured ÷ scale", "verified", "failed", "peer ID"}
+	v.Nodes.Head = []string{"node", "role", "profile", "adversary", "profile TFLOPS", "sim TFLOPS", "measured TFLOPS", "measured ÷ scale",
+		"verified", "failed", "mean incentive", "peer ID"}
 	for _, n := range s.Nodes {
 		adv, class := orDash(n.Adversary), ""
 		if n.Role == "miner" && n.Adversary == "" {
@@ -144,14 +148,14 @@ func newView(s *Summary, summaryJSON []byte) *view {
 			sim = eng(n.SimTFLOPS)
 		}
 		v.Nodes.add(class, n.Name, n.Role, orDash(n.Profile), adv, optNum(n.ProfileTFLOPS, 1), sim,
-			meas, hw, ver, fail, shortID(n.PeerID))
+			meas, hw, ver, fail, meanIncentive(s, n), shortID(n.PeerID))
 	}
-	v.Profit, v.HasProfit = profitabilityTable(summaryJSON)
+	v.ProfitNote, v.Profit = profitNote, profitTable(s)
 
 	v.EpochList = epochsTable(s)
 	for _, e := range sortedEpochs(s) {
 		ev := epochTables(s, e, nodes)
-		ev.Window = epochWindow(s, e.Epoch)
+		ev.Window, ev.OfRun = epochWindow(s, e.Epoch), runEpoch(s, e.Epoch)
 		v.Epochs = append(v.Epochs, ev)
 	}
 
@@ -167,7 +171,7 @@ func newView(s *Summary, summaryJSON []byte) *view {
 	}
 
 	for _, pf := range plotFiles {
-		v.Plots = append(v.Plots, plotRef{File: pf.file, Alt: pf.alt})
+		v.Plots = append(v.Plots, plotRef{File: pf.file, Alt: pf.alt, Width: PNGWidth, Height: PNGHeight})
 	}
 	return v
 }
@@ -248,6 +252,19 @@ func detectionTable(ds []Detection, nodes map[string]Node, class string) table {
 		t.add(class, orDash(adv), d.Node, strconv.FormatUint(d.Epoch, 10), round, d.Kind, d.Detail, num(d.AtSeconds, 1))
 	}
 	return t
+}
+
+// meanIncentive is a miner's consensus incentive averaged over the
+// summarised epochs (absent counts as 0), a dash for other nodes.
+func meanIncentive(s *Summary, n Node) string {
+	if n.Role != "miner" || len(s.Epochs) == 0 {
+		return dash
+	}
+	sum := 0.0
+	for _, e := range s.Epochs {
+		sum += e.Incentive[n.Name]
+	}
+	return num(sum/float64(len(s.Epochs)), 4)
 }
 
 func lookup(m map[string]float64, k string) string {
