@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -10,10 +11,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +28,7 @@ import (
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/sample"
+	"github.com/pog-network/pog/protocol/scoring"
 	"lukechampine.com/blake3"
 )
 
@@ -62,6 +67,18 @@ type benchResult struct {
 	VerifyCostRatio   float64  `json:"verify_cost_ratio"`
 	VerifyTimeRatio   float64  `json:"verify_time_ratio"`
 	Output            string   `json:"output,omitempty"`
+	// What tflops is compared with: scoring's reference GPU and its GPU
+	// class table at this precision (protocol/scoring.DefaultConfig).
+	ReferenceSource   string       `json:"reference_source"`
+	ReferenceTFLOPS   float64      `json:"reference_tflops"`
+	ReferenceFraction float64      `json:"reference_fraction"` // tflops ÷ reference_tflops
+	ReferenceClasses  []benchClass `json:"reference_classes"`
+}
+
+// benchClass is one GPU class of the scoring table at the bench's precision.
+type benchClass struct {
+	Name   string  `json:"name"`
+	TFLOPS float64 `json:"tflops"`
 }
 
 // benchMiner is the bench's miner identity: the peer ID of the Ed25519 key
@@ -168,6 +185,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	res.DetectFraction = *fraction
 	res.DetectProbability = sample.DetectProbability(samples, *fraction, p.Tiles())
+	res.compare(scoring.DefaultConfig(), prec)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -317,23 +335,82 @@ func writeOutput(job kernels.Job, p proof.Params, path string) error {
 	return f.Close()
 }
 
+// compare fills the reference figures from c's GPU table, what scoring
+// divides throughput by (OpenBLAS is linked only into make bench-openblas).
+func (r *benchResult) compare(c scoring.Config, prec proof.Precision) {
+	fig := func(fp16, fp32 float64) float64 {
+		if prec == proof.FP32 {
+			return fp32
+		}
+		return fp16
+	}
+	r.ReferenceSource = fmt.Sprintf("protocol/scoring rules v%d, %s figures", c.Version, prec)
+	r.ReferenceTFLOPS = fig(c.Reference.GPUFP16TFLOPS, c.Reference.GPUFP32TFLOPS)
+	r.ReferenceFraction = r.TFLOPS / r.ReferenceTFLOPS
+	r.ReferenceClasses = nil
+	for _, g := range c.Classes {
+		r.ReferenceClasses = append(r.ReferenceClasses, benchClass{g.Name, fig(g.FP16TFLOPS, g.FP32TFLOPS)})
+	}
+}
+
 func printBench(w io.Writer, r *benchResult) {
 	fmt.Fprintf(w, "backend    %s (%d workers), %s, %d×%d×%d, batch %d, %d tiles of %d KiB\n",
 		r.Backend, r.Workers, r.Precision, r.Size, r.K, r.Size, r.Batch, r.Tiles, r.Tile>>10)
-	fmt.Fprintf(w, "generate   %8.3f s\n", r.GenerateSeconds)
-	fmt.Fprintf(w, "multiply   %8.3f s   %.3f TFLOP/s\n", r.GemmSeconds, r.TFLOPS)
-	fmt.Fprintf(w, "hash       %8.3f s   %.2f GB/s\n", r.HashSeconds, r.HashGBps)
+	fmt.Fprintf(w, "generate   %s\n", dur(r.GenerateSeconds))
+	fmt.Fprintf(w, "multiply   %-10s %.3g TFLOP/s%s\n", dur(r.GemmSeconds), r.TFLOPS, r.versusTable())
+	fmt.Fprintf(w, "hash       %-10s %.3g GB/s\n", dur(r.HashSeconds), r.HashGBps)
 	fmt.Fprintf(w, "root       %s\n", r.Root)
 	if r.Output != "" {
 		fmt.Fprintf(w, "output     %s (b3sum prints the root)\n", r.Output)
 	}
-	fmt.Fprintf(w, "verify     %8.3f s   %d sampled tiles catch ≥%.0f%% faked tiles with p = %.4f; cost %.4f%% of the miner's FLOPs\n",
-		r.VerifySeconds, r.Samples, 100*r.DetectFraction, r.DetectProbability, 100*r.VerifyCostRatio)
+	fmt.Fprintf(w, "verify     %-10s %d sampled tiles catch ≥%.0f%% faked tiles with p = %.4f\n",
+		dur(r.VerifySeconds), r.Samples, 100*r.DetectFraction, r.DetectProbability)
+	fmt.Fprintf(w, "cost       verify took %.3g× the multiply's time for %.3g %% of its operations: a verify operation\n", r.VerifyTimeRatio, 100*r.VerifyCostRatio)
+	fmt.Fprintf(w, "           (input regeneration, arithmetic mod 2⁶¹−1) costs %.3g× a multiply FLOP here; the sample hardly\n", r.VerifyTimeRatio/r.VerifyCostRatio)
+	fmt.Fprintln(w, "           grows with --size, so both ratios shrink as the product grows")
+	fmt.Fprintf(w, "reference  %s, TFLOP/s: the reference GPU %.4g;%s (OpenBLAS: make bench-openblas)\n",
+		r.ReferenceSource, r.ReferenceTFLOPS, r.classList())
 	if r.Verified {
 		fmt.Fprintln(w, "verdict    VERIFIED")
 	} else {
 		fmt.Fprintf(w, "verdict    FAILED: %s\n", r.Reason)
 	}
+}
+
+// versusTable is tflops as a share of the reference GPU and of the table's
+// slowest class, the nearest one a CPU or small GPU can be judged by.
+func (r *benchResult) versusTable() string {
+	if r.ReferenceTFLOPS <= 0 || len(r.ReferenceClasses) == 0 {
+		return ""
+	}
+	low := slices.MinFunc(r.ReferenceClasses, func(a, b benchClass) int { return cmp.Compare(a.TFLOPS, b.TFLOPS) })
+	return fmt.Sprintf(" = %.3g %% of the reference GPU, %.3g %% of the slowest class in the table (%s)",
+		100*r.ReferenceFraction, 100*r.TFLOPS/low.TFLOPS, low.Name)
+}
+
+func (r *benchResult) classList() string {
+	var b strings.Builder
+	for i, c := range r.ReferenceClasses {
+		sep := ","
+		if i == 0 {
+			sep = " the table"
+		}
+		fmt.Fprintf(&b, "%s %s %.4g", sep, c.Name, c.TFLOPS)
+	}
+	return b.String()
+}
+
+// dur is a duration in seconds rounded to three significant digits: the
+// timers are noisier than that.
+func dur(s float64) string {
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return "?"
+	}
+	d, unit := time.Duration(s*float64(time.Second)), time.Duration(1)
+	for d/unit >= 1000 {
+		unit *= 10
+	}
+	return d.Round(unit).String()
 }
 
 // progress reports each stage on stderr: a line when it completes, and its
@@ -358,7 +435,7 @@ func (p *progress) update(s kernels.Stage, f float64) {
 	case p.finished:
 	case f >= 1:
 		p.finished = true
-		fmt.Fprintf(p.w, "  %-9s done in %.2f s\n", s, now.Sub(p.stageStart).Seconds())
+		fmt.Fprintf(p.w, "  %-9s done in %s\n", s, dur(now.Sub(p.stageStart).Seconds()))
 	case now.Sub(p.last) >= time.Second:
 		p.last = now
 		fmt.Fprintf(p.w, "  %-9s %3.0f%%  (%.0f s)\n", s, 100*f, now.Sub(p.stageStart).Seconds())
@@ -368,7 +445,7 @@ func (p *progress) update(s kernels.Stage, f float64) {
 func (p *progress) done(what string, since time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "  %-9s done in %.2f s\n", what, time.Since(since).Seconds())
+	fmt.Fprintf(p.w, "  %-9s done in %s\n", what, dur(time.Since(since).Seconds()))
 }
 
 // cheatingJob makes the miner misbehave for demonstrations and tests.

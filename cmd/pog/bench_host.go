@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pog-network/pog/proof/commit"
@@ -61,6 +61,10 @@ type hostBenchResult struct {
 		RAM     float64 `json:"ram"`
 		Storage float64 `json:"storage"`
 	} `json:"parts"`
+	// PartTerms are those parts with every figure behind them: each
+	// term's proven raw figure and the reference host's.
+	PartTerms []scoring.Part `json:"part_terms"`
+
 	CPU struct {
 		hostProof
 		TableBytes             int     `json:"table_bytes"`
@@ -453,8 +457,9 @@ func (r *hostBenchResult) score() {
 		StorageBytes: r.Storage.CreditedBytes, StorageBytesPerSecond: r.Storage.ReadBps}
 	c := scoring.DefaultConfig()
 	c.AuxNeedsVerifiedRound = false
-	s := scoring.ScoreMiner(c, scoring.Input{ProvenHost: m.ProvenHost()})
-	r.Parts.CPU, r.Parts.RAM, r.Parts.Storage = s.CPU, s.RAM, s.Storage
+	b := scoring.Explain(c, scoring.Input{ProvenHost: m.ProvenHost()})
+	r.Parts.CPU, r.Parts.RAM, r.Parts.Storage = b.CPU, b.RAM, b.Storage
+	r.PartTerms = b.Parts[1:] // the GPU part is not played here
 }
 
 func printBenchHost(w io.Writer, r *hostBenchResult) {
@@ -465,16 +470,16 @@ func printBenchHost(w io.Writer, r *hostBenchResult) {
 			v = "FAILED: " + p.Reason
 		}
 		fmt.Fprintf(w, "%-8s %d × %d steps in %s: %s per step per chain (bound %s, credit %.2f); %s\n",
-			name, p.Chains, p.Steps, secs(p.ProveSeconds), nanos(p.StepNs), nanos(p.BoundNs), p.Credit, what)
+			name, p.Chains, p.Steps, dur(p.ProveSeconds), dur(p.StepNs/1e9), dur(p.BoundNs/1e9), p.Credit, what)
 		fmt.Fprintf(w, "         validator: %d segments, %d-byte opening, %s = %.2g of the miner's time; %s\n",
-			p.Samples, p.OpeningBytes, secs(p.VerifySeconds), p.VerifyCostRatio, v)
+			p.Samples, p.OpeningBytes, dur(p.VerifySeconds), p.VerifyCostRatio, v)
 	}
 	c := &r.CPU
 	line("cpu", &c.hostProof, fmt.Sprintf("%.3g steps/s, %.3g credited", c.StepsPerSecond, c.CreditedStepsPerSecond))
 	m := &r.RAM
 	line("ram", &m.hostProof, fmt.Sprintf("%s credited of %s, random reads %.0f MB/s", mibs(m.CreditedBytes), mibs(float64(m.DatasetBytes)), m.BandwidthBps/1e6))
 	fmt.Fprintf(w, "         dataset built in %s; holding nothing: %s per step (credit %.3f); on disk: %s per step (credit %.3f)\n",
-		secs(m.BuildSeconds), nanos(m.RecomputedStepNs), m.RecomputedCredit, nanos(m.OnDiskStepNs), m.OnDiskCredit)
+		dur(m.BuildSeconds), dur(m.RecomputedStepNs/1e9), m.RecomputedCredit, dur(m.OnDiskStepNs/1e9), m.OnDiskCredit)
 	s := &r.Storage
 	line("storage", &s.hostProof, fmt.Sprintf("%s credited of %s, reads %.0f MB/s", mibs(s.CreditedBytes), mibs(float64(s.PlotBytes)), s.ReadBps/1e6))
 	cache := "page cache dropped"
@@ -482,20 +487,55 @@ func printBenchHost(w io.Writer, r *hostBenchResult) {
 		cache = "reads may come from the page cache"
 	}
 	fmt.Fprintf(w, "         plot built at %.1f MB/s, announce check %s, %s; storing nothing: %s per step (credit %.3f)\n",
-		s.BuildBps/1e6, secs(s.CheckSeconds), cache, nanos(s.RegeneratedStepNs), s.RegeneratedCredit)
-	fmt.Fprintf(w, "parts    cpu %.4f, ram %.4f, storage %.4f of the reference host (SPEC §23.7)\n", r.Parts.CPU, r.Parts.RAM, r.Parts.Storage)
+		s.BuildBps/1e6, dur(s.CheckSeconds), cache, dur(s.RegeneratedStepNs/1e9), s.RegeneratedCredit)
+	fmt.Fprintln(w, "parts    each the share of the reference host's figure proven (SPEC §23.7), 1 at the reference:")
+	for _, p := range r.PartTerms {
+		fmt.Fprintf(w, "  %-7s %.3g: %s\n", p.Name, p.Value, provenTerms(p.Terms))
+	}
+	fmt.Fprintln(w, "         the reference is a whole 8-GPU server's host; a small part is a small host or a small --ram-mib, --plot-mib")
 	fmt.Fprintln(w, "a validator plays these proofs with a miner each epoch over the network, its round trip subtracted (SPEC §23.8, §23.9)")
 }
 
-func secs(s float64) string {
-	return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
+// provenTerms says each term as proven against the reference host, with
+// the weight it has in its part and the cap a bandwidth meets.
+func provenTerms(ts []scoring.Term) string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = fmt.Sprintf("proven %s of the reference host's %s", quantity(t.Raw, t.Unit), quantity(t.Reference, t.Unit))
+		if t.Weight != 1 {
+			out[i] += fmt.Sprintf(" (weight %.2g)", t.Weight)
+		}
+		if t.Value < t.Raw/t.Reference {
+			out[i] += fmt.Sprintf(", counted as %.3g: no more than the capacity's share", t.Value)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
-func nanos(ns float64) string {
-	if math.IsInf(ns, 0) || math.IsNaN(ns) {
-		return "?"
+// quantity prints a figure of scoring's units, bytes in decimal units as
+// the reference states them.
+func quantity(v float64, unit string) string {
+	if unit != "bytes" {
+		return sig3(v) + " " + unit
 	}
-	return time.Duration(ns).String()
+	for _, u := range []struct {
+		size float64
+		name string
+	}{{1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}} {
+		if v >= u.size {
+			return sig3(v/u.size) + " " + u.name
+		}
+	}
+	return sig3(v) + " bytes"
+}
+
+// sig3 is v to three significant digits, without an exponent from 1000 up
+// (999.5 rounds to it).
+func sig3(v float64) string {
+	if v >= 999.5 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }
 
 func mibs(b float64) string { return fmt.Sprintf("%.0f MiB", b/(1<<20)) }
