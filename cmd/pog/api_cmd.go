@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/pog-network/pog/node"
@@ -63,7 +61,7 @@ func startAPI(home, token string, cfg node.Config, n *node.Node, st *store.Store
 		ln.Close()
 		return nil, fmt.Errorf("api: %w", err)
 	}
-	srv := api.NewServer(api.New(api.Options{Live: n, Store: st, Stakes: stakes, Metrics: m, Token: token, Version: version()}))
+	srv := api.NewServer(api.New(api.Options{Live: n, Store: st, Stakes: stakes, Metrics: m, Token: token, Version: readVersion().label()}))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -94,20 +92,4 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
-}
-
-// version is the module version and VCS revision this binary was built
-// from.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
-		}
-	}
-	return strings.TrimSpace(v)
 }

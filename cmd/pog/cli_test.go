@@ -188,7 +188,7 @@ func TestVersionLinkedCommit(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	out, err := exec.Command(bin, "version").Output()
-	if err != nil || !strings.Contains(string(out), "\ncommit    0123abcd-modified\n") {
+	if err != nil || !strings.HasPrefix(string(out), "pog devel+0123abcd-modified\n") || !strings.Contains(string(out), "\ncommit    0123abcd (modified)\n") {
 		t.Fatalf("%v: %s", err, out)
 	}
 }

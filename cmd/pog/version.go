@@ -19,7 +19,7 @@ func init() {
 
 // ldCommit is the commit where the build info has none (a git worktree, a
 // Docker build without .git, GOFLAGS=-buildvcs=false): make build sets it
-// with -ldflags -X main.ldCommit=….
+// with -ldflags -X main.ldCommit=…, suffixed -modified for a dirty tree.
 var ldCommit string
 
 // buildVersion is what `pog version` prints, read from the build info the
@@ -36,18 +36,35 @@ type buildVersion struct {
 	Backends []string `json:"backends"`
 }
 
+const unknown = "(unknown)"
+
 func readVersion() buildVersion {
-	v := buildVersion{Version: "(unknown)", Commit: "(unknown)", Go: runtime.Version(),
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(bi, ldCommit)
+}
+
+// versionOf reads bi (nil: none) and the linked commit.
+func versionOf(bi *debug.BuildInfo, linked string) buildVersion {
+	v := buildVersion{Version: unknown, Commit: unknown, Go: runtime.Version(),
 		Platform: runtime.GOOS + "/" + runtime.GOARCH, Backends: kernels.Names()}
-	if ldCommit != "" {
-		v.Commit = ldCommit
+	if linked != "" {
+		v.Commit, v.Modified = strings.CutSuffix(linked, "-modified")
 	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v
+	if bi != nil {
+		v.Module, v.Version, v.Go = bi.Main.Path, bi.Main.Version, bi.GoVersion
+		v.readSettings(bi.Settings)
 	}
-	v.Module, v.Version, v.Go = bi.Main.Path, bi.Main.Version, bi.GoVersion
-	for _, s := range bi.Settings {
+	if (v.Version == "(devel)" || v.Version == "" || v.Version == unknown) && v.Commit != unknown {
+		v.Version = "devel+" + shortCommit(v.Commit)
+		if v.Modified {
+			v.Version += "-modified"
+		}
+	}
+	return v
+}
+
+func (v *buildVersion) readSettings(settings []debug.BuildSetting) {
+	for _, s := range settings {
 		switch s.Key {
 		case "vcs.revision":
 			v.Commit = s.Value
@@ -59,7 +76,18 @@ func readVersion() buildVersion {
 			v.CUDA = slices.Contains(strings.Split(s.Value, ","), "cuda")
 		}
 	}
-	return v
+}
+
+// shortCommit is a commit's first 12 digits, as Go's pseudo-versions name it.
+func shortCommit(c string) string { return c[:min(len(c), 12)] }
+
+// label is the version in one line, for the API's status and the
+// dashboard: the version, and the commit where the version does not name it.
+func (v buildVersion) label() string {
+	if v.Commit == unknown || strings.Contains(v.Version, shortCommit(v.Commit)) {
+		return v.Version
+	}
+	return v.Version + " " + shortCommit(v.Commit)
 }
 
 func runVersion(args []string, stdout, stderr io.Writer) int {
