@@ -106,6 +106,9 @@ type EpochScorer struct {
 	Resume bool
 	// Checkpoint stores a checkpoint after each closed epoch.
 	Checkpoint bool
+	// Scored, if set, sees the scores of each epoch Close closes (the
+	// node's metrics).
+	Scored func(e uint64, scores []scoring.Score)
 
 	last      uint64 // epochs below last+1 have been folded into penalties
 	started   bool
@@ -194,6 +197,9 @@ func (s *EpochScorer) Close(e uint64) (*pb.EpochRecord, []scoring.Score, error) 
 	rec.PrevRecordHash = prev[:]
 	if err := s.checkpoint(e); err != nil {
 		return nil, nil, err
+	}
+	if s.Scored != nil {
+		s.Scored(e, scores)
 	}
 	return rec, scores, nil
 }

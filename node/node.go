@@ -231,6 +231,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	case RoleValidator:
 		n.validator = newValidator(n, o.Store, n.obs.onRecord(o.OnRecord))
 		n.validator.scorer.Resume, n.validator.scorer.Checkpoint = true, true
+		n.validator.scorer.Scored = o.Metrics.EpochScores
 		n.validator.onHost = o.OnHost
 		n.validator.sched = newSlotSchedule(h.ID(), o.Stakes, o.Config.Network.Validators, o.Config.Validator.DutyCycle)
 	}

@@ -93,7 +93,40 @@ func TestMinerLogsOwnWeightAndMetricsCount(t *testing.T) {
 		if got, err := testutil.GatherAndCount(m.Registry, "pog_epoch_close_seconds", "pog_gossip_messages_total"); err != nil || got < 2 {
 			t.Fatalf("epoch close and gossip series: %d, %v", got, err)
 		}
+		checkMinerScores(t, m, miner.ID().String(), e)
 	})
+}
+
+// checkMinerScores: the validator's metrics hold its latest closed epoch's
+// score parts (one per part) of its one miner.
+func checkMinerScores(t *testing.T, m *metrics.Metrics, miner string, e uint64) {
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := map[string]bool{}
+	for _, f := range families {
+		switch f.GetName() {
+		case "pog_miner_score_epoch":
+			if got := f.GetMetric()[0].GetGauge().GetValue(); got < float64(e) {
+				t.Errorf("pog_miner_score_epoch %v, before epoch %d, which the miner was weighed in", got, e)
+			}
+		case "pog_miner_score":
+			for _, s := range f.GetMetric() {
+				labels := map[string]string{}
+				for _, l := range s.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if labels["miner"] != miner || parts[labels["part"]] {
+					t.Errorf("pog_miner_score series %v; the one miner is %s", labels, miner)
+				}
+				parts[labels["part"]] = true
+			}
+		}
+	}
+	if !parts["total"] || !parts["gpu"] || !parts["storage"] {
+		t.Errorf("pog_miner_score parts %v", parts)
+	}
 }
 
 // A miner configured with no validators says so at start.

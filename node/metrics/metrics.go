@@ -1,13 +1,17 @@
 // Package metrics holds a node's Prometheus collectors, all named pog_*.
 // Every label takes values from a fixed set (verdicts, reason classes,
-// gossip topics and results), so a hostile peer cannot grow the series.
-// A nil *Metrics ignores every call, so nodes without an API pay nothing.
+// gossip topics and results, score parts), so a hostile peer cannot grow
+// the series; the one exception, pog_miner_score's miner, holds only the
+// miners this validator scored in its latest closed epoch, replaced at
+// each close. A nil *Metrics ignores every call, so nodes without an API
+// pay nothing.
 package metrics
 
 import (
 	"strings"
 	"time"
 
+	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -26,6 +30,8 @@ type Metrics struct {
 	ownWeight     prometheus.Gauge
 	ownIncentive  prometheus.Gauge
 	ownEpoch      prometheus.Gauge
+	minerScore    *prometheus.GaugeVec
+	scoreEpoch    prometheus.Gauge
 }
 
 // Gauges are read at scrape time; nil ones are not exported.
@@ -60,9 +66,14 @@ func New() *Metrics {
 			Help: "This node's incentive share in the latest epoch with records."}),
 		ownEpoch: prometheus.NewGauge(prometheus.GaugeOpts{Name: "pog_own_weight_epoch",
 			Help: "The epoch pog_own_weight and pog_own_incentive are from."}),
+		minerScore: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "pog_miner_score",
+			Help: "Each miner's score in the latest epoch this validator closed, by part: total, gpu, cpu, ram, storage, " +
+				"and the GPU part's throughput, memory and availability factors (pog explain has every term)."}, []string{"miner", "part"}),
+		scoreEpoch: prometheus.NewGauge(prometheus.GaugeOpts{Name: "pog_miner_score_epoch",
+			Help: "The epoch pog_miner_score is from."}),
 	}
 	r.MustRegister(m.rounds, m.roundSeconds, m.tflops, m.verifySeconds, m.gossip, m.epochClose, m.epochRecords,
-		m.ownWeight, m.ownIncentive, m.ownEpoch,
+		m.ownWeight, m.ownIncentive, m.ownEpoch, m.minerScore, m.scoreEpoch,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -160,6 +171,36 @@ func (m *Metrics) Own(e uint64, weight, incentive float64) {
 		m.ownWeight.Set(weight)
 		m.ownIncentive.Set(incentive)
 	}
+}
+
+// scoreParts are pog_miner_score's parts, each read from a score.
+var scoreParts = []struct {
+	name string
+	of   func(scoring.Score) float64
+}{
+	{"total", func(s scoring.Score) float64 { return s.Total }},
+	{"gpu", func(s scoring.Score) float64 { return s.GPU }},
+	{"throughput", func(s scoring.Score) float64 { return s.Throughput }},
+	{"memory", func(s scoring.Score) float64 { return s.Memory }},
+	{"availability", func(s scoring.Score) float64 { return s.Availability }},
+	{"cpu", func(s scoring.Score) float64 { return s.CPU }},
+	{"ram", func(s scoring.Score) float64 { return s.RAM }},
+	{"storage", func(s scoring.Score) float64 { return s.Storage }},
+}
+
+// EpochScores replaces pog_miner_score with epoch e's scores, so a miner
+// not scored in e has no series left.
+func (m *Metrics) EpochScores(e uint64, scores []scoring.Score) {
+	if m == nil {
+		return
+	}
+	m.minerScore.Reset()
+	for _, s := range scores {
+		for _, p := range scoreParts {
+			m.minerScore.WithLabelValues(s.Miner, p.name).Set(p.of(s))
+		}
+	}
+	m.scoreEpoch.Set(float64(e))
 }
 
 // RoundsCounter is the pog_rounds_total series for a verdict and reason

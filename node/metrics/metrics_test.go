@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -42,6 +43,63 @@ func TestRoundLabelsAreBounded(t *testing.T) {
 	var nilMetrics *Metrics
 	nilMetrics.Round(true, "", 1, 1, 1) // a node without an API
 	nilMetrics.Gossip("t", "accept")
+}
+
+// pog_miner_score holds the latest closed epoch's parts of each miner
+// scored in it, and nothing of a miner scored only before.
+func TestEpochScoresKeepTheLatestEpoch(t *testing.T) {
+	m := New()
+	a := scoring.Score{Miner: "a", Total: 0.35, GPU: 0.5, Throughput: 0.4, Memory: 0.9, Availability: 0.75, CPU: 0.1, RAM: 0.2, Storage: 0.3}
+	b := scoring.Score{Miner: "b", Total: 0.01, CPU: 0.05, Availability: 1}
+	m.EpochScores(7, []scoring.Score{a, b})
+	want := map[string]float64{"a/total": a.Total, "a/gpu": a.GPU, "a/throughput": a.Throughput, "a/memory": a.Memory,
+		"a/availability": a.Availability, "a/cpu": a.CPU, "a/ram": a.RAM, "a/storage": a.Storage,
+		"b/total": b.Total, "b/gpu": 0, "b/throughput": 0, "b/memory": 0, "b/availability": b.Availability, "b/cpu": b.CPU, "b/ram": 0, "b/storage": 0}
+	checkScores(t, m, 7, want)
+	m.EpochScores(8, []scoring.Score{b})
+	for k := range want {
+		if strings.HasPrefix(k, "a/") {
+			delete(want, k)
+		}
+	}
+	checkScores(t, m, 8, want)
+	var nilMetrics *Metrics
+	nilMetrics.EpochScores(1, []scoring.Score{a})
+}
+
+// checkScores compares the exposed pog_miner_score series, by miner/part,
+// and pog_miner_score_epoch with want and e.
+func checkScores(t *testing.T, m *Metrics, e uint64, want map[string]float64) {
+	t.Helper()
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, s := range f.GetMetric() {
+			switch f.GetName() {
+			case "pog_miner_score":
+				l := map[string]string{}
+				for _, p := range s.GetLabel() {
+					l[p.GetName()] = p.GetValue()
+				}
+				got[l["miner"]+"/"+l["part"]] = s.GetGauge().GetValue()
+			case "pog_miner_score_epoch":
+				if s.GetGauge().GetValue() != float64(e) {
+					t.Errorf("pog_miner_score_epoch %v, want %d", s.GetGauge().GetValue(), e)
+				}
+			}
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d series %v, want %d %v", len(got), got, len(want), want)
+	}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("pog_miner_score %s = %v (exported %v), want %v", k, g, ok, v)
+		}
+	}
 }
 
 // The example Grafana dashboard queries only metrics a node exports.
