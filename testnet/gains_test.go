@@ -12,8 +12,9 @@ import (
 	"github.com/pog-network/pog/testnet/report"
 )
 
-// gainFigure is a number quoted as a multiple ("1.061×"): only gains are.
-var gainFigure = regexp.MustCompile(`(\d+(?:\.\d+)?)×`)
+// gainFigure is a fraction quoted as a multiple ("1.061×"): only gains
+// are; whole ones count things ("announced 1× H200": one GPU).
+var gainFigure = regexp.MustCompile(`(\d+\.\d+)×`)
 
 // quotedGains attributes every multiple in text to the adversary class
 // named last before it on its line; a multiple after none is unattributed.
@@ -112,7 +113,7 @@ func gainSummary(t *testing.T) (*run, *report.Summary) {
 			s.Rounds = append(s.Rounds, report.Round{Epoch: e, Miner: n.Name, Verified: n.Name != "lazy", TFLOPS: n.SimTFLOPS})
 		}
 	}
-	s.Detections = []report.Detection{{Adversary: "lazy", Node: "lazy", Epoch: 5, Kind: "failed-round"}}
+	s.Detections = []report.Detection{{Adversary: "lazy", Node: "lazy", Epoch: 5, Kind: "flag", Detail: "announced 1× H100, measured 0 TFLOPS"}}
 	s.Throughput, s.TimeSharing = r.figures(s, 5, 6)
 	limit, enforce := r.shareLimit()
 	var unjudged []string
