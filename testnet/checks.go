@@ -18,10 +18,10 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 	}
 	last := s.Epochs[len(s.Epochs)-1]
 	nodes := map[string]report.Node{}
-	var honest []report.Node // undelayed: latencyChecks judges the others
+	var honest []report.Node // undelayed, unloaded: latencyChecks and loadedCheck judge the others
 	for _, n := range s.Nodes {
 		nodes[n.Name] = n
-		if n.Role == "miner" && n.Adversary == "" && n.AddedLatencyMs == 0 {
+		if n.Role == "miner" && n.Adversary == "" && n.AddedLatencyMs == 0 && !n.Loaded {
 			honest = append(honest, n)
 		}
 	}
@@ -124,6 +124,12 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 	}
 	out = append(out, profitCheck(s.Profitability, unjudged))
 	for _, a := range r.cfg.Adversaries {
+		if a == "loaded" {
+			if r.cfg.Sim { // the job is modelled in virtual time only
+				out = append(out, loadedCheck(s))
+			}
+			continue
+		}
 		if a == "far" || a == "timeshare" {
 			continue // honest, or cheats without a detectable fault: latencyChecks
 		}

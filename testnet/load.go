@@ -57,7 +57,7 @@ func loadedCheck(s *report.Summary) report.Check {
 		if m <= 0 || ratio < 1-loadedBound || ratio > 1+loadedBound {
 			ok = false
 		}
-		detail += fmt.Sprintf("epoch %d: %.3f; ", e.Epoch, ratio)
+		detail += fmt.Sprintf("full epoch %d: %.3f; ", e.Epoch-s.Epochs[0].Epoch+1, ratio)
 	}
 	return report.Check{Name: name, OK: ok && len(s.Epochs) > 0, Detail: "loaded ÷ miner-1 weight: " + detail}
 }

@@ -304,6 +304,7 @@ func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap
 		p := profileByName(spec.profile)
 		m.info.Profile, m.info.ProfileTFLOPS, m.info.SimTFLOPS = p.Name, p.FP16TFLOPS, p.FP16TFLOPS*r.cfg.Scale
 		m.info.AddedLatencyMs = float64(spec.delay) / float64(time.Millisecond)
+		m.info.Loaded = spec.load != nil
 	}
 	if len(cfg.Node.Listen) == 1 && r.cfg.Procs {
 		m.addr = cfg.Node.Listen[0] + "/p2p/" + id.String()

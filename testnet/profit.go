@@ -38,7 +38,7 @@ func profitability(s *report.Summary, struck map[string]bool, shareLimit float64
 			continue
 		}
 		switch {
-		case n.Adversary == "" && n.AddedLatencyMs == 0 && !struck[n.Name]:
+		case n.Adversary == "" && n.AddedLatencyMs == 0 && !n.Loaded && !struck[n.Name]:
 			honest[n.Profile] = append(honest[n.Profile], n.Name)
 		case n.Adversary != "":
 			groups[n.Adversary] = append(groups[n.Adversary], n)

@@ -83,6 +83,9 @@ type Node struct {
 	SimTFLOPS     float64 `json:"sim_tflops,omitempty"`
 	// AddedLatencyMs delays every message to and from the miner, each way.
 	AddedLatencyMs float64 `json:"added_latency_ms,omitempty"`
+	// Loaded: a CPU job runs beside the miner for part of each epoch
+	// (the loaded miner); honest, but no baseline for others.
+	Loaded bool `json:"loaded,omitempty"`
 }
 
 // Epoch is one closed epoch as the network saw it.
