@@ -13,6 +13,7 @@ import (
 // fault (a crash, a restart, a cut link or a loaded machine look the
 // same), so they lower availability instead of failing the epoch.
 var missedPrefixes = []string{
+	noShowPrefix, // not connected in an owned slot
 	"open round stream:",
 	"sending challenge:",
 	"publishing challenge:", // the validator's own gossip failed

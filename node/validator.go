@@ -50,7 +50,9 @@ type minerEntry struct {
 	ann  *pb.MinerAnnounce
 	seen time.Time
 	busy bool
-	next time.Time // no round before this
+	// next: no round before this (under a slot schedule, the next owned
+	// slot); served: the owned slot the last round started in.
+	next, served time.Time
 	// tflops is the speed to size the next round of a class with
 	// (sizingTFLOPS); none: probe next. floor is the last verified
 	// sustained throughput, which the deadlines assume.
@@ -175,16 +177,22 @@ func (v *validator) tick() time.Duration {
 }
 
 // startRounds starts a round with every miner announced within the TTL,
-// connected, idle and past its random pause.
+// connected, idle and past its random pause (or in its owned slot), and
+// records a no-show for each owned slot that passed unserved.
 func (v *validator) startRounds(ctx context.Context) {
 	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	for p, e := range v.miners {
-		switch {
-		case now.Sub(e.seen) > v.n.cfg.Validator.MinerTTL.Duration:
+		if v.left(e, now) {
 			delete(v.miners, p)
 			v.n.log.Info("miner left (no announce)", "miner", p)
+			continue
+		}
+		if v.sched != nil {
+			v.slotPassed(ctx, p, e, now)
+		}
+		switch {
 		case v.n.host.Network().Connectedness(p) != network.Connected:
 			// Announced through a relay: rounds run over a direct
 			// stream, so wait until this node is connected to the miner.
@@ -199,7 +207,7 @@ func (v *validator) startRounds(ctx context.Context) {
 				v.epochs.End(epoch)
 				continue
 			}
-			e.busy = true
+			e.busy, e.served = true, e.next
 			v.wg.Add(1)
 			v.reserveRounds(max(len(kinds), 1))
 			v.round++
@@ -211,6 +219,71 @@ func (v *validator) startRounds(ctx context.Context) {
 			prec := e.pick(classShares(v.n.scoring), epoch)
 			go v.play(ctx, epoch, v.round, p, e.ann, prec, e.tflops[prec], e.floor[prec])
 		}
+	}
+}
+
+// left says whether a miner's entry goes: not announced within the TTL,
+// and under a slot schedule not in the epoch of its last announce either,
+// whose owned slots all end in a record (a miner that announces and goes
+// is scored as absent for the rest of the epoch).
+func (v *validator) left(e *minerEntry, now time.Time) bool {
+	if now.Sub(e.seen) <= v.n.cfg.Validator.MinerTTL.Duration {
+		return false
+	}
+	return v.sched == nil || v.n.view.epochAt(now) > v.n.view.epochAt(e.seen)
+}
+
+// slotPassed moves the miner's owned slot on once its opening window has
+// passed, and records a no-show if no round started in it and this
+// validator's own round (one overrunning from an earlier slot) did not
+// hold the miner through it.
+func (v *validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, now time.Time) {
+	cfg := v.n.cfg.Validator
+	slot := v.sched.forMiner(roundTarget(cfg, e.ann)).Slot
+	if !e.next.IsZero() && !now.After(e.next.Add(slot/8)) {
+		return
+	}
+	if !e.next.IsZero() && !e.served.Equal(e.next) && !e.busy {
+		epoch := v.epochs.Begin(v.n.view.epochAt(now))
+		v.wg.Add(1)
+		v.reserveRounds(1)
+		v.round++
+		go v.noShow(ctx, epoch, v.round, p, e.ann, e.tflops[proof.FP16], e.floor[proof.FP16], e.next)
+	}
+	e.next = v.sched.nextSlot(p, e.ann, cfg, now)
+}
+
+// noShowPrefix starts the reason of a no-show: an owned slot whose opening
+// window passed with the miner not connected to this validator.
+const noShowPrefix = "no-show: "
+
+// noShow stores the record of an owned slot the miner was absent for: the
+// challenge the validator would have sent at the slot's start, signed, and
+// the reason. Like a missed round it lowers availability (MissedRound).
+func (v *validator) noShow(ctx context.Context, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, tflops, floor float64, slot time.Time) {
+	defer v.wg.Done()
+	rec := &store.RoundRecord{Epoch: epoch, Round: rnd, Miner: []byte(p), Validator: []byte(v.n.ID()), Verdict: store.VerdictFailed,
+		SentUnixNano: slot.UnixNano(), Reason: noShowPrefix + "not connected in the owned slot's opening window"}
+	_, _, _, err := v.challenge(rec, ann, proof.FP16, tflops, floor, 0)
+	stored := false
+	switch {
+	case err != nil:
+		v.n.log.Warn("no-show not recorded", "miner", p, "epoch", epoch, "round", rnd, "err", err)
+	case ctx.Err() != nil:
+	default:
+		v.n.log.Info("no-show", "miner", p, "epoch", epoch, "round", rnd)
+		if err := v.store.PutRound(rec); err != nil {
+			v.n.log.Error("storing round evidence failed", "miner", p, "err", err)
+		} else {
+			stored = true
+		}
+	}
+	v.mu.Lock()
+	v.epochs.End(epoch)
+	v.closed.Broadcast()
+	v.mu.Unlock()
+	if stored && v.onRecord != nil {
+		v.onRecord(rec)
 	}
 }
 
@@ -325,7 +398,6 @@ func (v *validator) draws(kind string, miner peer.ID, epoch, rnd uint64) io.Read
 
 // runRound plays one round against one miner and returns its evidence.
 func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64) *store.RoundRecord {
-	cfg := v.n.cfg.Validator
 	rec := &store.RoundRecord{Epoch: epoch, Round: rnd, Miner: []byte(miner), Validator: []byte(v.n.ID()), Verdict: store.VerdictFailed}
 	failed := func(format string, args ...any) *store.RoundRecord {
 		rec.Reason = fmt.Sprintf(format, args...)
@@ -334,31 +406,11 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	}
 	rtt := measureRTT(ctx, v.n, miner)
 	rec.RTTNanos = rtt.Nanoseconds()
-	plan, err := planChallenge(cfg, miner, ann, prec, tflops, floor, rtt, v.draws("round", miner, epoch, rnd))
+	plan, msg, chain, err := v.challenge(rec, ann, prec, tflops, floor, rtt)
 	if err != nil {
-		return failed("cannot size a round: %v", err)
+		return failed("%v", err)
 	}
-	rec.Secret = plan.secret
-	msg := &pb.Challenge{Version: protocol.Version, Epoch: epoch, Round: rnd, Miner: []byte(miner),
-		SecretCommitment: commitSecret(plan.secret), Samples: uint32(plan.samples), Steps: uint32(plan.steps),
-		DeadlineMs: uint32(plan.deadline.Milliseconds()), FirstRootMs: uint32(max(1, plan.firstRootBy.Milliseconds())),
-		MinTimedMs: uint32(plan.minTimed.Milliseconds()), Probe: plan.probe}
-	for _, p := range plan.params {
-		b, _ := p.MarshalBinary()
-		msg.Params = append(msg.Params, b)
-	}
-	raw, err := protocol.Seal(v.n.key, msg)
-	if err != nil {
-		return failed("sealing challenge: %v", err)
-	}
-	o, err := protocol.Open(raw, pb.MessageType_CHALLENGE)
-	if err != nil {
-		return failed("own challenge invalid: %v", err)
-	}
-	rec.Challenge = raw
-	id := protocol.ID(o.Body)
-	chain := proof.Chain{ID: id, Template: plan.params, Steps: plan.steps}
-	rec.FLOPs = float64(plan.steps) * round.StepFLOPs(chain)
+	raw, id := rec.Challenge, chain.ID
 	m, err := round.NewValidator(round.Plan{Chain: chain, Secret: plan.secret, Commitment: [32]byte(msg.SecretCommitment),
 		Samples: plan.samples, FirstRootBy: time.Duration(msg.FirstRootMs) * time.Millisecond,
 		Deadline: time.Duration(msg.DeadlineMs) * time.Millisecond, Window: round.PeakWindow,
@@ -401,6 +453,36 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 		Reason: truncate(rec.Reason, protocol.MaxErrorString), Tflops: rec.TFLOPS, PeakTflops: rec.PeakTFLOPS}}})
 	end.close()
 	return rec
+}
+
+// challenge plans and seals the challenge of rec's round, and puts it,
+// its secret and its work in rec.
+func (v *validator) challenge(rec *store.RoundRecord, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64, rtt time.Duration) (challengePlan, *pb.Challenge, proof.Chain, error) {
+	miner := peer.ID(rec.Miner)
+	plan, err := planChallenge(v.n.cfg.Validator, miner, ann, prec, tflops, floor, rtt, v.draws("round", miner, rec.Epoch, rec.Round))
+	if err != nil {
+		return plan, nil, proof.Chain{}, fmt.Errorf("cannot size a round: %w", err)
+	}
+	msg := &pb.Challenge{Version: protocol.Version, Epoch: rec.Epoch, Round: rec.Round, Miner: rec.Miner,
+		SecretCommitment: commitSecret(plan.secret), Samples: uint32(plan.samples), Steps: uint32(plan.steps),
+		DeadlineMs: uint32(plan.deadline.Milliseconds()), FirstRootMs: uint32(max(1, plan.firstRootBy.Milliseconds())),
+		MinTimedMs: uint32(plan.minTimed.Milliseconds()), Probe: plan.probe}
+	for _, p := range plan.params {
+		b, _ := p.MarshalBinary()
+		msg.Params = append(msg.Params, b)
+	}
+	raw, err := protocol.Seal(v.n.key, msg)
+	if err != nil {
+		return plan, nil, proof.Chain{}, fmt.Errorf("sealing challenge: %w", err)
+	}
+	o, err := protocol.Open(raw, pb.MessageType_CHALLENGE)
+	if err != nil {
+		return plan, nil, proof.Chain{}, fmt.Errorf("own challenge invalid: %w", err)
+	}
+	chain := proof.Chain{ID: protocol.ID(o.Body), Template: plan.params, Steps: plan.steps}
+	rec.Secret, rec.Challenge = plan.secret, raw
+	rec.FLOPs = float64(plan.steps) * round.StepFLOPs(chain)
+	return plan, msg, chain, nil
 }
 
 // fill copies a finished round's outcome into its record.

@@ -184,7 +184,7 @@ func (r *run) penalised(a string, s *report.Summary, honestOf map[string]string,
 // distant compute at their real speed, so their measured throughput bounds
 // them; the others are paid only for what they prove; timeshare cheats
 // without a detectable fault. What each earns, its Profit, judges it.
-var byPay = []string{"burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "timeshare"}
+var byPay = []string{"absent", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "timeshare"}
 
 // judgedByPay are the classes of advs in byPay, in advs' order.
 func judgedByPay(advs []string) []string {

@@ -57,6 +57,10 @@ func (r *run) minerSpecs() []minerSpec {
 		switch a {
 		case "far":
 			out = append(out, minerSpec{name: "far", profile: first.Name})
+		case "absent":
+			if r.cfg.Sim && r.cfg.SlotSchedule {
+				out = append(out, minerSpec{name: "absent", profile: "H100", adversary: a})
+			}
 		case "loaded":
 			if r.cfg.Sim {
 				out = append(out, minerSpec{name: "loaded", profile: first.Name, load: &cpuLoad{seed: uint64(r.cfg.Seed), length: r.cfg.EpochLength}})
@@ -150,6 +154,12 @@ func (r *run) startNodes(ctx context.Context) error {
 		m, err := r.newMember(ctx, spec.name, node.RoleMiner, spec, vaddrs)
 		if err != nil {
 			return err
+		}
+		if spec.adversary == "absent" {
+			if err := r.startAbsence(ctx, m, validators); err != nil {
+				return err
+			}
+			continue
 		}
 		if spec.delay > 0 && r.sim == nil {
 			// Its bootstrap loop dials through the delay proxies, three
@@ -336,6 +346,10 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		// Simulated links carry the delay; the store lives in memory.
 		var listen string
 		listen, transport = r.sim.endpoint(m.info.Name, spec.delay)
+		if spec.adversary == "absent" {
+			r.absence = newAbsence(cfg, m.id)
+			transport = append(transport, libp2p.ConnectionGater(r.absence.gater()))
+		}
 		cfg.Node.Listen = []string{listen}
 		storeOpts.FS = r.storeFaultFS(m, r.sim.storeFS(filepath.Join(m.home, node.StoreDir)))
 	} else if spec.delay > 0 {

@@ -65,6 +65,9 @@ func profitability(s *report.Summary, struck map[string]bool, shareLimit float64
 			// intermittentPeriod, it is owed that share of a full-time peer.
 			p.HonestIncentive /= intermittentPeriod
 		}
+		if a == "absent" {
+			p.HonestIncentive *= ms[0].Presence // owed its presence's share
+		}
 		switch {
 		case p.HonestIncentive > 0:
 			p.Gain = p.Incentive / p.HonestIncentive

@@ -174,6 +174,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	s.Throughput, s.TimeSharing = r.figures(s, from, to)
 	shareLimit, enforceShare := r.shareLimit()
 	var unjudged []string
+	r.setPresence(s, from, to)
 	s.Profitability, unjudged = profitability(s, r.struck(), shareLimit, enforceShare)
 	s.JudgedByPay = judgedByPay(r.cfg.Adversaries)
 	s.Checks = append(r.checks(s, from, audits, missing, unjudged), r.latencyChecks(s)...)

@@ -86,6 +86,9 @@ type Node struct {
 	// Loaded: a CPU job runs beside the miner for part of each epoch
 	// (the loaded miner); honest, but no baseline for others.
 	Loaded bool `json:"loaded,omitempty"`
+	// Presence is the absent adversary's share of its owned slots it
+	// was connected for in the summarised epochs: the share it is owed.
+	Presence float64 `json:"presence,omitempty"`
 }
 
 // Epoch is one closed epoch as the network saw it.
