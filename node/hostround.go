@@ -177,7 +177,7 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram mem
 		}
 	}
 	var pr hostProof
-	samples, slack := hostSamples, 2.0
+	samples := hostSamples
 	// grow sizes a kind for a distant miner (farSteps), its work at the
 	// bound at most maxGrowthAtBound × host_max_round: that bounds how long
 	// its root is awaited (root_by) whatever speed the miner showed.
@@ -200,7 +200,6 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram mem
 		seg := min(n, max(ramSegment, pow2AtLeast((w*n+host.MaxLeaves-1)/host.MaxLeaves)))
 		pr = ramProof{&memwalk.Params{Epoch: ram, Seed: seed, Miner: []byte(miner),
 			Items: min(ann.GetRamItems(), memwalk.MaxItems), Shape: host.Shape{Chains: w, Steps: n, Segment: seg}}}
-		slack = 8 // a virtual machine's DRAM reads take about twice the bound
 	case hostKindPlot:
 		pl, root, ok := announcedPlot(miner, ann, c.Network)
 		if !ok {
@@ -210,7 +209,7 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram mem
 		n := grow(cfg.HostPlotSteps, plot.StepBoundNs, plotSegment, min(maxPlotWork, host.MaxLeaves*plotSegment)/w)
 		pr = plotProof{&plot.Audit{Plot: *pl, Root: root, Seed: seed,
 			Shape: host.Shape{Chains: w, Steps: n, Segment: plotSegment}}}
-		samples, slack = plotSamples, 4
+		samples = plotSamples
 	default:
 		return nil, fmt.Errorf("host round of unknown kind %d", kind)
 	}
@@ -218,10 +217,19 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram mem
 		return nil, err
 	}
 	p.ch = hostChallenge{Commitment: sample.Commit(p.secret), Samples: uint16(samples), Proof: pr}
-	work := time.Duration(slack * float64(pr.shape().Steps) * pr.boundNs())
-	p.rootBy = rtt + time.Second + work
+	p.rootBy = hostRootBy(pr, rtt)
 	p.ch.RootByMs = uint32(min(p.rootBy.Milliseconds()+1, 1<<31))
 	return p, nil
+}
+
+// hostSlack multiplies a kind's work at its step bound in root_by: a
+// virtual machine's DRAM reads take about twice the bound.
+var hostSlack = [...]float64{hostKindCPU: 2, hostKindRAM: 8, hostKindPlot: 4}
+
+// hostRootBy is when pr's root is due: after the round trip, a second of
+// slack and hostSlack × the work at the step bound.
+func hostRootBy(pr hostProof, rtt time.Duration) time.Duration {
+	return rtt + time.Second + time.Duration(hostSlack[pr.kind()]*float64(pr.shape().Steps)*pr.boundNs())
 }
 
 // hostResult is a played host round: the plan and the machine's outcome.
@@ -364,12 +372,17 @@ func (m *miner) handleHost(st network.Stream) {
 		return // down (the intermittent adversary)
 	}
 	h := PlayedHostRound{Validator: from, At: time.Now()}
+	if !m.hostTurn(from) {
+		m.played.host(h, errors.New("refused: off schedule"))
+		return
+	}
 	if !m.hostBusy.TryLock() {
 		m.played.host(h, errors.New("refused: a host round is in play"))
 		m.n.log.Warn("refusing a host round: one is in play", "validator", from)
 		return
 	}
 	defer m.hostBusy.Unlock()
+	defer m.hostEnded(from)
 	err := m.serveHost(st, &h)
 	m.played.host(h, err)
 	if err != nil {
@@ -382,7 +395,7 @@ func (m *miner) handleHost(st network.Stream) {
 // serveHost answers the round on st and notes its kind, shape and timing
 // in h.
 func (m *miner) serveHost(st network.Stream, h *PlayedHostRound) error {
-	st.SetDeadline(time.Now().Add(streamDeadline))
+	st.SetDeadline(time.Now().Add(m.waitCap()))
 	r, w := bufio.NewReader(st), bufio.NewWriter(st)
 	raw, err := protocol.ReadFrame(r, maxHostChallenge)
 	if err != nil {
@@ -397,7 +410,10 @@ func (m *miner) serveHost(st network.Stream, h *PlayedHostRound) error {
 	if peer.ID(pr.miner()) != m.n.ID() {
 		return errors.New("host challenge for another miner")
 	}
-	st.SetDeadline(time.Now().Add(time.Duration(ch.RootByMs)*time.Millisecond + streamDeadline))
+	if bound := hostRootBy(pr, openingLag); h.RootBy > bound {
+		return fmt.Errorf("host challenge with its root due after %v: a plan allows at most %v", h.RootBy, bound)
+	}
+	st.SetDeadline(time.Now().Add(h.RootBy + streamDeadline))
 	start := time.Now()
 	states, open, err := m.proveHost(pr)
 	if err != nil {
@@ -420,6 +436,9 @@ func (m *miner) serveHost(st network.Stream, h *PlayedHostRound) error {
 	if err := writeFlush(w, root[:]); err != nil {
 		return err
 	}
+	// The validator reveals as the root arrives; the host lock waits no
+	// longer than a proof fetch may take.
+	st.SetDeadline(time.Now().Add(m.waitCap()))
 	secret, err := protocol.ReadFrame(r, 32)
 	if err != nil {
 		return fmt.Errorf("sampling secret: %w", err)

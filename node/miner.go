@@ -69,6 +69,9 @@ type miner struct {
 	hardware *pb.Hardware
 	gpus     []*pb.GPU
 	played   played // for the local API (played.go)
+	// hostChain is the validator whose host rounds run back to back
+	// (offschedule.go).
+	hostChain hostChain
 }
 
 // served is a committed round: what tile requests need, and no output.
@@ -211,6 +214,10 @@ func (m *miner) leave(validator peer.ID, q *valQueue) {
 // handleRound plays one round a validator opened.
 func (m *miner) handleRound(ctx context.Context, st network.Stream) {
 	from := st.Conn().RemotePeer()
+	if !m.onSchedule(from, "gpu") {
+		st.Reset()
+		return
+	}
 	// One round per validator at a time, one more waiting for it: a
 	// validator flooding challenges holds one slot, never the others'.
 	q := m.enqueue(from)
@@ -247,7 +254,7 @@ func (m *miner) handleRound(ctx context.Context, st network.Stream) {
 		st.Reset()
 		return
 	}
-	st.SetReadDeadline(time.Now().Add(streamDeadline))
+	st.SetReadDeadline(time.Now().Add(m.waitCap()))
 	r := bufio.NewReader(st)
 	f, err := protocol.ReadRoundFrame(r)
 	if err != nil || f.GetChallenge() == nil {

@@ -84,6 +84,10 @@ type Options struct {
 	EquivocateEpochRecord func(*pb.EpochRecord)
 	// RoundHooks alter a miner's rounds (testnet adversaries only).
 	RoundHooks RoundHooks
+	// Squat, if set, makes a validator challenge the miners it returns off
+	// schedule, holding their host lock and queue places (squat.go). Only
+	// the testnet's squatter adversary sets it.
+	Squat func() []peer.ID
 	// Plot, if set, is the miner's plot (OpenPlot), for storage host rounds.
 	Plot *Plot
 	// Transport, if set, replaces the TCP and QUIC transports: libp2p
@@ -118,6 +122,7 @@ type Node struct {
 	onEpoch   func(uint64, peer.ID)
 	onGossip  func(string, *protocol.Opened, time.Time)
 	alterRec  func(*pb.EpochRecord)
+	squatOn   func() []peer.ID // Options.Squat
 	sync      *recordSync
 	obs       *observer
 
@@ -188,6 +193,8 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		onGossip: o.OnGossip, alterRec: o.AlterEpochRecord, onEquivocation: o.OnEquivocation, equivocate: o.EquivocateEpochRecord,
 		finality: &finality{st: o.Store, f: o.Config.Network.FinalityEpochs, length: o.Config.Network.EpochLength.Duration, started: time.Now()},
 	}
+	n.view.slots = newSlotRule(o.Stakes, o.Config)
+	n.squatOn = o.Squat
 	if o.Scoring != nil {
 		n.scoring = *o.Scoring
 	}
@@ -407,6 +414,9 @@ func (n *Node) Run(ctx context.Context) error {
 			n.miner.start(ctx)
 		case n.validator != nil:
 			n.validator.start(ctx)
+			if n.squatOn != nil {
+				go n.squat(ctx, n.squatOn)
+			}
 		}
 	}
 	n.startMu.Unlock()

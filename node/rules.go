@@ -53,6 +53,8 @@ type view struct {
 	strikes     map[peer.ID]*strike
 	announceSeq map[peer.ID]seqSeen
 	rootOwner   map[[32]byte]peer.ID // committed roots, for output-reuse detection
+	slots       *slotRule            // nil: any time from any validator (no set, or trust_any_validator)
+	offSchedule map[peer.ID]uint64   // off-schedule challenges per listed signer (offschedule.go)
 }
 
 const maxOpenChallenges = 20000
@@ -67,7 +69,7 @@ func newView(epochLength time.Duration, trustAny bool, validators []peer.ID) *vi
 		validators: map[peer.ID]bool{}, challenges: map[[32]byte]*openChallenge{},
 		byPair: map[pair][32]byte{}, perVal: map[peer.ID]int{},
 		buckets: map[pair]*bucket{}, strikes: map[peer.ID]*strike{}, newKeys: map[peer.ID]*bucket{},
-		announceSeq: map[peer.ID]seqSeen{}, rootOwner: map[[32]byte]peer.ID{},
+		announceSeq: map[peer.ID]seqSeen{}, rootOwner: map[[32]byte]peer.ID{}, offSchedule: map[peer.ID]uint64{},
 	}
 	for _, p := range validators {
 		v.validators[p] = true
@@ -162,6 +164,9 @@ func (v *view) checkChallenge(o *protocol.Opened, from peer.ID, now time.Time) d
 	miner, _ := peer.IDFromBytes(m.Miner)
 	if !v.allowChallenge(pair{o.Author, miner}, now) {
 		return ignore("challenges to this miner above the rate (costs the validator peer score)")
+	}
+	if d, ok := v.onSchedule(o.Author, miner, now); !ok {
+		return d
 	}
 	if !v.add(&openChallenge{id: id, validator: o.Author, miner: miner, msg: m, params: params, received: now}, now) {
 		return ignore("validator has too many open challenges")

@@ -29,6 +29,18 @@ type slotSchedule struct {
 }
 
 func newSlotSchedule(self peer.ID, stakes map[string]float64, listed []string, coverage float64) *slotSchedule {
+	r, ok := scheduleOf(stakes, listed, coverage)
+	if !ok {
+		return nil
+	}
+	// A listed validator without stake owns no slot, so it starts no
+	// rounds: miners would refuse them (onSchedule).
+	return &slotSchedule{Schedule: r, self: r.Index([]byte(self))}
+}
+
+// scheduleOf is the schedule template of a validator set (genesis stakes,
+// else network.validators at stake 1); ok is false if there is none.
+func scheduleOf(stakes map[string]float64, listed []string, coverage float64) (round.Schedule, bool) {
 	set := map[string]float64{}
 	for v, st := range stakes {
 		set[v] = st
@@ -51,17 +63,11 @@ func newSlotSchedule(self peer.ID, stakes map[string]float64, listed []string, c
 		ms = append(ms, member{[]byte(id), st})
 	}
 	slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(a.id, b.id) })
-	s := &slotSchedule{Schedule: round.Schedule{Coverage: coverage}, self: -1}
-	for i, m := range ms {
-		s.Validators, s.Stakes = append(s.Validators, m.id), append(s.Stakes, m.stake)
-		if peer.ID(m.id) == self {
-			s.self = i
-		}
+	r := round.Schedule{Coverage: coverage}
+	for _, m := range ms {
+		r.Validators, r.Stakes = append(r.Validators, m.id), append(r.Stakes, m.stake)
 	}
-	if s.self < 0 {
-		return nil
-	}
-	return s
+	return r, len(ms) > 0
 }
 
 // forMiner is the schedule of a miner whose rounds last target.
@@ -95,4 +101,48 @@ func (s *slotSchedule) due(p peer.ID, e *minerEntry, cfg ValidatorConfig, now ti
 		e.next = s.nextSlot(p, e.ann, cfg, now)
 	}
 	return !now.Before(e.next)
+}
+
+// A slot's opening window, as a miner and gossip judge it: clocks may
+// differ by up to openingSkew, and a challenge reaches the miner up to
+// openingLag after its validator started the round (three pings and one
+// trip: round trips of up to half a second, which a round's
+// min_rtt_multiple already stretches past its target).
+const (
+	openingSkew = 500 * time.Millisecond
+	openingLag  = 2 * time.Second
+)
+
+// slotRule is the schedule as those challenged judge it: who may open a
+// round with a miner, and when (SPEC.md §16). It owns every slot it draws
+// an owner for (coverage 1), so an idle slot's drawn owner may open it:
+// miners then need not share the validators' duty_cycle.
+type slotRule struct {
+	s        round.Schedule
+	gpu, cpu time.Duration // slot lengths: round_target, round_target_cpu
+}
+
+// newSlotRule is the rule of the configured validator set, nil without
+// one (local testing): validators schedule their rounds whenever the set
+// is known, trust_any_validator or not.
+func newSlotRule(stakes map[string]float64, c Config) *slotRule {
+	r, ok := scheduleOf(stakes, c.Network.Validators, 1)
+	if !ok {
+		return nil
+	}
+	v := c.Validator
+	return &slotRule{s: r, gpu: v.RoundTarget.Duration + v.RoundTarget.Duration/4, cpu: v.RoundTargetCPU.Duration + v.RoundTargetCPU.Duration/4}
+}
+
+// staked says whether validator owns any slot at all.
+func (r *slotRule) staked(validator peer.ID) bool { return r.s.Index([]byte(validator)) >= 0 }
+
+// opens says whether validator may open a round with miner at t, for a
+// GPU miner or a CPU-only one.
+func (r *slotRule) opens(miner, validator peer.ID, gpu bool, t time.Time) bool {
+	s := r.s
+	if s.Slot = r.cpu; gpu {
+		s.Slot = r.gpu
+	}
+	return s.Opens([]byte(miner), s.Index([]byte(validator)), t, openingSkew, openingLag)
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // Two validators of one set take disjoint, aligned slots of a miner, each
-// its stake share, and a validator outside the set or with stake 0 gets no
-// schedule.
+// its stake share; a validator outside the set owns no slot, and a set
+// without stake is no schedule.
 func TestSlotScheduleDisjoint(t *testing.T) {
 	a, b, out := testPeer(t), testPeer(t), testPeer(t)
 	stakes := map[string]float64{a.String(): 1, b.String(): 3}
@@ -18,8 +18,12 @@ func TestSlotScheduleDisjoint(t *testing.T) {
 	if sa == nil || sb == nil {
 		t.Fatal("validators of the set got no schedule")
 	}
-	if newSlotSchedule(out, stakes, nil, 0.9) != nil || newSlotSchedule(a, map[string]float64{a.String(): 0}, nil, 1) != nil {
-		t.Fatal("a validator outside the set, or without stake, got a schedule")
+	if newSlotSchedule(a, map[string]float64{a.String(): 0}, nil, 1) != nil {
+		t.Fatal("a set without stake gave a schedule")
+	}
+	so := newSlotSchedule(out, stakes, nil, 0.9)
+	if so == nil || so.self != -1 {
+		t.Fatal("a validator outside the set should have the set's schedule and no place in it")
 	}
 	if s := newSlotSchedule(a, nil, []string{a.String(), b.String()}, 1); s == nil || len(s.Stakes) != 2 || s.Stakes[0] != 1 {
 		t.Fatal("network.validators should give every listed validator stake 1")
@@ -47,6 +51,9 @@ func TestSlotScheduleDisjoint(t *testing.T) {
 			count[s.id]++
 			at = next.Add(slot)
 		}
+	}
+	if at := start.Add(slot); so.nextSlot(miner, ann, cfg, at).Before(at.Add(scheduleHorizon * slot)) {
+		t.Error("a validator outside the set was given a slot")
 	}
 	share := float64(count[b]) / float64(count[a]+count[b])
 	if used := float64(count[a]+count[b]) / 2000; used < 0.85 || used > 0.95 || share < 0.7 || share > 0.8 {

@@ -133,6 +133,10 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 		if a == "far" || a == "timeshare" {
 			continue // honest, or cheats without a detectable fault: latencyChecks
 		}
+		if a == "squatter" {
+			out = append(out, squatterCheck(s))
+			continue
+		}
 		if slices.Contains(byPay, a) {
 			out = append(out, paidCheck(a, s))
 			continue

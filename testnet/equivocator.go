@@ -29,7 +29,7 @@ func equivocate(rec *pb.EpochRecord) {
 // adversary class, in the order they join.
 func (r *run) extraValidators() []string {
 	var out []string
-	for _, a := range []string{"dishonest-validator", "equivocator"} {
+	for _, a := range []string{"dishonest-validator", "equivocator", "squatter"} {
 		if containsStr(r.cfg.Adversaries, a) {
 			out = append(out, a)
 		}
@@ -38,8 +38,11 @@ func (r *run) extraValidators() []string {
 }
 
 func validatorName(adversary string) string {
-	if adversary == "equivocator" {
+	switch adversary {
+	case "equivocator":
 		return equivocatorName
+	case "squatter":
+		return squatterName
 	}
 	return "validator-dishonest"
 }

@@ -57,6 +57,8 @@ func (r *run) minerSpecs() []minerSpec {
 		switch a {
 		case "far":
 			out = append(out, minerSpec{name: "far", profile: first.Name})
+		case "squatter":
+			out = append(out, minerSpec{name: victimName, profile: first.Name})
 		case "absent":
 			if r.cfg.Sim && r.cfg.SlotSchedule {
 				out = append(out, minerSpec{name: "absent", profile: "H100", adversary: a})
@@ -372,7 +374,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 	sc := r.scoringConfig()
 	role := node.Role(m.info.Role)
 	var plotFile io.Closer = io.NopCloser(nil)
-	o := node.Options{Config: cfg, Role: role, Key: m.key, Store: st, Scoring: &sc, Transport: transport,
+	o := node.Options{Config: cfg, Role: role, Key: m.key, Store: st, Scoring: &sc, Transport: transport, Stakes: r.stakes(),
 		Logger:        r.cfg.Log.With("name", name),
 		OnEpochRecord: func(e uint64, v peer.ID) { ev.epochRecord(e, id, v) },
 		OnGossip:      func(topic string, o *protocol.Opened, at time.Time) { ev.gossip(id, topic, o, at) },
@@ -386,6 +388,9 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		}
 		if spec.adversary == "equivocator" {
 			o.EquivocateEpochRecord = equivocate
+		}
+		if spec.adversary == "squatter" {
+			o.Squat = r.squatVictims
 		}
 	case node.RoleMiner:
 		p := profileByName(spec.profile)

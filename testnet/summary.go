@@ -160,6 +160,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 		}
 	}
 	r.detectEquivocation(s.DurationSeconds)
+	r.detectSquatter(s.DurationSeconds)
 	for _, d := range r.detections {
 		if d.Adversary == "" {
 			if !r.partitioned(d) && d.Kind != missedKind {

@@ -82,12 +82,46 @@ func (s Schedule) SlotAt(t time.Time) uint64 { return uint64(t.UnixNano() / int6
 func (s Schedule) Start(j uint64) time.Time { return time.Unix(0, int64(j)*int64(s.Slot)) }
 
 // Next is the first slot at or after from that validator self owns for
-// miner, looking at most horizon slots ahead; ok is false if there is none.
+// miner, looking at most horizon slots ahead; ok is false if there is none
+// (always for self −1, no validator: idle slots are not its).
 func (s Schedule) Next(miner []byte, self int, from uint64, horizon int) (j uint64, ok bool) {
+	if self < 0 {
+		return 0, false
+	}
 	for j = from; j < from+uint64(horizon); j++ {
 		if s.Owner(miner, j) == self {
 			return j, true
 		}
 	}
 	return 0, false
+}
+
+// Index is validator's position in the schedule, or −1 if it owns no
+// slots (unlisted, or listed at stake 0).
+func (s Schedule) Index(validator []byte) int {
+	for i, v := range s.Validators {
+		if string(v) == string(validator) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Opens says whether validator (an index) may open a round with miner at
+// t: it owns a slot j whose opening window [Start(j) − early, Start(j) +
+// Slot/8 + late] holds t. A validator starts rounds only in a slot's first
+// eighth; early and late allow for clock skew and for the pings and the
+// trip that come before its challenge reaches the miner.
+func (s Schedule) Opens(miner []byte, validator int, t time.Time, early, late time.Duration) bool {
+	if validator < 0 || t.UnixNano() < 0 {
+		return false
+	}
+	first, last := s.SlotAt(t.Add(-s.Slot/8-late)), s.SlotAt(t.Add(early))
+	for j := first; j <= last; j++ {
+		start := s.Start(j)
+		if !t.Before(start.Add(-early)) && !t.After(start.Add(s.Slot/8+late)) && s.Owner(miner, j) == validator {
+			return true
+		}
+	}
+	return false
 }

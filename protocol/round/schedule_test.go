@@ -70,6 +70,28 @@ func TestSchedule(t *testing.T) {
 				return "none"
 			}
 			return strconv.FormatUint(j, 10)
+		case "opens":
+			// Which validator may open a round at each time (seconds,
+			// slots of 10 s): "-" none.
+			var at, early, late string
+			d.ScanArgs(t, "at", &at)
+			d.ScanArgs(t, "early", &early)
+			d.ScanArgs(t, "late", &late)
+			e, _ := time.ParseDuration(early)
+			l, _ := time.ParseDuration(late)
+			var out []string
+			for _, f := range strings.Split(at, ",") {
+				sec, _ := strconv.ParseFloat(f, 64)
+				tm := time.Unix(0, int64(sec*float64(time.Second)))
+				who := "-"
+				for i, v := range s.Validators {
+					if s.Opens([]byte(miner), i, tm, e, l) {
+						who = string(v)
+					}
+				}
+				out = append(out, f+":"+who)
+			}
+			return strings.Join(out, " ")
 		}
 		t.Fatalf("unknown command %s", d.Cmd)
 		return ""

@@ -1,0 +1,108 @@
+package node
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/protocol/round"
+)
+
+// Gossip Rejects a challenge from a listed validator without stake, Ignores
+// one from a staked validator outside its slots' opening windows, accepts
+// the owner's in its window, and counts each refusal against its signer.
+func TestOffScheduleGossipRule(t *testing.T) {
+	a, b, zero, miner := testPeer(t), testPeer(t), testPeer(t), testPeer(t)
+	cfg := DefaultConfig() // slots of 12.5 s: longer than the opening lag
+	cfg.Network.TrustAnyValidator = false
+	cfg.Validator.RoundTargetCPU = cfg.Validator.RoundTarget // either kind's slots, the same
+	v := newView(time.Minute, false, []peer.ID{a, b, zero})
+	v.slots = newSlotRule(map[string]float64{a.String(): 1, b.String(): 1, zero.String(): 0}, cfg)
+	s := v.slots.s
+	s.Slot = v.slots.gpu
+	start := time.Unix(1_800_000_000, 0)
+	j := s.SlotAt(start)
+	for s.Owner([]byte(miner), j) != s.Index([]byte(a)) || s.Owner([]byte(miner), j-1) == s.Index([]byte(a)) {
+		j++ // a slot of a's after one of b's
+	}
+	slot := round.Schedule{Slot: s.Slot}
+	for _, c := range []struct {
+		who  peer.ID
+		at   time.Time
+		want pubsub.ValidationResult
+	}{
+		{a, slot.Start(j), pubsub.ValidationAccept},
+		{a, slot.Start(j).Add(-openingSkew - time.Millisecond), pubsub.ValidationIgnore},
+		{b, slot.Start(j).Add(s.Slot / 16), pubsub.ValidationIgnore},
+		{zero, slot.Start(j), pubsub.ValidationReject},
+	} {
+		if d, _ := v.onSchedule(c.who, miner, c.at); d.result != c.want {
+			t.Errorf("%s at %v: %v (%s), want %v", c.who, c.at, d.result, d.reason, c.want)
+		}
+	}
+	if v.offSchedule[zero] != 1 || v.offSchedule[a] != 1 || v.offSchedule[b] != 1 {
+		t.Errorf("off-schedule counts %v: want one refusal each", v.offSchedule)
+	}
+	if newSlotRule(nil, cfg) != nil {
+		t.Error("a network without a validator set has no slot rule")
+	}
+}
+
+// A listed validator without stake that challenges a miner off schedule,
+// holding a host round open and a GPU round in play, gets neither served:
+// the miner refuses them before its host lock and queue and counts them
+// against it, and gossip does not carry its challenges (its own node's
+// check refuses to publish them); the honest owner's rounds verify
+// meanwhile.
+func TestSquatterRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.TrustAnyValidator = false
+		cfg.Validator.HostCPUSteps = 1 << 12 // the squatter's host rounds
+		hk, hid := testKey(t)
+		sk, sid := testKey(t)
+		stakes := map[string]float64{hid.String(): 1, sid.String(): 0}
+		start := func(role Role, key crypto.PrivKey, squat func() []peer.ID) *Node {
+			n, _ := tn.startWith(role, cfg, cpu.Backend{}, func(o *Options) {
+				o.Stakes, o.Squat = stakes, squat
+				if key != nil {
+					o.Key = key
+				}
+			})
+			return n
+		}
+		honest := start(RoleValidator, hk, nil)
+		miner := start(RoleMiner, nil, nil)
+		squatter := start(RoleValidator, sk, func() []peer.ID { return []peer.ID{miner.ID()} })
+		tn.connect(miner, honest)
+		tn.connect(miner, squatter)
+		tn.connect(honest, squatter)
+		tn.waitVerified([]*Node{honest}, []*Node{miner}, 4, time.Minute)
+		if miner.OffSchedule()[sid] == 0 || squatter.OffSchedule()[sid] == 0 {
+			t.Errorf("off-schedule counts against the squatter: %d at the miner, %d published",
+				miner.OffSchedule()[sid], squatter.OffSchedule()[sid])
+		}
+		_, hosts := miner.miner.played.snapshot()
+		refused := 0
+		for _, h := range hosts {
+			switch {
+			case h.Validator != sid:
+			case h.Error != "refused: off schedule":
+				t.Errorf("the squatter's host round was not refused off schedule: %+v", h)
+			default:
+				refused++
+			}
+		}
+		if refused == 0 {
+			t.Error("the squatter opened no host round")
+		}
+		if miner.OffSchedule()[hid] != 0 {
+			t.Errorf("the honest owner was refused %d times", miner.OffSchedule()[hid])
+		}
+	})
+}
