@@ -80,7 +80,37 @@ func showStatus(c *apiClient, stdout, stderr io.Writer) int {
 		return 1
 	}
 	writeStatus(stdout, st)
+	if st.Role == "miner" {
+		// A miner keeps no round evidence: its rounds are the results its
+		// validators sent, which only the running node holds.
+		var own api.OwnRounds
+		if err := c.get("/api/v1/own/rounds", &own); err != nil {
+			fmt.Fprintf(stderr, "pog status: %v\n", err)
+			return 1
+		}
+		writeOwnRounds(stdout, own.Rounds)
+	}
 	return 0
+}
+
+// ownRoundsShown is how many of a miner's latest rounds pog status lists.
+const ownRoundsShown = 10
+
+// writeOwnRounds prints a miner's latest rounds, newest first (rs is in
+// the order they ended).
+func writeOwnRounds(w io.Writer, rs []api.PlayedRound) {
+	if len(rs) == 0 {
+		fmt.Fprintln(w, "rounds     none yet")
+		return
+	}
+	fmt.Fprintln(w, "\nyour last rounds, as your validators reported them:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "EPOCH\tROUND\tVALIDATOR\tVERDICT\tTFLOPS\tREASON")
+	for i := len(rs) - 1; i >= max(0, len(rs)-ownRoundsShown); i-- {
+		r := rs[i]
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%.3e\t%s\n", r.Epoch, r.Round, shortPeer(r.Validator), r.Verdict, r.TFLOPS, r.Reason)
+	}
+	tw.Flush()
 }
 
 // writeStatus prints the human summary of a node's status.
