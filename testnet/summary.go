@@ -176,6 +176,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	shareLimit, enforceShare := r.shareLimit()
 	var unjudged []string
 	r.setPresence(s, from, to)
+	s.Settings = r.settings()
 	s.Profitability, unjudged = profitability(s, r.struck(), shareLimit, enforceShare)
 	s.JudgedByPay = judgedByPay(r.cfg.Adversaries)
 	s.Checks = append(r.checks(s, from, audits, missing, unjudged), r.latencyChecks(s)...)

@@ -94,6 +94,8 @@ summary { cursor: pointer; font-weight: 600; }
 {{if .Gossip.Rows}}{{template "table" .Gossip}}{{else}}<p>No latency samples.</p>{{end}}
 <h2 id="run">Run</h2>
 {{template "table" .Run}}
+<h3>Settings against production</h3>
+{{template "table" .Settings}}
 </body>
 </html>
 {{define "table"}}<table>

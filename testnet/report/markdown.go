@@ -83,6 +83,8 @@ func markdown(v *view) []byte {
 	mdTable(&b, v.Gossip, "No latency samples.")
 	b.WriteString("## Run\n\n")
 	mdTable(&b, v.Run, "")
+	b.WriteString("### Settings against production\n\n")
+	mdTable(&b, v.Settings, "Not recorded.")
 	return []byte(b.String())
 }
 

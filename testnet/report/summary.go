@@ -43,6 +43,17 @@ type Summary struct {
 	JudgedByPay []string `json:"judged_by_pay,omitempty"`
 	Checks      []Check  `json:"checks"`
 	Passed      bool     `json:"passed"`
+	// Settings compares the run's protocol settings with production.
+	Settings []Setting `json:"settings,omitempty"`
+}
+
+// Setting is one protocol setting in this run and in production, and the
+// run's scale of it ("=" where they are equal).
+type Setting struct {
+	Name       string `json:"name"`
+	Run        string `json:"run"`
+	Production string `json:"production"`
+	Scale      string `json:"scale"`
 }
 
 // Profit is the one gain figure of an adversary: every figure the checks

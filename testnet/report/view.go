@@ -13,6 +13,7 @@ type view struct {
 	Verdict       string // PASSED or FAILED
 	ChecksSummary string
 	Run           table
+	Settings      table // the run's protocol settings against production
 	Checks        table
 	Nodes         table
 	ScaleNote     string // what the TFLOPS columns are scaled by
@@ -112,6 +113,10 @@ func newView(s *Summary) *view {
 	v.Run.add("", "rounds", fmt.Sprintf("%d (%d verified, %d failed)", len(s.Rounds), verified, failed))
 	v.Run.add("", "detections", strconv.Itoa(len(s.Detections)))
 	v.Run.add("", "false positives", strconv.Itoa(len(s.FalsePositives)))
+	v.Settings.Head = []string{"setting", "this run", "production default", "scale"}
+	for _, st := range s.Settings {
+		v.Settings.add("", st.Name, st.Run, st.Production, st.Scale)
+	}
 
 	v.Checks.Head = []string{"", "check", "detail"}
 	for _, c := range s.Checks {

@@ -1,0 +1,35 @@
+package testnet
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSettingsAgainstProduction: the report names each protocol setting
+// the testnet changes with its production value and scale, and marks
+// those it keeps at production with "=".
+func TestSettingsAgainstProduction(t *testing.T) {
+	r := &run{cfg: DefaultConfig()}
+	got := map[string][3]string{}
+	for _, s := range r.settings() {
+		got[s.Name] = [3]string{s.Run, s.Production, s.Scale}
+	}
+	for name, want := range map[string][3]string{
+		"validator.round_target":                {"1s", "10s", "×0.1"},
+		"validator.duty_cycle":                  {"0.95", "0.95", "="},
+		"validator.host_rounds":                 {"3", "3", "="},
+		"validator.proof_timeout":               {"10s", "", ""},
+		"simulated RAM and reference RAM bytes": {"1/1048576", "1", ""},
+	} {
+		g, ok := got[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: not reported", name)
+		case g[0] != want[0] || want[1] != "" && g[1] != want[1] || want[2] != "" && g[2] != want[2]:
+			t.Errorf("%s: %v, want %v", name, g, want)
+		}
+	}
+	if s := got["network.epoch_length"]; s[0] != r.cfg.EpochLength.String() || !strings.HasPrefix(s[2], "×") {
+		t.Errorf("epoch length: %v", s)
+	}
+}
