@@ -275,7 +275,7 @@ func TestHostOpeningsFitTheStore(t *testing.T) {
 	pl := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.Network.PlotBlockLog), Rounds: c.Network.PlotRounds, Blocks: 30e12 >> c.Network.PlotBlockLog}
 	ann := &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 256}, RamItems: memwalk.MaxItems, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
 	for _, k := range []byte{hostKindCPU, hostKindRAM, hostKindPlot} {
-		p, err := planHost(c, k, id, ann, periodEpoch(c.Network, 0, nil), time.Millisecond, 0, rand.Reader)
+		p, err := planHost(c, k, id, ann, periodEpoch(c.Network, 0), time.Millisecond, 0, rand.Reader)
 		if err != nil {
 			t.Fatalf("kind %d: %v", k, err)
 		}
@@ -306,13 +306,13 @@ func TestFarPlansValid(t *testing.T) {
 		for _, k := range []byte{hostKindCPU, hostKindRAM, hostKindPlot} {
 			for _, rtt := range []time.Duration{3 * time.Millisecond, 9 * time.Millisecond, 50 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
 				for _, speedup := range []float64{1, 3.4, 8, maxSizingSpeedup} {
-					p, err := planHost(c, k, id, ann, periodEpoch(c.Network, 0, nil), rtt, 0, rand.Reader)
+					p, err := planHost(c, k, id, ann, periodEpoch(c.Network, 0), rtt, 0, rand.Reader)
 					if err != nil {
 						t.Fatalf("kind %d, %v at the bound: %v", k, rtt, err)
 					}
 					name, bound := p.ch.Proof.name(), p.ch.Proof.boundNs()
 					step := bound / speedup
-					if p, err = planHost(c, k, id, ann, periodEpoch(c.Network, 0, nil), rtt, step, rand.Reader); err != nil {
+					if p, err = planHost(c, k, id, ann, periodEpoch(c.Network, 0), rtt, step, rand.Reader); err != nil {
 						t.Fatalf("%s, %d cores, %v, %.0f ns steps: %v", name, cores, rtt, step, err)
 					}
 					sh := p.ch.Proof.shape()
@@ -342,7 +342,7 @@ func FuzzDecodeHostChallenge(f *testing.F) {
 	ann := &pb.MinerAnnounce{RamItems: 1000, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
 	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps = 1<<10, 1<<10
 	for _, k := range []byte{hostKindCPU, hostKindRAM, hostKindPlot} {
-		p, err := planHost(c, k, "miner", ann, periodEpoch(c.Network, 0, nil), 0, 0, rand.Reader)
+		p, err := planHost(c, k, "miner", ann, periodEpoch(c.Network, 0), 0, 0, rand.Reader)
 		if err != nil {
 			f.Fatal(err)
 		}

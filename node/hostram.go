@@ -1,102 +1,29 @@
 package node
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/pog-network/pog/proof/host/memwalk"
-	"github.com/pog-network/pog/store"
 )
 
 // The RAM host proof's epochs (SPEC §23.9): every ram_period_epochs
 // epochs the network's RAM epoch changes, miners rebuild their datasets
 // from its light cache and validators check walks against that cache.
 
-// periodEpoch is RAM period p's epoch, from its beacon if there is one.
-func periodEpoch(c NetworkConfig, p uint64, beacon *[32]byte) memwalk.Epoch {
-	return memwalk.Epoch{Seed: memwalk.PeriodSeed(p, beacon), CacheLog: uint8(c.RAMCacheLog), Rounds: c.RAMItemRounds}
+// periodEpoch is RAM period p's epoch. Its seed is the period's alone: no
+// set of records is counted alike by every node (one published at a
+// finality time is in some final sets only), and a miner whose seed
+// differs from a validator's refuses its RAM rounds for the whole period.
+func periodEpoch(c NetworkConfig, p uint64) memwalk.Epoch {
+	return memwalk.Epoch{Seed: memwalk.PeriodSeed(p), CacheLog: uint8(c.RAMCacheLog), Rounds: c.RAMItemRounds}
 }
 
-// beaconEpoch is the epoch whose records make period p's beacon: p·P − F
-// − 2, whose records are signed at its end and which is final an epoch
-// before p starts. ok is false if the epochs do not reach back that far.
-func beaconEpoch(c NetworkConfig, p uint64) (uint64, bool) {
-	start, lead := p*max(1, c.RAMPeriodEpochs), c.FinalityEpochs+2
-	return start - lead, start >= lead
-}
-
-// ramBeacon is epoch b's beacon (memwalk.Beacon) over the records its
-// final set counts, or, without a final set, those st holds less proven
-// equivocators' (what consensus counts, §20). found is false when none
-// counts; final whether a final set, which never changes, gave it.
-func ramBeacon(st *store.Store, b uint64) (beacon [32]byte, found, final bool, err error) {
-	set, err := st.Final(b)
-	final = err == nil
-	if errors.Is(err, store.ErrNotFound) {
-		set, err = heldSet(st, b)
-	}
-	if err != nil || len(set.Included) == 0 {
-		return beacon, false, final, err
-	}
-	ids := make([][32]byte, len(set.Included))
-	for i, r := range set.Included {
-		ids[i] = r.ID
-	}
-	return memwalk.Beacon(ids), true, final, nil
-}
-
-// ramEpoch is the RAM epoch in force at epoch e, by this node's records:
-// period ⌊e ÷ P⌋'s, with its beacon if the node holds one.
+// ramEpoch is the RAM epoch in force at epoch e: period ⌊e ÷ P⌋'s.
 func (n *Node) ramEpoch(e uint64) (memwalk.Epoch, error) {
-	c := n.cfg.Network
-	p := e / max(1, c.RAMPeriodEpochs)
-	b, ok := beaconEpoch(c, p)
-	if !ok {
-		return periodEpoch(c, p, nil), nil
-	}
-	return n.ramBeacons.epoch(n.store, c, p, b)
-}
-
-// ramBeacons remembers each recent period's RAM epoch: for good once a
-// final set gave its beacon, else for ramBeaconTTL, so that a node that
-// holds no final set (it was down when the beacon epoch became final)
-// does not decode the beacon epoch's records for every challenge.
-type ramBeacons struct {
-	mu   sync.Mutex
-	held map[uint64]heldEpoch // by period, the last few
-}
-
-type heldEpoch struct {
-	e     memwalk.Epoch
-	final bool
-	at    time.Time
-}
-
-// ramBeaconTTL is how long a RAM epoch without a final set is reused.
-const ramBeaconTTL = 5 * time.Second
-
-func (r *ramBeacons) epoch(st *store.Store, c NetworkConfig, p, b uint64) (memwalk.Epoch, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := time.Now()
-	if h, ok := r.held[p]; ok && (h.final || now.Sub(h.at) < ramBeaconTTL) {
-		return h.e, nil
-	}
-	beacon, found, final, err := ramBeacon(st, b)
-	if err != nil {
-		return memwalk.Epoch{}, fmt.Errorf("ram beacon of epoch %d: %w", b, err)
-	}
-	e := periodEpoch(c, p, nil)
-	if found {
-		e = periodEpoch(c, p, &beacon)
-	}
-	if r.held == nil || len(r.held) >= 4 {
-		r.held = map[uint64]heldEpoch{}
-	}
-	r.held[p] = heldEpoch{e: e, final: final && found, at: now}
-	return e, nil
+	re := periodEpoch(n.cfg.Network, e/max(1, n.cfg.Network.RAMPeriodEpochs))
+	return re, re.Validate()
 }
 
 // ramCaches holds the light caches of the last two RAM epochs a process

@@ -128,7 +128,6 @@ type Node struct {
 
 	// Finality and equivocation (finality.go, equivocation.go).
 	finality       *finality
-	ramBeacons     ramBeacons // RAM periods' seeds (hostram.go)
 	onEquivocation func(uint64, peer.ID)
 	equivocate     func(*pb.EpochRecord)
 

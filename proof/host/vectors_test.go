@@ -78,20 +78,8 @@ func vectors(t *testing.T) []string {
 	}
 	add("ram.checkpoint0", hex.EncodeToString(states[0]))
 	commitSample(memwalk.Tag, "ram", mp.Shape, mp.Encode(), states)
-	var ff [32]byte
-	for i := range ff {
-		ff[i] = 0xff
-	}
-	beacon := memwalk.Beacon([][32]byte{seed, ff})
-	add("ram.beacon(seed,ff)", hex.EncodeToString(beacon[:]))
-	for _, b := range []*[32]byte{nil, &beacon} {
-		name := "ram.period_seed(7)"
-		if b != nil {
-			name = "ram.period_seed(7,beacon)"
-		}
-		ps := memwalk.PeriodSeed(7, b)
-		add(name, hex.EncodeToString(ps[:]))
-	}
+	ps := memwalk.PeriodSeed(7)
+	add("ram.period_seed(7)", hex.EncodeToString(ps[:]))
 
 	pp := &plot.Plot{Miner: miner, BlockLog: 10, Rounds: 2, Blocks: 8}
 	m := make([][]byte, pp.Blocks)

@@ -90,23 +90,9 @@ type Cache struct {
 }
 
 // PeriodSeed is RAM period p's epoch seed (SPEC §23.9): DK("ram period",
-// BE64(p)), with the period's beacon appended if there is one.
-func PeriodSeed(p uint64, beacon *[32]byte) [32]byte {
-	parts := [][]byte{binary.BigEndian.AppendUint64(nil, p)}
-	if beacon != nil {
-		parts = append(parts, beacon[:])
-	}
-	return host.Derive("ram period", parts...)
-}
-
-// Beacon is a period's beacon (SPEC §23.9): DK("ram beacon") over the IDs
-// of the epoch records its beacon epoch counts, in validator order.
-func Beacon(ids [][32]byte) [32]byte {
-	parts := make([][]byte, len(ids))
-	for i := range ids {
-		parts[i] = ids[i][:]
-	}
-	return host.Derive("ram beacon", parts...)
+// BE64(p)).
+func PeriodSeed(p uint64) [32]byte {
+	return host.Derive("ram period", binary.BigEndian.AppendUint64(nil, p))
 }
 
 // NewCache expands the epoch seed: 64·2^CacheLog bytes of the XOF keyed by
