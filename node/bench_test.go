@@ -373,7 +373,7 @@ func benchChallengeValidator(v *view, rejected *atomic.Int64) pubsub.ValidatorEx
 // benchChallenge builds and seals a challenge the way validator.runRound
 // does, with a fresh nonce and secret.
 func benchChallenge(b *testing.B, cfg Config, v *view, key crypto.PrivKey, miner peer.ID, ann *pb.MinerAnnounce, round uint64) []byte {
-	plan, err := planChallenge(cfg.Validator, miner, ann, proof.FP16, 0, 0, 0, rand.Reader)
+	plan, err := planChallenge(cfg.Validator, miner, ann, 0, proof.FP16, 0, 0, 0, rand.Reader)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -84,6 +84,11 @@ type Options struct {
 	EquivocateEpochRecord func(*pb.EpochRecord)
 	// RoundHooks alter a miner's rounds (testnet adversaries only).
 	RoundHooks RoundHooks
+	// PongDelay, if set, makes a miner answer each ping this late, and
+	// AlterAnnounce edits each of its announces before it is signed. Only
+	// the testnet's memory-inflate adversary sets them.
+	PongDelay     time.Duration
+	AlterAnnounce func(*pb.MinerAnnounce)
 	// Squat, if set, makes a validator challenge the miners it returns off
 	// schedule, holding their host lock and queue places (squat.go). Only
 	// the testnet's squatter adversary sets it.
@@ -122,7 +127,9 @@ type Node struct {
 	onEpoch   func(uint64, peer.ID)
 	onGossip  func(string, *protocol.Opened, time.Time)
 	alterRec  func(*pb.EpochRecord)
-	squatOn   func() []peer.ID // Options.Squat
+	squatOn   func() []peer.ID        // Options.Squat
+	pongDelay time.Duration           // Options.PongDelay
+	alterAnn  func(*pb.MinerAnnounce) // Options.AlterAnnounce
 	sync      *recordSync
 	obs       *observer
 
@@ -194,6 +201,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	}
 	n.view.slots = newSlotRule(o.Stakes, o.Config)
 	n.squatOn = o.Squat
+	n.pongDelay, n.alterAnn = o.PongDelay, o.AlterAnnounce
 	if o.Scoring != nil {
 		n.scoring = *o.Scoring
 	}
@@ -325,6 +333,9 @@ func resultName(r pubsub.ValidationResult) string {
 
 // publish seals msg and publishes it on topic.
 func (n *Node) publish(ctx context.Context, topic string, msg proto.Message) ([]byte, error) {
+	if a, ok := msg.(*pb.MinerAnnounce); ok && n.alterAnn != nil {
+		n.alterAnn(a)
+	}
 	raw, err := protocol.Seal(n.key, msg)
 	if err != nil {
 		return nil, err
@@ -411,6 +422,9 @@ func (n *Node) Run(ctx context.Context) error {
 		switch {
 		case n.miner != nil:
 			n.miner.start(ctx)
+			if n.pongDelay > 0 {
+				slowPings(n.host, n.pongDelay)
+			}
 		case n.validator != nil:
 			n.validator.start(ctx)
 			if n.squatOn != nil {

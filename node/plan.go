@@ -45,16 +45,17 @@ const (
 
 // planChallenge sizes a round of class prec (the validator's choice,
 // nextPrecision) from the validator's limits, the miner's announced capacity
-// and what the validator measured of it before in that class: prevTFLOPS
+// (at most classMemory, the least class memory of its announced GPUs; 0:
+// no bound) and what the validator measured of it before in that class: prevTFLOPS
 // (its speed estimate from the last round, sizingTFLOPS; 0 if none: the
 // round is a short probe), floorTFLOPS (the last sustained throughput,
 // which bounds the deadlines, since an estimate may overshoot) and rtt.
-// One sub-challenge per announced GPU (one for a CPU
-// miner); each step's work takes about target/steps at prevTFLOPS, with
+// One sub-challenge per announced GPU up to subChallenges' limit (one for
+// a CPU miner); each step's work takes about target/steps at prevTFLOPS, with
 // steps between MinSteps and MaxSteps and each step at least 1.25 round
 // trips. The miner never reports a size back. Nonces and the secret come
 // from rnd.
-func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, prevTFLOPS, floorTFLOPS float64, rtt time.Duration, rnd io.Reader) (challengePlan, error) {
+func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, classMemory uint64, prec proof.Precision, prevTFLOPS, floorTFLOPS float64, rtt time.Duration, rnd io.Reader) (challengePlan, error) {
 	var pl challengePlan
 	var err error
 	t := uint32(0)
@@ -66,14 +67,18 @@ func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, pr
 	if t == 0 {
 		return pl, fmt.Errorf("tile size %d is not 4·t² for a valid t", cfg.TileBytes)
 	}
+	capacity := ann.MaxOutputBytes
+	if classMemory > 0 {
+		capacity = min(capacity, classMemory)
+	}
 	size := cfg.Size / t * t
-	for size >= 2*t && 4*uint64(size)*uint64(size) > ann.MaxOutputBytes {
+	for size >= 2*t && 4*uint64(size)*uint64(size) > capacity {
 		size -= t
 	}
 	if size < 2*t {
-		return pl, fmt.Errorf("miner %s: capacity of %d bytes cannot hold two %d-byte tiles", miner, ann.MaxOutputBytes, 4*t*t)
+		return pl, fmt.Errorf("miner %s: capacity of %d bytes cannot hold two %d-byte tiles", miner, capacity, 4*t*t)
 	}
-	subs := min(max(1, len(ann.Gpus)), protocol.MaxSubChallenges)
+	subs := subChallenges(cfg, ann)
 	shape := proof.Params{Precision: prec, Batch: 1, M: size, K: min(cfg.K, prec.MaxK()), N: size, Tile: t, Miner: []byte(miner)}
 	pl.steps = max(2, min(cfg.MinSteps, proof.MaxRoundRoots/subs))
 	pl.firstRootBy, pl.deadline = cfg.Deadline.Duration, cfg.Deadline.Duration
@@ -88,7 +93,7 @@ func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, pr
 		step := max(target/time.Duration(maxSteps), time.Duration(stepRTTMargin*float64(rtt)))
 		pl.steps = max(pl.steps, min(maxSteps, int(target/max(step, 1))))
 		perSub := prevTFLOPS * 1e12 * max(target/time.Duration(pl.steps), step).Seconds() / float64(subs)
-		shape = fitStep(shape, perSub, ann.MaxOutputBytes, prec.MaxK())
+		shape = fitStep(shape, perSub, capacity, prec.MaxK())
 		pl.stepTime = time.Duration(float64(subs) * shape.FLOPs() / (prevTFLOPS * 1e12) * float64(time.Second))
 		pl.minTimed = time.Duration(pl.steps-1) * pl.stepTime
 		slowest := time.Duration(float64(subs) * shape.FLOPs() / (min(prevTFLOPS, max(floorTFLOPS, prevTFLOPS/maxSpeedup)) * 1e12) * float64(time.Second))
@@ -117,6 +122,14 @@ func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, pr
 	tiles := uint64(pl.steps) * uint64(subs) * shape.Tiles()
 	pl.samples, err = sample.Count(cfg.DetectFraction, cfg.DetectProbability, tiles)
 	return pl, err
+}
+
+// subChallenges is one per announced GPU (one for a CPU miner), but no
+// more than leave min_steps steps within the round's roots: more GPUs must
+// not shorten the chain, which bounds what bursting gains (SPEC §10.1).
+// A miner with more GPUs runs the sub-challenges on as many of them.
+func subChallenges(cfg ValidatorConfig, ann *pb.MinerAnnounce) int {
+	return max(1, min(len(ann.Gpus), protocol.MaxSubChallenges, proof.MaxRoundRoots/max(1, cfg.MinSteps)))
 }
 
 // roundTarget is the nominal round length for a miner: round_target for
@@ -271,4 +284,13 @@ func supports(ann *pb.MinerAnnounce, p proof.Precision) bool {
 		}
 	}
 	return false
+}
+
+// gpuNames are the announced GPUs' names.
+func gpuNames(ann *pb.MinerAnnounce) []string {
+	out := make([]string, len(ann.Gpus))
+	for i, g := range ann.Gpus {
+		out[i] = g.GetName()
+	}
+	return out
 }

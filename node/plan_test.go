@@ -30,7 +30,7 @@ func TestPlanChallenge(t *testing.T) {
 		{"too small to hold two tiles", &pb.MinerAnnounce{Precisions: []uint32{1}, MaxOutputBytes: 4 * 64 * 64}, 0, 0, proof.FP16, "cannot hold"},
 	}
 	for _, tt := range tests {
-		pl, err := planChallenge(cfg, miner, tt.ann, tt.prec, 0, 0, 0, bytes.NewReader(bytes.Repeat([]byte{7, 1, 2}, 1000)))
+		pl, err := planChallenge(cfg, miner, tt.ann, 0, tt.prec, 0, 0, 0, bytes.NewReader(bytes.Repeat([]byte{7, 1, 2}, 1000)))
 		if tt.errMatch != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.errMatch) {
 				t.Errorf("%s: got %v, want error %q", tt.name, err, tt.errMatch)
@@ -91,7 +91,7 @@ func TestPlanSizing(t *testing.T) {
 		{"slow CPU", cpuAnn, 0.001, 10 * time.Millisecond, 2 * time.Second},
 	} {
 		c := c
-		pl, err := planChallenge(cfg, miner, c.ann, proof.FP16, c.tflops, c.tflops, c.rtt, rnd)
+		pl, err := planChallenge(cfg, miner, c.ann, 0, proof.FP16, c.tflops, c.tflops, c.rtt, rnd)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -239,7 +239,7 @@ func TestFarStepFillsK(t *testing.T) {
 	const tflops = 2.8e-4
 	rtt := 400 * time.Millisecond
 	rnd := func() *bytes.Reader { return bytes.NewReader(bytes.Repeat([]byte{7, 1, 2}, 1000)) }
-	pl, err := planChallenge(cfg, newActor(t).id, ann, proof.FP16, tflops, tflops, rtt, rnd())
+	pl, err := planChallenge(cfg, newActor(t).id, ann, 0, proof.FP16, tflops, tflops, rtt, rnd())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestFarStepFillsK(t *testing.T) {
 	if p.K <= cfg.K || p.OutputBytes() > ann.MaxOutputBytes || step < rtt*5/4*time.Duration(p.K)/time.Duration(p.K+1) {
 		t.Errorf("K=%d batch=%d output %d bytes: step %v at %v round trip", p.K, p.Batch, p.OutputBytes(), step, rtt)
 	}
-	slow, err := planChallenge(cfg, newActor(t).id, ann, proof.FP16, tflops, tflops/2, rtt, rnd())
+	slow, err := planChallenge(cfg, newActor(t).id, ann, 0, proof.FP16, tflops, tflops/2, rtt, rnd())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,6 +269,30 @@ func TestStepFillsBudget(t *testing.T) {
 			if p.FLOPs() > flops || p.FLOPs() < 0.9*flops || p.OutputBytes() > capacity || p.M%p.Tile != 0 || p.N%p.Tile != 0 {
 				t.Errorf("budget %.3g, capacity %d: %d×%d×%d batch %d, %.3g FLOPs, %d output bytes",
 					flops, capacity, p.M, p.K, p.N, p.Batch, p.FLOPs(), p.OutputBytes())
+			}
+		}
+	}
+}
+
+// TestPlanStepsFloor: however many GPUs a miner announces, a round keeps
+// at least min_steps steps within the round's roots (bursting gains at most
+// 1/(D − 2)), and a sub-challenge's output stays within its announced GPUs'
+// class memory.
+func TestPlanStepsFloor(t *testing.T) {
+	cfg := DefaultConfig().Validator
+	rnd := bytes.NewReader(bytes.Repeat([]byte{5, 3, 8}, 100000))
+	for _, n := range []int{1, 8, 11, 12, 16} {
+		ann := &pb.MinerAnnounce{Precisions: []uint32{1}, MaxOutputBytes: proof.MaxOutputBytes, Gpus: make([]*pb.GPU, n)}
+		for _, tflops := range []float64{0, 600 * float64(n)} {
+			pl, err := planChallenge(cfg, newActor(t).id, ann, 24e9, proof.FP16, tflops, tflops, time.Second, rnd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pl.steps < cfg.MinSteps || pl.steps*len(pl.params) > proof.MaxRoundRoots || len(pl.params) > n {
+				t.Errorf("%d GPUs at %v TFLOPS: %d steps of %d sub-challenges", n, tflops, pl.steps, len(pl.params))
+			}
+			if out := pl.params[0].OutputBytes(); out > 24e9 {
+				t.Errorf("%d GPUs: output %d over the class memory", n, out)
 			}
 		}
 	}

@@ -79,7 +79,7 @@ func (n *Node) squatRound(ctx context.Context, p peer.ID) error {
 	if ann == nil {
 		return nil // not announced yet
 	}
-	pl, err := planChallenge(n.cfg.Validator, p, ann, proof.FP16, 0, 0, 0, rand.Reader)
+	pl, err := planChallenge(n.cfg.Validator, p, ann, 0, proof.FP16, 0, 0, 0, rand.Reader)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -74,6 +75,9 @@ type minerEntry struct {
 	hostStepNs [hostKindPlot + 1]float64
 	// rnd draws the miner's pauses and host times (minerRand).
 	rnd *mrand.Rand
+	// rtts are the round trips measured before its last rttWindow
+	// rounds, which size the next (sizingRTT).
+	rtts []time.Duration
 }
 
 // pick chooses the class of the miner's next round in epoch e.
@@ -404,7 +408,8 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 		v.n.log.Warn("round failed", "miner", miner, "epoch", epoch, "round", rnd, "reason", rec.Reason)
 		return rec // without a challenge sent it fails validation: not stored
 	}
-	rtt := measureRTT(ctx, v.n, miner)
+	ann = v.epochAnnounce(epoch, miner, ann)
+	rtt := v.sizingRTT(miner, measureRTT(ctx, v.n, miner))
 	rec.RTTNanos = rtt.Nanoseconds()
 	plan, msg, chain, err := v.challenge(rec, ann, prec, tflops, floor, rtt)
 	if err != nil {
@@ -455,11 +460,26 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	return rec
 }
 
+// epochAnnounce is miner's first announce of epoch, which scoring reads
+// (scoringInput), so a round is planned from the GPUs it is scored
+// against; ann, its latest, if none is stored.
+func (v *validator) epochAnnounce(epoch uint64, miner peer.ID, ann *pb.MinerAnnounce) *pb.MinerAnnounce {
+	raw, err := v.store.Announce(epoch, []byte(miner))
+	if err != nil {
+		return ann
+	}
+	o, err := protocol.Decode(raw, pb.MessageType_MINER_ANNOUNCE)
+	if err != nil || o.Author != miner {
+		return ann
+	}
+	return o.Msg.(*pb.MinerAnnounce)
+}
+
 // challenge plans and seals the challenge of rec's round, and puts it,
 // its secret and its work in rec.
 func (v *validator) challenge(rec *store.RoundRecord, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64, rtt time.Duration) (challengePlan, *pb.Challenge, proof.Chain, error) {
 	miner := peer.ID(rec.Miner)
-	plan, err := planChallenge(v.n.cfg.Validator, miner, ann, prec, tflops, floor, rtt, v.draws("round", miner, rec.Epoch, rec.Round))
+	plan, err := planChallenge(v.n.cfg.Validator, miner, ann, v.n.scoring.LeastMemory(gpuNames(ann)), prec, tflops, floor, rtt, v.draws("round", miner, rec.Epoch, rec.Round))
 	if err != nil {
 		return plan, nil, proof.Chain{}, fmt.Errorf("cannot size a round: %w", err)
 	}
@@ -528,6 +548,25 @@ func (v *validator) fill(rec *store.RoundRecord, out round.Outcome, d *vdriver) 
 // and the least of a few is the path's round trip. A miner delaying its
 // pongs delays every one, so the least is no help to it.
 const rttPings = 3
+
+// rttWindow is how many rounds' round trips sizingRTT takes the least of.
+const rttWindow = 8
+
+// sizingRTT records rtt, measured before a round with miner, and returns
+// the least of the last rttWindow (0s, failed pings, excepted): a miner
+// that slows its pongs now and then does not lengthen its steps, and a
+// lasting change of path counts after rttWindow rounds.
+func (v *validator) sizingRTT(miner peer.ID, rtt time.Duration) time.Duration {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	e := v.miners[miner]
+	if e == nil || rtt <= 0 {
+		return rtt
+	}
+	e.rtts = append(e.rtts, rtt)
+	e.rtts = e.rtts[max(0, len(e.rtts)-rttWindow):]
+	return slices.Min(e.rtts)
+}
 
 // measureRTT is the least round trip of rttPings pings of miner on the
 // existing connection (libp2p ping); 0 if none succeeds.

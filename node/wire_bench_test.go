@@ -31,7 +31,7 @@ func BenchmarkRoundWire(b *testing.B) {
 	ann := &pb.MinerAnnounce{Precisions: []uint32{1, 2}, MaxOutputBytes: 16 << 30, Gpus: []*pb.GPU{{Name: "H200"}}}
 	var total, tiles, control float64
 	for b.Loop() {
-		pl, err := planChallenge(DefaultConfig().Validator, miner, ann, proof.FP16, 600, 600, 20*time.Millisecond, rand.Reader)
+		pl, err := planChallenge(DefaultConfig().Validator, miner, ann, 0, proof.FP16, 600, 600, 20*time.Millisecond, rand.Reader)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -188,7 +188,8 @@ func (r *run) penalised(a string, s *report.Summary, honestOf map[string]string,
 // distant compute at their real speed, so their measured throughput bounds
 // them; the others are paid only for what they prove; timeshare cheats
 // without a detectable fault. What each earns, its Profit, judges it.
-var byPay = []string{"absent", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "timeshare"}
+var byPay = []string{"absent", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "timeshare",
+	"memory-inflate", "gpu-overannounce"}
 
 // judgedByPay are the classes of advs in byPay, in advs' order.
 func judgedByPay(advs []string) []string {
@@ -205,7 +206,7 @@ func judgedByPay(advs []string) []string {
 // check quotes it; a timing adversary (burst, distant) must besides
 // measure at most 1.05× its true throughput (SPEC.md §10.1).
 func paidCheck(a string, s *report.Summary) report.Check {
-	timing := a == "burst" || a == "distant"
+	timing := a == "burst" || a == "distant" || a == "gpu-overannounce"
 	name := "adversary " + a + " earns no more than honest work"
 	if timing {
 		name = "adversary " + a + " measures at most 5 % over its true throughput and earns no more than honest work"

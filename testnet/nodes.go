@@ -94,6 +94,13 @@ func (r *run) minerSpecs() []minerSpec {
 		case "burst":
 			// Real speed, roots held back and sent in bursts.
 			out = append(out, minerSpec{name: "burst", profile: "H100", adversary: a, hooks: node.RoundHooks{HoldRoots: true}})
+		case "memory-inflate", "gpu-overannounce":
+			// Real speed; set up by name in startNode (announceAdversary).
+			spec := minerSpec{name: a, profile: "H100", adversary: a}
+			if a == "gpu-overannounce" {
+				spec.hooks.HoldRoots = true
+			}
+			out = append(out, spec)
 		case "distant":
 			// Real speed, 200 ms of faked latency on roots and pongs.
 			out = append(out, minerSpec{name: "distant", profile: "H100", adversary: a, hooks: node.RoundHooks{Delay: distantDelay}})
@@ -408,6 +415,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		}
 		o.Hardware, o.GPUs = shown.Host, announcedGPUs(shown.GPU, shown.MemoryMB)
 		o.RoundHooks = spec.hooks
+		announceAdversary(&o, spec.adversary, r.cfg.EpochLength)
 		if spec.hostShare > 1 {
 			// One host split between identities: each announces the
 			// share it holds (its cores are time-shared, and announced

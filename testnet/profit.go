@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -49,6 +50,9 @@ func profitability(s *report.Summary, struck map[string]bool, shareLimit float64
 		p := report.Profit{Adversary: a, RealProfile: ms[0].Profile, Honest: honest[ms[0].Profile], Limit: maxGain, Enforced: true}
 		if a == "timeshare" {
 			p.Limit, p.Enforced = shareLimit, enforceShare
+		}
+		if a == "gpu-overannounce" {
+			p.Limit = overannounceLimit()
 		}
 		for _, n := range ms {
 			p.Incentive += meanIncentive(s, n.Name)
@@ -110,6 +114,13 @@ func gainDetail(p report.Profit) string {
 // default 0.95 gives 1.05).
 func timeshareLimit(c float64, k int) float64 {
 	return max(maxTimeshareGain, (1-math.Pow(1-c, float64(k)))/c)
+}
+
+// overannounceLimit is the gain of a miner that announces more GPUs than
+// it has and bursts: one step of its chain, 1/(D − 2) at the testnet's
+// min_steps D, which no GPU count may shorten (SPEC.md §10.1, §16).
+func overannounceLimit() float64 {
+	return 1 + 1/float64(node.LocalConfig().Validator.MinSteps-2)
 }
 
 func (r *run) latencyChecks(s *report.Summary) []report.Check {

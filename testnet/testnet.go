@@ -22,7 +22,7 @@ import (
 // Adversaries lists every adversary class, in the order they join.
 // far is no adversary but an honest miner behind FarDelay; like them it
 // joins by name.
-var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "spammer", "dishonest-validator", "equivocator", "far", "loaded", "timeshare", "absent", "squatter"}
+var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "spammer", "dishonest-validator", "equivocator", "far", "loaded", "timeshare", "absent", "squatter", "memory-inflate", "gpu-overannounce"}
 
 // Config describes a testnet run.
 type Config struct {
@@ -360,9 +360,21 @@ func (r *run) scoringConfig() scoring.Config {
 	c.Reference.GPUFP16TFLOPS *= r.cfg.Scale
 	c.Reference.GPUFP32TFLOPS *= r.cfg.Scale
 	scaleHostReference(&c, r.bandwidthSlack())
+	mem := r.cfg.Scale * stepBytesPerFLOP(r.nodeConfig().Validator) / stepBytesPerFLOP(node.DefaultConfig().Validator)
+	c.Reference.GPUMemoryBytes = uint64(float64(c.Reference.GPUMemoryBytes) * mem)
 	for i := range c.Classes {
 		c.Classes[i].FP16TFLOPS *= r.cfg.Scale
 		c.Classes[i].FP32TFLOPS *= r.cfg.Scale
+		c.Classes[i].MemoryBytes = uint64(float64(c.Classes[i].MemoryBytes) * mem)
 	}
 	return c
+}
+
+// stepBytesPerFLOP is the working set per FLOP of a full-size fp16 step
+// under v: 2/K + 2/size (output as int32, inputs as fp16). GPU memory
+// scales as throughput does, times its ratio for the testnet's small
+// steps to the default's, so that a simulated miner is credited the share
+// of its memory a real one is.
+func stepBytesPerFLOP(v node.ValidatorConfig) float64 {
+	return 2/float64(v.K) + 2/float64(v.Size)
 }

@@ -106,12 +106,13 @@ type GPUClass struct {
 	MemoryBytes uint64  `json:"memory_bytes"`
 }
 
-// DefaultConfig returns version 5 of the rules (version 1 credited announced
+// DefaultConfig returns version 6 of the rules (version 1 credited announced
 // host figures and had no availability factor; version 2 stated the
 // reference's RAM and storage bandwidth as streaming figures, which no host
 // proof measures; version 3 failed rounds that proved nothing; version 4
 // credited a RAM or storage bandwidth beyond its capacity's share, which
-// identities time-sharing one host could each claim in full):
+// identities time-sharing one host could each claim in full; version 5
+// credited a proven working set beyond the announced GPUs' memory):
 //
 //   - Parts: GPU 0.55, CPU 0.20, RAM 0.15, storage 0.10 (the SN27 paper).
 //   - GPU part: sustained 0.7 / peak 0.3 (sustained counts more: it is what a
@@ -143,7 +144,7 @@ type GPUClass struct {
 //     to [0.5, 2].
 func DefaultConfig() Config {
 	return Config{
-		Version:   5,
+		Version:   6,
 		GPUWeight: 0.55, CPUWeight: 0.20, RAMWeight: 0.15, StorageWeight: 0.10,
 		SustainedWeight: 0.7, PeakWeight: 0.3,
 		FP16Weight: 0.6, FP32Weight: 0.4,
@@ -318,4 +319,19 @@ func normName(s string) string {
 	s = strings.TrimPrefix(s, "nvidia ")
 	s = strings.TrimPrefix(s, "geforce ")
 	return s
+}
+
+// LeastMemory is the least class memory of the named GPUs of known
+// classes, or 0 if none is known: what a validator sizes one
+// sub-challenge's output to at most, since scoring credits no more.
+func (c Config) LeastMemory(names []string) uint64 {
+	var least uint64
+	for _, n := range names {
+		for _, k := range c.Classes {
+			if normName(k.Name) == normName(n) && (least == 0 || k.MemoryBytes < least) {
+				least = k.MemoryBytes
+			}
+		}
+	}
+	return least
 }

@@ -135,7 +135,7 @@ type Score struct {
 //
 //	fpX        = min(Cap, (SustainedWeight·median + PeakWeight·best) ÷ (GPUs·GPUfpX)), probes left out
 //	Throughput = Σ weight·fpX ÷ Σ weight over classes with verified rounds
-//	Memory     = min(Cap, proven bytes ÷ (GPUs·GPUMemoryBytes))  (0: see memoryCredit)
+//	Memory     = min(Cap, min(proven, announced class memory) ÷ (GPUs·GPUMemoryBytes))  (0: see memoryCredit)
 //	penalty    = failed ? 1 : carried·PenaltyDecay (0 below PenaltyFloor)
 //	Avail      = verified ÷ (verified + missed)              (0 without rounds)
 //	GPU        = (ThroughputWeight·Throughput + MemoryWeight·Memory)·Avail·(1 − penalty)
@@ -146,7 +146,7 @@ type Score struct {
 //	hostAvail  = Avail, or 1 for a miner with no rounds (host proofs alone)
 //	Total      = GPUWeight·GPU + CPUWeight·CPU + RAMWeight·RAM + StorageWeight·Storage
 //
-// Credited memory is the proven memory (see memoryCredit). Host parts use in.ProvenHost, never the announce; announced host
+// Credited memory is the proven memory, at most the announced GPUs' (see memoryCredit). Host parts use in.ProvenHost, never the announce; announced host
 // figures without a proof are flagged as uncredited. The penalty returned is
 // the one to carry into the next epoch. Explain returns the same score with
 // every figure behind it.
@@ -284,12 +284,13 @@ func gpuPart(c Config, s *Score) Part {
 	return part("gpu", c.GPUWeight, s.Availability, s.Penalty, weigh(tp, c.ThroughputWeight), weigh(mem, c.MemoryWeight))
 }
 
-// memoryCredit normalises the proven working set. The announce only takes
-// credit away, never sets it: no GPU of a known class announced, an unknown
-// class beside them, or a measurement contradicting the announcement earn
-// none. Capping at the announced GPUs' memory would pay a lie: an RTX 4090
-// announcing an A100 passes the claim floor and would be capped at 80 GB
-// where the honest announce is capped at 24 GB.
+// memoryCredit normalises the proven working set, at most the announced
+// GPUs' class memory: a step's batches are independent and hashed as they
+// finish, so a working set is throughput × step time, not memory held, and
+// only the announce bounds it. No GPU of a known class announced, an
+// unknown class beside them, or a measurement contradicting the
+// announcement earn none. The cap pays a lie nothing while an honest
+// miner's rounds prove less than its own class memory (SPEC §18).
 func memoryCredit(c Config, cl claims, s *Score) float64 {
 	if s.ProvenMemoryBytes == 0 {
 		return 0
@@ -307,7 +308,12 @@ func memoryCredit(c Config, cl claims, s *Score) float64 {
 		s.Flags = append(s.Flags, fmt.Sprintf("proven memory %s GB not credited: %s", num(float64(s.ProvenMemoryBytes)/1e9), why))
 		return 0
 	}
-	return norm(float64(s.ProvenMemoryBytes), float64(c.Reference.GPUs)*float64(c.Reference.GPUMemoryBytes), c.Cap)
+	proven := float64(s.ProvenMemoryBytes)
+	if proven > cl.memory {
+		s.Flags = append(s.Flags, fmt.Sprintf("proven memory %s GB credited at the announced GPUs' %s GB",
+			num(proven/1e9), num(cl.memory/1e9)))
+	}
+	return norm(min(proven, cl.memory), float64(c.Reference.GPUs)*float64(c.Reference.GPUMemoryBytes), c.Cap)
 }
 
 // hostParts are the CPU, RAM and storage parts from the proven host

@@ -244,14 +244,24 @@ func TestScoreMiner(t *testing.T) {
 		},
 		{
 			// The largest verified round counts: 100 GB beats 10 GB, and
-			// the announced class's 24 GB does not cap it (the announce
-			// never sets credit): the plain 4090 case's 0.0588108453 −
-			// 0.2·24/1128 + 0.2·100/1128 = 0.0722860227.
-			name: "proven memory is credited whatever the announced GPUs hold",
+			// is credited at most the announced class's 24 GB (a working
+			// set is throughput × step time, not memory held): the plain
+			// 4090 case's 0.0588108453.
+			name: "proven memory is credited at most the announced GPUs' memory",
 			cfg:  def,
 			in: Input{Rounds: cat(rounds(FP16, 10e9, 157), rounds(FP32, 100e9, 48.5*k32)),
 				Hardware: Hardware{GPUNames: gpus(1, "RTX 4090")}},
-			want: want{gpu: 0.07228602263053, total: 0.55 * 0.07228602263053},
+			want: want{gpu: 0.0588108453255623, total: 0.55 * 0.0588108453255623,
+				flags: []string{"proven memory 100 GB credited at the announced GPUs' 24 GB"}},
+		},
+		{
+			// Below the announced class's memory the proven working set
+			// counts as it is: 0.0588108453 − 0.2·24/1128 + 0.2·20/1128.
+			name: "proven memory below the announced GPUs' memory",
+			cfg:  def,
+			in: Input{Rounds: cat(rounds(FP16, 10e9, 157), rounds(FP32, 20e9, 48.5*k32)),
+				Hardware: Hardware{GPUNames: gpus(1, "RTX 4090")}},
+			want: want{gpu: 0.0588108453255623 - 0.2*4.0/1128, total: 0.55 * (0.0588108453255623 - 0.2*4.0/1128)},
 		},
 		{
 			// Announces 8×H200 but measures like 8×RTX 4090 (fp16
@@ -434,10 +444,11 @@ func TestScoreMiner(t *testing.T) {
 }
 
 // Announcing bigger GPUs or a bigger host than one has never pays: the same
-// measured rounds score at most what the honest announce scores.
+// measured rounds score at most what the honest announce scores. The rounds
+// prove the honest GPUs' memory, the most their plan sizes (SPEC §16).
 func TestOverclaimNeverPays(t *testing.T) {
 	c := DefaultConfig()
-	rs := cat(rounds(FP16, 1128e9, 1256, 1256), rounds(FP32, 1128e9, 388*k32))
+	rs := cat(rounds(FP16, 8*24e9, 1256, 1256), rounds(FP32, 8*24e9, 388*k32))
 	host := Hardware{CPUCores: 16, CPUGHz: 4.5, RAMBytes: 128e9, RAMGBps: 80, StorageBytes: 4e12, StorageMBps: 5000}
 	honest := host
 	honest.GPUNames = gpus(8, "RTX 4090")
