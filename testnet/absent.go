@@ -32,12 +32,12 @@ type absence struct {
 	epoch      time.Duration
 }
 
-// newAbsence builds the validators' schedule from the node config, as
-// the nodes do: stakes from network.validators, one each.
-func newAbsence(cfg node.Config, self peer.ID) *absence {
+// newAbsence builds the validators' schedule as the nodes do: the
+// validators of network.validators with stake (stakes; nil: one each).
+func newAbsence(cfg node.Config, self peer.ID, stakes map[string]float64) *absence {
 	a := &absence{self: []byte(self), epoch: cfg.Network.EpochLength.Duration}
 	for _, v := range cfg.Network.Validators {
-		if id, err := peer.Decode(v); err == nil {
+		if id, err := peer.Decode(v); err == nil && (stakes == nil || stakes[v] > 0) {
 			a.validators = append(a.validators, id)
 		}
 	}

@@ -6,14 +6,17 @@ import "testing"
 // validator for one owned slot per epoch, beside an honest miner of its
 // hardware: it earns no more than 1.05× its presence's share of the
 // honest miner's pay, since every owned slot it skips is a no-show.
+//
+// With the squatter beside it (a listed validator with no stake) the
+// absent miner still follows the staked validators' slots.
 func TestAbsentEarnsItsPresence(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Validators, cfg.Miners, cfg.Epochs = 2, 1, 2
-	cfg.Profiles, cfg.Adversaries = []string{"H100"}, []string{"absent"}
+	cfg.Profiles, cfg.Adversaries = []string{"H100"}, []string{"absent", "squatter"}
 	cfg.Out = t.TempDir()
 	s := runSim(t, cfg)
 	p, ok := profitOf(s, "absent")
-	if !ok || p.Over() || p.HonestIncentive <= 0 {
+	if !ok || p.Over() || p.HonestIncentive <= 0 || p.Incentive <= 0 {
 		t.Fatalf("absent: judged %v, %s", ok, gainDetail(p))
 	}
 	for _, n := range s.Nodes {

@@ -356,7 +356,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		var listen string
 		listen, transport = r.sim.endpoint(m.info.Name, spec.delay)
 		if spec.adversary == "absent" {
-			r.absence = newAbsence(cfg, m.id)
+			r.absence = newAbsence(cfg, m.id, r.stakes())
 			transport = append(transport, libp2p.ConnectionGater(r.absence.gater()))
 		}
 		cfg.Node.Listen = []string{listen}
