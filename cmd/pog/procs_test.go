@@ -98,10 +98,13 @@ func TestThreeProcesses(t *testing.T) {
 	for _, n := range []string{"validator", "miner1", "miner2"} {
 		homes[n] = filepath.Join(dir, n)
 		pogOut(t, bin, "init", "--home", homes[n], "--profile", "local")
-		// Short epochs, so the run also closes epochs for the audit below.
+		// Short epochs, so the run also closes epochs for the audit below;
+		// all evidence kept, since at 2 s an epoch the default retention
+		// prunes a round within seconds, before pog rounds reads it.
 		path := filepath.Join(homes[n], "config.toml")
 		cfg, _ := os.ReadFile(path)
-		os.WriteFile(path, []byte(strings.Replace(string(cfg), `epoch_length = "1m0s"`, `epoch_length = "2s"`, 1)), 0o644)
+		r := strings.NewReplacer(`epoch_length = "1m0s"`, `epoch_length = "2s"`, `retain_evidence_epochs = 4`, `retain_evidence_epochs = -1`)
+		os.WriteFile(path, []byte(r.Replace(string(cfg))), 0o644)
 	}
 	v := startProc(t, bin, "run", "--home", homes["validator"], "--role", "validator",
 		"--listen", "/ip4/127.0.0.1/tcp/0", "--log-format", "json", "--api", "127.0.0.1:0")
