@@ -101,13 +101,26 @@ func (r *run) storeFaultFS(m *member, fs vfs.FS) vfs.FS {
 		return fs
 	}
 	at := r.start.Add(f.At)
-	return errorfs.Wrap(fs, errorfs.InjectorFunc(func(op errorfs.Op) error {
+	return freshWALs{errorfs.Wrap(fs, errorfs.InjectorFunc(func(op errorfs.Op) error {
 		write := op.Kind == errorfs.OpFileWrite || op.Kind == errorfs.OpFileWriteAt
 		if write && strings.HasSuffix(op.Path, ".log") && !time.Now().Before(at) {
 			return errorfs.ErrInjected
 		}
 		return nil
-	}))
+	}))}
+}
+
+// freshWALs creates each WAL anew instead of recycling an old one:
+// errorfs injects into the files it creates but hands a recycled file back
+// unwrapped, so a store writing a recycled WAL ran on past its fault
+// (explore seed 147).
+type freshWALs struct{ vfs.FS }
+
+func (fs freshWALs) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	if err := fs.Remove(oldname); err != nil {
+		return nil, err
+	}
+	return fs.Create(newname, c)
 }
 
 // nodeStopped notes why m's node stopped before the run's end, if it did.
