@@ -93,20 +93,24 @@ func (s *Store) LatestCheckpoint(validator []byte, before uint64) (Checkpoint, b
 
 // EvidenceFrom is the first epoch whose round evidence this store keeps
 // (0 if it never pruned).
-func (s *Store) EvidenceFrom() (uint64, error) {
+func (s *Store) EvidenceFrom() (uint64, error) { return s.metaUint64(evidenceFromKey, "evidence_from") }
+
+// metaUint64 reads a BE64 meta value under key (0 if absent); name names
+// it in errors.
+func (s *Store) metaUint64(key []byte, name string) (uint64, error) {
 	if s.closed.Load() {
 		return 0, ErrClosed
 	}
-	v, closer, err := s.db.Get(evidenceFromKey)
+	v, closer, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("store: evidence_from: %w", err)
+		return 0, fmt.Errorf("store: %s: %w", name, err)
 	}
 	defer closer.Close()
 	if len(v) != 8 {
-		return 0, fmt.Errorf("%w: evidence_from value %x", ErrCorrupt, v)
+		return 0, fmt.Errorf("%w: %s value %x", ErrCorrupt, name, v)
 	}
 	return binary.BigEndian.Uint64(v), nil
 }

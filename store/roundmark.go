@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -15,23 +14,7 @@ import (
 var roundMarkKey = []byte("meta/round_mark")
 
 // RoundMark returns the round-number mark (0 if none was set).
-func (s *Store) RoundMark() (uint64, error) {
-	if s.closed.Load() {
-		return 0, ErrClosed
-	}
-	v, closer, err := s.db.Get(roundMarkKey)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("store: round mark: %w", err)
-	}
-	defer closer.Close()
-	if len(v) != 8 {
-		return 0, fmt.Errorf("%w: round mark value %x", ErrCorrupt, v)
-	}
-	return binary.BigEndian.Uint64(v), nil
-}
+func (s *Store) RoundMark() (uint64, error) { return s.metaUint64(roundMarkKey, "round mark") }
 
 // RaiseRoundMark durably raises the mark to n; a lower n leaves it.
 func (s *Store) RaiseRoundMark(n uint64) error {

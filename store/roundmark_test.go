@@ -33,3 +33,16 @@ func TestRoundMark(t *testing.T) {
 		t.Fatalf("raise on a read-only store: %v, want ErrReadOnly", err)
 	}
 }
+
+// TestRoundMarkCorrupt: a mark value that is not 8 bytes is corruption,
+// reported as such, not read as some number.
+func TestRoundMarkCorrupt(t *testing.T) {
+	fs := vfs.NewMem()
+	closeStore(t, openMem(t, fs))
+	rawSet(t, fs, roundMarkKey, []byte{1, 2, 3})
+	s := openMem(t, fs)
+	defer closeStore(t, s)
+	if m, err := s.RoundMark(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a 3-byte mark: %d, %v; want ErrCorrupt", m, err)
+	}
+}
