@@ -1,10 +1,6 @@
 package proof
 
-import (
-	"encoding/binary"
-
-	"github.com/pog-network/pog/proof/philox"
-)
+import "encoding/binary"
 
 // Matrix names an input matrix in the generator's counter.
 type Matrix uint32
@@ -68,21 +64,16 @@ func Line[T Number](g *Generator, m Matrix, b, idx uint32, dst []T) {
 	if m == MatB {
 		mask, off, scale = g.vals.bMask, g.vals.bOff, g.vals.bScale
 	}
-	ctr := [4]uint32{0, idx, b<<1 | uint32(m), g.salt}
-	val := func(w uint32) T { return T(scale*int32(w&mask) - off) }
-	p := 0
-	for ; p+8 <= len(dst); p += 8 {
-		ctr[0] = uint32(p / 8)
-		w := philox.Block(ctr, g.key)
-		d := dst[p : p+8 : p+8]
-		d[0], d[1], d[2], d[3] = val(w[0]), val(w[0]>>16), val(w[1]), val(w[1]>>16)
-		d[4], d[5], d[6], d[7] = val(w[2]), val(w[2]>>16), val(w[3]), val(w[3]>>16)
-	}
-	if p < len(dst) {
-		ctr[0] = uint32(p / 8)
-		w := philox.Block(ctr, g.key)
-		for l := 0; p+l < len(dst); l++ {
-			dst[p+l] = val(w[l/2] >> (16 * (l % 2)))
+	blocks := activeKernel().blocks
+	var w [lineChunk * 4]uint32
+	for p := 0; p < len(dst); p += 8 * lineChunk {
+		blocks(w[:], [4]uint32{uint32(p / 8), idx, b<<1 | uint32(m), g.salt}, g.key)
+		d := dst[p:min(p+8*lineChunk, len(dst))]
+		for l := range d {
+			d[l] = T(scale*int32(w[l/2]>>(16*(l%2))&mask) - off)
 		}
 	}
 }
+
+// lineChunk is how many Philox blocks Line generates per kernel call.
+const lineChunk = 64

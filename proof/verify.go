@@ -3,14 +3,12 @@ package proof
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/sample"
-	"lukechampine.com/blake3"
 )
 
 // Reason classifies a failed verification; each attack in SPEC.md §Attacks
@@ -169,108 +167,6 @@ func CheckTile(p Params, root commit.CV, secret [32]byte, idx uint64, tile []byt
 	t := Transcript{Params: p, Root: root, Secret: secret}
 	if f := checkTile(g, p, idx, DecodeTile(tile), t.freivaldsVector(idx)); f != nil {
 		return f
-	}
-	return nil
-}
-
-// p61 is the Mersenne prime 2^61-1: Freivalds' check runs in its field, so a
-// wrong tile passes with probability at most 1/p61 per tile.
-const p61 = 1<<61 - 1
-
-const freivaldsContext = "pog 2026-11-29 freivalds vector v1"
-
-// freivaldsVector derives tile idx's random vector from the secret and root,
-// both fixed before the miner reveals tiles, so the check is reproducible.
-func (t *Transcript) freivaldsVector(idx uint64) []uint64 {
-	var key [32]byte
-	m := append(append(append([]byte{}, t.Secret[:]...), t.Root[:]...), binary.BigEndian.AppendUint64(nil, idx)...)
-	blake3.DeriveKey(key[:], freivaldsContext, m)
-	buf := make([]byte, 8*t.Params.Tile)
-	blake3.New(32, key[:]).XOF().Read(buf)
-	r := make([]uint64, t.Params.Tile)
-	for i := range r {
-		r[i] = reduce(0, binary.LittleEndian.Uint64(buf[8*i:])>>3)
-	}
-	return r
-}
-
-// reduce returns (hi·2^64 + lo) mod p61 for hi < 2^58.
-func reduce(hi, lo uint64) uint64 {
-	x := (lo & p61) + (lo >> 61) + hi<<3
-	x = (x & p61) + (x >> 61)
-	if x >= p61 {
-		x -= p61
-	}
-	return x
-}
-
-// acc is a 128-bit accumulator of products of a non-negative integer below
-// 2^33 and a field element, reduced once at the end.
-type acc struct{ hi, lo uint64 }
-
-func (a *acc) add(x, y uint64) {
-	h, l := bits.Mul64(x, y)
-	var c uint64
-	a.lo, c = bits.Add64(a.lo, l, 0)
-	a.hi += h + c
-}
-
-func (a acc) mod() uint64 { return reduce(a.hi, a.lo) }
-
-func subMod(a, b uint64) uint64 {
-	if a >= b {
-		return a - b
-	}
-	return a + p61 - b
-}
-
-// checkTile runs Freivalds' check C·r = A_I·(B_J·r) on one tile, row by row,
-// and classifies the first mismatching row.
-func checkTile(g *Generator, p Params, idx uint64, c []int32, r []uint64) *Failure {
-	t, k := int(p.Tile), int(p.K)
-	b, I, J := p.TilePos(idx)
-	v := p.Precision.values()
-	// Entries are offset to be non-negative; the offset is subtracted once.
-	var rsum acc
-	for _, x := range r {
-		rsum.add(1, x)
-	}
-	rs := rsum.mod()
-
-	// y = B_J·r over the field.
-	bcols := make([]int32, t*k)
-	ys := make([]acc, k)
-	for col := 0; col < t; col++ {
-		bc := bcols[col*k : (col+1)*k]
-		Line(g, MatB, b, J*p.Tile+uint32(col), bc)
-		for q, x := range bc {
-			ys[q].add(uint64(x+v.bOff), r[col])
-		}
-	}
-	y := make([]uint64, k)
-	var ysum acc
-	bOffR := reduce(bits.Mul64(uint64(v.bOff), rs))
-	for q := range ys {
-		y[q] = subMod(ys[q].mod(), bOffR)
-		ysum.add(1, y[q])
-	}
-	aOffY := reduce(bits.Mul64(uint64(v.aOff), ysum.mod()))
-	cOffR := reduce(bits.Mul64(1<<31, rs))
-
-	arow := make([]int32, k)
-	for i := 0; i < t; i++ {
-		Line(g, MatA, b, I*p.Tile+uint32(i), arow)
-		var right, left acc
-		for q, a := range arow {
-			right.add(uint64(a+v.aOff), y[q])
-		}
-		row := c[i*t : (i+1)*t]
-		for j, x := range row {
-			left.add(uint64(int64(x)+1<<31), r[j])
-		}
-		if subMod(left.mod(), cOffR) != subMod(right.mod(), aOffY) {
-			return diagnose(idx, i, row, arow, bcols, k)
-		}
 	}
 	return nil
 }

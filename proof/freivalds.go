@@ -1,0 +1,157 @@
+package proof
+
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"lukechampine.com/blake3"
+)
+
+// p61 is the Mersenne prime 2^61-1: Freivalds' check runs in its field, so a
+// wrong tile passes with probability at most 1/p61 per tile.
+const p61 = 1<<61 - 1
+
+const freivaldsContext = "pog 2026-11-29 freivalds vector v1"
+
+// freivaldsVector derives tile idx's random vector from the secret and root,
+// both fixed before the miner reveals tiles, so the check is reproducible.
+func (t *Transcript) freivaldsVector(idx uint64) []uint64 {
+	var key [32]byte
+	m := append(append(append([]byte{}, t.Secret[:]...), t.Root[:]...), binary.BigEndian.AppendUint64(nil, idx)...)
+	blake3.DeriveKey(key[:], freivaldsContext, m)
+	buf := make([]byte, 8*t.Params.Tile)
+	blake3.New(32, key[:]).XOF().Read(buf)
+	r := make([]uint64, t.Params.Tile)
+	for i := range r {
+		r[i] = reduce(0, binary.LittleEndian.Uint64(buf[8*i:])>>3)
+	}
+	return r
+}
+
+// reduce returns (hi·2^64 + lo) mod p61 for hi < 2^58.
+func reduce(hi, lo uint64) uint64 {
+	x := (lo & p61) + (lo >> 61) + hi<<3
+	x = (x & p61) + (x >> 61)
+	if x >= p61 {
+		x -= p61
+	}
+	return x
+}
+
+// acc is a 128-bit accumulator of products of a non-negative integer below
+// 2^33 and a field element, reduced once at the end.
+type acc struct{ hi, lo uint64 }
+
+func (a *acc) add(x, y uint64) {
+	h, l := bits.Mul64(x, y)
+	var c uint64
+	a.lo, c = bits.Add64(a.lo, l, 0)
+	a.hi += h + c
+}
+
+func (a acc) mod() uint64 { return reduce(a.hi, a.lo) }
+
+func subMod(a, b uint64) uint64 {
+	if a >= b {
+		return a - b
+	}
+	return a + p61 - b
+}
+
+// mulSmall returns x·y mod p61 for x < 2^32.
+func mulSmall(x, y uint64) uint64 { return reduce(bits.Mul64(x, y)) }
+
+// freivalds is one tile's check C·r = A_I·(B_J·r) over the field. Entries
+// are offset to be non-negative (A by aOff, B by bOff, C by 2^31) and the
+// offsets are subtracted once: the kernels accumulate only non-negative
+// integers times field elements.
+type freivalds struct {
+	g       *Generator
+	t, k    int
+	b, I, J uint32
+	v       valueSet
+	c       []int32  // the tile, row-major
+	r       []uint64 // the random vector, one field element per tile column
+	bOffR   uint64   // bOff·Σr, subtracted from each entry of B_J·r
+	cOffR   uint64   // 2^31·Σr, subtracted from each entry of C·r
+	aOffY   uint64   // aOff·Σy, subtracted from each entry of A_I·y; set by setY
+}
+
+func newFreivalds(g *Generator, p Params, idx uint64, c []int32, r []uint64) *freivalds {
+	b, I, J := p.TilePos(idx)
+	f := &freivalds{g: g, t: int(p.Tile), k: int(p.K), b: b, I: I, J: J, v: p.Precision.values(), c: c, r: r}
+	var rsum acc
+	for _, x := range r {
+		rsum.add(1, x)
+	}
+	rs := rsum.mod()
+	f.bOffR = mulSmall(uint64(f.v.bOff), rs)
+	f.cOffR = mulSmall(1<<31, rs)
+	return f
+}
+
+// setY records Σ_q y_q for the A-side offset.
+func (f *freivalds) setY(ysum uint64) { f.aOffY = mulSmall(uint64(f.v.aOff), ysum) }
+
+// rowOK reports whether row i of C·r equals right, row i of
+// (A_I + aOff)·y mod p61.
+func (f *freivalds) rowOK(i int, right uint64) bool {
+	var left acc
+	for j, x := range f.c[i*f.t : (i+1)*f.t] {
+		left.add(uint64(int64(x)+1<<31), f.r[j])
+	}
+	return subMod(left.mod(), f.cOffR) == subMod(right, f.aOffY)
+}
+
+// colIndex and rowIndex are the line indexes of the tile's column col of B
+// and row i of A.
+func (f *freivalds) colIndex(col int) uint32 { return f.J*uint32(f.t) + uint32(col) }
+func (f *freivalds) rowIndex(i int) uint32   { return f.I*uint32(f.t) + uint32(i) }
+
+// badRowGeneric is the reference check: y = B_J·r one generated column at a
+// time, then each row of A against y, all with 128-bit accumulators.
+func badRowGeneric(f *freivalds) int {
+	line := make([]int32, f.k)
+	ys := make([]acc, f.k)
+	for col := 0; col < f.t; col++ {
+		Line(f.g, MatB, f.b, f.colIndex(col), line)
+		for q, x := range line {
+			ys[q].add(uint64(x+f.v.bOff), f.r[col])
+		}
+	}
+	y := make([]uint64, f.k)
+	var ysum acc
+	for q := range ys {
+		y[q] = subMod(ys[q].mod(), f.bOffR)
+		ysum.add(1, y[q])
+	}
+	f.setY(ysum.mod())
+	for i := 0; i < f.t; i++ {
+		Line(f.g, MatA, f.b, f.rowIndex(i), line)
+		var right acc
+		for q, a := range line {
+			right.add(uint64(a+f.v.aOff), y[q])
+		}
+		if !f.rowOK(i, right.mod()) {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkTile runs Freivalds' check on one tile with the active kernel and
+// classifies the first mismatching row.
+func checkTile(g *Generator, p Params, idx uint64, c []int32, r []uint64) *Failure {
+	f := newFreivalds(g, p, idx, c, r)
+	i := activeKernel().badRow(f)
+	if i < 0 {
+		return nil
+	}
+	bcols := make([]int32, f.t*f.k)
+	for col := 0; col < f.t; col++ {
+		Line(g, MatB, f.b, f.colIndex(col), bcols[col*f.k:(col+1)*f.k])
+	}
+	arow := make([]int32, f.k)
+	Line(g, MatA, f.b, f.rowIndex(i), arow)
+	return diagnose(idx, i, c[i*f.t:(i+1)*f.t], arow, bcols, f.k)
+}
