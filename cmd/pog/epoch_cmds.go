@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"text/tabwriter"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
@@ -107,25 +105,9 @@ func runEpochs(args []string, stdout, stderr io.Writer) int {
 }
 
 func printEpochs(stdout io.Writer, rows []epochRow, jsonOut bool) {
-	if jsonOut {
-		writeJSON(stdout, rows)
-		return
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "EPOCH\tVALIDATOR\tMINERS\tRECORD ID")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s…\n", r.Epoch, r.Validator, r.Miners, r.ID[:16])
-	}
-	tw.Flush()
-}
-
-func writeJSON(w io.Writer, v any) int {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return 1
-	}
-	return 0
+	printTable(stdout, jsonOut, rows, "EPOCH\tVALIDATOR\tMINERS\tRECORD ID", func(r epochRow) string {
+		return fmt.Sprintf("%d\t%s\t%d\t%s…", r.Epoch, r.Validator, r.Miners, r.ID[:16])
+	})
 }
 
 type weightRow struct {
@@ -206,16 +188,13 @@ func printWeights(stdout io.Writer, out weightsOut, jsonOut bool, self string) {
 		return
 	}
 	fmt.Fprintf(stdout, "epoch %d  consensus %s…\n", out.Epoch, out.Hash[:16])
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MINER\tCONSENSUS\tINCENTIVE\tVALIDATORS")
-	for _, r := range out.Miners {
+	writeTable(stdout, out.Miners, "MINER\tCONSENSUS\tINCENTIVE\tVALIDATORS", func(r weightRow) string {
 		mark := ""
 		if r.Miner == self {
 			mark = "  (this node)"
 		}
-		fmt.Fprintf(tw, "%s%s\t%.6f\t%.6f\t%d\n", r.Miner, mark, r.Consensus, r.Incentive, len(r.Validators))
-	}
-	tw.Flush()
+		return fmt.Sprintf("%s%s\t%.6f\t%.6f\t%d", r.Miner, mark, r.Consensus, r.Incentive, len(r.Validators))
+	})
 	for _, v := range slices.Sorted(maps.Keys(out.Trust)) {
 		fmt.Fprintf(stdout, "validator %s  trust %.4f  dividends %.4f\n", v, out.Trust[v], out.Dividends[v])
 	}
@@ -270,16 +249,9 @@ func runPricing(args []string, stdout, stderr io.Writer) int {
 }
 
 func printPricing(stdout io.Writer, out []priceRow, jsonOut bool) {
-	if jsonOut {
-		writeJSON(stdout, out)
-		return
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MINER\tEPOCH\tGPUS\tFP16 TFLOPS\tUSD/GPU-HOUR\tSCORE")
-	for _, r := range out {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%.4f\t%.6f\n", r.Miner, r.Epoch, r.GPUs, r.FP16TFLOPS, r.PricePerGPU, r.Total)
-	}
-	tw.Flush()
+	printTable(stdout, jsonOut, out, "MINER\tEPOCH\tGPUS\tFP16 TFLOPS\tUSD/GPU-HOUR\tSCORE", func(r priceRow) string {
+		return fmt.Sprintf("%s\t%d\t%d\t%.4f\t%.4f\t%.6f", r.Miner, r.Epoch, r.GPUs, r.FP16TFLOPS, r.PricePerGPU, r.Total)
+	})
 }
 
 func runAudit(args []string, stdout, stderr io.Writer) int {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -447,16 +446,9 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 }
 
 func printRounds(stdout io.Writer, rows []roundRow, jsonOut bool) {
-	if jsonOut {
-		writeJSON(stdout, rows)
-		return
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "EPOCH\tROUND\tMINER\tVERDICT\tTFLOPS\tCOMMIT ms\tREASON")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%.4f\t%.1f\t%s\n", r.Epoch, r.Round, r.Miner, r.Verdict, r.TFLOPS, r.CommitMS, r.Reason)
-	}
-	tw.Flush()
+	printTable(stdout, jsonOut, rows, "EPOCH\tROUND\tMINER\tVERDICT\tTFLOPS\tCOMMIT ms\tREASON", func(r roundRow) string {
+		return fmt.Sprintf("%d\t%d\t%s\t%s\t%.4f\t%.1f\t%s", r.Epoch, r.Round, r.Miner, r.Verdict, r.TFLOPS, r.CommitMS, r.Reason)
+	})
 }
 
 // openBackend opens the configured backend. A GPU backend that finds no
