@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/pog
 PKGS    := ./...
 
-.PHONY: all testnet explore bench test build lint fuzz bench-go bench-openblas bench-net proto clean ptx ptx-check build-cuda gpu-bundle
+.PHONY: all testnet explore bench test docs build lint fuzz bench-go bench-openblas bench-net proto clean ptx ptx-check build-cuda gpu-bundle
 
 all: build
 
@@ -27,6 +27,11 @@ bench: build
 test:
 	$(GO) test -count=1 $(PKGS)
 
+# Regenerate the configuration reference in docs/operator/configuration.md
+# from the code; go test ./node fails while it is stale.
+docs:
+	$(GO) test -count=1 ./node -run 'TestConfigReference$$' -update-docs
+
 # The commit for `pog version` where Go's VCS stamp is off or unavailable.
 LDCOMMIT := -X main.ldCommit=$(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -modified)
 build:
@@ -42,11 +47,14 @@ lint:
 FUZZTIME ?= 300000x
 fuzz:
 	$(GO) test ./proof -run XXX -fuzz FuzzDecodeParams -fuzztime $(FUZZTIME)
+	$(GO) test ./proof -run XXX -fuzz FuzzCheckTileKernels -fuzztime $(FUZZTIME)
+	$(GO) test ./proof -run XXX -fuzz FuzzLineKernels -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/commit -run XXX -fuzz FuzzDecodeProof -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/commit -run XXX -fuzz FuzzDecodeIndices -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/commit -run XXX -fuzz FuzzVerify -fuzztime $(FUZZTIME)
 	$(GO) test ./protocol -run XXX -fuzz FuzzOpen -fuzztime $(FUZZTIME)
-	$(GO) test ./store -run XXX -fuzz FuzzDecodeRound -fuzztime $(FUZZTIME)
+	$(GO) test ./protocol/record -run XXX -fuzz FuzzDecodeRound -fuzztime $(FUZZTIME)
+	$(GO) test ./protocol/record -run XXX -fuzz FuzzDecodeHost -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/host -run XXX -fuzz FuzzDecodeOpening -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/host/plot -run XXX -fuzz FuzzDecodeOpening -fuzztime $(FUZZTIME)
 	$(GO) test ./node -run XXX -fuzz FuzzDecodeHostChallenge -fuzztime $(FUZZTIME)

@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestDocumentedExitCodes runs each exit code README.md documents (§ bench,
-// § Damage, faults and exit codes, the help paragraph) and
+// TestDocumentedExitCodes runs each exit code the operator docs document
+// (docs/operator/troubleshooting.md, docs/operator/bench.md) and
 // deploy/systemd/pog.service relies on: 2 for usage and configuration
 // errors, which the unit does not restart on, with a message naming the
 // flag, variable or file at fault and what to do; 1 for failed checks,

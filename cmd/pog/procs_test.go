@@ -80,9 +80,9 @@ func pogOut(t *testing.T, bin string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// TestThreeProcesses runs the README's local setup: one validator and two
-// miners as separate processes on 127.0.0.1, until the validator has
-// verified rounds for both miners; then `pog rounds --json` must show them.
+// TestThreeProcesses runs docs/operator/install.md's local setup: one
+// validator and two miners as separate processes on 127.0.0.1, until the
+// validator has verified rounds for both miners; then `pog rounds --json` must show them.
 func TestThreeProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs three processes")

@@ -1,0 +1,321 @@
+// Package docs_test checks the documentation against the code it
+// describes: architecture.md's package map and layering rules against
+// `go list`, every relative link of the README and docs/ against the
+// files, and the README's commands against the Makefile.
+package docs_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// root is the module root, relative to this package's directory.
+const root = ".."
+
+// pkg is one package of the module as `go list` reports it, with import
+// paths relative to the module (node/api).
+type pkg struct {
+	imports []string // of module packages, its tests' included
+}
+
+// modulePackages lists the module's packages, relative to the module, with
+// and without the cuda build tag, and the module packages each imports. It
+// skips the test when no go tool is installed.
+func modulePackages(t *testing.T) map[string]pkg {
+	t.Helper()
+	gotool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go tool to list packages with: %v", err)
+	}
+	mod := modulePath(t)
+	pkgs := map[string]pkg{}
+	for _, tags := range []string{"", "cuda"} {
+		cmd := exec.Command(gotool, "list", "-e", "-tags="+tags, "-json=ImportPath,Imports,TestImports,XTestImports,Error", "./...")
+		cmd.Dir = root
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -tags=%q ./...: %v\n%s", tags, err, stderr.String())
+		}
+		dec := json.NewDecoder(bytes.NewReader(out))
+		for {
+			var p struct {
+				ImportPath                         string
+				Imports, TestImports, XTestImports []string
+				Error                              *struct{ Err string }
+			}
+			if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if p.Error != nil {
+				t.Fatalf("go list: %s: %s", p.ImportPath, p.Error.Err)
+			}
+			rel, _ := relative(mod, p.ImportPath)
+			q := pkgs[rel]
+			for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
+				if r, ok := relative(mod, imp); ok && r != rel {
+					q.imports = append(q.imports, r)
+				}
+			}
+			pkgs[rel] = q
+		}
+	}
+	for rel, q := range pkgs {
+		slices.Sort(q.imports)
+		pkgs[rel] = pkg{slices.Compact(q.imports)}
+	}
+	return pkgs
+}
+
+// modulePath is the module line of go.mod.
+func modulePath(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^module\s+(\S+)`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("go.mod has no module line")
+	}
+	return string(m[1])
+}
+
+// relative is path within module mod (node/api), and whether it is in it.
+func relative(mod, path string) (string, bool) {
+	if path == mod {
+		return ".", true
+	}
+	rel, ok := strings.CutPrefix(path, mod+"/")
+	return rel, ok
+}
+
+// table is the markdown table that follows heading in doc, as rows of
+// trimmed cells, header and separator rows dropped.
+func table(t *testing.T, doc, heading string) [][]string {
+	t.Helper()
+	_, after, ok := strings.Cut(doc, "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("no heading %q", heading)
+	}
+	var rows [][]string
+	sc := bufio.NewScanner(strings.NewReader(after))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "|") {
+			if len(rows) > 0 {
+				break
+			}
+			continue
+		}
+		var cells []string
+		for _, c := range strings.Split(strings.Trim(line, "|"), "|") {
+			cells = append(cells, strings.TrimSpace(c))
+		}
+		rows = append(rows, cells)
+	}
+	if len(rows) < 3 {
+		t.Fatalf("no table with rows under %q", heading)
+	}
+	return rows[2:]
+}
+
+var codeSpan = regexp.MustCompile("`([^`]+)`")
+
+// spans are the code spans of a table cell: `node/...`, `proof`.
+func spans(cell string) []string {
+	var s []string
+	for _, m := range codeSpan.FindAllStringSubmatch(cell, -1) {
+		s = append(s, m[1])
+	}
+	return s
+}
+
+func readDoc(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Every package go list reports has one row in architecture.md's package
+// map, and every row names a package that exists.
+func TestPackageMap(t *testing.T) {
+	pkgs := modulePackages(t)
+	mapped := map[string]bool{}
+	for _, row := range table(t, readDoc(t, "docs/architecture.md"), "## Package map") {
+		s := spans(row[0])
+		if len(s) != 1 {
+			t.Fatalf("package map row %q: want one package in its first cell", row)
+		}
+		if mapped[s[0]] {
+			t.Errorf("docs/architecture.md maps %s twice", s[0])
+		}
+		mapped[s[0]] = true
+		if _, ok := pkgs[s[0]]; !ok {
+			t.Errorf("docs/architecture.md maps %s, which go list does not report: remove its row", s[0])
+		}
+	}
+	for _, p := range sortedKeys(pkgs) {
+		if !mapped[p] {
+			t.Errorf("package %s is missing from docs/architecture.md's package map: add a row saying what it owns", p)
+		}
+	}
+}
+
+// rule is one row of the layering rules: packages matching layer may
+// import module packages matching allow.
+type rule struct {
+	layer string
+	allow []string
+}
+
+// matches reports whether pattern (node/... or an exact path) matches p.
+func matches(pattern, p string) bool {
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return p == base || strings.HasPrefix(p, base+"/")
+	}
+	return p == pattern
+}
+
+// governing is the rule with the longest layer pattern matching p.
+func governing(rules []rule, p string) (rule, bool) {
+	var best rule
+	found := false
+	for _, r := range rules {
+		if matches(r.layer, p) && (!found || len(r.layer) > len(best.layer)) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+// Every import of a module package, tests' included, is allowed by the
+// layering rule that governs the importer.
+func TestLayering(t *testing.T) {
+	pkgs := modulePackages(t)
+	var rules []rule
+	for _, row := range table(t, readDoc(t, "docs/architecture.md"), "## Layering rules") {
+		layer := spans(row[0])
+		if len(layer) != 1 || len(row) < 2 {
+			t.Fatalf("layering rule row %q: want one layer pattern and its allowed imports", row)
+		}
+		rules = append(rules, rule{layer[0], spans(row[1])})
+	}
+	for _, p := range sortedKeys(pkgs) {
+		r, ok := governing(rules, p)
+		if !ok {
+			t.Errorf("package %s is under no layering rule in docs/architecture.md", p)
+			continue
+		}
+		for _, imp := range pkgs[p].imports {
+			if !allowed(r, imp) {
+				t.Errorf("%s imports %s, which the rule for %s does not allow (may import: %s)", p, imp, r.layer, strings.Join(r.allow, ", "))
+			}
+		}
+	}
+}
+
+func allowed(r rule, imp string) bool {
+	for _, a := range r.allow {
+		if matches(a, imp) {
+			return true
+		}
+	}
+	return false
+}
+
+// The rules resolve as documented: the longest pattern wins, and a
+// pattern with /... covers the package itself and those under it.
+func TestGoverningRule(t *testing.T) {
+	rules := []rule{{"protocol/...", nil}, {"protocol/scoring", nil}, {"node/...", nil}}
+	for p, want := range map[string]string{
+		"protocol": "protocol/...", "protocol/round": "protocol/...", "protocol/scoring": "protocol/scoring",
+		"node": "node/...", "node/config/env": "node/...",
+	} {
+		if r, ok := governing(rules, p); !ok || r.layer != want {
+			t.Errorf("%s governed by %q (found %v), want %s", p, r.layer, ok, want)
+		}
+	}
+	if _, ok := governing(rules, "nodes"); ok {
+		t.Error("node/... governs nodes")
+	}
+}
+
+func sortedKeys(m map[string]pkg) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// Every relative link in README.md and docs/ names a file or directory
+// that exists.
+func TestRelativeLinks(t *testing.T) {
+	files := []string{filepath.Join(root, "README.md")}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(b), -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(f), filepath.FromSlash(target))); err != nil {
+				t.Errorf("%s links to %s: %v", f, m[1], err)
+			}
+		}
+	}
+}
+
+// The README's quick start runs make targets the Makefile defines.
+func TestReadmeCommands(t *testing.T) {
+	readme := readDoc(t, "README.md")
+	_, block, ok := strings.Cut(readme, "```sh\n")
+	if !ok {
+		t.Fatal("README.md has no sh block")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	makefile := readDoc(t, "Makefile")
+	n := 0
+	for _, line := range strings.Split(block, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "make" {
+			continue
+		}
+		n++
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(f[1]) + `:`).MatchString(makefile) {
+			t.Errorf("README.md runs make %s, which the Makefile does not define", f[1])
+		}
+	}
+	if n == 0 {
+		t.Error("README.md's first sh block runs no make target")
+	}
+}
