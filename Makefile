@@ -47,14 +47,11 @@ lint:
 FUZZTIME ?= 300000x
 fuzz:
 	$(GO) test ./proof -run XXX -fuzz FuzzDecodeParams -fuzztime $(FUZZTIME)
-	$(GO) test ./proof -run XXX -fuzz FuzzCheckTileKernels -fuzztime $(FUZZTIME)
-	$(GO) test ./proof -run XXX -fuzz FuzzLineKernels -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/commit -run XXX -fuzz FuzzDecodeProof -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/commit -run XXX -fuzz FuzzDecodeIndices -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/commit -run XXX -fuzz FuzzVerify -fuzztime $(FUZZTIME)
 	$(GO) test ./protocol -run XXX -fuzz FuzzOpen -fuzztime $(FUZZTIME)
-	$(GO) test ./protocol/record -run XXX -fuzz FuzzDecodeRound -fuzztime $(FUZZTIME)
-	$(GO) test ./protocol/record -run XXX -fuzz FuzzDecodeHost -fuzztime $(FUZZTIME)
+	$(GO) test ./store -run XXX -fuzz FuzzDecodeRound -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/host -run XXX -fuzz FuzzDecodeOpening -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/host/plot -run XXX -fuzz FuzzDecodeOpening -fuzztime $(FUZZTIME)
 	$(GO) test ./node -run XXX -fuzz FuzzDecodeHostChallenge -fuzztime $(FUZZTIME)
