@@ -99,3 +99,13 @@ func (a *attacker) forge(ctx context.Context, victim crypto.PubKey, period time.
 func (a *attacker) connect(ctx context.Context, to host.Host) error {
 	return a.host.Connect(ctx, peer.AddrInfo{ID: to.ID(), Addrs: to.Addrs()})
 }
+
+// attackerTransport puts an attacker on loopback TCP, or on the simulated
+// network.
+func (r *run) attackerTransport() []libp2p.Option {
+	if r.sim == nil {
+		return []libp2p.Option{libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0")}
+	}
+	listen, t := r.sim.Endpoint("attacker", 0)
+	return append(t, libp2p.ListenAddrStrings(listen))
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -57,7 +58,7 @@ func exploreConfig(seed int64, out string, rg exploreRanges) Config {
 // drawFaults draws one to all five faults. Windows fall in the run's first
 // (Epochs+1) epochs; validator-1 is never crashed nor failed, as the late
 // joiner and the late-join checks lean on it.
-func drawFaults(rng *rand.Rand, cfg Config) Faults {
+func drawFaults(rng *rand.Rand, cfg Config) netlab.Faults {
 	span := time.Duration(cfg.Epochs+1) * cfg.EpochLength
 	at := func(lo, hi time.Duration) time.Duration {
 		return (lo + time.Duration(rng.Int64N(int64(hi-lo)))).Round(100 * time.Millisecond)
@@ -70,10 +71,10 @@ func drawFaults(rng *rand.Rand, cfg Config) Faults {
 		honest = append(honest, fmt.Sprintf("miner-%d", i))
 	}
 	faultable = honest[1:]
-	var f Faults
-	for !f.any() {
+	var f netlab.Faults
+	for !f.Any() {
 		if rng.IntN(2) == 0 {
-			f.Partition = &Partition{From: at(5*time.Second, span/2)}
+			f.Partition = &netlab.Partition{From: at(5*time.Second, span/2)}
 			f.Partition.To = f.Partition.From + at(3*time.Second, 15*time.Second)
 			f.Partition.A, f.Partition.B = split(rng, honest)
 		}
@@ -81,18 +82,18 @@ func drawFaults(rng *rand.Rand, cfg Config) Faults {
 			f.Loss = 0.01 + 0.09*rng.Float64()
 		}
 		if rng.IntN(2) == 0 {
-			s := &Spike{Node: honest[rng.IntN(len(honest))], Extra: at(50*time.Millisecond, 500*time.Millisecond), From: at(5*time.Second, span/2)}
+			s := &netlab.Spike{Node: honest[rng.IntN(len(honest))], Extra: at(50*time.Millisecond, 500*time.Millisecond), From: at(5*time.Second, span/2)}
 			s.To = s.From + at(5*time.Second, 20*time.Second)
 			f.Spike = s
 		}
 		order := rng.Perm(len(faultable))
 		if rng.IntN(2) == 0 {
-			c := &Crash{Node: faultable[order[0]], At: at(cfg.EpochLength/2, span/2)}
+			c := &netlab.Crash{Node: faultable[order[0]], At: at(cfg.EpochLength/2, span/2)}
 			c.Restart = c.At + at(5*time.Second, 15*time.Second)
 			f.Crash = c
 		}
 		if rng.IntN(2) == 0 && len(faultable) > 1 {
-			f.Store = &StoreFault{Node: faultable[order[1]], At: at(cfg.EpochLength/2, span*7/10)}
+			f.Store = &netlab.StoreFault{Node: faultable[order[1]], At: at(cfg.EpochLength/2, span*7/10)}
 		}
 	}
 	return f

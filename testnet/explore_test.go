@@ -22,7 +22,7 @@ func TestExplore(t *testing.T) {
 func TestExploreSeeds(t *testing.T) {
 	for seed := int64(1); seed <= 50; seed++ {
 		a, b := ExploreConfig(seed, "x"), ExploreConfig(seed, "x")
-		if ExploreLine(a) != ExploreLine(b) || !a.Faults.any() {
+		if ExploreLine(a) != ExploreLine(b) || !a.Faults.Any() {
 			t.Fatalf("seed %d: %s, then %s", seed, ExploreLine(a), ExploreLine(b))
 		}
 	}

@@ -13,86 +13,9 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/store"
+	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/report"
 )
-
-// Faults are injected into a run in virtual time (Config.Sim): into the
-// simulated network (simnet.go), a node's life and a node's store. Times
-// count from the run's start. The zero value injects nothing.
-type Faults struct {
-	Partition *Partition
-	Loss      float64 // probability that any packet is dropped
-	Spike     *Spike
-	Crash     *Crash
-	Store     *StoreFault
-}
-
-// Partition drops every packet between a node of A and a node of B from
-// From to To, then heals.
-type Partition struct {
-	A, B     []string
-	From, To time.Duration
-}
-
-func (p *Partition) splits(a, b string) bool {
-	inA := func(n string) bool { return containsStr(p.A, n) }
-	inB := func(n string) bool { return containsStr(p.B, n) }
-	return inA(a) && inB(b) || inB(a) && inA(b)
-}
-
-// Spike adds Extra one-way latency to every packet to or from Node from
-// From to To.
-type Spike struct {
-	Node     string
-	Extra    time.Duration
-	From, To time.Duration
-}
-
-// Crash stops Node at At (as at the run's end) and restarts it
-// at Restart from its home, key and store, on a new address.
-type Crash struct {
-	Node        string
-	At, Restart time.Duration
-}
-
-// StoreFault fails every write to Node's write-ahead log from At: the
-// store fails, and the node must stop with node.ErrStoreFailed. Only WAL
-// writes: they fail under the store call that made them, where the store
-// turns Pebble's fatal error into an error; a failed MANIFEST write in a
-// background flush would park its goroutine for good, which a synctest
-// bubble reports as a deadlock.
-type StoreFault struct {
-	Node string
-	At   time.Duration
-}
-
-func (f Faults) any() bool {
-	return f.Partition != nil || f.Loss > 0 || f.Spike != nil || f.Crash != nil || f.Store != nil
-}
-
-// String names the faults, for the console and the explorer.
-func (f Faults) String() string {
-	var out []string
-	if p := f.Partition; p != nil {
-		out = append(out, fmt.Sprintf("partition %v | %v from %v to %v", p.A, p.B, p.From, p.To))
-	}
-	if f.Loss > 0 {
-		out = append(out, fmt.Sprintf("loss %.1f%%", 100*f.Loss))
-	}
-	if s := f.Spike; s != nil {
-		out = append(out, fmt.Sprintf("latency +%v on %s from %v to %v", s.Extra, s.Node, s.From, s.To))
-	}
-	if c := f.Crash; c != nil {
-		out = append(out, fmt.Sprintf("crash %s at %v, restart at %v", c.Node, c.At, c.Restart))
-	}
-	if s := f.Store; s != nil {
-		out = append(out, fmt.Sprintf("store writes fail on %s from %v", s.Node, s.At))
-	}
-	if len(out) == 0 {
-		return "no faults"
-	}
-	return strings.Join(out, "; ")
-}
 
 // storeFaultFS wraps m's store filesystem with the store fault, if m has it.
 func (r *run) storeFaultFS(m *member, fs vfs.FS) vfs.FS {
@@ -140,7 +63,7 @@ func (r *run) nodeStopped(m *member, err error) {
 	_ = m.store.Close() // the injected fault again
 	dir := filepath.Join(m.home, node.StoreDir)
 	fresh := vfs.NewMem()
-	if _, err := vfs.Clone(r.sim.storeFS(dir), fresh, dir, dir); err != nil {
+	if _, err := vfs.Clone(r.sim.StoreFS(dir), fresh, dir, dir); err != nil {
 		r.progress("%s: copying its store: %v", m.info.Name, err)
 		return
 	}
@@ -157,7 +80,7 @@ func (r *run) nodeStopped(m *member, err error) {
 // crashRestart runs the crash fault: stop the node at c.At, restart it at
 // c.Restart on its store. If the run ends between, the store is reopened
 // for the summary only.
-func (r *run) crashRestart(ctx context.Context, c Crash) {
+func (r *run) crashRestart(ctx context.Context, c netlab.Crash) {
 	defer r.wg.Done()
 	r.mu.Lock()
 	m := r.memberNamed(c.Node)
@@ -179,7 +102,7 @@ func (r *run) crashRestart(ctx context.Context, c Crash) {
 	}
 	if !waitUntil(ctx, r.start.Add(c.Restart)) {
 		dir := filepath.Join(m.home, node.StoreDir)
-		st, err := store.Open(dir, store.Options{FS: r.sim.storeFS(dir)})
+		st, err := store.Open(dir, store.Options{FS: r.sim.StoreFS(dir)})
 		r.mu.Lock()
 		m.store, m.err = st, err
 		r.mu.Unlock()
@@ -229,7 +152,7 @@ func (r *run) struck() map[string]bool {
 	if p := f.Partition; p != nil {
 		for _, v := range r.validatorMembers() {
 			for _, n := range append(slices.Clone(p.A), p.B...) {
-				out[n] = out[n] || p.splits(n, v.info.Name)
+				out[n] = out[n] || p.Splits(n, v.info.Name)
 			}
 		}
 	}
@@ -240,7 +163,7 @@ func (r *run) struck() map[string]bool {
 // validator reported verified is missing from its store afterwards
 // (crashes, store faults), and only the store fault stops a node.
 func (r *run) faultChecks() []report.Check {
-	if !r.cfg.Faults.any() {
+	if !r.cfg.Faults.Any() {
 		return nil
 	}
 	return []report.Check{r.roundsKept(), r.stops()}

@@ -18,6 +18,7 @@ import (
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
+	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/report"
 	"lukechampine.com/blake3"
 )
@@ -348,21 +349,21 @@ type events interface {
 // miner reaches its bootstrap peers through delay proxies and listens on
 // nothing, so that every message it sends or receives is delayed.
 func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec minerSpec, ev events) error {
-	dd := &delayedDialer{}
+	dd := &netlab.DelayedDialer{}
 	var transport []libp2p.Option
 	storeOpts := store.Options{}
 	if r.sim != nil {
 		// Simulated links carry the delay; the store lives in memory.
 		var listen string
-		listen, transport = r.sim.endpoint(m.info.Name, spec.delay)
+		listen, transport = r.sim.Endpoint(m.info.Name, spec.delay)
 		if spec.adversary == "absent" {
 			r.absence = newAbsence(cfg, m.id, r.stakes())
 			transport = append(transport, libp2p.ConnectionGater(r.absence.gater()))
 		}
 		cfg.Node.Listen = []string{listen}
-		storeOpts.FS = r.storeFaultFS(m, r.sim.storeFS(filepath.Join(m.home, node.StoreDir)))
+		storeOpts.FS = r.storeFaultFS(m, r.sim.StoreFS(filepath.Join(m.home, node.StoreDir)))
 	} else if spec.delay > 0 {
-		boot, err := dd.rewrite(cfg.Node.Bootstrap, spec.delay)
+		boot, err := dd.Rewrite(cfg.Node.Bootstrap, spec.delay)
 		if err != nil {
 			dd.Close()
 			return fmt.Errorf("%s: %w", m.info.Name, err)
@@ -635,7 +636,7 @@ func (r *run) stop() {
 	r.stopChildren()
 	r.wg.Wait()
 	if r.sim != nil {
-		r.sim.close()
+		r.sim.Close()
 		// Stream handlers outlive their hosts until they return: let the
 		// ones still waiting out simulated work (a host proof, a slow
 		// pong) finish, in virtual time, before the bubble ends.

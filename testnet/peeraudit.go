@@ -9,6 +9,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/multiformats/go-multiaddr"
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/protocol/consensus"
@@ -161,4 +162,22 @@ func orEmpty(prefix string, s []string) string {
 		return ""
 	}
 	return prefix + strings.Join(s, ", ")
+}
+
+// auditHost is the public auditor's host: on the simulated network it
+// listens, as a QUIC host there must to dial.
+func (r *run) auditHost() (host.Host, error) {
+	if r.sim == nil {
+		return node.NewAuditHost()
+	}
+	listen, t := r.sim.Endpoint("auditor", 0)
+	h, err := node.NewAuditHost(t...)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Network().Listen(multiaddr.StringCast(listen)); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
+	"github.com/pog-network/pog/testnet/netlab"
 )
 
 // childSpec is what a child process runs: one node, or a sybil pair.
@@ -82,7 +83,7 @@ func (r *run) startProcs(ctx context.Context) error {
 		return err
 	}
 	if r.cfg.Netns {
-		lab, err := newNetLab()
+		lab, err := netlab.NewNamespaces()
 		if err != nil {
 			return err
 		}
@@ -127,7 +128,7 @@ func (r *run) startProcs(ctx context.Context) error {
 	for gi, g := range groups {
 		host := "127.0.0.1"
 		if r.lab != nil {
-			ns, addr, err := r.lab.host(gi, r.cfg.NetemDelay, r.cfg.NetemLoss)
+			ns, addr, err := r.lab.Host(gi, r.cfg.NetemDelay, r.cfg.NetemLoss)
 			if err != nil {
 				return err
 			}
@@ -251,7 +252,7 @@ func (r *run) stopChildren() {
 		}
 	}
 	if r.lab != nil {
-		r.lab.close()
+		r.lab.Close()
 	}
 	for _, m := range r.members {
 		if m.home != "" && m.store == nil {
@@ -375,7 +376,7 @@ func (r *run) partition(ctx context.Context, e uint64) {
 	r.cutFrom = time.Since(r.start)
 	r.mu.Unlock()
 	for _, h := range r.cut {
-		r.lab.cut(h, true)
+		r.lab.Cut(h, true)
 	}
 	r.progress("partition: validators cut off from %v", r.cutNames)
 	select {
@@ -383,7 +384,7 @@ func (r *run) partition(ctx context.Context, e uint64) {
 	case <-time.After(hold):
 	}
 	for _, h := range r.cut {
-		r.lab.cut(h, false)
+		r.lab.Cut(h, false)
 	}
 	r.mu.Lock()
 	r.cutTo = time.Since(r.start)

@@ -16,6 +16,7 @@ import (
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
+	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -90,7 +91,7 @@ type Config struct {
 	Sim bool
 	// Faults, with Sim, are injected into the simulated network, a node's
 	// life and a store (faults.go).
-	Faults   Faults
+	Faults   netlab.Faults
 	Log      *slog.Logger
 	Progress io.Writer // one line per event worth watching; nil: quiet
 }
@@ -168,10 +169,10 @@ type run struct {
 	attackers  map[peer.ID]string             // attacker host → adversary class
 	stopping   bool                           // shutting down: round streams break as nodes stop
 	epochsDone chan uint64
-	children   []*child    // --procs
-	sim        *simNetwork // Sim
-	lab        *netLab     // --netns
-	cut        []int       // --netns: lab hosts of the partitioned miners
+	children   []*child           // --procs
+	sim        *netlab.Sim        // Sim
+	lab        *netlab.Namespaces // --netns
+	cut        []int              // --netns: lab hosts of the partitioned miners
 	cutNames   []string
 	cutFrom    time.Duration // partition window, since start
 	cutTo      time.Duration
@@ -196,7 +197,7 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 	if cfg.Validators < 1 || cfg.Miners < 1 || cfg.Epochs < 1 || cfg.EpochLength < time.Second || cfg.Scale <= 0 || cfg.RoundInterval < 0 {
 		return nil, errors.New("testnet: need at least 1 validator, 1 miner, 1 epoch, a 1s epoch length, a positive scale and round interval")
 	}
-	if cfg.Faults.any() && !cfg.Sim {
+	if cfg.Faults.Any() && !cfg.Sim {
 		return nil, errors.New("testnet: faults are injected in virtual time only (Sim)")
 	}
 	if cfg.Log == nil {
@@ -209,8 +210,8 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 		return nil, err
 	}
 	if cfg.Sim {
-		r.sim = newSimNetwork()
-		r.sim.withFaults(cfg.Faults, r.start, cfg.Seed)
+		r.sim = netlab.NewSim()
+		r.sim.WithFaults(cfg.Faults, r.start, cfg.Seed)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r.cancel = cancel
@@ -232,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 		r.wg.Add(1)
 		go r.crashRestart(ctx, *c)
 	}
-	if f := cfg.Faults; f.any() {
+	if f := cfg.Faults; f.Any() {
 		r.progress("faults: %v", f)
 	}
 	if !cfg.Procs && cfg.Epochs >= 3 {

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -153,10 +154,10 @@ func TestNetnsPartition(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds pog and runs namespaced processes for about 45 s")
 	}
-	if lab, err := newNetLab(); err != nil {
+	if lab, err := netlab.NewNamespaces(); err != nil {
 		t.Skipf("network namespaces unavailable here: %v", err)
 	} else {
-		lab.close()
+		lab.Close()
 	}
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "pog")

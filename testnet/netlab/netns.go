@@ -1,4 +1,4 @@
-package testnet
+package netlab
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// netLab puts nodes in their own Linux network namespaces, joined by veth
+// Namespaces puts nodes in their own Linux network namespaces, joined by veth
 // pairs to one bridge in the root namespace, with optional tc netem delay
 // and loss: several hosts on one machine. Root only.
-type netLab struct {
+type Namespaces struct {
 	prefix string
 	bridge string
 	nss    []string
@@ -19,12 +19,12 @@ type netLab struct {
 
 const labNet = "10.77" // 10.77.0.0/16, on the bridge only
 
-// newNetLab creates the bridge, or says clearly why it cannot.
-func newNetLab() (*netLab, error) {
+// NewNamespaces creates the bridge, or says clearly why it cannot.
+func NewNamespaces() (*Namespaces, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("--netns needs root (network namespaces, veth, tc)")
 	}
-	l := &netLab{prefix: fmt.Sprintf("pg%d", os.Getpid()%100000)}
+	l := &Namespaces{prefix: fmt.Sprintf("pg%d", os.Getpid()%100000)}
 	l.bridge = l.prefix + "br"
 	for _, args := range [][]string{
 		{"link", "add", l.bridge, "type", "bridge"},
@@ -32,7 +32,7 @@ func newNetLab() (*netLab, error) {
 		{"link", "set", l.bridge, "up"},
 	} {
 		if err := ip(args...); err != nil {
-			l.close()
+			l.Close()
 			return nil, fmt.Errorf("--netns: cannot make the bridge: %w", err)
 		}
 	}
@@ -47,9 +47,9 @@ func ip(args ...string) error {
 	return nil
 }
 
-// host adds namespace i with address 10.77.x.y and returns the namespace
+// Host adds namespace i with address 10.77.x.y and returns the namespace
 // and address.
-func (l *netLab) host(i int, delay time.Duration, loss float64) (string, string, error) {
+func (l *Namespaces) Host(i int, delay time.Duration, loss float64) (string, string, error) {
 	ns := fmt.Sprintf("%s-%d", l.prefix, i)
 	outer, inner := fmt.Sprintf("%sh%d", l.prefix, i), fmt.Sprintf("%sn%d", l.prefix, i)
 	addr := fmt.Sprintf("%s.%d.%d", labNet, 1+i/250, 1+i%250)
@@ -86,8 +86,8 @@ func (l *netLab) host(i int, delay time.Duration, loss float64) (string, string,
 	return ns, addr, nil
 }
 
-// cut takes host i's link down (or back up): a partition.
-func (l *netLab) cut(i int, down bool) error {
+// Cut takes host i's link down (or back up): a partition.
+func (l *Namespaces) Cut(i int, down bool) error {
 	state := "up"
 	if down {
 		state = "down"
@@ -95,8 +95,8 @@ func (l *netLab) cut(i int, down bool) error {
 	return ip("link", "set", fmt.Sprintf("%sh%d", l.prefix, i), state)
 }
 
-// close removes every namespace (their veths go with them) and the bridge.
-func (l *netLab) close() {
+// Close removes every namespace (their veths go with them) and the bridge.
+func (l *Namespaces) Close() {
 	for _, ns := range l.nss {
 		ip("netns", "del", ns)
 	}

@@ -1,4 +1,4 @@
-package testnet
+package netlab
 
 import (
 	"fmt"
@@ -25,9 +25,9 @@ const (
 	delayQueue = 64
 )
 
-// delayProxy forwards connections accepted on a loopback port to target,
+// DelayProxy forwards connections accepted on a loopback port to target,
 // each direction delayed by d.
-type delayProxy struct {
+type DelayProxy struct {
 	ln     net.Listener
 	target string
 	d      time.Duration
@@ -42,7 +42,7 @@ type delayProxy struct {
 	maxQueued atomic.Int64 // the most ever queued (tests check the bound)
 }
 
-func newDelayProxy(target string, d time.Duration) (*delayProxy, error) {
+func NewDelayProxy(target string, d time.Duration) (*DelayProxy, error) {
 	if d <= 0 {
 		return nil, fmt.Errorf("delay proxy: delay %v must be positive", d)
 	}
@@ -50,18 +50,18 @@ func newDelayProxy(target string, d time.Duration) (*delayProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &delayProxy{ln: ln, target: target, d: d, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	p := &DelayProxy{ln: ln, target: target, d: d, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
 }
 
 // Addr is the proxy's listening address, host:port.
-func (p *delayProxy) Addr() string { return p.ln.Addr().String() }
+func (p *DelayProxy) Addr() string { return p.ln.Addr().String() }
 
 // Close stops accepting, cuts every connection and waits until every
 // goroutine of the proxy has returned. Queued data is dropped.
-func (p *delayProxy) Close() error {
+func (p *DelayProxy) Close() error {
 	p.mu.Lock()
 	if !p.closed {
 		p.closed = true
@@ -77,7 +77,7 @@ func (p *delayProxy) Close() error {
 }
 
 // track registers c so Close can cut it; false once the proxy is closed.
-func (p *delayProxy) track(c net.Conn) bool {
+func (p *DelayProxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -87,14 +87,14 @@ func (p *delayProxy) track(c net.Conn) bool {
 	return true
 }
 
-func (p *delayProxy) untrack(c net.Conn) {
+func (p *DelayProxy) untrack(c net.Conn) {
 	p.mu.Lock()
 	delete(p.conns, c)
 	p.mu.Unlock()
 	c.Close()
 }
 
-func (p *delayProxy) accept() {
+func (p *DelayProxy) accept() {
 	defer p.wg.Done()
 	for {
 		in, err := p.ln.Accept()
@@ -111,7 +111,7 @@ func (p *delayProxy) accept() {
 }
 
 // serve dials the target for one accepted connection and pipes both ways.
-func (p *delayProxy) serve(in net.Conn) {
+func (p *DelayProxy) serve(in net.Conn) {
 	defer p.wg.Done()
 	defer p.untrack(in)
 	out, err := net.DialTimeout("tcp", p.target, 10*time.Second)
@@ -138,7 +138,7 @@ type delayed struct {
 // pipe copies src to dst through the delay line. When src ends, dst's
 // write side is closed once the queue has drained; on any error both
 // connections are cut, which ends the other direction too.
-func (p *delayProxy) pipe(dst, src net.Conn) {
+func (p *DelayProxy) pipe(dst, src net.Conn) {
 	q := make(chan delayed, delayQueue)
 	go func() {
 		defer close(q)
@@ -190,7 +190,7 @@ func (p *delayProxy) pipe(dst, src net.Conn) {
 	}
 }
 
-func (p *delayProxy) note(n int64) {
+func (p *DelayProxy) note(n int64) {
 	v := p.queued.Add(n)
 	for {
 		m := p.maxQueued.Load()
@@ -200,15 +200,15 @@ func (p *delayProxy) note(n int64) {
 	}
 }
 
-// delayedDialer rewrites a node's bootstrap peers so that it reaches each
+// DelayedDialer rewrites a node's bootstrap peers so that it reaches each
 // through its own delay proxy; Close stops them all.
-type delayedDialer struct {
-	proxies []*delayProxy
+type DelayedDialer struct {
+	proxies []*DelayProxy
 }
 
-// rewrite returns addrs (multiaddrs ending in /p2p/<id>) pointing at new
+// Rewrite returns addrs (multiaddrs ending in /p2p/<id>) pointing at new
 // proxies that forward to the originals with delay d each way.
-func (dd *delayedDialer) rewrite(addrs []string, d time.Duration) ([]string, error) {
+func (dd *DelayedDialer) Rewrite(addrs []string, d time.Duration) ([]string, error) {
 	var out []string
 	for _, a := range addrs {
 		m, err := ma.NewMultiaddr(a)
@@ -226,7 +226,7 @@ func (dd *delayedDialer) rewrite(addrs []string, d time.Duration) ([]string, err
 		if target.Network() != "tcp" {
 			return nil, fmt.Errorf("delay: %s is not TCP", a)
 		}
-		p, err := newDelayProxy(target.String(), d)
+		p, err := NewDelayProxy(target.String(), d)
 		if err != nil {
 			return nil, err
 		}
@@ -240,7 +240,7 @@ func (dd *delayedDialer) rewrite(addrs []string, d time.Duration) ([]string, err
 	return out, nil
 }
 
-func (dd *delayedDialer) Close() {
+func (dd *DelayedDialer) Close() {
 	for _, p := range dd.proxies {
 		p.Close()
 	}

@@ -1,4 +1,4 @@
-package testnet
+package netlab
 
 import (
 	"fmt"
@@ -9,17 +9,14 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/libp2p/go-libp2p"
-	"github.com/libp2p/go-libp2p/core/host"
 	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
 	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	"github.com/marcopolo/simnet"
-	"github.com/multiformats/go-multiaddr"
-	"github.com/pog-network/pog/node"
 	"github.com/quic-go/quic-go"
 	"go.uber.org/fx"
 )
 
-// simNetwork is the simulated network of a run in virtual time (Config.Sim):
+// Sim is the simulated network of a run in virtual time (testnet.Config.Sim):
 // every node is a QUIC host whose UDP socket is a simnet connection, and
 // each packet arrives after the one-way latency of its two ends, inside the
 // synctest bubble the caller runs Run in. Nothing in the nodes knows: they
@@ -28,8 +25,8 @@ import (
 // Links have latency and no bandwidth limit: a packet's arrival depends on
 // its own send time alone, never on which of two packets sent in the same
 // instant was queued first, so goroutine order cannot move a validator's
-// timestamps (Config.Sim's determinism).
-type simNetwork struct {
+// timestamps (testnet.Config.Sim's determinism).
+type Sim struct {
 	base time.Duration // one-way latency between any two nodes
 
 	mu     sync.Mutex
@@ -40,7 +37,7 @@ type simNetwork struct {
 	fs     map[string]vfs.FS          // store directory → its filesystem
 	names  map[string]string          // IP → its node's name, for faults
 
-	// Faults (Config.Faults): nil on the default path, which then draws
+	// Faults (testnet.Config.Faults): nil on the default path, which then draws
 	// nothing and drops nothing.
 	faults  *Faults
 	start   time.Time  // the run's start: fault windows count from it
@@ -51,14 +48,14 @@ type simNetwork struct {
 // simBase is the one-way latency of every simulated link: a LAN.
 const simBase = 500 * time.Microsecond
 
-func newSimNetwork() *simNetwork {
-	return &simNetwork{base: simBase, conns: map[string]*simnet.SimConn{}, delay: map[string]time.Duration{}, fs: map[string]vfs.FS{},
+func NewSim() *Sim {
+	return &Sim{base: simBase, conns: map[string]*simnet.SimConn{}, delay: map[string]time.Duration{}, fs: map[string]vfs.FS{},
 		names: map[string]string{}}
 }
 
-// withFaults injects f's network faults, windows counted from start and
+// WithFaults injects f's network faults, windows counted from start and
 // losses drawn from seed.
-func (s *simNetwork) withFaults(f Faults, start time.Time, seed int64) {
+func (s *Sim) WithFaults(f Faults, start time.Time, seed int64) {
 	if f.Partition == nil && f.Loss == 0 && f.Spike == nil {
 		return
 	}
@@ -68,7 +65,7 @@ func (s *simNetwork) withFaults(f Faults, start time.Time, seed int64) {
 
 // RecvPacket routes a sent packet: it reaches its destination after both
 // ends' latency, or never if that is gone or a fault drops it.
-func (s *simNetwork) RecvPacket(p *simnet.Packet) {
+func (s *Sim) RecvPacket(p *simnet.Packet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	to, from := ipOf(p.To), ipOf(p.From)
@@ -91,9 +88,9 @@ func (s *simNetwork) RecvPacket(p *simnet.Packet) {
 // drop it, or add latency. Loss is drawn for every packet, so its draws
 // follow the order goroutines send in: a lossy run is reproducible in
 // its faults' schedule, not bit for bit.
-func (s *simNetwork) fault(a, b string) (extra time.Duration, drop bool) {
+func (s *Sim) fault(a, b string) (extra time.Duration, drop bool) {
 	f, now := s.faults, time.Since(s.start)
-	if p := f.Partition; p != nil && now >= p.From && now < p.To && p.splits(a, b) {
+	if p := f.Partition; p != nil && now >= p.From && now < p.To && p.Splits(a, b) {
 		return 0, true
 	}
 	if f.Loss > 0 && s.rng.Float64() < f.Loss {
@@ -112,10 +109,10 @@ func ipOf(a net.Addr) string {
 	return a.String()
 }
 
-// endpoint gives node name a new address and the libp2p options that put
+// Endpoint gives node name a new address and the libp2p options that put
 // its host on the simulated network, every message of it delayed by delay
 // each way.
-func (s *simNetwork) endpoint(name string, delay time.Duration) (listen string, transport []libp2p.Option) {
+func (s *Sim) Endpoint(name string, delay time.Duration) (listen string, transport []libp2p.Option) {
 	s.mu.Lock()
 	ip := simnet.IntToPublicIPv4(s.next)
 	s.next++
@@ -132,7 +129,7 @@ func (s *simNetwork) endpoint(name string, delay time.Duration) (listen string, 
 
 // quicReuse makes the host's QUIC sockets simulated ones at ip, as
 // go-libp2p's x/simlibp2p does over simnet's links.
-func (s *simNetwork) quicReuse(ip net.IP) libp2p.Option {
+func (s *Sim) quicReuse(ip net.IP) libp2p.Option {
 	listen := func(_ string, a *net.UDPAddr) (net.PacketConn, error) { return s.attach(a), nil }
 	return libp2p.QUICReuse(func(l fx.Lifecycle, reset quic.StatelessResetKey, token quic.TokenGeneratorKey, opts ...quicreuse.Option) (*quicreuse.ConnManager, error) {
 		cm, err := quicreuse.NewConnManager(reset, token, opts...)
@@ -146,7 +143,7 @@ func (s *simNetwork) quicReuse(ip net.IP) libp2p.Option {
 }
 
 // attach makes the simulated socket at a.
-func (s *simNetwork) attach(a *net.UDPAddr) *simnet.SimConn {
+func (s *Sim) attach(a *net.UDPAddr) *simnet.SimConn {
 	c := simnet.NewBlockingSimConn(a)
 	c.SetUpPacketReceiver(s)
 	s.mu.Lock()
@@ -160,9 +157,9 @@ type fixedIP net.IP
 
 func (f fixedIP) PreferredSourceIPForDestination(*net.UDPAddr) (net.IP, error) { return net.IP(f), nil }
 
-// storeFS is the in-memory filesystem of the store in dir, made on first
+// StoreFS is the in-memory filesystem of the store in dir, made on first
 // use and kept for the run, so a node restarted from its store finds it.
-func (s *simNetwork) storeFS(dir string) vfs.FS {
+func (s *Sim) StoreFS(dir string) vfs.FS {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fs[dir] == nil {
@@ -171,37 +168,9 @@ func (s *simNetwork) storeFS(dir string) vfs.FS {
 	return s.fs[dir]
 }
 
-// close drops every packet from now on, so no delivery outlives the run.
-func (s *simNetwork) close() {
+// Close drops every packet from now on, so no delivery outlives the run.
+func (s *Sim) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-}
-
-// auditHost is the public auditor's host: on the simulated network it
-// listens, as a QUIC host there must to dial.
-func (r *run) auditHost() (host.Host, error) {
-	if r.sim == nil {
-		return node.NewAuditHost()
-	}
-	listen, t := r.sim.endpoint("auditor", 0)
-	h, err := node.NewAuditHost(t...)
-	if err != nil {
-		return nil, err
-	}
-	if err := h.Network().Listen(multiaddr.StringCast(listen)); err != nil {
-		h.Close()
-		return nil, err
-	}
-	return h, nil
-}
-
-// attackerTransport puts an attacker on loopback TCP, or on the simulated
-// network.
-func (r *run) attackerTransport() []libp2p.Option {
-	if r.sim == nil {
-		return []libp2p.Option{libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0")}
-	}
-	listen, t := r.sim.endpoint("attacker", 0)
-	return append(t, libp2p.ListenAddrStrings(listen))
 }

@@ -1,4 +1,4 @@
-package testnet
+package netlab
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ func minRTT(t *testing.T, c net.Conn) time.Duration {
 func TestDelayProxyAddsRTT(t *testing.T) {
 	const d = 50 * time.Millisecond
 	target := echoServer(t)
-	p, err := newDelayProxy(target, d)
+	p, err := NewDelayProxy(target, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestDelayProxyBoundedAndStops(t *testing.T) {
 			accepted <- c // never read
 		}
 	}()
-	p, err := newDelayProxy(ln.Addr().String(), time.Hour)
+	p, err := NewDelayProxy(ln.Addr().String(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,10 +166,10 @@ func TestDelayedHostPing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	dd := &delayedDialer{}
+	dd := &DelayedDialer{}
 	defer dd.Close()
 	addr := a.Addrs()[0].Encapsulate(ma.StringCast("/p2p/" + a.ID().String())).String()
-	via, err := dd.rewrite([]string{addr}, d)
+	via, err := dd.Rewrite([]string{addr}, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,21 +226,21 @@ func sameHost(m ma.Multiaddr, proxy string) bool {
 }
 
 func TestDelayedDialerRejects(t *testing.T) {
-	dd := &delayedDialer{}
+	dd := &DelayedDialer{}
 	defer dd.Close()
 	for _, a := range []string{
 		"/ip4/127.0.0.1/tcp/4001", // no peer ID
 		"/ip4/127.0.0.1/udp/4001/quic-v1/p2p/12D3KooWGRUVh4d9k5bm9cLAhfy1uQbMjyF5JwqrCuxbuDgwwHbh", // not TCP
 		"not a multiaddr",
 	} {
-		if _, err := dd.rewrite([]string{a}, time.Millisecond); err == nil {
+		if _, err := dd.Rewrite([]string{a}, time.Millisecond); err == nil {
 			t.Errorf("rewrite(%q) accepted", a)
 		}
 	}
 	if len(dd.proxies) != 0 {
 		t.Fatalf("%d proxies started for rejected addresses", len(dd.proxies))
 	}
-	if _, err := newDelayProxy("127.0.0.1:1", 0); err == nil {
+	if _, err := NewDelayProxy("127.0.0.1:1", 0); err == nil {
 		t.Fatal("zero delay accepted")
 	}
 }
