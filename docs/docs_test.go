@@ -1,7 +1,9 @@
 // Package docs_test checks the documentation against the code it
 // describes: architecture.md's package map and layering rules against
-// `go list`, every relative link of the README and docs/ against the
-// files, and the README's commands against the Makefile.
+// `go list`, the monitoring page's API paths and metrics against the
+// OpenAPI description and node/metrics, every relative link of the README
+// and docs/ against the files, and the README's commands against the
+// Makefile.
 package docs_test
 
 import (
@@ -317,5 +319,74 @@ func TestReadmeCommands(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("README.md's first sh block runs no make target")
+	}
+}
+
+// monitoring is the operator page that lists the API and the metrics.
+const monitoring = "docs/operator/monitoring.md"
+
+// Every path the API's OpenAPI description declares is in monitoring.md,
+// and every /api path there is declared (or is the description itself).
+func TestMonitoringListsAPIPaths(t *testing.T) {
+	spec := readDoc(t, "node/api/openapi.yaml")
+	declared := map[string]bool{"/api/v1/openapi.yaml": true} // served beside the paths it declares
+	for _, m := range regexp.MustCompile(`(?m)^  (/\S+):\s*$`).FindAllStringSubmatch(spec, -1) {
+		declared[m[1]] = true
+	}
+	documented := map[string]bool{}
+	for _, s := range spans(readDoc(t, monitoring)) {
+		if p, _, _ := strings.Cut(s, "?"); strings.HasPrefix(p, "/api/") {
+			documented[p] = true
+			if !declared[p] {
+				t.Errorf("%s lists %s, which node/api/openapi.yaml does not declare", monitoring, p)
+			}
+		}
+	}
+	for p := range declared {
+		if !documented[p] {
+			t.Errorf("node/api/openapi.yaml declares %s, which %s does not list", p, monitoring)
+		}
+	}
+}
+
+// Every metric node/metrics names is in monitoring.md, and every pog_
+// metric there is one it names.
+func TestMonitoringListsMetrics(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(root, "node", "metrics", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{}
+	literal := regexp.MustCompile(`"(pog_[a-z_]+)"`)
+	metricName := regexp.MustCompile(`^pog_[a-z_]+$`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range literal.FindAllStringSubmatch(string(b), -1) {
+			named[m[1]] = true
+		}
+	}
+	if len(named) == 0 {
+		t.Fatal("node/metrics names no pog_ metric")
+	}
+	documented := map[string]bool{}
+	for _, s := range spans(readDoc(t, monitoring)) {
+		name, _, _ := strings.Cut(s, "{")
+		if metricName.MatchString(name) {
+			documented[name] = true
+			if !named[name] {
+				t.Errorf("%s lists %s, which node/metrics does not export", monitoring, name)
+			}
+		}
+	}
+	for n := range named {
+		if !documented[n] {
+			t.Errorf("node/metrics exports %s, which %s does not list", n, monitoring)
+		}
 	}
 }
