@@ -1,8 +1,9 @@
-package main
+package bench
 
 import (
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +18,22 @@ import (
 	"github.com/pog-network/pog/protocol/scoring"
 )
 
+// parse is cmd/pog's flag parsing less the range checks, which cmd/pog's
+// tests drive through its command table.
+func parse(fs *flag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		return 2, false
+	}
+	return 0, true
+}
+
+// runArgs runs `pog bench` with args.
+func runArgs(args ...string) (code int, stdout, stderr string) {
+	var out, errb strings.Builder
+	code = Run(args, &out, &errb, parse)
+	return code, out.String(), errb.String()
+}
+
 // TestBenchJSONReproducible re-derives a bench round from its --json output
 // and the output file alone, as an independent implementation would: the
 // parameters decode to the printed nonce and miner, the secret opens H(s),
@@ -24,7 +41,7 @@ import (
 // proves the sampled tiles of the output under the root.
 func TestBenchJSONReproducible(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.bin")
-	code, out, errs := runPog("bench", "--size", "128", "--tile", "1024", "--seed", "s2", "--output", path, "--json", "--quiet")
+	code, out, errs := runArgs("--size", "128", "--tile", "1024", "--seed", "s2", "--output", path, "--json", "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -80,7 +97,7 @@ func TestBenchJSONReproducible(t *testing.T) {
 func TestBenchJSONReference(t *testing.T) {
 	c := scoring.DefaultConfig()
 	for _, prec := range []string{"fp16", "fp32"} {
-		code, out, errs := runPog("bench", "--size", "128", "--tile", "1024", "--precision", prec, "--json", "--quiet")
+		code, out, errs := runArgs("--size", "128", "--tile", "1024", "--precision", prec, "--json", "--quiet")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", prec, code, errs)
 		}

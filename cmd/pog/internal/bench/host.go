@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"crypto/rand"
@@ -23,13 +23,16 @@ import (
 	"lukechampine.com/blake3"
 )
 
-func init() {
-	flagRanges["bench --host"] = map[string]flagRange{
-		"workers": {0, 4096}, "samples": {1, host.MaxSegments},
-		"cpu-chains": {0, 4096}, "cpu-steps": {2, 1 << 34}, "cpu-segment": {1, 1 << 30},
-		"ram-mib": {1, 1 << 20}, "ram-walks": {0, 4096}, "ram-steps": {2, 1 << 34}, "ram-segment": {1, 1 << 20},
-		"plot-mib": {1, 1 << 24}, "plot-walks": {1, 1024}, "plot-steps": {2, 1 << 30}, "plot-segment": {1, plot.MaxOpenBlocks},
-	}
+// Range bounds a numeric flag, inclusive.
+type Range struct{ Min, Max float64 }
+
+// HostRanges bounds the numeric flags of `pog bench --host`, for the
+// Parse cmd/pog passes (its flag set is named "pog bench --host").
+var HostRanges = map[string]Range{
+	"workers": {0, 4096}, "samples": {1, host.MaxSegments},
+	"cpu-chains": {0, 4096}, "cpu-steps": {2, 1 << 34}, "cpu-segment": {1, 1 << 30},
+	"ram-mib": {1, 1 << 20}, "ram-walks": {0, 4096}, "ram-steps": {2, 1 << 34}, "ram-segment": {1, 1 << 20},
+	"plot-mib": {1, 1 << 24}, "plot-walks": {1, 1024}, "plot-steps": {2, 1 << 30}, "plot-segment": {1, plot.MaxOpenBlocks},
 }
 
 // hostProof is what a validator measures of one host proof (SPEC §23.1),
@@ -113,7 +116,7 @@ type hostBenchFlags struct {
 // runBenchHost is `pog bench --host`: the three host proofs run locally,
 // each proved, committed, sampled and verified as a validator would, with
 // the figures it would measure (no round trip to subtract here).
-func runBenchHost(args []string, stdout, stderr io.Writer) int {
+func runBenchHost(args []string, stdout, stderr io.Writer, parse Parse) int {
 	fs := flag.NewFlagSet("pog bench --host", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f hostBenchFlags
@@ -135,7 +138,7 @@ func runBenchHost(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.seed, "seed", "", "derive every seed and the sampling secret from this string (default: random)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object instead of the summary")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parse(fs, args); !ok {
 		return code
 	}
 	for name, dst := range map[string]*[32]byte{"secret": &f.secret, "cpu": &f.cpuSeed, "ram": &f.ramSeed, "epoch": &f.epochSeed, "plot": &f.plotSeed} {

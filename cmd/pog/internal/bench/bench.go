@@ -1,4 +1,9 @@
-package main
+// Package bench is pog's local measurements: `pog bench` plays one proof
+// round (miner and validator in one process) or, with --host, the three
+// host proofs, and in cuda builds `pog gpu-check` checks the GPU kernels
+// against the CPU path and a cuBLAS reference. cmd/pog's command table
+// calls Run (and GPUCheck), passing its flag conventions as a Parse.
+package bench
 
 import (
 	"cmp"
@@ -97,9 +102,16 @@ var benchMiner = func() peer.ID {
 	return id
 }()
 
-func runBench(args []string, stdout, stderr io.Writer) int {
+// Parse parses a command's flags as every pog command does: help on -h
+// (code 0), a usage error printed on fs's output (code 2), the numeric
+// flags checked against the ranges cmd/pog keeps under fs.Name().
+type Parse func(fs *flag.FlagSet, args []string) (code int, ok bool)
+
+// Run is `pog bench`: it returns the exit code, 0 verified, 1 a failed
+// verification or an operational error, 2 a usage error.
+func Run(args []string, stdout, stderr io.Writer, parse Parse) int {
 	if wantsHost(args) {
-		return runBenchHost(args, stdout, stderr)
+		return runBenchHost(args, stdout, stderr, parse)
 	}
 	fs := flag.NewFlagSet("pog bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -118,32 +130,22 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	adversary := fs.String("adversary", "", "make the miner cheat, to see the verdict: lazy (skips every other tile) or tamper (alters served tiles)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	fs.Bool("host", false, "run the CPU, RAM and storage host proofs instead (pog bench --host --help lists their flags)")
-	fs.Usage = func() { printFlags(fs) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		return usageError(stderr, "bench", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	}
-	if err := checkFlagRanges(fs); err != nil {
-		return usageError(stderr, "bench", err)
+	if code, ok := parse(fs, args); !ok {
+		return code
 	}
 	prec, err := proof.ParsePrecision(*precFlag)
 	if err != nil {
-		return usageError(stderr, "bench", err)
+		return usageError(stderr, err)
 	}
 	edge, err := tileEdge(*tileBytes)
 	if err != nil {
-		return usageError(stderr, "bench", err)
+		return usageError(stderr, err)
 	}
 	if *adversary != "" && *adversary != "lazy" && *adversary != "tamper" {
-		return usageError(stderr, "bench", fmt.Errorf("unknown adversary %q (want lazy or tamper)", *adversary))
+		return usageError(stderr, fmt.Errorf("unknown adversary %q (want lazy or tamper)", *adversary))
 	}
 	if *size > proof.MaxDim || *batch > proof.MaxBatch || *kFlag > 1<<20 {
-		return usageError(stderr, "bench", fmt.Errorf("size %d, k %d or batch %d out of range", *size, *kFlag, *batch))
+		return usageError(stderr, fmt.Errorf("size %d, k %d or batch %d out of range", *size, *kFlag, *batch))
 	}
 	k := uint32(*kFlag)
 	if k == 0 {
@@ -159,15 +161,15 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		rand.Read(secret[:])
 	}
 	if err := p.Validate(); err != nil {
-		return usageError(stderr, "bench", err)
+		return usageError(stderr, err)
 	}
 	samples, err := sample.Count(*fraction, *target, p.Tiles())
 	if err != nil {
-		return usageError(stderr, "bench", err)
+		return usageError(stderr, err)
 	}
 	be, err := kernels.Open(*backend)
 	if err != nil {
-		return usageError(stderr, "bench", err)
+		return usageError(stderr, err)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -198,6 +200,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// usageError prints err as pog bench's usage error and returns 2.
+func usageError(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "pog bench: %s\n", strings.TrimSpace(err.Error()))
+	return 2
 }
 
 // tileEdge maps a tile size in bytes to its edge t, with 4·t² = bytes.

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -13,9 +13,9 @@ import (
 func TestBenchHostVerifiesAllThreeProofs(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	code := runBench([]string{"--host", "--json", "--quiet", "--seed", "t", "--plot-dir", dir,
+	code := Run([]string{"--host", "--json", "--quiet", "--seed", "t", "--plot-dir", dir,
 		"--cpu-steps", "1024", "--cpu-segment", "64", "--ram-mib", "1", "--ram-steps", "256", "--ram-segment", "16",
-		"--plot-mib", "1", "--plot-walks", "2", "--plot-steps", "32", "--plot-segment", "4"}, &out, &errb)
+		"--plot-mib", "1", "--plot-walks", "2", "--plot-steps", "32", "--plot-segment", "4"}, &out, &errb, parse)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -78,21 +78,6 @@ func TestQuantity(t *testing.T) {
 		{5242.88, "MB/s", "5243 MB/s"}, {999.7, "GB/s", "1000 GB/s"}, {0.0885, "GB/s", "0.0885 GB/s"}} {
 		if got := quantity(c.v, c.unit); got != c.want {
 			t.Errorf("quantity(%v, %s) = %q, want %q", c.v, c.unit, got, c.want)
-		}
-	}
-}
-
-func TestBenchHostRefusesBadShapes(t *testing.T) {
-	for _, args := range [][]string{
-		{"--host", "--cpu-steps", "0"},
-		{"--host", "--cpu-segment", "3"},
-		{"--host", "--samples", "1000"},
-		{"--host", "--plot-segment", "5000"},
-		{"--host", "--cpu-steps", "1024", "--cpu-segment", "64", "--ram-mib", "1048576"},
-	} {
-		var out, errb bytes.Buffer
-		if code := runBench(append(args, "--quiet"), &out, &errb); code == 0 || !strings.Contains(errb.String(), "pog bench --host") {
-			t.Errorf("%v: exit %d, %q", args, code, errb.String())
 		}
 	}
 }

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package main
+package bench
 
 import (
 	"context"
@@ -20,15 +20,11 @@ import (
 	"lukechampine.com/blake3"
 )
 
-func init() {
-	commands["gpu-check"] = command{"GPU correctness and speed against the CPU path and a cuBLAS reference (JSON lines)", runGPUCheck}
-}
-
-// runGPUCheck is what scripts/gpu-check.sh runs on a GPU machine: JSON lines
-// for the devices, bit-exactness against the CPU backend for each GEMM
-// implementation, then throughput at sizes measured for at least
-// --min-seconds each. Exit 1 if any correctness check fails.
-func runGPUCheck(args []string, stdout, stderr io.Writer) int {
+// GPUCheck is `pog gpu-check`, what scripts/gpu-check.sh runs on a GPU
+// machine: JSON lines for the devices, bit-exactness against the CPU
+// backend for each GEMM implementation, then throughput at sizes measured
+// for at least --min-seconds each. Exit 1 if any correctness check fails.
+func GPUCheck(args []string, stdout, stderr io.Writer, parse Parse) int {
 	fs := flag.NewFlagSet("pog gpu-check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	ref16 := fs.Float64("reference-fp16", 0, "cuBLAS reference TFLOPS for the fp16 product (from scripts/gpu_reference.py)")
@@ -39,7 +35,7 @@ func runGPUCheck(args []string, stdout, stderr io.Writer) int {
 	minSec := fs.Float64("min-seconds", 1, "each speed figure is measured over at least this long")
 	cublasPath := fs.String("cublas", "", "libcublas to test beside the own kernels (default: search the usual sonames)")
 	skipSpeed := fs.Bool("correctness-only", false, "skip the speed runs")
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parse(fs, args); !ok {
 		return code
 	}
 	enc := json.NewEncoder(stdout)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package bench
 
 // memoryLimit is unknown off Linux: jobs are not bounded.
 func memoryLimit() uint64 { return 0 }
