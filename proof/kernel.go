@@ -20,9 +20,9 @@ type kernel struct {
 	badRow func(f *freivalds) int
 }
 
-// kernels lists the kernels this CPU can run, fastest first; the platform
-// file prepends the vector ones. generic is last and always present.
-var kernels = []*kernel{{name: "generic", blocks: blocksGeneric, badRow: badRowGeneric}}
+// kernels lists the kernels this CPU can run, fastest first: the platform's
+// vector kernels, then generic, which is always present.
+var kernels = append(vectorKernels(), &kernel{name: "generic", blocks: blocksGeneric, badRow: badRowGeneric})
 
 // active is the kernel in use, the fastest unless SetVerifyKernel chose
 // another.

@@ -1,0 +1,54 @@
+package proof
+
+import "testing"
+
+// benchParams is pog bench's default challenge: 8192³ fp16 in 128² tiles.
+func benchParams() Params {
+	return Params{Precision: FP16, Batch: 1, M: 8192, K: 8192, N: 8192, Tile: 128, Miner: []byte("bench")}
+}
+
+// eachKernelB runs f once under every kernel, as sub-benchmarks.
+func eachKernelB(b *testing.B, f func(b *testing.B)) {
+	for _, name := range VerifyKernels() {
+		b.Run(name, func(b *testing.B) {
+			restore, err := SetVerifyKernel(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer restore()
+			f(b)
+		})
+	}
+}
+
+// BenchmarkLine generates one row of A at K = 8192.
+func BenchmarkLine(b *testing.B) {
+	p := benchParams()
+	g, _ := NewGenerator(p)
+	dst := make([]int32, p.K)
+	eachKernelB(b, func(b *testing.B) {
+		b.SetBytes(int64(4 * p.K))
+		for i := 0; b.Loop(); i++ {
+			Line(g, MatA, 0, uint32(i), dst)
+		}
+	})
+}
+
+// BenchmarkCheckTile runs Freivalds' check on one honest tile of the bench
+// challenge.
+func BenchmarkCheckTile(b *testing.B) {
+	p := benchParams()
+	g, _ := NewGenerator(p)
+	c := referenceGeneric(g, p, 7)
+	r := make([]uint64, p.Tile)
+	for i := range r {
+		r[i] = uint64(i) * 0x9E3779B97F4A7C15 % p61
+	}
+	eachKernelB(b, func(b *testing.B) {
+		for b.Loop() {
+			if f := checkTile(g, p, 7, c, r); f != nil {
+				b.Fatal(f)
+			}
+		}
+	})
+}

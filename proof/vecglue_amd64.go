@@ -1,0 +1,133 @@
+package proof
+
+import "math/bits"
+
+// vecArgs is the argument block of the generated kernels; cmd vecgen hard-codes
+// its field offsets (TestVecArgsLayout checks them).
+type vecArgs struct {
+	rk     [20]uint32 // round keys: k0+i·w0 at i, k1+i·w1 at 10+i
+	mask   uint64     // entry mask of the matrix generated
+	c0     uint64     // blocks: first counter word 0
+	c1     uint64     // first line (counter word 1)
+	c2     uint64     // counter word 2: 2·batch + matrix
+	c3     uint64     // counter word 3: the salt
+	lines  uint64     // bside, aside: lines to walk, even
+	chunks uint64     // chunks of w blocks per line
+	r      *uint64    // bside: per tile column, r's limbs (ra, rb)
+	y      *uint64    // aside: y's limbs in slot order
+	out    *uint64    // bside: per-chunk slot sums; aside: per-row lane sums
+	words  *uint32    // blocks: the output words
+}
+
+// vecKernel runs Freivalds' check with a generated kernel family of w
+// blocks per vector.
+//
+// Slots: the kernels never move an entry between lanes, so vectors indexed
+// by the element q of a line are stored in slot order: per chunk ch of w
+// blocks, slot ch·8w + e·w + l holds element 8·(w·ch + l) + e (lane l, entry
+// e = 2·word + half of its block). Slots past K are zero in y.
+//
+// Limbs: a field element x < 2^61 enters the multiplies as xa = x mod 2^31
+// and xb = x >> 31 < 2^30, so every product of an entry (at most 2^13 − 1)
+// and a limb is below 2^44: exact in VPMULUDQ's 64-bit product and in
+// VPMADD52LUQ's 52-bit one. Sums stay far below 2^64 (vecBounds):
+//   - bside: per slot Σ over at most MaxTile = 2^9 columns of entry·limb,
+//     entries of B at most 15 (fp16) or 1 (fp32): < 2^9·2^4·2^31 = 2^44;
+//   - aside: per row Σ over all lanes and K ≤ MaxK of entry·limb, entries of
+//     A at most 511 (fp16, K ≤ 8192) or 8191 (fp32, K ≤ 4096): < 2^56.
+type vecKernel struct {
+	w                    int
+	blocks, bside, aside func(*vecArgs)
+}
+
+func (v *vecKernel) kernel(name string) *kernel {
+	return &kernel{name: name, blocks: v.blocksInto, badRow: v.badRow}
+}
+
+const limbBits = 31
+
+func roundKeys(key [2]uint32) (rk [20]uint32) {
+	k0, k1 := key[0], key[1]
+	for i := 0; i < 10; i++ {
+		rk[i], rk[10+i] = k0, k1
+		k0 += 0x9E3779B9
+		k1 += 0xBB67AE85
+	}
+	return rk
+}
+
+// blocksInto is kernel.blocks: whole chunks in the vector kernel, the rest
+// in Go.
+func (v *vecKernel) blocksInto(dst []uint32, ctr [4]uint32, key [2]uint32) {
+	n := len(dst) / 4 / v.w
+	if n > 0 {
+		a := vecArgs{rk: roundKeys(key), c0: uint64(ctr[0]), c1: uint64(ctr[1]), c2: uint64(ctr[2]), c3: uint64(ctr[3]),
+			chunks: uint64(n), words: &dst[0]}
+		v.blocks(&a)
+	}
+	ctr[0] += uint32(n * v.w)
+	blocksGeneric(dst[4*n*v.w:], ctr, key)
+}
+
+// combine returns (sa + 2^31·sb) mod p61.
+func combine(sa, sb uint64) uint64 {
+	hi, lo := sb>>(64-limbBits), sb<<limbBits
+	lo, c := bits.Add64(lo, sa, 0)
+	return reduce(hi+c, lo)
+}
+
+// badRow is kernel.badRow: y = B_J·r in bside, each row of A against y in
+// aside.
+func (v *vecKernel) badRow(f *freivalds) int {
+	w := v.w
+	chunks := (f.k + 8*w - 1) / (8 * w)
+	rl := make([]uint64, 2*f.t)
+	for j, x := range f.r {
+		rl[2*j], rl[2*j+1] = x&(1<<limbBits-1), x>>limbBits
+	}
+	sums := make([]uint64, 16*w*chunks)
+	a := vecArgs{rk: roundKeys(f.g.key), mask: uint64(f.v.bMask), c1: uint64(f.colIndex(0)),
+		c2: uint64(f.b<<1 | uint32(MatB)), c3: uint64(f.g.salt), lines: uint64(f.t), chunks: uint64(chunks),
+		r: &rl[0], out: &sums[0]}
+	v.bside(&a)
+	y := v.ySlots(f, sums, chunks)
+	rows := make([]uint64, 2*w*f.t)
+	a.mask, a.c1, a.c2 = uint64(f.v.aMask), uint64(f.rowIndex(0)), uint64(f.b<<1|uint32(MatA))
+	a.r, a.y, a.out = nil, &y[0], &rows[0]
+	v.aside(&a)
+	for i := 0; i < f.t; i++ {
+		var sa, sb uint64
+		for _, x := range rows[2*w*i : 2*w*i+w] {
+			sa += x
+		}
+		for _, x := range rows[2*w*i+w : 2*w*(i+1)] {
+			sb += x
+		}
+		if !f.rowOK(i, combine(sa, sb)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// ySlots turns bside's sums into y = (B_J + bOff)·r − bOff·Σr, split in
+// limbs and in slot order, and records Σy.
+func (v *vecKernel) ySlots(f *freivalds, sums []uint64, chunks int) []uint64 {
+	w := v.w
+	y := make([]uint64, len(sums))
+	var ysum acc
+	for ch := 0; ch < chunks; ch++ {
+		base := 16 * w * ch
+		for s := 0; s < 8*w; s++ {
+			if q := 8*(w*ch+s%w) + s/w; q >= f.k {
+				continue
+			}
+			// bside summed the masked draws; B + bOff is bScale times that.
+			yq := subMod(mulSmall(uint64(f.v.bScale), combine(sums[base+s], sums[base+8*w+s])), f.bOffR)
+			y[base+s], y[base+8*w+s] = yq&(1<<limbBits-1), yq>>limbBits
+			ysum.add(1, yq)
+		}
+	}
+	f.setY(ysum.mod())
+	return y
+}
