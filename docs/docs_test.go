@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // root is the module root, relative to this package's directory.
@@ -268,7 +269,7 @@ func sortedKeys(m map[string]pkg) []string {
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
 // Every relative link in README.md and docs/ names a file or directory
-// that exists.
+// that exists, and a link to a heading of a markdown file names one it has.
 func TestRelativeLinks(t *testing.T) {
 	files := []string{filepath.Join(root, "README.md")}
 	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
@@ -286,15 +287,56 @@ func TestRelativeLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range mdLink.FindAllStringSubmatch(string(b), -1) {
-			target, _, _ := strings.Cut(m[1], "#")
-			if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			target, anchor, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue
 			}
-			if _, err := os.Stat(filepath.Join(filepath.Dir(f), filepath.FromSlash(target))); err != nil {
+			path := f
+			if target != "" {
+				path = filepath.Join(filepath.Dir(f), filepath.FromSlash(target))
+			}
+			if _, err := os.Stat(path); err != nil {
 				t.Errorf("%s links to %s: %v", f, m[1], err)
+				continue
+			}
+			if anchor != "" && strings.HasSuffix(path, ".md") && !slices.Contains(anchors(t, path), anchor) {
+				t.Errorf("%s links to %s: %s has no heading with that anchor", f, m[1], path)
 			}
 		}
 	}
+}
+
+// anchors are the anchors GitHub gives the headings of a markdown file:
+// lower case, spaces as hyphens, other punctuation dropped.
+func anchors(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a []string
+	fenced := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+		}
+		title, ok := strings.CutPrefix(line, "#")
+		if fenced || !ok {
+			continue
+		}
+		title = strings.TrimSpace(strings.TrimLeft(title, "#"))
+		slug := strings.Map(func(r rune) rune {
+			switch {
+			case r == ' ':
+				return '-'
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				return unicode.ToLower(r)
+			}
+			return -1
+		}, title)
+		a = append(a, slug)
+	}
+	return a
 }
 
 // The README's quick start runs make targets the Makefile defines.
