@@ -4,55 +4,21 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"runtime"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/internal/par"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/record"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
-	"lukechampine.com/blake3"
 )
 
 // Epoch evidence: everything here is a function of the store's contents, so
 // `pog audit` recomputes exactly what a validator published.
-
-const roundsRootContext = "pog 2026-11-29 epoch rounds root v1"
-
-// RoundsRoot commits to a validator's round records of one epoch, in store
-// order: BLAKE3 derive-key over the concatenated BLAKE3 hashes of each
-// record's canonical encoding.
-func RoundsRoot(records []*store.RoundRecord) [32]byte {
-	cat := make([]byte, 32*len(records))
-	parallelFor(len(records), func(i int) {
-		h := blake3.Sum256(store.EncodeRound(records[i]))
-		copy(cat[32*i:], h[:])
-	})
-	var root [32]byte
-	blake3.DeriveKey(root[:], roundsRootContext, cat)
-	return root
-}
-
-// parallelFor runs f(0..n-1) on every core; f must only write its own slot.
-func parallelFor(n int, f func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < min(n, runtime.GOMAXPROCS(0)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
 
 // scoringInput turns one miner's stored rounds and announce into scoring
 // input. Throughput comes only from verified rounds the validator timed.
@@ -215,12 +181,12 @@ func (s *EpochScorer) score(e uint64, rounds []*store.RoundRecord) (*pb.EpochRec
 		s.inspect(e, ins, recs)
 	}
 	scores := make([]scoring.Score, len(ins))
-	parallelFor(len(ins), func(i int) { scores[i] = scoring.ScoreMiner(s.Config, ins[i]) })
+	par.For(len(ins), func(i int) { scores[i] = scoring.ScoreMiner(s.Config, ins[i]) })
 	for _, sc := range scores {
 		s.penalties[sc.Miner] = sc.Penalty
 	}
 	hash := s.Config.Hash()
-	root := EvidenceRoot(rounds, allHosts)
+	root := record.EvidenceRoot(rounds, allHosts)
 	rec := &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: root[:], ScoringConfigHash: hash[:], PrevRecordHash: make([]byte, 32)}
 	for _, w := range scoring.Weights(scores) {
 		id, err := peer.Decode(w.Miner)
@@ -262,7 +228,7 @@ func (s *EpochScorer) inputs(e uint64, rounds []*store.RoundRecord) ([]scoring.I
 	ins := make([]scoring.Input, len(miners))
 	recs := make([][]*store.RoundRecord, len(miners))
 	errs := make([]error, len(miners))
-	parallelFor(len(miners), func(i int) {
+	par.For(len(miners), func(i int) {
 		m := miners[i]
 		ann, err := s.Store.Announce(e, []byte(m))
 		if err != nil && !errors.Is(err, store.ErrNotFound) {

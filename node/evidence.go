@@ -16,6 +16,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/record"
 	"github.com/pog-network/pog/store"
 )
 
@@ -158,11 +159,11 @@ func (y *recordSync) evidencePage(s network.Stream, kind byte, e uint64, from in
 	switch kind {
 	case evidenceRounds:
 		err = addEach(y.st.Rounds(e, e), func(r *store.RoundRecord) []byte {
-			return ownEncoding(r.Validator, self, store.EncodeRound, r)
+			return ownEncoding(r.Validator, self, record.EncodeRound, r)
 		}, add)
 	case evidenceHosts:
 		err = addEach(y.st.HostRounds(e, e), func(r *store.HostRecord) []byte {
-			return ownEncoding(r.Validator, self, store.EncodeHost, r)
+			return ownEncoding(r.Validator, self, record.EncodeHost, r)
 		}, add)
 	default:
 		err = addEach(y.st.Announces(e), func(a store.AnnounceEntry) []byte { return a.Envelope }, add)
@@ -252,7 +253,7 @@ func FetchEvidence(ctx context.Context, h host.Host, v peer.ID, e uint64) (*Epoc
 				if kind == evidenceHosts {
 					return ev.addHost(v, e, b)
 				}
-				r, err := store.DecodeRound(b)
+				r, err := record.DecodeRound(b)
 				if err != nil {
 					return badPeer("round record: %v", err)
 				}
@@ -308,7 +309,7 @@ func FetchCheckpoint(ctx context.Context, h host.Host, v peer.ID, e uint64) (cp 
 }
 
 func (ev *EpochEvidence) addHost(v peer.ID, e uint64, b []byte) error {
-	r, err := store.DecodeHost(b)
+	r, err := record.DecodeHost(b)
 	if err != nil {
 		return badPeer("host record: %v", err)
 	}

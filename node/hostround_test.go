@@ -14,6 +14,7 @@ import (
 	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/record"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
 )
@@ -278,7 +279,7 @@ func TestHostRoundsScheduledAndStored(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bytes.Equal(store.EncodeHost(s), store.EncodeHost(r)) {
+		if bytes.Equal(record.EncodeHost(s), record.EncodeHost(r)) {
 			stored++
 		}
 	}

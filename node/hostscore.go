@@ -7,36 +7,11 @@ import (
 	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
-	"lukechampine.com/blake3"
 )
 
 // Host evidence in the epoch score (SPEC §23.8): a verified host record's
 // timing, recomputed from the record alone, is the miner's proven CPU, RAM
 // or storage.
-
-const evidenceRootContext = "pog 2026-12-01 epoch evidence root v2"
-
-// EvidenceRoot is an epoch record's rounds_root: RoundsRoot when the epoch
-// has no host records (so records without them keep their bytes), else
-// BLAKE3 derive-key over the BLAKE3 hashes of each round record's and then
-// each host record's canonical encoding, in store order.
-func EvidenceRoot(rounds []*store.RoundRecord, hosts []*store.HostRecord) [32]byte {
-	if len(hosts) == 0 {
-		return RoundsRoot(rounds)
-	}
-	cat := make([]byte, 32*(len(rounds)+len(hosts)))
-	parallelFor(len(rounds), func(i int) {
-		h := blake3.Sum256(store.EncodeRound(rounds[i]))
-		copy(cat[32*i:], h[:])
-	})
-	for i, r := range hosts {
-		h := blake3.Sum256(store.EncodeHost(r))
-		copy(cat[32*(len(rounds)+i):], h[:])
-	}
-	var root [32]byte
-	blake3.DeriveKey(root[:], evidenceRootContext, cat)
-	return root
-}
 
 // hostElapsed is a host record's elapsed time: the root's arrival less the
 // round trip, at most 1/hostround.MaxRTTDivisor of the arrival (a miner

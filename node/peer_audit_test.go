@@ -20,6 +20,7 @@ import (
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/record"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
 )
@@ -183,7 +184,7 @@ func TestFetchEvidenceRefusesBadData(t *testing.T) {
 	}
 	const e = 7
 	rec := func(v peer.ID, epoch, round uint64) []byte {
-		return store.EncodeRound(&store.RoundRecord{Epoch: epoch, Round: round, Miner: []byte{1}, Validator: []byte(v),
+		return record.EncodeRound(&store.RoundRecord{Epoch: epoch, Round: round, Miner: []byte{1}, Validator: []byte(v),
 			Challenge: []byte{3}, Verdict: store.VerdictFailed, Reason: "x"})
 	}
 	header := func(status byte, n, next uint32) []byte {

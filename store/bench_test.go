@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/pog-network/pog/protocol/record/recordtest"
 	"path/filepath"
 	"testing"
 
@@ -16,7 +17,7 @@ func BenchmarkPutRound(b *testing.B) {
 	}
 	defer s.Close()
 	for i := range b.N {
-		if err := s.PutRound(auditRecord(1, uint64(i), "miner")); err != nil {
+		if err := s.PutRound(recordtest.Audit(1, uint64(i), "miner")); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/pog-network/pog/protocol/record"
+	"github.com/pog-network/pog/protocol/record/recordtest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,7 +36,7 @@ func fixture(t *testing.T, flushed bool) string {
 		t.Fatal(err)
 	}
 	for i := range fixtureRounds {
-		if err := s.PutRound(testRecord(uint64(i/5), uint64(i), "miner")); err != nil {
+		if err := s.PutRound(recordtest.Round(uint64(i/5), uint64(i), "miner")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -281,7 +283,7 @@ func TestReadOnly(t *testing.T) {
 	if got := len(collect(t, s, 0, ^uint64(0))); got != fixtureRounds {
 		t.Fatalf("%d rounds, want %d", got, fixtureRounds)
 	}
-	if err := s.PutRound(testRecord(9, 9, "x")); !errors.Is(err, ErrReadOnly) {
+	if err := s.PutRound(recordtest.Round(9, 9, "x")); !errors.Is(err, ErrReadOnly) {
 		t.Fatalf("PutRound on a read-only store: %v, want ErrReadOnly", err)
 	}
 	if err := s.Close(); err != nil {
@@ -348,8 +350,8 @@ func TestLocked(t *testing.T) {
 func TestHeadUpgrade(t *testing.T) {
 	fs := vfs.NewMem()
 	rawSet(t, fs, schemaKey, binary.BigEndian.AppendUint64(nil, schemaVersion))
-	r := testRecord(1, 1, "m")
-	rawSet(t, fs, recordKey(r.Epoch, r.Round, r.Miner), encodeRound(r))
+	r := recordtest.Round(1, 1, "m")
+	rawSet(t, fs, recordKey(r.Epoch, r.Round, r.Miner), record.EncodeRound(r))
 	s, err := Open(testDir, Options{FS: fs, ReadOnly: true})
 	if err != nil {
 		t.Fatalf("read-only open of a store without a head: %v", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/pog-network/pog/protocol/record/recordtest"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -344,7 +345,7 @@ func TestEnvelopeReopen(t *testing.T) {
 			}
 		}
 	}
-	if err := s.PutRound(testRecord(0, 0, "a")); err != nil {
+	if err := s.PutRound(recordtest.Round(0, 0, "a")); err != nil {
 		t.Fatal(err)
 	}
 	closeStore(t, s)
@@ -422,7 +423,7 @@ func TestAnnounceCrash(t *testing.T) {
 	if _, err := s.PutAnnounce(1, []byte("m2"), []byte("scored")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutRound(testRecord(1, 1, "m2")); err != nil {
+	if err := s.PutRound(recordtest.Round(1, 1, "m2")); err != nil {
 		t.Fatal(err)
 	}
 	c = crashed()
@@ -597,7 +598,7 @@ func TestAnnounceWriteFault(t *testing.T) {
 func TestTamper(t *testing.T) {
 	fs := vfs.NewMem()
 	s := openMem(t, fs)
-	r := testRecord(1, 2, "miner")
+	r := recordtest.Round(1, 2, "miner")
 	if err := s.PutRound(r); err != nil {
 		t.Fatal(err)
 	}
@@ -609,7 +610,7 @@ func TestTamper(t *testing.T) {
 	}
 
 	// Forge a round record: delete it, then put the forgery.
-	forged := testRecord(1, 2, "miner")
+	forged := recordtest.Round(1, 2, "miner")
 	forged.TFLOPS *= 2
 	if err := s.Tamper(func(db *pebble.DB) error { return db.Delete(RoundKey(1, 2, []byte("miner")), pebble.Sync) }); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"github.com/pog-network/pog/protocol/record/recordtest"
 	"os"
 	"reflect"
 	"strings"
@@ -57,7 +58,7 @@ type acked struct {
 // it returns that error (nil if none did) and what was acknowledged.
 func workload(s *Store, a *acked) error {
 	for j := uint64(0); j < 4; j++ {
-		r := auditRecord(10+j, j, "miner")
+		r := recordtest.Audit(10+j, j, "miner")
 		if err := s.PutRound(r); err != nil {
 			return err
 		}
@@ -121,7 +122,7 @@ func TestFaultEveryCallSite(t *testing.T) {
 func faultRun(t *testing.T, match func(errorfs.Op) bool, n int64) bool {
 	t.Helper()
 	mem := vfs.NewMem()
-	old := testRecord(1, 1, "old")
+	old := recordtest.Round(1, 1, "old")
 	s := openMem(t, mem)
 	if err := s.PutRound(old); err != nil {
 		t.Fatal(err)
@@ -210,7 +211,7 @@ func TestFullDisk(t *testing.T) {
 	}))
 	s := openMem(t, fs)
 	full.Store(true)
-	err := s.PutRound(testRecord(5, 5, "m"))
+	err := s.PutRound(recordtest.Round(5, 5, "m"))
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("PutRound on a full disk: %v, want ENOSPC", err)
 	}
@@ -229,7 +230,7 @@ func TestFullDisk(t *testing.T) {
 
 func fixtureMem(t *testing.T, fs vfs.FS) *Store {
 	s := openMem(t, fs)
-	if err := s.PutRound(testRecord(1, 1, "m")); err != nil {
+	if err := s.PutRound(recordtest.Round(1, 1, "m")); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -259,7 +260,7 @@ func TestBackgroundFatal(t *testing.T) {
 	if err := s.Err(); !errors.Is(err, errorfs.ErrInjected) {
 		t.Fatalf("Err: %v, want the injected fault", err)
 	}
-	if err := s.PutRound(testRecord(2, 2, "m")); err == nil {
+	if err := s.PutRound(recordtest.Round(2, 2, "m")); err == nil {
 		t.Fatal("PutRound after a fatal error succeeded")
 	}
 	if err := s.Close(); !errors.Is(err, ErrHeld) {
@@ -284,7 +285,7 @@ func TestCorruptionEventFailsStore(t *testing.T) {
 	if err := s.Err(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "000005.sst") {
 		t.Fatalf("Err: %v, want ErrCorrupt naming the file", err)
 	}
-	if err := s.PutRound(testRecord(3, 3, "m")); !errors.Is(err, ErrCorrupt) {
+	if err := s.PutRound(recordtest.Round(3, 3, "m")); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("PutRound after corruption: %v, want refused with ErrCorrupt", err)
 	}
 }
@@ -320,7 +321,7 @@ func TestFullDiskReplay(t *testing.T) {
 	case <-time.After(20 * time.Second): // a guard: Open returns in milliseconds
 		t.Fatal("Open on a full disk never returned")
 	}
-	reopened(t, mem, &acked{}, 0, testRecord(1, 1, "m"))
+	reopened(t, mem, &acked{}, 0, recordtest.Round(1, 1, "m"))
 }
 
 // readOnlyFS fails every operation that would change fs, as a read-only

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"github.com/pog-network/pog/protocol/record/recordtest"
 	"math"
 	"reflect"
 	"testing"
@@ -68,7 +69,7 @@ func TestPruneEvidence(t *testing.T) {
 	fs := vfs.NewMem()
 	s := openMem(t, fs)
 	for e := uint64(0); e < 6; e++ {
-		if err := s.PutRound(testRecord(e, 1, "m")); err != nil {
+		if err := s.PutRound(recordtest.Round(e, 1, "m")); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.PutAnnounce(e, []byte("m"), testEnvelope(e, "m")); err != nil {

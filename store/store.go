@@ -7,13 +7,16 @@
 //
 //	"a" ‖ BE64 epoch ‖ miner                   -> 1 ‖ announce envelope (envelope.go)
 //	"e" ‖ BE64 epoch ‖ validator               -> 1 ‖ epoch record envelope (envelope.go)
-//	"h" ‖ BE64 epoch ‖ BE64 round ‖ miner      -> host record (host.go)
+//	"h" ‖ BE64 epoch ‖ BE64 round ‖ miner      -> record.EncodeHost (host.go)
 //	"meta/round_mark"                          -> BE64 round-number mark (roundmark.go)
 //	"meta/schema"                              -> BE64 schema version (1)
-//	"r" ‖ BE64 epoch ‖ BE64 round ‖ miner      -> round record (record.go)
+//	"r" ‖ BE64 epoch ‖ BE64 round ‖ miner      -> record.EncodeRound (store.go)
 //
 // finality.go (final sets, equivocation proofs) and retention.go (scorer
-// checkpoints, the pruning bound) add their own key spaces.
+// checkpoints, the pruning bound) add their own key spaces. The round and
+// host record encodings are protocol/record's: they are consensus-critical
+// (hashed into signed epoch records), so the store keeps their bytes and
+// does not define them.
 //
 // Peer IDs are libp2p peer ID bytes, 1..MaxPeerIDLen of them. Records
 // therefore iterate by epoch, then round (round records only), then peer ID
@@ -36,6 +39,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pog-network/pog/protocol/record"
 )
 
 // Errors callers can test with errors.Is.
@@ -274,11 +278,11 @@ func (s *Store) Close() error {
 // may be visible to Round in this process without being durable. Reopen the
 // store to find out whether it survived; it is then complete or absent.
 func (s *Store) PutRound(r *RoundRecord) error {
-	if err := r.validate(); err != nil {
+	if err := r.Validate(); err != nil {
 		return fmt.Errorf("store: invalid round record: %w", err)
 	}
 	desc := describeKey(r.Epoch, r.Round, r.Miner)
-	_, err := s.putNew(recordKey(r.Epoch, r.Round, r.Miner), encodeRound(r), pebble.Sync, desc, func([]byte) error {
+	_, err := s.putNew(recordKey(r.Epoch, r.Round, r.Miner), record.EncodeRound(r), pebble.Sync, desc, func([]byte) error {
 		return fmt.Errorf("%w: %s", ErrExists, desc)
 	})
 	return err
@@ -434,7 +438,7 @@ func set(db *pebble.DB, key, val []byte, opts *pebble.WriteOptions) error {
 // checks that the record names the same key: a value copied or misdirected
 // to another key is corruption, not evidence about that key.
 func checkedRecord(epoch, round uint64, miner, v []byte) (*RoundRecord, error) {
-	r, err := decodeRound(v)
+	r, err := record.DecodeRound(v)
 	if err == nil && (r.Epoch != epoch || r.Round != round || string(r.Miner) != string(miner)) {
 		err = fmt.Errorf("value is for %s", describeKey(r.Epoch, r.Round, r.Miner))
 	}

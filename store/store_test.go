@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/pog-network/pog/protocol/record"
+	"github.com/pog-network/pog/protocol/record/recordtest"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -61,15 +63,15 @@ func roundsErr(s *Store, from, to uint64) error {
 // miner bytes, where a miner that is a prefix of another sorts first.
 func sortedRecords() []*RoundRecord {
 	return []*RoundRecord{
-		testRecord(0, 0, "a"),
-		failedRecord(0, 0, "ab"),
-		testRecord(0, 0, "b"),
-		testRecord(0, 1, "a"),
-		testRecord(0, 256, "a"), // big-endian: 256 after 1, unlike little-endian
-		failedRecord(1, 0, "a"),
-		testRecord(2, 5, "z"),
-		testRecord(256, 0, "a"),
-		testRecord(math.MaxUint64, math.MaxUint64, "a"),
+		recordtest.Round(0, 0, "a"),
+		recordtest.Failed(0, 0, "ab"),
+		recordtest.Round(0, 0, "b"),
+		recordtest.Round(0, 1, "a"),
+		recordtest.Round(0, 256, "a"), // big-endian: 256 after 1, unlike little-endian
+		recordtest.Failed(1, 0, "a"),
+		recordtest.Round(2, 5, "z"),
+		recordtest.Round(256, 0, "a"),
+		recordtest.Round(math.MaxUint64, math.MaxUint64, "a"),
 	}
 }
 
@@ -120,11 +122,11 @@ func TestPutGetList(t *testing.T) {
 func TestExistsAndNotFound(t *testing.T) {
 	s := openMem(t, vfs.NewMem())
 	defer closeStore(t, s)
-	r := testRecord(1, 2, "miner")
+	r := recordtest.Round(1, 2, "miner")
 	if err := s.PutRound(r); err != nil {
 		t.Fatal(err)
 	}
-	other := failedRecord(1, 2, "miner")
+	other := recordtest.Failed(1, 2, "miner")
 	if err := s.PutRound(other); !errors.Is(err, ErrExists) {
 		t.Fatalf("second PutRound: %v, want ErrExists", err)
 	}
@@ -154,7 +156,7 @@ func TestConcurrentPut(t *testing.T) {
 	errs := make(chan error, writers)
 	for i := range writers {
 		go func() {
-			r := failedRecord(1, 2, "miner")
+			r := recordtest.Failed(1, 2, "miner")
 			r.Reason = fmt.Sprintf("writer %d", i)
 			errs <- s.PutRound(r)
 		}()
@@ -180,11 +182,11 @@ func TestPutInvalid(t *testing.T) {
 	defer closeStore(t, s)
 	for _, edit := range []func(r *RoundRecord){
 		func(r *RoundRecord) { r.Validator = nil },
-		func(r *RoundRecord) { r.Challenge = make([]byte, MaxEnvelopeLen+1) },
-		func(r *RoundRecord) { r.Tiles = make([]TileVerdict, MaxSamples+1) },
+		func(r *RoundRecord) { r.Challenge = make([]byte, record.MaxEnvelopeLen+1) },
+		func(r *RoundRecord) { r.Tiles = make([]TileVerdict, record.MaxSamples+1) },
 		func(r *RoundRecord) { r.Verdict = 0 },
 	} {
-		r := testRecord(1, 2, "miner")
+		r := recordtest.Round(1, 2, "miner")
 		edit(r)
 		if err := s.PutRound(r); err == nil || !strings.Contains(err.Error(), "invalid round record") {
 			t.Fatalf("PutRound: %v, want a validation error", err)
@@ -194,7 +196,7 @@ func TestPutInvalid(t *testing.T) {
 		t.Fatalf("%d records stored after refused writes", len(got))
 	}
 	// The largest valid record (about 4.3 MiB) fits.
-	if err := s.PutRound(maxRecord()); err != nil {
+	if err := s.PutRound(recordtest.Max()); err != nil {
 		t.Fatalf("PutRound(max): %v", err)
 	}
 }
@@ -212,7 +214,7 @@ func TestReopen(t *testing.T) {
 	if err := s.Close(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("second Close: %v, want ErrClosed", err)
 	}
-	if err := s.PutRound(testRecord(9, 9, "x")); !errors.Is(err, ErrClosed) {
+	if err := s.PutRound(recordtest.Round(9, 9, "x")); !errors.Is(err, ErrClosed) {
 		t.Fatalf("PutRound after Close: %v, want ErrClosed", err)
 	}
 	if _, err := s.Round(0, 0, []byte("a")); !errors.Is(err, ErrClosed) {
@@ -268,7 +270,7 @@ func TestSchema(t *testing.T) {
 			}
 		})
 	}
-	r := testRecord(1, 1, "m")
+	r := recordtest.Round(1, 1, "m")
 	for name, key := range map[string][]byte{
 		"records":        recordKey(r.Epoch, r.Round, r.Miner),
 		"epoch records":  envelopeKey(epochTag, 1, []byte("v")),
@@ -277,7 +279,7 @@ func TestSchema(t *testing.T) {
 	} {
 		t.Run(name+" without schema", func(t *testing.T) {
 			fs := vfs.NewMem()
-			rawSet(t, fs, key, encodeRound(r))
+			rawSet(t, fs, key, record.EncodeRound(r))
 			if _, err := Open(testDir, Options{FS: fs}); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Open: %v, want ErrCorrupt", err)
 			}
@@ -286,9 +288,9 @@ func TestSchema(t *testing.T) {
 }
 
 func TestCorruption(t *testing.T) {
-	r := testRecord(1, 2, "miner")
+	r := recordtest.Round(1, 2, "miner")
 	key := recordKey(r.Epoch, r.Round, r.Miner)
-	good := encodeRound(r)
+	good := record.EncodeRound(r)
 	cases := map[string][]byte{
 		"empty":           {},
 		"format 0":        append([]byte{0}, good[1:]...),
@@ -297,10 +299,10 @@ func TestCorruption(t *testing.T) {
 		"half":            good[:len(good)/2],
 		"last byte gone":  good[:len(good)-1],
 		"trailing byte":   append(bytes.Clone(good), 0),
-		"other epoch":     encodeRound(testRecord(2, 2, "miner")),
-		"other round":     encodeRound(testRecord(1, 3, "miner")),
-		"other miner":     encodeRound(testRecord(1, 2, "miner2")),
-		"invalid verdict": encodeRound(&RoundRecord{Epoch: 1, Round: 2, Miner: r.Miner, Validator: []byte{1}, Challenge: []byte{1}, Verdict: 3}),
+		"other epoch":     record.EncodeRound(recordtest.Round(2, 2, "miner")),
+		"other round":     record.EncodeRound(recordtest.Round(1, 3, "miner")),
+		"other miner":     record.EncodeRound(recordtest.Round(1, 2, "miner2")),
+		"invalid verdict": record.EncodeRound(&RoundRecord{Epoch: 1, Round: 2, Miner: r.Miner, Validator: []byte{1}, Challenge: []byte{1}, Verdict: 3}),
 	}
 	for name, val := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -392,14 +394,14 @@ func TestWriteFault(t *testing.T) {
 			mem := vfs.NewMem()
 			fault := &walFault{kinds: kinds}
 			s := openMem(t, errorfs.Wrap(mem, fault))
-			before := testRecord(1, 1, "miner")
+			before := recordtest.Round(1, 1, "miner")
 			if err := s.PutRound(before); err != nil {
 				t.Fatal(err)
 			}
 
 			// A record small enough not to rotate the memtable: Pebble
 			// panics if closing the old WAL fails during a rotation.
-			r := testRecord(1, 2, "miner")
+			r := recordtest.Round(1, 2, "miner")
 			fault.on.Store(true)
 			if err := s.PutRound(r); err == nil {
 				t.Fatal("PutRound succeeded despite the injected fault")
@@ -410,7 +412,7 @@ func TestWriteFault(t *testing.T) {
 			// Sticky: the store refuses writes until reopened, even with
 			// the fault gone.
 			fault.on.Store(false)
-			if err := s.PutRound(testRecord(2, 2, "miner")); err == nil {
+			if err := s.PutRound(recordtest.Round(2, 2, "miner")); err == nil {
 				t.Fatal("PutRound after a failed write succeeded")
 			}
 			_ = s.Close() // may report the WAL failure again
@@ -431,7 +433,7 @@ func TestWriteFault(t *testing.T) {
 			if got, err := s.Round(before.Epoch, before.Round, before.Miner); err != nil || !reflect.DeepEqual(got, before) {
 				t.Fatalf("earlier record after reopen: %+v, %v", got, err)
 			}
-			if err := s.PutRound(testRecord(2, 2, "miner")); err != nil {
+			if err := s.PutRound(recordtest.Round(2, 2, "miner")); err != nil {
 				t.Fatalf("PutRound after reopen: %v", err)
 			}
 		})
