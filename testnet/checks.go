@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -126,7 +127,7 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 	for _, a := range r.cfg.Adversaries {
 		if a == "loaded" {
 			if r.cfg.Sim { // the job is modelled in virtual time only
-				out = append(out, loadedCheck(s))
+				out = append(out, adversary.LoadedCheck(s))
 			}
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
 	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/testnet/adversary"
 )
 
 // Simulated hosts (SPEC §23.9): every miner holds a RAM dataset and a plot
@@ -94,7 +95,7 @@ func (r *run) hostScaleNote() string {
 		"reference is divided likewise", ramScale, storageScale, 1<<plotBlockLog, plotRounds)
 	if r.cfg.Sim {
 		return note + fmt.Sprintf(". Each step takes its profile's time in virtual time: a CPU chain step 64 cycles at the profile's clock, "+
-			"a RAM step %d ns (ram-on-disk %d ns), a block read %d µs (storage-regen %.1f ms).", dramReadNs, pageCacheReadNs, flashReadNs/1000, regenBlockNs/1e6)
+			"a RAM step %d ns (ram-on-disk %d ns), a block read %d µs (storage-regen %.1f ms).", adversary.DRAMReadNs, adversary.PageCacheReadNs, adversary.FlashReadNs/1000, adversary.RegenBlockNs/1e6)
 	}
 	return note + fmt.Sprintf(" (its RAM and storage bandwidths by a further %d: every miner walks this one machine's "+
 		"memory and page cache, so bandwidths are not simulated, and honest walks reach the cap).", bandwidthSlack)
@@ -103,21 +104,21 @@ func (r *run) hostScaleNote() string {
 // minerHost gives a miner its profile's scaled dataset and plot (built in
 // home), and the ram-on-disk or storage-regen adversary its cheat. The
 // caller closes the plot.
-func minerHost(o *node.Options, home string, id peer.ID, p Profile, adversary string, log *slog.Logger) (io.Closer, error) {
+func minerHost(o *node.Options, home string, id peer.ID, p Profile, class string, log *slog.Logger) (io.Closer, error) {
 	o.Config.Miner.RAMBytes = p.Host.RamBytes / ramScale
 	pl, f, err := node.OpenPlot(filepath.Join(home, "plot.bin"), id, o.Config.Network, p.Host.StorageBytes/storageScale, 1, log)
 	if err != nil {
 		return nil, err
 	}
 	o.Plot = pl
-	switch adversary {
+	switch class {
 	case "ram-on-disk":
 		o.RoundHooks.RAMSource = (&diskRAM{path: filepath.Join(home, "ram.dataset"), log: log}).source
 	case "storage-regen":
 		// The plot was built once for its root and leaves; the audits
 		// take a regeneration's time for every block they read.
-		cost := regenCost(&pl.Params)
-		o.RoundHooks.PlotReader = func(r plot.Reader, _ *plot.Plot) plot.Reader { return slowRegen{r, cost} }
+		cost := adversary.RegenCost(&pl.Params)
+		o.RoundHooks.PlotReader = func(r plot.Reader, _ *plot.Plot) plot.Reader { return adversary.SlowRegen{Reader: r, Cost: cost} }
 	}
 	return f, nil
 }

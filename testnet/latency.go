@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -171,7 +172,7 @@ func median(v []float64) float64 {
 // always; else 1.1×, with the chained-round checks only.
 func (r *run) shareLimit() (float64, bool) {
 	if r.cfg.SlotSchedule {
-		return timeshareLimit(r.nodeConfig().Validator.DutyCycle, timeshareIdentities), true
+		return timeshareLimit(r.nodeConfig().Validator.DutyCycle, adversary.TimeshareIdentities), true
 	}
 	return maxTimeshareGain, r.cfg.ChainedRoundChecks
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
+	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/report"
 	"lukechampine.com/blake3"
@@ -27,17 +28,17 @@ import (
 type minerSpec struct {
 	name, profile, adversary string
 	announce                 string // GPU profile announced, if not its own
-	mode                     string // simBackend mode
+	mode                     string // adversary.Backend mode
 	extra                    time.Duration
 	hooks                    node.RoundHooks // burst, distant
-	share                    *sybilShare
-	offset                   int           // validators: position in the round stagger
-	delay                    time.Duration // added to every message, each way
-	device                   *simDevice    // shared device time (timeshare); nil: its own
+	share                    *adversary.SybilShare
+	offset                   int               // validators: position in the round stagger
+	delay                    time.Duration     // added to every message, each way
+	device                   *adversary.Device // shared device time (timeshare); nil: its own
 	// hostShare is how many identities split this miner's one host
 	// (timeshare): each holds that share of its RAM and storage. 0: its own.
 	hostShare int
-	load      *cpuLoad // a CPU job beside it (loaded); nil: none
+	load      *adversary.Load // a CPU job beside it (loaded); nil: none
 }
 
 func (r *run) minerSpecs() []minerSpec {
@@ -66,13 +67,13 @@ func (r *run) minerSpecs() []minerSpec {
 			}
 		case "loaded":
 			if r.cfg.Sim {
-				out = append(out, minerSpec{name: "loaded", profile: first.Name, load: &cpuLoad{seed: uint64(r.cfg.Seed), length: r.cfg.EpochLength}})
+				out = append(out, minerSpec{name: "loaded", profile: first.Name, load: &adversary.Load{Seed: uint64(r.cfg.Seed), Length: r.cfg.EpochLength}})
 			}
 		case "timeshare":
-			dev := newSimDevice(first.FP16TFLOPS * r.cfg.Scale).inVirtualTime(r.cfg.Sim)
-			for i := 1; i <= timeshareIdentities; i++ {
+			dev := adversary.NewSharedDevice(first.FP16TFLOPS * r.cfg.Scale).InVirtualTime(r.cfg.Sim)
+			for i := 1; i <= adversary.TimeshareIdentities; i++ {
 				out = append(out, minerSpec{name: fmt.Sprintf("timeshare-%d", i), profile: first.Name, adversary: a, device: dev,
-					hostShare: timeshareIdentities})
+					hostShare: adversary.TimeshareIdentities})
 			}
 		case "lazy":
 			out = append(out, minerSpec{name: "lazy", profile: "H100", adversary: a, mode: "lazy"})
@@ -81,7 +82,7 @@ func (r *run) minerSpecs() []minerSpec {
 		case "replay":
 			out = append(out, minerSpec{name: "replay", profile: "A100", adversary: a, mode: "replay"})
 		case "sybil":
-			sh := newSybilShare()
+			sh := adversary.NewSybilShare()
 			out = append(out, minerSpec{name: "sybil-a", profile: "RTX4090", adversary: a, share: sh},
 				minerSpec{name: "sybil-b", profile: "RTX4090", adversary: a, mode: "sybil-follower", share: sh})
 		case "overclaim":
@@ -180,25 +181,25 @@ func (r *run) startNodes(ctx context.Context) error {
 			return err
 		}
 	}
-	return r.startAttackers(ctx, validators, func(ctx context.Context, a *attacker, v *member) error {
-		return a.connect(ctx, v.node.Host())
+	return r.startAttackers(ctx, validators, func(ctx context.Context, a *adversary.Attacker, v *member) error {
+		return a.Connect(ctx, v.node.Host())
 	})
 }
 
 // startAttackers runs the spammer and the forger in this process, each
 // connected to every validator.
-func (r *run) startAttackers(ctx context.Context, validators []*member, connect func(context.Context, *attacker, *member) error) error {
+func (r *run) startAttackers(ctx context.Context, validators []*member, connect func(context.Context, *adversary.Attacker, *member) error) error {
 	for _, a := range r.cfg.Adversaries {
 		if a != "spammer" && a != "forger" {
 			continue
 		}
-		att, err := newAttacker(ctx, r.attackerTransport())
+		att, err := adversary.NewAttacker(ctx, r.attackerTransport())
 		if err != nil {
 			return err
 		}
 		r.mu.Lock()
-		r.attackers[att.host.ID()] = a
-		r.members = append(r.members, &member{info: report.Node{Name: a, PeerID: att.host.ID().String(), Role: "attacker", Adversary: a}})
+		r.attackers[att.Host.ID()] = a
+		r.members = append(r.members, &member{info: report.Node{Name: a, PeerID: att.Host.ID().String(), Role: "attacker", Adversary: a}})
 		r.mu.Unlock()
 		for _, v := range validators {
 			if err := connect(ctx, att, v); err != nil {
@@ -209,15 +210,25 @@ func (r *run) startAttackers(ctx context.Context, validators []*member, connect 
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			defer att.host.Close()
+			defer att.Host.Close()
 			if a == "spammer" {
-				att.spam(ctx, 500*time.Millisecond)
+				att.Spam(ctx, 500*time.Millisecond)
 			} else {
-				att.forge(ctx, victim, 500*time.Millisecond)
+				att.Forge(ctx, victim, 500*time.Millisecond)
 			}
 		}()
 	}
 	return nil
+}
+
+// attackerTransport puts an attacker on loopback TCP, or on the simulated
+// network.
+func (r *run) attackerTransport() []libp2p.Option {
+	if r.sim == nil {
+		return []libp2p.Option{libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0")}
+	}
+	listen, t := r.sim.Endpoint("attacker", 0)
+	return append(t, libp2p.ListenAddrStrings(listen))
 }
 
 func containsStr(s []string, x string) bool {
@@ -404,19 +415,19 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		p := profileByName(spec.profile)
 		dev := spec.device
 		if dev == nil {
-			dev = newOwnDevice(p.FP16TFLOPS * r.cfg.Scale).inVirtualTime(r.cfg.Sim)
+			dev = adversary.NewOwnDevice(p.FP16TFLOPS * r.cfg.Scale).InVirtualTime(r.cfg.Sim)
 			if p.GPU == "" {
-				dev.load = spec.load // the job shares a CPU miner's device
+				dev.Load = spec.load // the job shares a CPU miner's device
 			}
 		}
-		o.Backend = &simBackend{dev: dev, extra: spec.extra, mode: spec.mode, share: spec.share}
+		o.Backend = &adversary.Backend{Device: dev, Extra: spec.extra, Mode: spec.mode, Share: spec.share}
 		shown := p
 		if spec.announce != "" {
 			shown = profileByName(spec.announce)
 		}
 		o.Hardware, o.GPUs = shown.Host, announcedGPUs(shown.GPU, shown.MemoryMB)
 		o.RoundHooks = spec.hooks
-		announceAdversary(&o, spec.adversary, r.cfg.EpochLength)
+		adversary.Announce(&o, spec.adversary, r.cfg.EpochLength)
 		if spec.hostShare > 1 {
 			// One host split between identities: each announces the
 			// share it holds (its cores are time-shared, and announced
@@ -430,16 +441,16 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if r.sim != nil {
-			o.RoundHooks.HostTime = simHostTime(p, spec.adversary, spec.load)
+			o.RoundHooks.HostTime = adversary.HostTime(p.Host, spec.adversary, spec.load)
 			if spec.adversary == "storage-regen" {
-				o.RoundHooks.PlotReader = nil // its reads take regenBlockNs
+				o.RoundHooks.PlotReader = nil // its reads take adversary.RegenBlockNs
 			}
 		}
 		switch spec.adversary {
 		case "host-overclaim":
 			o.Hardware = scaledHost(shown.Host, 4) // honest GPU, 4× its host
 		case "cpu-on-gpu":
-			o.RoundHooks.HostProve = gpuHostProve
+			o.RoundHooks.HostProve = adversary.GPUHostProve
 		case "intermittent":
 			// Up for one round in intermittentPeriod of each validator's,
 			// counting GPU and host rounds apart: it drops the others.

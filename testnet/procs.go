@@ -18,6 +18,7 @@ import (
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
+	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/netlab"
 )
 
@@ -195,14 +196,14 @@ func (r *run) startProcs(ctx context.Context) error {
 			c.done <- cmd.Wait()
 		}()
 	}
-	return r.startAttackers(ctx, validators, func(ctx context.Context, a *attacker, v *member) error {
+	return r.startAttackers(ctx, validators, func(ctx context.Context, a *adversary.Attacker, v *member) error {
 		info, err := peer.AddrInfoFromString(v.addr)
 		if err != nil {
 			return err
 		}
 		// The validator process may still be starting: retry briefly.
 		for i := 0; ; i++ {
-			if err = a.host.Connect(ctx, *info); err == nil || i == 50 {
+			if err = a.Host.Connect(ctx, *info); err == nil || i == 50 {
 				return err
 			}
 			select {
@@ -319,8 +320,8 @@ func RunChild(ctx context.Context, specPath string, w io.Writer) error {
 	cfg.Log = nopLogger()
 	r := &run{cfg: cfg, start: time.Now(), byID: map[peer.ID]*member{}}
 	em := &emitter{w: w}
-	var share *sybilShare
-	devices := map[string]*simDevice{}
+	var share *adversary.SybilShare
+	devices := map[string]*adversary.Device{}
 	for _, cm := range spec.Members {
 		home := filepath.Join(spec.Out, "nodes", cm.Name)
 		key, err := node.LoadKey(home)
@@ -338,13 +339,13 @@ func RunChild(ctx context.Context, specPath string, w io.Writer) error {
 			offset: cm.Offset, delay: cm.Delay, hooks: node.RoundHooks{HoldRoots: cm.Hold, Delay: cm.RootDelay}}
 		if cm.Device != "" {
 			if devices[cm.Device] == nil {
-				devices[cm.Device] = newSimDevice(profileByName(cm.Profile).FP16TFLOPS * spec.Scale)
+				devices[cm.Device] = adversary.NewSharedDevice(profileByName(cm.Profile).FP16TFLOPS * spec.Scale)
 			}
 			ms.device = devices[cm.Device]
 		}
 		if cm.Sybil {
 			if share == nil {
-				share = newSybilShare()
+				share = adversary.NewSybilShare()
 			}
 			ms.share = share
 		}

@@ -1,4 +1,4 @@
-package testnet
+package adversary
 
 import (
 	"cmp"
@@ -8,13 +8,13 @@ import (
 	"time"
 )
 
-// simDevice is one simulated GPU's time. Jobs hold it one after another,
+// Device is one simulated GPU's time. Jobs hold it one after another,
 // in the order they start, each for FLOPs ÷ the device's rate, whichever
 // identity submitted them: the timeshare adversary's identities share one,
 // so their concurrent jobs queue as they would on a real GPU (serialised,
 // first come first served: the order that favours the first job most).
 //
-// A miner's own device is not booked (newOwnDevice): each of its jobs is
+// A miner's own device is not booked (NewOwnDevice): each of its jobs is
 // paced on its own. Two validators' chained rounds can overlap at one
 // miner; on 2 shared cores the testnet cannot model that sharing without
 // flagging honest miners, so it measures each round at the profile's rate
@@ -28,7 +28,7 @@ import (
 // tenth of that (BENCHMARKS.md "Distance and host rounds"). A job begun
 // within simCarry of the last one's end, with none running, starts where
 // that one ended, so the simulator's latency is not the device's.
-type simDevice struct {
+type Device struct {
 	tflops float64
 	booked bool          // shared by identities: jobs queue one after another
 	carry  time.Duration // simCarry in real time; 0 in virtual time
@@ -36,7 +36,7 @@ type simDevice struct {
 	// virtual time, where goroutine order would otherwise decide).
 	ordered bool
 	pending []*booking
-	load    *cpuLoad // a CPU job sharing the device (loaded); nil: none
+	Load    *Load // a CPU job sharing the device (loaded); nil: none
 
 	mu      sync.Mutex
 	free    time.Time // when the last booked job finishes
@@ -50,7 +50,7 @@ type simDevice struct {
 const simCarry = 5 * time.Millisecond
 
 // begin starts a job at now, or at the last job's end (simCarry).
-func (d *simDevice) begin(now time.Time) time.Time {
+func (d *Device) begin(now time.Time) time.Time {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.active++
@@ -61,7 +61,7 @@ func (d *simDevice) begin(now time.Time) time.Time {
 }
 
 // end ends a begun job that was due at due (zero: it never paced).
-func (d *simDevice) end(due time.Time) {
+func (d *Device) end(due time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.active--
@@ -70,15 +70,19 @@ func (d *simDevice) end(due time.Time) {
 	}
 }
 
-func newSimDevice(tflops float64) *simDevice {
-	return &simDevice{tflops: tflops, booked: true, carry: simCarry}
+// NewSharedDevice is a device of tflops that identities share: their jobs
+// queue one after another.
+func NewSharedDevice(tflops float64) *Device {
+	return &Device{tflops: tflops, booked: true, carry: simCarry}
 }
 
-func newOwnDevice(tflops float64) *simDevice { return &simDevice{tflops: tflops, carry: simCarry} }
+// NewOwnDevice is one identity's device of tflops: each job is paced on
+// its own.
+func NewOwnDevice(tflops float64) *Device { return &Device{tflops: tflops, carry: simCarry} }
 
-// inVirtualTime makes d a device of a simulated run, where the simulator
+// InVirtualTime makes d a device of a simulated run, where the simulator
 // takes no time between jobs and no gap is carried over.
-func (d *simDevice) inVirtualTime(sim bool) *simDevice {
+func (d *Device) InVirtualTime(sim bool) *Device {
 	if sim {
 		d.carry, d.ordered = 0, d.booked
 	}
@@ -96,8 +100,8 @@ type booking struct {
 // reserve books a job of flops started at start and says when it
 // finishes: after the jobs booked before it, at the device's rate. key
 // orders the jobs an ordered device is asked for in one instant.
-func (d *simDevice) reserve(start time.Time, flops float64, key string) time.Time {
-	run := time.Duration(flops / (d.tflops * 1e12) * float64(time.Second) * d.load.factor(start))
+func (d *Device) reserve(start time.Time, flops float64, key string) time.Time {
+	run := time.Duration(flops / (d.tflops * 1e12) * float64(time.Second) * d.Load.factor(start))
 	if !d.booked {
 		return start.Add(run)
 	}
@@ -124,7 +128,7 @@ func (d *simDevice) reserve(start time.Time, flops float64, key string) time.Tim
 }
 
 // book schedules a job of length run started at start after the booked ones.
-func (d *simDevice) book(start time.Time, run time.Duration) time.Time {
+func (d *Device) book(start time.Time, run time.Duration) time.Time {
 	begin := start
 	if d.free.After(begin) {
 		begin = d.free
@@ -133,6 +137,6 @@ func (d *simDevice) book(start time.Time, run time.Duration) time.Time {
 	return d.free
 }
 
-// timeshareIdentities is how many identities the timeshare adversary runs
+// TimeshareIdentities is how many identities the timeshare adversary runs
 // on its one device.
-const timeshareIdentities = 3
+const TimeshareIdentities = 3

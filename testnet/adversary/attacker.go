@@ -1,4 +1,4 @@
-package testnet
+package adversary
 
 import (
 	"context"
@@ -15,15 +15,16 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// attacker is a bare libp2p+GossipSub peer that ignores pog's rules: the
+// Attacker is a bare libp2p+GossipSub peer that ignores pog's rules: the
 // spammer floods malformed and oversized gossip, the identity forger
 // publishes messages under other identities.
-type attacker struct {
-	host   host.Host
+type Attacker struct {
+	Host   host.Host
 	topics map[string]*pubsub.Topic
 }
 
-func newAttacker(ctx context.Context, transport []libp2p.Option) (*attacker, error) {
+// NewAttacker starts an attacker on transport with a fresh identity.
+func NewAttacker(ctx context.Context, transport []libp2p.Option) (*Attacker, error) {
 	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
 	if err != nil {
 		return nil, err
@@ -37,7 +38,7 @@ func newAttacker(ctx context.Context, transport []libp2p.Option) (*attacker, err
 		h.Close()
 		return nil, err
 	}
-	a := &attacker{host: h, topics: map[string]*pubsub.Topic{}}
+	a := &Attacker{Host: h, topics: map[string]*pubsub.Topic{}}
 	for _, name := range []string{protocol.TopicAnnounce, protocol.TopicChallenge, protocol.TopicCommitment, protocol.TopicReveal, protocol.TopicEpoch} {
 		t, err := ps.Join(name)
 		if err != nil {
@@ -53,8 +54,8 @@ func newAttacker(ctx context.Context, transport []libp2p.Option) (*attacker, err
 	return a, nil
 }
 
-// spam publishes garbage and oversized messages every period until ctx ends.
-func (a *attacker) spam(ctx context.Context, period time.Duration) {
+// Spam publishes garbage and oversized messages every period until ctx ends.
+func (a *Attacker) Spam(ctx context.Context, period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for i := 0; ; i++ {
@@ -70,10 +71,10 @@ func (a *attacker) spam(ctx context.Context, period time.Duration) {
 	}
 }
 
-// forge publishes, every period, an announce that claims victim's identity
+// Forge publishes, every period, an announce that claims victim's identity
 // (its public key, the forger's signature) and a commitment for a challenge
 // addressed to another miner.
-func (a *attacker) forge(ctx context.Context, victim crypto.PubKey, period time.Duration) {
+func (a *Attacker) Forge(ctx context.Context, victim crypto.PubKey, period time.Duration) {
 	key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
 	vpub, _ := crypto.MarshalPublicKey(victim)
 	t := time.NewTicker(period)
@@ -96,16 +97,6 @@ func (a *attacker) forge(ctx context.Context, victim crypto.PubKey, period time.
 	}
 }
 
-func (a *attacker) connect(ctx context.Context, to host.Host) error {
-	return a.host.Connect(ctx, peer.AddrInfo{ID: to.ID(), Addrs: to.Addrs()})
-}
-
-// attackerTransport puts an attacker on loopback TCP, or on the simulated
-// network.
-func (r *run) attackerTransport() []libp2p.Option {
-	if r.sim == nil {
-		return []libp2p.Option{libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0")}
-	}
-	listen, t := r.sim.Endpoint("attacker", 0)
-	return append(t, libp2p.ListenAddrStrings(listen))
+func (a *Attacker) Connect(ctx context.Context, to host.Host) error {
+	return a.Host.Connect(ctx, peer.AddrInfo{ID: to.ID(), Addrs: to.Addrs()})
 }

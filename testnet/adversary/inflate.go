@@ -1,4 +1,4 @@
-package testnet
+package adversary
 
 import (
 	"slices"
@@ -26,9 +26,9 @@ const (
 // shortened its chain (SPEC.md §16).
 const overannounceGPUs = 16
 
-// announceAdversary sets up the memory-inflate and gpu-overannounce
+// Announce sets up the memory-inflate and gpu-overannounce
 // adversaries' options by name, so --procs children get them too.
-func announceAdversary(o *node.Options, adversary string, epoch time.Duration) {
+func Announce(o *node.Options, adversary string, epoch time.Duration) {
 	switch adversary {
 	case "memory-inflate":
 		o.PongDelay = inflatePongDelay

@@ -1,4 +1,4 @@
-package testnet
+package adversary
 
 import (
 	"slices"
@@ -20,7 +20,7 @@ func TestGPUHostProve(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	got, err := gpuHostProve(p)
+	got, err := GPUHostProve(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,16 +35,17 @@ func TestGPUHostProve(t *testing.T) {
 // TestSlowRegen: the storage-regen adversary's reads give a regeneration's
 // bytes and take at least a regeneration's time.
 func TestSlowRegen(t *testing.T) {
+	const plotBlockLog, plotRounds = 12, 64 // the testnet's plots
 	p := &plot.Plot{Miner: []byte("m"), BlockLog: plotBlockLog, Rounds: plotRounds, Blocks: 8}
-	cost := regenCost(p)
-	r := slowRegen{plot.Regenerator{Plot: p}, 20 * cost}
+	cost := RegenCost(p)
+	r := SlowRegen{Reader: plot.Regenerator{Plot: p}, Cost: 20 * cost}
 	got, want := make([]byte, p.BlockBytes()), make([]byte, p.BlockBytes())
 	t0 := time.Now()
 	if err := r.ReadBlock(5, got); err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(t0); el < r.cost {
-		t.Fatalf("read in %v, faster than its cost %v", el, r.cost)
+	if el := time.Since(t0); el < r.Cost {
+		t.Fatalf("read in %v, faster than its cost %v", el, r.Cost)
 	}
 	p.Generate(5, want)
 	if !slices.Equal(got, want) {

@@ -1,4 +1,4 @@
-package testnet
+package adversary
 
 import (
 	"fmt"
@@ -24,31 +24,31 @@ const (
 	loadedBound = 0.10
 )
 
-// cpuLoad is the loaded miner's job: in each epoch it starts at a point
+// Load is the loaded miner's job: in each epoch it starts at a point
 // drawn from the seed and the epoch, at most (1 − 1/loadParts)·L in.
-type cpuLoad struct {
-	seed   uint64
-	length time.Duration
+type Load struct {
+	Seed   uint64
+	Length time.Duration
 }
 
 // factor is how many times longer CPU work started at t takes (1 for a
 // nil load).
-func (l *cpuLoad) factor(t time.Time) float64 {
+func (l *Load) factor(t time.Time) float64 {
 	if l == nil {
 		return 1
 	}
-	e := uint64(t.UnixNano() / int64(l.length))
-	dur := l.length / loadParts
-	from := time.Duration(rand.New(rand.NewPCG(l.seed, e)).Int64N(int64(l.length - dur)))
-	if at := time.Duration(t.UnixNano() % int64(l.length)); at >= from && at < from+dur {
+	e := uint64(t.UnixNano() / int64(l.Length))
+	dur := l.Length / loadParts
+	from := time.Duration(rand.New(rand.NewPCG(l.Seed, e)).Int64N(int64(l.Length - dur)))
+	if at := time.Duration(t.UnixNano() % int64(l.Length)); at >= from && at < from+dur {
 		return loadSlowdown
 	}
 	return 1
 }
 
-// loadedCheck compares the loaded miner with its twin, miner-1, in every
+// LoadedCheck compares the loaded miner with its twin, miner-1, in every
 // summarised epoch: their consensus weights differ by at most loadedBound.
-func loadedCheck(s *report.Summary) report.Check {
+func LoadedCheck(s *report.Summary) report.Check {
 	name := fmt.Sprintf("a CPU job beside the loaded miner for 1/%d of each epoch moves its weight ≤ %.0f%% from its twin's", loadParts, 100*loadedBound)
 	ok, detail := true, ""
 	for _, e := range s.Epochs {

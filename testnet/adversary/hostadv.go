@@ -1,4 +1,4 @@
-package testnet
+package adversary
 
 import (
 	"slices"
@@ -14,11 +14,11 @@ import (
 // cpuwork's step bound (SPEC §23.2).
 const gpuStepNs = 3 * cpuwork.StepBoundNs
 
-// gpuHostProve is the cpu-on-gpu adversary's CPU host proof: every chain
+// GPUHostProve is the cpu-on-gpu adversary's CPU host proof: every chain
 // on its own thread, as a GPU runs them, each segment taking at least
 // gpuStepNs per step. The states are honest, so the proof verifies; only
 // the timing is a GPU's.
-func gpuHostProve(p *cpuwork.Params) ([][]byte, error) {
+func GPUHostProve(p *cpuwork.Params) ([][]byte, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -43,26 +43,26 @@ func gpuHostProve(p *cpuwork.Params) ([][]byte, error) {
 	return states, nil
 }
 
-// slowRegen is the storage-regen adversary's plot reader: every block takes
+// SlowRegen is the storage-regen adversary's plot reader: every block takes
 // what regenerating it takes, waited out rather than spent on the cores all
 // of the testnet's nodes share (a real regenerator spends it on its own
 // machine, and here its bursts slowed every honest miner's rounds). The
 // bytes are the stored ones, equal to a regeneration's, so its audits verify
 // as a regenerator's would; only their timing is a regenerator's.
-type slowRegen struct {
+type SlowRegen struct {
 	plot.Reader
-	cost time.Duration
+	Cost time.Duration
 }
 
-func (r slowRegen) ReadBlock(b uint64, dst []byte) error {
+func (r SlowRegen) ReadBlock(b uint64, dst []byte) error {
 	start := time.Now()
 	err := r.Reader.ReadBlock(b, dst)
-	time.Sleep(r.cost - time.Since(start))
+	time.Sleep(r.Cost - time.Since(start))
 	return err
 }
 
-// regenCost is the median time of regenerating one of p's blocks, of 9.
-func regenCost(p *plot.Plot) time.Duration {
+// RegenCost is the median time of regenerating one of p's blocks, of 9.
+func RegenCost(p *plot.Plot) time.Duration {
 	dst := make([]byte, p.BlockBytes())
 	ts := make([]time.Duration, 9)
 	for i := range ts {

@@ -1,4 +1,4 @@
-package testnet
+package adversary
 
 import (
 	"context"
@@ -12,17 +12,17 @@ import (
 	"github.com/pog-network/pog/proof/commit"
 )
 
-// simBackend is the CPU backend paced to a simulated throughput: it
+// Backend is the CPU backend paced to a simulated throughput: it
 // computes the real product (so proofs stay honest) and then waits until
-// the step has taken as long as its simulated device would take. mode
+// the step has taken as long as its simulated device would take. Mode
 // makes it cheat like one adversary class; the tiles it recomputes for a
 // validator (ComputeTile) cheat the same way as the output it hashed.
-type simBackend struct {
+type Backend struct {
 	cpu.Backend
-	dev   *simDevice    // its device time: own, or shared (timeshare)
-	extra time.Duration // added latency per step (the slow outsourcer)
-	mode  string        // "", lazy, precision, replay, sybil-follower
-	share *sybilShare   // set for both members of a sybil pair
+	Device *Device       // its device time: own, or shared (timeshare)
+	Extra  time.Duration // added latency per step (the slow outsourcer)
+	Mode   string        // "", lazy, precision, replay, sybil-follower
+	Share  *SybilShare   // set for both members of a sybil pair
 
 	mu     sync.Mutex
 	first  *simOutput                // replay: the output it keeps answering with
@@ -35,16 +35,17 @@ type simOutput struct {
 	cvs []commit.CV
 }
 
-// sybilShare is the one computation a sybil pair shares.
-type sybilShare struct {
+// SybilShare is the one computation a sybil pair shares.
+type SybilShare struct {
 	mu     sync.Mutex
 	latest *simOutput
 	ready  chan struct{} // closed once latest is set
 }
 
-func newSybilShare() *sybilShare { return &sybilShare{ready: make(chan struct{})} }
+// NewSybilShare is the output a sybil pair shares, not yet computed.
+func NewSybilShare() *SybilShare { return &SybilShare{ready: make(chan struct{})} }
 
-func (b *simBackend) Start(p proof.Params, o kernels.Options) (kernels.Job, error) {
+func (b *Backend) Start(p proof.Params, o kernels.Options) (kernels.Job, error) {
 	j, err := b.Backend.Start(p, o)
 	if err != nil {
 		return nil, err
@@ -54,7 +55,7 @@ func (b *simBackend) Start(p proof.Params, o kernels.Options) (kernels.Job, erro
 
 // ComputeTile recomputes what the miner committed to: its own output,
 // altered by the cheating mode, or the output it copied.
-func (b *simBackend) ComputeTile(ctx context.Context, p proof.Params, i uint64, dst []byte) error {
+func (b *Backend) ComputeTile(ctx context.Context, p proof.Params, i uint64, dst []byte) error {
 	b.mu.Lock()
 	src, copied := b.copied[p.Nonce]
 	b.mu.Unlock()
@@ -68,8 +69,8 @@ func (b *simBackend) ComputeTile(ctx context.Context, p proof.Params, i uint64, 
 	return nil
 }
 
-func (b *simBackend) alter(i uint64, dst []byte) {
-	switch b.mode {
+func (b *Backend) alter(i uint64, dst []byte) {
+	switch b.Mode {
 	case "lazy":
 		if i%2 == 0 {
 			clear(dst) // skips every other tile
@@ -79,7 +80,7 @@ func (b *simBackend) alter(i uint64, dst []byte) {
 	}
 }
 
-func (b *simBackend) copy(p proof.Params, from *simOutput) []commit.CV {
+func (b *Backend) copy(p proof.Params, from *simOutput) []commit.CV {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.copied == nil {
@@ -91,7 +92,7 @@ func (b *simBackend) copy(p proof.Params, from *simOutput) []commit.CV {
 
 type simJob struct {
 	kernels.Job
-	b     *simBackend
+	b     *Backend
 	p     proof.Params
 	start time.Time
 	due   time.Time // when pace let it finish
@@ -99,17 +100,17 @@ type simJob struct {
 }
 
 func (j *simJob) Generate(ctx context.Context) error {
-	j.start, j.begun = j.b.dev.begin(time.Now()), true
-	if j.b.mode == "sybil-follower" {
+	j.start, j.begun = j.b.Device.begin(time.Now()), true
+	if j.b.Mode == "sybil-follower" {
 		return nil // it will copy its partner's output
 	}
 	return j.Job.Generate(ctx)
 }
 
 func (j *simJob) Multiply(ctx context.Context) error {
-	if j.b.mode == "sybil-follower" {
+	if j.b.Mode == "sybil-follower" {
 		select {
-		case <-j.b.share.ready:
+		case <-j.b.Share.ready:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -121,7 +122,7 @@ func (j *simJob) Multiply(ctx context.Context) error {
 // cvs hashes the output as the mode alters it; an unaltered output is
 // hashed by the CPU backend itself, on the SIMD path.
 func (j *simJob) cvs(ctx context.Context) ([]commit.CV, error) {
-	if j.b.mode != "lazy" && j.b.mode != "precision" {
+	if j.b.Mode != "lazy" && j.b.Mode != "precision" {
 		return j.Job.TileCVs(ctx)
 	}
 	cvs := make([]commit.CV, j.p.Tiles())
@@ -140,7 +141,7 @@ func (j *simJob) cvs(ctx context.Context) ([]commit.CV, error) {
 func (j *simJob) Close() error {
 	if j.begun {
 		j.begun = false
-		j.b.dev.end(j.due)
+		j.b.Device.end(j.due)
 	}
 	return j.Job.Close()
 }
@@ -149,10 +150,10 @@ func (j *simJob) Close() error {
 // would take for it, hashing included, after the jobs booked on that
 // device before it (a device shared by the timeshare identities).
 func (j *simJob) pace(ctx context.Context) error {
-	due := j.b.dev.reserve(j.start, j.p.FLOPs(), string(j.p.Miner)+string(j.p.Nonce[:]))
+	due := j.b.Device.reserve(j.start, j.p.FLOPs(), string(j.p.Miner)+string(j.p.Nonce[:]))
 	j.due = due
 	select {
-	case <-time.After(time.Until(due) + j.b.extra):
+	case <-time.After(time.Until(due) + j.b.Extra):
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -160,12 +161,12 @@ func (j *simJob) pace(ctx context.Context) error {
 }
 
 func (j *simJob) TileCVs(ctx context.Context) ([]commit.CV, error) {
-	switch j.b.mode {
+	switch j.b.Mode {
 	case "sybil-follower":
 		if err := j.pace(ctx); err != nil {
 			return nil, err
 		}
-		s := j.b.share
+		s := j.b.Share
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return j.b.copy(j.p, s.latest), nil
@@ -189,12 +190,12 @@ func (j *simJob) TileCVs(ctx context.Context) ([]commit.CV, error) {
 	}
 	out := &simOutput{p: j.p, cvs: cvs}
 	switch {
-	case j.b.mode == "replay":
+	case j.b.Mode == "replay":
 		j.b.mu.Lock()
 		j.b.first = out
 		j.b.mu.Unlock()
-	case j.b.share != nil:
-		s := j.b.share
+	case j.b.Share != nil:
+		s := j.b.Share
 		s.mu.Lock()
 		if s.latest == nil {
 			close(s.ready)
