@@ -47,6 +47,9 @@ func modulePackages(t *testing.T) map[string]pkg {
 	for _, tags := range []string{"", "cuda"} {
 		cmd := exec.Command(gotool, "list", "-e", "-tags="+tags, "-json=ImportPath,Imports,TestImports,XTestImports,Error", "./...")
 		cmd.Dir = root
+		// The same packages on every machine: linux/amd64, the platform
+		// every backend builds on, with cgo (listing compiles nothing).
+		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=1")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
