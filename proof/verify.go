@@ -3,9 +3,6 @@ package proof
 import (
 	"encoding/binary"
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/sample"
@@ -117,21 +114,13 @@ func (t *Transcript) check(idx []uint64, tiles [][]byte, proof commit.Proof, oth
 	if err != nil {
 		return Result{Err: err}
 	}
-	// Tiles are checked in parallel; the verdict names the lowest failing
-	// index so it does not depend on scheduling.
+	// Tiles are checked in parallel, beside other verifications' tiles;
+	// the verdict names the lowest failing index so it does not depend on
+	// scheduling.
 	fails := make([]*Failure, len(tiles))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(tiles)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(tiles); i = int(next.Add(1) - 1) {
-				fails[i] = checkTile(g, p, idx[i], DecodeTile(tiles[i]), t.freivaldsVector(idx[i]))
-			}
-		}()
-	}
-	wg.Wait()
+	tilePool.run(len(tiles), func(i int) {
+		fails[i] = checkTile(g, p, idx[i], DecodeTile(tiles[i]), t.freivaldsVector(idx[i]))
+	})
 	res := Result{Tiles: fails}
 	for _, f := range fails {
 		if f != nil {
