@@ -129,7 +129,7 @@ func (g *absenceGater) InterceptUpgraded(network.Conn) (bool, control.Disconnect
 }
 
 // setPresence notes the absent miner's presence in the summarised epochs
-// [from, to], the share of a full-time peer it is owed (profitability).
+// [from, to], the share of a full-time peer it is owed (adversary.Profitability).
 func (r *run) setPresence(s *report.Summary, from, to uint64) {
 	if r.absence == nil {
 		return

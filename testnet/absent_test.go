@@ -1,6 +1,10 @@
 package testnet
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/pog-network/pog/testnet/adversary"
+)
 
 // TestAbsentEarnsItsPresence runs the absent adversary, connected to each
 // validator for one owned slot per epoch, beside an honest miner of its
@@ -15,14 +19,14 @@ func TestAbsentEarnsItsPresence(t *testing.T) {
 	cfg.Profiles, cfg.Adversaries = []string{"H100"}, []string{"absent", "squatter"}
 	cfg.Out = t.TempDir()
 	s := runSim(t, cfg)
-	p, ok := profitOf(s, "absent")
+	p, ok := adversary.ProfitOf(s, "absent")
 	if !ok || p.Over() || p.HonestIncentive <= 0 || p.Incentive <= 0 {
-		t.Fatalf("absent: judged %v, %s", ok, gainDetail(p))
+		t.Fatalf("absent: judged %v, %s", ok, adversary.GainDetail(p))
 	}
 	for _, n := range s.Nodes {
 		if n.Name == "absent" && !(n.Presence > 0 && n.Presence < 0.5) {
 			t.Fatalf("absent was present for %.3f of its owned slots", n.Presence)
 		}
 	}
-	t.Log(gainDetail(p))
+	t.Log(adversary.GainDetail(p))
 }

@@ -33,10 +33,10 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 	sort.SliceStable(honest, func(i, j int) bool { return honest[i].ProfileTFLOPS > honest[j].ProfileTFLOPS })
 	ok, order := true, []string{}
 	for i, n := range honest {
-		order = append(order, fmt.Sprintf("%s(%s)=%.4f", n.Name, n.Profile, meanIncentive(s, n.Name)))
+		order = append(order, fmt.Sprintf("%s(%s)=%.4f", n.Name, n.Profile, adversary.MeanIncentive(s, n.Name)))
 		for _, m := range honest[i+1:] {
 			pn, pm := profileByName(n.Profile), profileByName(m.Profile)
-			if n.ProfileTFLOPS > m.ProfileTFLOPS && !biggerHost(pm.Host, pn.Host) && !(meanIncentive(s, n.Name) > meanIncentive(s, m.Name)) {
+			if n.ProfileTFLOPS > m.ProfileTFLOPS && !biggerHost(pm.Host, pn.Host) && !(adversary.MeanIncentive(s, n.Name) > adversary.MeanIncentive(s, m.Name)) {
 				ok = false
 			}
 		}
@@ -123,7 +123,7 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			minHonestTrust = t
 		}
 	}
-	out = append(out, profitCheck(s.Profitability, unjudged))
+	out = append(out, adversary.ProfitCheck(s.Profitability, unjudged))
 	for _, a := range r.cfg.Adversaries {
 		if a == "loaded" {
 			if r.cfg.Sim { // the job is modelled in virtual time only
@@ -138,8 +138,8 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			out = append(out, squatterCheck(s))
 			continue
 		}
-		if slices.Contains(byPay, a) {
-			out = append(out, paidCheck(a, s))
+		if slices.Contains(adversary.ByPay, a) {
+			out = append(out, adversary.PaidCheck(a, s))
 			continue
 		}
 		var det *report.Detection
@@ -177,73 +177,12 @@ func (r *run) penalised(a string, s *report.Summary, honestOf map[string]string,
 		return r.equivocatorIgnored(last.Epoch)
 	}
 	ref := honestOf[claimed]
-	got := meanIncentive(s, cheater)
+	got := adversary.MeanIncentive(s, cheater)
 	if ref == "" {
 		return got < 1e-9, fmt.Sprintf("mean incentive %.4f", got)
 	}
-	want := meanIncentive(s, ref)
+	want := adversary.MeanIncentive(s, ref)
 	return got < want, fmt.Sprintf("mean incentive %.4f < %.4f of honest %s (%s)", got, want, ref, claimed)
-}
-
-// byPay are the adversary classes not meant to be detected: burst and
-// distant compute at their real speed, so their measured throughput bounds
-// them; the others are paid only for what they prove; timeshare cheats
-// without a detectable fault. What each earns, its Profit, judges it.
-var byPay = []string{"absent", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "timeshare",
-	"memory-inflate", "gpu-overannounce"}
-
-// judgedByPay are the classes of advs in byPay, in advs' order.
-func judgedByPay(advs []string) []string {
-	var out []string
-	for _, a := range advs {
-		if slices.Contains(byPay, a) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// paidCheck judges adversary a by its Profit, quoted as the profitability
-// check quotes it; a timing adversary (burst, distant) must besides
-// measure at most 1.05× its true throughput (SPEC.md §10.1).
-func paidCheck(a string, s *report.Summary) report.Check {
-	timing := a == "burst" || a == "distant" || a == "gpu-overannounce"
-	name := "adversary " + a + " earns no more than honest work"
-	if timing {
-		name = "adversary " + a + " measures at most 5 % over its true throughput and earns no more than honest work"
-	}
-	ok, detail := true, "gain not judged: no honest miner of its real profile"
-	if p, judged := profitOf(s, a); judged {
-		ok, detail = !p.Over(), gainDetail(p)
-	}
-	if timing {
-		tok, tdetail := throughputBound(a, s)
-		ok, detail = ok && tok, tdetail+"; "+detail
-	}
-	return report.Check{Name: name + " (not meant to be detected)", OK: ok, Detail: detail}
-}
-
-// throughputBound says whether miner a's median measured throughput is at
-// most 1.05× the speed its device computes at.
-func throughputBound(a string, s *report.Summary) (bool, string) {
-	var sim float64
-	for _, n := range s.Nodes {
-		if n.Name == a {
-			sim = n.SimTFLOPS
-		}
-	}
-	var measured []float64
-	for _, rd := range s.Rounds {
-		if rd.Miner == a && rd.Verified {
-			measured = append(measured, rd.TFLOPS)
-		}
-	}
-	if len(measured) == 0 || sim <= 0 {
-		return false, "no verified round"
-	}
-	sort.Float64s(measured)
-	ratio := measured[len(measured)/2] / sim
-	return ratio <= 1.05, fmt.Sprintf("median measured/true throughput %.3f over %d rounds", ratio, len(measured))
 }
 
 func truncate(s string, n int) string {
@@ -275,7 +214,7 @@ func hostRanking(s *report.Summary, honest []report.Node) (bool, string) {
 			if pa.GPU != pb.GPU || pa.FP16TFLOPS != pb.FP16TFLOPS || !biggerHost(pa.Host, pb.Host) {
 				continue
 			}
-			ia, ib := meanIncentive(s, a.Name), meanIncentive(s, b.Name)
+			ia, ib := adversary.MeanIncentive(s, a.Name), adversary.MeanIncentive(s, b.Name)
 			ok = ok && ia > ib
 			pairs = append(pairs, fmt.Sprintf("%s(%s)=%.4f > %s(%s)=%.4f", a.Name, a.Profile, ia, b.Name, b.Profile, ib))
 		}
@@ -291,14 +230,4 @@ func hostRanking(s *report.Summary, honest []report.Node) (bool, string) {
 // more of one.
 func biggerHost(a, b *pb.Hardware) bool {
 	return a.RamBytes >= b.RamBytes && a.StorageBytes >= b.StorageBytes && (a.RamBytes > b.RamBytes || a.StorageBytes > b.StorageBytes)
-}
-
-// meanIncentive is a node's consensus incentive averaged over the
-// summarised epochs.
-func meanIncentive(s *report.Summary, name string) float64 {
-	sum := 0.0
-	for _, e := range s.Epochs {
-		sum += e.Incentive[name]
-	}
-	return sum / float64(max(1, len(s.Epochs)))
 }

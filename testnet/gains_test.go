@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -61,14 +62,14 @@ func gainContradictions(where, text string, s *report.Summary) []string {
 		out = append(out, fmt.Sprintf("%s: a multiple of no adversary: %s", where, f))
 	}
 	for _, a := range classes {
-		p, judged := profitOf(s, a)
+		p, judged := adversary.ProfitOf(s, a)
 		want := report.GainText(p.Gain)
 		if judged && len(got[a]) == 0 {
 			out = append(out, fmt.Sprintf("%s never quotes %s's gain %s", where, a, want))
 		}
 		for _, g := range got[a] {
 			if !judged || g != want {
-				out = append(out, fmt.Sprintf("%s quotes %s's gain as %s; its profitability gain is %s (judged: %v)", where, a, g, want, judged))
+				out = append(out, fmt.Sprintf("%s quotes %s's gain as %s; its adversary.Profitability gain is %s (judged: %v)", where, a, g, want, judged))
 			}
 		}
 	}
@@ -117,8 +118,8 @@ func gainSummary(t *testing.T) (*run, *report.Summary) {
 	s.Throughput, s.TimeSharing = r.figures(s, 5, 6)
 	limit, enforce := r.shareLimit()
 	var unjudged []string
-	s.Profitability, unjudged = profitability(s, nil, limit, enforce)
-	s.JudgedByPay = judgedByPay(cfg.Adversaries)
+	s.Profitability, unjudged = adversary.Profitability(s, nil, limit, enforce)
+	s.JudgedByPay = adversary.JudgedByPay(cfg.Adversaries)
 	s.Checks = append(r.checks(s, 5, nil, nil, unjudged), r.latencyChecks(s)...)
 	return r, s
 }
@@ -159,7 +160,7 @@ func TestOneGainPerAdversaryCatchesASecondFigure(t *testing.T) {
 	s.Checks = append(s.Checks, report.Check{Name: "adversary burst gains at most 5%", OK: true,
 		Detail: "incentive 0.2122 vs 0.1659 of honest miner-2 (1.279×)"})
 	got := gainContradictions("the checks", checkText(s), s)
-	if len(got) != 1 || !strings.Contains(got[0], "burst's gain as 1.279×; its profitability gain is 1.061×") {
+	if len(got) != 1 || !strings.Contains(got[0], "burst's gain as 1.279×; its adversary.Profitability gain is 1.061×") {
 		t.Errorf("contradictions %q", got)
 	}
 }

@@ -3,6 +3,8 @@ package testnet
 import (
 	"strings"
 	"testing"
+
+	"github.com/pog-network/pog/testnet/adversary"
 )
 
 // runAdversary runs adversary a beside an honest miner of its hardware
@@ -13,9 +15,9 @@ func runAdversary(t *testing.T, a string) (gain, limit float64) {
 	cfg.Profiles, cfg.Adversaries = []string{"H100"}, []string{a}
 	cfg.Out = t.TempDir()
 	s := runSim(t, cfg)
-	p, ok := profitOf(s, a)
+	p, ok := adversary.ProfitOf(s, a)
 	if !ok || p.HonestIncentive <= 0 {
-		t.Fatalf("%s: judged %v, %s", a, ok, gainDetail(p))
+		t.Fatalf("%s: judged %v, %s", a, ok, adversary.GainDetail(p))
 	}
 	for _, c := range s.Checks {
 		if strings.HasPrefix(c.Name, "adversary "+a+" ") {
@@ -44,7 +46,7 @@ func TestGPUOverannounceBurstBound(t *testing.T) {
 	if g > l {
 		t.Errorf("gpu-overannounce gains %.3f > %.3f", g, l)
 	}
-	if l != overannounceLimit() {
-		t.Errorf("judged against %.3f, want 1/(D−2) = %.3f", l, overannounceLimit())
+	if l != adversary.OverannounceLimit() {
+		t.Errorf("judged against %.3f, want 1/(D−2) = %.3f", l, adversary.OverannounceLimit())
 	}
 }

@@ -104,7 +104,7 @@ func (r *run) figures(s *report.Summary, from, to uint64) ([]report.Throughput, 
 			continue
 		}
 		t := report.Throughput{Node: n.Name, Profile: n.Profile, AddedLatencyMs: n.AddedLatencyMs, SimTFLOPS: n.SimTFLOPS,
-			MeasuredTFLOPS: median(tflops[n.Name]), Rounds: len(tflops[n.Name]), Incentive: meanIncentive(s, n.Name), Penalties: penalties[n.Name]}
+			MeasuredTFLOPS: median(tflops[n.Name]), Rounds: len(tflops[n.Name]), Incentive: adversary.MeanIncentive(s, n.Name), Penalties: penalties[n.Name]}
 		t.Ratio = t.MeasuredTFLOPS / t.SimTFLOPS
 		out = append(out, t)
 	}
@@ -172,9 +172,9 @@ func median(v []float64) float64 {
 // always; else 1.1×, with the chained-round checks only.
 func (r *run) shareLimit() (float64, bool) {
 	if r.cfg.SlotSchedule {
-		return timeshareLimit(r.nodeConfig().Validator.DutyCycle, adversary.TimeshareIdentities), true
+		return adversary.TimeshareLimit(r.nodeConfig().Validator.DutyCycle, adversary.TimeshareIdentities), true
 	}
-	return maxTimeshareGain, r.cfg.ChainedRoundChecks
+	return adversary.MaxTimeshareGain, r.cfg.ChainedRoundChecks
 }
 
 // latencyChecks are issue 10's bounds on distance and time-sharing. Not
@@ -206,14 +206,14 @@ func latencyChecks(s *report.Summary, enforce bool, farTol float64) []report.Che
 		add(fmt.Sprintf("delayed miners measure within %.0f %% of their profile, never penalised", 100*farTol), farOK, strings.Join(far, "; "), enforce)
 	}
 	for _, g := range s.TimeSharing {
-		p, ok := profitOf(s, g.Adversary)
+		p, ok := adversary.ProfitOf(s, g.Adversary)
 		detail := fmt.Sprintf("%d identities' throughput over %s's: %.2f, at duty cycle %.1f %% (round interval %s)",
 			len(g.Members), orDash(g.Reference), g.ThroughputRatio, 100*g.DutyCycle, g.RoundInterval)
 		if !ok {
 			add("adversary "+g.Adversary+" earns no more than honest work", true, "not judged: no honest "+g.Profile+"; "+detail, true)
 			continue
 		}
-		add("adversary "+g.Adversary+" earns no more than honest work (not meant to be detected)", !p.Over(), gainDetail(p)+"; "+detail, p.Enforced)
+		add("adversary "+g.Adversary+" earns no more than honest work (not meant to be detected)", !p.Over(), adversary.GainDetail(p)+"; "+detail, p.Enforced)
 	}
 	return out
 }
@@ -223,4 +223,14 @@ func orDash(s string) string {
 		return "no reference"
 	}
 	return s
+}
+
+func (r *run) latencyChecks(s *report.Summary) []report.Check {
+	// Under the slot schedule a delayed miner is judged too: the rounds it
+	// is measured in are the ones that bound time-sharing.
+	tol := farTolerance
+	if r.cfg.Sim {
+		tol = farToleranceSim
+	}
+	return latencyChecks(s, r.cfg.ChainedRoundChecks || r.cfg.SlotSchedule, tol)
 }

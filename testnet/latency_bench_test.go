@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/pog-network/pog/testnet/adversary"
 )
 
 // BenchmarkRounds measures issue 10's two distortions on a small network,
@@ -57,7 +59,7 @@ func BenchmarkRounds(b *testing.B) {
 					b.ReportMetric(g.ThroughputRatio, "timeshare-tflops-ratio")
 					b.ReportMetric(100*g.DutyCycle, "duty-%")
 				}
-				if p, ok := profitOf(s, "timeshare"); ok {
+				if p, ok := adversary.ProfitOf(s, "timeshare"); ok {
 					b.ReportMetric(p.Gain, "timeshare-gain")
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -111,22 +112,22 @@ func TestLatencyChecks(t *testing.T) {
 	s := figureSummary()
 	s.Throughput, s.TimeSharing = r.figures(s, 5, 6)
 	// Summed 0.35 against miner-1's 0.2.
-	s.Profitability, _ = profitability(s, nil, maxTimeshareGain, false)
+	s.Profitability, _ = adversary.Profitability(s, nil, adversary.MaxTimeshareGain, false)
 	for _, c := range latencyChecks(s, false, farTolerance) {
 		if !c.OK || !strings.HasPrefix(c.Detail, "not enforced") {
 			t.Errorf("unenforced check %q: ok=%v %s", c.Name, c.OK, c.Detail)
 		}
 	}
-	s.Profitability, _ = profitability(s, nil, maxTimeshareGain, true)
+	s.Profitability, _ = adversary.Profitability(s, nil, adversary.MaxTimeshareGain, true)
 	c := latencyChecks(s, false, farTolerance)
 	if !c[0].OK || c[1].OK || !strings.Contains(c[1].Detail, "gain 1.750× > limit 1.10") {
 		t.Errorf("distance off, a 1.75× timeshare against an enforced 1.1: %+v", c)
 	}
-	s.Profitability, _ = profitability(s, nil, 1.8, true)
+	s.Profitability, _ = adversary.Profitability(s, nil, 1.8, true)
 	if c := latencyChecks(s, false, farTolerance); !c[1].OK {
 		t.Errorf("a 1.75× timeshare failed a 1.8 limit: %+v", c[1])
 	}
-	s.Profitability, _ = profitability(s, nil, maxTimeshareGain, true)
+	s.Profitability, _ = adversary.Profitability(s, nil, adversary.MaxTimeshareGain, true)
 	on := latencyChecks(s, true, farTolerance)
 	if len(on) != 2 || on[0].OK || on[1].OK {
 		t.Fatalf("enforced checks on a far miner at 60 %% and a 1.75× timeshare: %+v", on)

@@ -122,9 +122,6 @@ func (r *run) minerSpecs() []minerSpec {
 // absence, not of a fault, so an honest miner's is no false positive.
 const missedKind = "missed-round"
 
-// intermittentPeriod: the intermittent adversary answers one round in it.
-const intermittentPeriod = 10
-
 // distantDelay is the latency the distant adversary fakes.
 const distantDelay = 200 * time.Millisecond
 
@@ -452,7 +449,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		case "cpu-on-gpu":
 			o.RoundHooks.HostProve = adversary.GPUHostProve
 		case "intermittent":
-			// Up for one round in intermittentPeriod of each validator's,
+			// Up for one round in adversary.IntermittentPeriod of each validator's,
 			// counting GPU and host rounds apart: it drops the others.
 			// (One count for both let the answered ones fall on GPU rounds
 			// more often than one in ten: up to a quarter of them in an
@@ -468,7 +465,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 				defer mu.Unlock()
 				k := key{v, host}
 				seen[k]++
-				return (seen[k]-1)%intermittentPeriod != 0
+				return (seen[k]-1)%adversary.IntermittentPeriod != 0
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -74,7 +75,7 @@ func (r *run) detectSquatter(at float64) {
 // states what the squatter's miners gained: it controls none.
 func squatterCheck(s *report.Summary) report.Check {
 	name := fmt.Sprintf("the squatter's victim keeps ≥ %.2f of its honest incentive, and the squatter's miners gain nothing", squatBound)
-	v, m := meanIncentive(s, victimName), meanIncentive(s, "miner-1")
+	v, m := adversary.MeanIncentive(s, victimName), adversary.MeanIncentive(s, "miner-1")
 	ratio := v / m
 	var refused int
 	for _, d := range s.Detections {

@@ -12,6 +12,7 @@ import (
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -177,8 +178,8 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	var unjudged []string
 	r.setPresence(s, from, to)
 	s.Settings = r.settings()
-	s.Profitability, unjudged = profitability(s, r.struck(), shareLimit, enforceShare)
-	s.JudgedByPay = judgedByPay(r.cfg.Adversaries)
+	s.Profitability, unjudged = adversary.Profitability(s, r.struck(), shareLimit, enforceShare)
+	s.JudgedByPay = adversary.JudgedByPay(r.cfg.Adversaries)
 	s.Checks = append(r.checks(s, from, audits, missing, unjudged), r.latencyChecks(s)...)
 	if len(validators) > 0 {
 		s.Checks = append(s.Checks, r.lateJoinChecks(validators[0], from, to, r.auditOptions())...)

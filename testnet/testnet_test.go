@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/report"
 )
@@ -137,7 +138,7 @@ func TestProcsTestnet(t *testing.T) {
 	if !far {
 		t.Errorf("far miner's figures: %+v", s.Throughput)
 	}
-	if p, ok := profitOf(s, "timeshare"); len(s.TimeSharing) != 1 || len(s.TimeSharing[0].Members) != 3 || s.TimeSharing[0].Reference != "miner-1" || !ok || p.Gain <= 0 {
+	if p, ok := adversary.ProfitOf(s, "timeshare"); len(s.TimeSharing) != 1 || len(s.TimeSharing[0].Members) != 3 || s.TimeSharing[0].Reference != "miner-1" || !ok || p.Gain <= 0 {
 		t.Errorf("timeshare: %+v, gain %+v", s.TimeSharing, p)
 	}
 	for _, c := range s.Checks {

@@ -5,6 +5,8 @@
 // (cpu-on-gpu, ram-on-disk, storage-regen; HostTime, GPUHostProve,
 // SlowRegen), announces that inflate (memory-inflate, gpu-overannounce;
 // Announce), a CPU job beside an honest miner (loaded; Load) and bare
-// gossip peers (spammer, forger; Attacker). Package testnet decides who
-// plays which, runs them and judges what each gained.
+// gossip peers (spammer, forger; Attacker). It also holds what an
+// adversary may gain: each one's gain over honest work on its real
+// hardware, and the limits it is judged against (Profitability, PaidCheck).
+// Package testnet decides who plays which, runs them and checks the rest.
 package adversary

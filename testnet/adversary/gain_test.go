@@ -1,4 +1,4 @@
-package testnet
+package adversary
 
 import (
 	"math"
@@ -31,12 +31,12 @@ func TestProfitability(t *testing.T) {
 				"intermittent": 0.02, "overclaim": 0, "ts-1": 0.1, "ts-2": 0.12, "far": 0.01}},
 		},
 	}
-	got, unjudged := profitability(s, nil, 1.2, false)
+	got, unjudged := Profitability(s, nil, 1.2, false)
 	h100, rtx := []string{"h100-a", "h100-b"}, []string{"4090"}
 	want := []report.Profit{
-		{Adversary: "intermittent", RealProfile: "H100", Incentive: 0.02, HonestIncentive: 0.02, Honest: h100, Gain: 1, Limit: maxGain, Enforced: true},
-		{Adversary: "overclaim", RealProfile: "RTX4090", Incentive: 0.1, HonestIncentive: 0.1, Honest: rtx, Gain: 1, Limit: maxGain, Enforced: true},
-		{Adversary: "sybil", RealProfile: "RTX4090", Incentive: 0.1, HonestIncentive: 0.1, Honest: rtx, Gain: 1, Limit: maxGain, Enforced: true},
+		{Adversary: "intermittent", RealProfile: "H100", Incentive: 0.02, HonestIncentive: 0.02, Honest: h100, Gain: 1, Limit: MaxGain, Enforced: true},
+		{Adversary: "overclaim", RealProfile: "RTX4090", Incentive: 0.1, HonestIncentive: 0.1, Honest: rtx, Gain: 1, Limit: MaxGain, Enforced: true},
+		{Adversary: "sybil", RealProfile: "RTX4090", Incentive: 0.1, HonestIncentive: 0.1, Honest: rtx, Gain: 1, Limit: MaxGain, Enforced: true},
 		{Adversary: "timeshare", RealProfile: "H100", Incentive: 0.21, HonestIncentive: 0.2, Honest: h100, Gain: 1.05, Limit: 1.2},
 	}
 	if len(got) != len(want) {
@@ -54,27 +54,27 @@ func TestProfitability(t *testing.T) {
 	if len(unjudged) != 0 {
 		t.Errorf("unjudged %v", unjudged)
 	}
-	if c := profitCheck(got, nil); !c.OK {
+	if c := ProfitCheck(got, nil); !c.OK {
 		t.Errorf("check failed at the limits: %s", c.Detail)
 	}
-	if c := profitCheck([]report.Profit{{Adversary: "sybil", Gain: 1.06, Limit: maxGain, Enforced: true}}, nil); c.OK ||
+	if c := ProfitCheck([]report.Profit{{Adversary: "sybil", Gain: 1.06, Limit: MaxGain, Enforced: true}}, nil); c.OK ||
 		!strings.Contains(c.Detail, "sybil() 1.060× > limit") {
 		t.Errorf("a 1.06× sybil gain: %+v", c)
 	}
 	// An adversary earning where the honest miner of its hardware earns
 	// nothing is an unbounded gain.
 	s.Epochs = []report.Epoch{{Incentive: map[string]float64{"overclaim": 0.1}}}
-	ps, _ := profitability(s, nil, maxTimeshareGain, true)
+	ps, _ := Profitability(s, nil, MaxTimeshareGain, true)
 	for _, p := range ps {
-		if p.Adversary == "overclaim" && profitCheck([]report.Profit{p}, nil).OK {
+		if p.Adversary == "overclaim" && ProfitCheck([]report.Profit{p}, nil).OK {
 			t.Errorf("overclaim earning against an honest 0 passed: %+v", p)
 		}
 	}
 	// Without an honest miner of its real profile an adversary is not
 	// judged, and the check says so.
 	s.Nodes = []report.Node{miner("sybil-a", "RTX4090", "sybil"), miner("h200", "H200", "")}
-	ps, unjudged = profitability(s, nil, maxTimeshareGain, true)
-	c := profitCheck(ps, unjudged)
+	ps, unjudged = Profitability(s, nil, MaxTimeshareGain, true)
+	c := ProfitCheck(ps, unjudged)
 	if len(ps) != 0 || !c.OK || !strings.Contains(c.Detail, "not judged: sybil (no honest RTX4090)") {
 		t.Errorf("unjudged sybil: %+v, check %+v", ps, c)
 	}
@@ -85,20 +85,20 @@ func TestProfitability(t *testing.T) {
 // 0.95); a gain above it fails.
 func TestTimeshareLimit(t *testing.T) {
 	for _, c := range []struct{ coverage, want float64 }{{1, 1.1}, {0.95, 1.1}, {0.92, 1.1}, {0.9, 0.999 / 0.9}, {0.4, 0.784 / 0.4}, {0.2, 0.488 / 0.2}} {
-		if got := timeshareLimit(c.coverage, 3); math.Abs(got-c.want) > 1e-9 {
+		if got := TimeshareLimit(c.coverage, 3); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("coverage %v: limit %v, want %v", c.coverage, got, c.want)
 		}
 	}
 	share := func(gain, limit float64) []report.Profit {
 		return []report.Profit{{Adversary: "timeshare", Gain: gain, Limit: limit, Enforced: true}}
 	}
-	if c := profitCheck(share(1.9, timeshareLimit(0.4, 3)), nil); !c.OK || !strings.Contains(c.Name, "timeshare ≤ 1.96") {
+	if c := ProfitCheck(share(1.9, TimeshareLimit(0.4, 3)), nil); !c.OK || !strings.Contains(c.Name, "timeshare ≤ 1.96") {
 		t.Errorf("1.9× at coverage 0.4 (bound 1.96): %+v", c)
 	}
-	if c := profitCheck(share(1.101, timeshareLimit(0.95, 3)), nil); c.OK {
+	if c := ProfitCheck(share(1.101, TimeshareLimit(0.95, 3)), nil); c.OK {
 		t.Errorf("1.101× at the default coverage passed: %+v", c)
 	}
-	if c := profitCheck(share(1.9, timeshareLimit(0.95, 3)), nil); c.OK {
+	if c := ProfitCheck(share(1.9, TimeshareLimit(0.95, 3)), nil); c.OK {
 		t.Errorf("1.9× at coverage 0.95 passed: %+v", c)
 	}
 }
@@ -106,12 +106,12 @@ func TestTimeshareLimit(t *testing.T) {
 // The timeshare gain is reported but not failed where its limit is not
 // enforced (random pauses without the chained-round checks).
 func TestTimeshareGainNotEnforced(t *testing.T) {
-	p := report.Profit{Adversary: "timeshare", Gain: 3, Limit: maxTimeshareGain}
-	if c := profitCheck([]report.Profit{p}, nil); !c.OK || !strings.Contains(c.Detail, "not enforced") {
+	p := report.Profit{Adversary: "timeshare", Gain: 3, Limit: MaxTimeshareGain}
+	if c := ProfitCheck([]report.Profit{p}, nil); !c.OK || !strings.Contains(c.Detail, "not enforced") {
 		t.Fatalf("off: %+v", c)
 	}
 	p.Enforced = true
-	if c := profitCheck([]report.Profit{p}, nil); c.OK {
+	if c := ProfitCheck([]report.Profit{p}, nil); c.OK {
 		t.Fatalf("on: %+v", c)
 	}
 }
