@@ -12,7 +12,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -71,7 +70,13 @@ type benchResult struct {
 	VerifySeconds     float64  `json:"verify_seconds"`
 	VerifyCostRatio   float64  `json:"verify_cost_ratio"`
 	VerifyTimeRatio   float64  `json:"verify_time_ratio"`
-	Output            string   `json:"output,omitempty"`
+	// The validator's check under each verification kernel, the first the
+	// node's: verify_seconds and verify_core_seconds_per_round are its, and
+	// the capacity follows from its CPU time.
+	VerifyCoreSeconds float64     `json:"verify_core_seconds_per_round"`
+	VerifyKernels     []verifyRun `json:"verify_kernels"`
+	capacity
+	Output string `json:"output,omitempty"`
 	// What tflops is compared with: scoring's reference GPU and its GPU
 	// class table at this precision (protocol/scoring.DefaultConfig).
 	ReferenceSource   string       `json:"reference_source"`
@@ -129,6 +134,8 @@ func Run(args []string, stdout, stderr io.Writer, parse Parse) int {
 	target := fs.Float64("detect-probability", sample.DefaultProbability, "probability of catching that fraction")
 	adversary := fs.String("adversary", "", "make the miner cheat, to see the verdict: lazy (skips every other tile) or tamper (alters served tiles)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	verifyKernel := fs.String("verify-kernel", "", fmt.Sprintf("verification kernel to time (default: each of %s, the first the node's)",
+		strings.Join(proof.VerifyKernels(), ", ")))
 	fs.Bool("host", false, "run the CPU, RAM and storage host proofs instead (pog bench --host --help lists their flags)")
 	if code, ok := parse(fs, args); !ok {
 		return code
@@ -138,6 +145,10 @@ func Run(args []string, stdout, stderr io.Writer, parse Parse) int {
 		return usageError(stderr, err)
 	}
 	edge, err := tileEdge(*tileBytes)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	verifyKernels, err := verifyKernelNames(*verifyKernel)
 	if err != nil {
 		return usageError(stderr, err)
 	}
@@ -180,7 +191,7 @@ func Run(args []string, stdout, stderr io.Writer, parse Parse) int {
 		fmt.Fprintf(stderr, "pog bench: %s backend, %s, %d×%d×%d, batch %d, %d tiles of %d KiB\n",
 			be.Name(), prec, p.M, p.K, p.N, p.Batch, p.Tiles(), p.TileBytes()>>10)
 	}
-	res, err := benchRound(ctx, be, p, secret, samples, *workers, *adversary, *output, prog)
+	res, err := benchRound(ctx, be, p, secret, samples, *workers, *adversary, *output, verifyKernels, prog)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog bench: %v\n", err)
 		return 1
@@ -223,7 +234,7 @@ func tileEdge(b int) (uint32, error) {
 // benchRound plays miner and validator in one process. Errors are
 // operational (out of memory, I/O); a cheating miner yields Verified=false.
 func benchRound(ctx context.Context, be kernels.Backend, p proof.Params, secret [32]byte, samples, workers int,
-	adversary, output string, prog *progress) (*benchResult, error) {
+	adversary, output string, verifyKernels []string, prog *progress) (*benchResult, error) {
 	enc, err := p.MarshalBinary()
 	if err != nil {
 		return nil, err
@@ -283,7 +294,6 @@ func benchRound(ctx context.Context, be kernels.Backend, p proof.Params, secret 
 
 	// Validator: reveal, sample, fetch, verify.
 	tr := proof.Transcript{Params: p, SecretCommitment: sample.Commit(secret), Root: root, Secret: secret, Samples: samples}
-	t4 := time.Now()
 	idx, err := tr.Indices()
 	if err != nil {
 		return nil, err
@@ -305,20 +315,12 @@ func benchRound(ctx context.Context, be kernels.Backend, p proof.Params, secret 
 	}
 	res.SecretCommitment, res.Secret = hex.EncodeToString(tr.SecretCommitment[:]), hex.EncodeToString(secret[:])
 	res.Indices, res.BatchProof = idx, hex.EncodeToString(prb)
-	verr := tr.Verify(tiles, pr, nil)
-	res.VerifySeconds = time.Since(t4).Seconds()
-	if prog != nil {
-		prog.done("verify", t4)
+	if res.VerifyKernels, err = verifyEach(&tr, tiles, pr, verifyKernels, prog); err != nil {
+		return nil, err
 	}
-	var f *proof.Failure
-	switch {
-	case verr == nil:
-		res.Verified = true
-	case errors.As(verr, &f):
-		res.Reason = f.Error()
-	default:
-		return nil, verr
-	}
+	v := res.VerifyKernels[0]
+	res.VerifySeconds, res.VerifyCoreSeconds, res.Verified, res.Reason = v.Seconds, v.CoreSeconds, v.Verified, v.Reason
+	res.capacity = nodeCapacity(v.CoreSeconds)
 	res.VerifyCostRatio = proof.VerifyOps(p, samples) / p.FLOPs()
 	res.VerifyTimeRatio = res.VerifySeconds / res.GemmSeconds
 	return res, nil
@@ -371,8 +373,7 @@ func printBench(w io.Writer, r *benchResult) {
 	if r.Output != "" {
 		fmt.Fprintf(w, "output     %s (b3sum prints the root)\n", r.Output)
 	}
-	fmt.Fprintf(w, "verify     %-10s %d sampled tiles catch ≥%.0f%% faked tiles with p = %.4f\n",
-		dur(r.VerifySeconds), r.Samples, 100*r.DetectFraction, r.DetectProbability)
+	printVerify(w, r)
 	fmt.Fprintf(w, "cost       verify took %.3g× the multiply's time for %.3g %% of its operations: a verify operation\n", r.VerifyTimeRatio, 100*r.VerifyCostRatio)
 	fmt.Fprintf(w, "           (input regeneration, arithmetic mod 2⁶¹−1) costs %.3g× a multiply FLOP here; the sample hardly\n", r.VerifyTimeRatio/r.VerifyCostRatio)
 	fmt.Fprintln(w, "           grows with --size, so both ratios shrink as the product grows")
