@@ -152,6 +152,23 @@ func spans(cell string) []string {
 	return s
 }
 
+// prose is doc without its fenced code blocks, whose backticks would pair
+// with those of code spans.
+func prose(doc string) string {
+	var b strings.Builder
+	fenced := false
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+			continue
+		}
+		if !fenced {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}
+
 func readDoc(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
@@ -318,13 +335,9 @@ func anchors(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	var a []string
-	fenced := false
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "```") {
-			fenced = !fenced
-		}
+	for _, line := range strings.Split(prose(string(b)), "\n") {
 		title, ok := strings.CutPrefix(line, "#")
-		if fenced || !ok {
+		if !ok {
 			continue
 		}
 		title = strings.TrimSpace(strings.TrimLeft(title, "#"))
@@ -379,7 +392,7 @@ func TestMonitoringListsAPIPaths(t *testing.T) {
 		declared[m[1]] = true
 	}
 	documented := map[string]bool{}
-	for _, s := range spans(readDoc(t, monitoring)) {
+	for _, s := range spans(prose(readDoc(t, monitoring))) {
 		if p, _, _ := strings.Cut(s, "?"); strings.HasPrefix(p, "/api/") {
 			documented[p] = true
 			if !declared[p] {
@@ -420,7 +433,7 @@ func TestMonitoringListsMetrics(t *testing.T) {
 		t.Fatal("node/metrics names no pog_ metric")
 	}
 	documented := map[string]bool{}
-	for _, s := range spans(readDoc(t, monitoring)) {
+	for _, s := range spans(prose(readDoc(t, monitoring))) {
 		name, _, _ := strings.Cut(s, "{")
 		if metricName.MatchString(name) {
 			documented[name] = true
