@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/pog
 PKGS    := ./...
 
-.PHONY: all testnet explore bench test docs build lint fuzz bench-go bench-openblas bench-net proto clean ptx ptx-check build-cuda gpu-bundle
+.PHONY: all testnet explore bench test docs build lint fuzz bench-go bench-openblas bench-philox bench-net proto clean ptx ptx-check build-cuda gpu-bundle
 
 all: build
 
@@ -47,6 +47,8 @@ lint:
 FUZZTIME ?= 300000x
 fuzz:
 	$(GO) test ./proof -run XXX -fuzz FuzzDecodeParams -fuzztime $(FUZZTIME)
+	$(GO) test ./proof -run XXX -fuzz FuzzCheckTileKernels -fuzztime $(FUZZTIME)
+	$(GO) test ./proof -run XXX -fuzz FuzzLineKernels -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/commit -run XXX -fuzz FuzzDecodeProof -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/commit -run XXX -fuzz FuzzDecodeIndices -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/commit -run XXX -fuzz FuzzVerify -fuzztime $(FUZZTIME)
@@ -64,6 +66,15 @@ bench-go:
 
 bench-openblas:
 	$(GO) test -tags openblas -run XXX -bench 'SgemmNT|OpenBLAS' -benchtime 20x ./kernels/cpu/
+
+# Philox on one core in GB/s of generated bits: numpy's Philox4x64-10
+# (needs numpy: apt-get install python3-numpy, PYTHON=/usr/bin/python3
+# where python3 is another interpreter) beside ours, Philox4x32-10 as
+# proof.Line draws it, under each verification kernel.
+PYTHON ?= python3
+bench-philox:
+	$(PYTHON) scripts/philox_ref.py
+	$(GO) test -run XXX -bench Philox -benchtime 1s -count 5 ./cmd/pog/internal/bench/
 
 # Gossip latency (100 nodes, ours vs raw gossipsub) and round overhead.
 bench-net:
