@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/pog-network/pog/testnet"
+	"github.com/pog-network/pog/testnet/explore"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -121,11 +122,11 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 func runExplore(n int, first int64, out string, stdout io.Writer) int {
 	var cfgs []testnet.Config
 	for i := range int64(n) {
-		cfgs = append(cfgs, testnet.ExploreConfig(first+i, out))
+		cfgs = append(cfgs, explore.Config(first+i, out))
 	}
 	var failed []int64
 	testnet.RunSims(cfgs, func(cfg testnet.Config, s *report.Summary, err error) bool {
-		bad := testnet.ExploreFailures(s, err)
+		bad := explore.Failures(s, err)
 		verdict := "ok"
 		if len(bad) > 0 {
 			verdict = "FAILED"
@@ -134,7 +135,7 @@ func runExplore(n int, first int64, out string, stdout io.Writer) int {
 		if s != nil {
 			verdict += fmt.Sprintf(" (%.0f s here)", s.WallSeconds)
 		}
-		fmt.Fprintf(stdout, "seed %d: %s: %s\n", cfg.Seed, verdict, testnet.ExploreLine(cfg))
+		fmt.Fprintf(stdout, "seed %d: %s: %s\n", cfg.Seed, verdict, explore.Line(cfg))
 		for _, b := range bad {
 			fmt.Fprintf(stdout, "  %s\n", b)
 		}

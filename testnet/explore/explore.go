@@ -1,4 +1,10 @@
-package testnet
+// Package explore is fault exploration (pog testnet --explore), as
+// TigerBeetle's VOPR and FoundationDB's simulator do: each seed draws a
+// small testnet and faults up front, runs it in virtual time and checks the invariants below. The
+// seed gives the network, the keys and every fault's node and window;
+// with packet loss the draws per packet follow the order goroutines send
+// in, so such a run is reproducible in its faults, not bit for bit.
+package explore
 
 import (
 	"fmt"
@@ -7,46 +13,40 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pog-network/pog/testnet"
 	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/report"
 )
 
-// Fault exploration (pog testnet --explore), as TigerBeetle's VOPR and
-// FoundationDB's simulator do: each seed draws a small network and faults
-// up front, runs it in virtual time and checks the invariants below. The
-// seed gives the network, the keys and every fault's node and window;
-// with packet loss the draws per packet follow the order goroutines send
-// in, so such a run is reproducible in its faults, not bit for bit.
-
-// exploreAdversaries are the classes that make sense in a network of 2–4
+// adversaries are the classes that make sense in a network of 2–4
 // miners: each is judged on its own, without a twin or a delay proxy.
-var exploreAdversaries = []string{"lazy", "precision", "replay", "overclaim", "slow", "burst", "intermittent",
+var adversaries = []string{"lazy", "precision", "replay", "overclaim", "slow", "burst", "intermittent",
 	"spammer", "forger", "dishonest-validator", "equivocator"}
 
-// exploreRanges bound what a seed draws: validators, honest miners,
+// ranges bound what a seed draws: validators, honest miners,
 // epochs, epoch length in seconds (inclusive), and how many adversaries.
-type exploreRanges struct {
+type ranges struct {
 	validators, miners, epochs, epochSeconds [2]int
 	adversaries                              int
 }
 
-var exploreDefault = exploreRanges{validators: [2]int{2, 4}, miners: [2]int{2, 4}, epochs: [2]int{2, 3}, epochSeconds: [2]int{20, 40},
-	adversaries: len(exploreAdversaries)}
+var defaultRanges = ranges{validators: [2]int{2, 4}, miners: [2]int{2, 4}, epochs: [2]int{2, 3}, epochSeconds: [2]int{20, 40},
+	adversaries: len(adversaries)}
 
-// ExploreConfig is seed's network and faults, its report under out/SEED.
-func ExploreConfig(seed int64, out string) Config { return exploreConfig(seed, out, exploreDefault) }
+// Config is seed's network and faults, its report under out/SEED.
+func Config(seed int64, out string) testnet.Config { return config(seed, out, defaultRanges) }
 
-func exploreConfig(seed int64, out string, rg exploreRanges) Config {
+func config(seed int64, out string, rg ranges) testnet.Config {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0xe8))
 	in := func(r [2]int) int { return r[0] + rng.IntN(r[1]-r[0]+1) }
-	cfg := DefaultConfig()
+	cfg := testnet.DefaultConfig()
 	cfg.Seed, cfg.Out, cfg.Sim = seed, filepath.Join(out, fmt.Sprint(seed)), true
 	cfg.Validators, cfg.Miners, cfg.Epochs = in(rg.validators), in(rg.miners), in(rg.epochs)
 	cfg.EpochLength = time.Duration(in(rg.epochSeconds)) * time.Second
 	// Epochs this short hold under one slot per validator and miner: pause
 	// at random instead (as the short-epoch tests do).
 	cfg.SlotSchedule, cfg.DutyCycle = false, 0.2
-	for _, a := range exploreAdversaries {
+	for _, a := range adversaries {
 		if rng.IntN(4) == 0 && len(cfg.Adversaries) < rg.adversaries {
 			cfg.Adversaries = append(cfg.Adversaries, a)
 		}
@@ -58,7 +58,7 @@ func exploreConfig(seed int64, out string, rg exploreRanges) Config {
 // drawFaults draws one to all five faults. Windows fall in the run's first
 // (Epochs+1) epochs; validator-1 is never crashed nor failed, as the late
 // joiner and the late-join checks lean on it.
-func drawFaults(rng *rand.Rand, cfg Config) netlab.Faults {
+func drawFaults(rng *rand.Rand, cfg testnet.Config) netlab.Faults {
 	span := time.Duration(cfg.Epochs+1) * cfg.EpochLength
 	at := func(lo, hi time.Duration) time.Duration {
 		return (lo + time.Duration(rng.Int64N(int64(hi-lo)))).Round(100 * time.Millisecond)
@@ -121,7 +121,7 @@ func split(rng *rand.Rand, names []string) (a, b []string) {
 // time ("every node holds every validator's epoch records", the late
 // joiner's catch-up), and under loss a detection may slip past the first
 // full epoch. The profitability bound stays an invariant because it is
-// judged against honest miners no node fault struck (run.struck); an
+// judged against honest miners no node fault struck (testnet's run.struck); an
 // adversary whose profile has none left is reported unjudged.
 var invariants = []string{
 	"identical consensus on every node",
@@ -133,9 +133,9 @@ var invariants = []string{
 	"nodes stop only by injected store faults, with ErrStoreFailed",
 }
 
-// ExploreFailures is what broke in a seed's run: an error, or the
+// Failures is what broke in a seed's run: an error, or the
 // invariants that failed, one line each.
-func ExploreFailures(s *report.Summary, err error) []string {
+func Failures(s *report.Summary, err error) []string {
 	if err != nil {
 		return []string{"run broke: " + err.Error()}
 	}
@@ -150,8 +150,8 @@ func ExploreFailures(s *report.Summary, err error) []string {
 	return out
 }
 
-// ExploreLine describes seed's network and faults in one line.
-func ExploreLine(cfg Config) string {
+// Line describes seed's network and faults in one line.
+func Line(cfg testnet.Config) string {
 	adv := "no adversaries"
 	if len(cfg.Adversaries) > 0 {
 		adv = strings.Join(cfg.Adversaries, ",")
