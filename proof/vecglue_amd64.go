@@ -1,6 +1,9 @@
 package proof
 
-import "math/bits"
+import (
+	"math/bits"
+	"sync"
+)
 
 // vecArgs is the argument block of the generated kernels; cmd vecgen hard-codes
 // its field offsets (TestVecArgsLayout checks them).
@@ -81,17 +84,19 @@ func combine(sa, sb uint64) uint64 {
 func (v *vecKernel) badRow(f *freivalds) int {
 	w := v.w
 	chunks := (f.k + 8*w - 1) / (8 * w)
-	rl := make([]uint64, 2*f.t)
+	sc := scratchPool.Get().(*vecScratch)
+	defer scratchPool.Put(sc)
+	sc.rl, sc.sums, sc.y = grow(sc.rl, 2*f.t), grow(sc.sums, 16*w*chunks), grow(sc.y, 16*w*chunks)
+	sc.rows = grow(sc.rows, 2*w*f.t)
+	rl, sums, y, rows := sc.rl, sc.sums, sc.y, sc.rows
 	for j, x := range f.r {
 		rl[2*j], rl[2*j+1] = x&(1<<limbBits-1), x>>limbBits
 	}
-	sums := make([]uint64, 16*w*chunks)
 	a := vecArgs{rk: roundKeys(f.g.key), mask: uint64(f.v.bMask), c1: uint64(f.colIndex(0)),
 		c2: uint64(f.b<<1 | uint32(MatB)), c3: uint64(f.g.salt), lines: uint64(f.t), chunks: uint64(chunks),
 		r: &rl[0], out: &sums[0]}
 	v.bside(&a)
-	y := v.ySlots(f, sums, chunks)
-	rows := make([]uint64, 2*w*f.t)
+	v.ySlots(f, y, sums, chunks)
 	a.mask, a.c1, a.c2 = uint64(f.v.aMask), uint64(f.rowIndex(0)), uint64(f.b<<1|uint32(MatA))
 	a.r, a.y, a.out = nil, &y[0], &rows[0]
 	v.aside(&a)
@@ -111,23 +116,44 @@ func (v *vecKernel) badRow(f *freivalds) int {
 }
 
 // ySlots turns bside's sums into y = (B_J + bOff)·r − bOff·Σr, split in
-// limbs and in slot order, and records Σy.
-func (v *vecKernel) ySlots(f *freivalds, sums []uint64, chunks int) []uint64 {
+// limbs and in slot order (zero past K), and records Σy.
+func (v *vecKernel) ySlots(f *freivalds, y, sums []uint64, chunks int) {
 	w := v.w
-	y := make([]uint64, len(sums))
-	var ysum acc
+	var sumHi, sumLo uint64 // Σy, exact: K values below 2^61
 	for ch := 0; ch < chunks; ch++ {
 		base := 16 * w * ch
-		for s := 0; s < 8*w; s++ {
-			if q := 8*(w*ch+s%w) + s/w; q >= f.k {
-				continue
+		for e := 0; e < 8; e++ {
+			for l := 0; l < w; l++ {
+				s := base + e*w + l
+				if 8*(w*ch+l)+e >= f.k {
+					y[s], y[s+8*w] = 0, 0
+					continue
+				}
+				// bside summed the masked draws; B + bOff is bScale times that.
+				x := combine(sums[s], sums[s+8*w])
+				if f.v.bScale != 1 {
+					x = mulSmall(uint64(f.v.bScale), x)
+				}
+				yq := subMod(x, f.bOffR)
+				y[s], y[s+8*w] = yq&(1<<limbBits-1), yq>>limbBits
+				var c uint64
+				sumLo, c = bits.Add64(sumLo, yq, 0)
+				sumHi += c
 			}
-			// bside summed the masked draws; B + bOff is bScale times that.
-			yq := subMod(mulSmall(uint64(f.v.bScale), combine(sums[base+s], sums[base+8*w+s])), f.bOffR)
-			y[base+s], y[base+8*w+s] = yq&(1<<limbBits-1), yq>>limbBits
-			ysum.add(1, yq)
 		}
 	}
-	f.setY(ysum.mod())
-	return y
+	f.setY(reduce(sumHi, sumLo))
+}
+
+// vecScratch is one tile check's buffers, reused across checks.
+type vecScratch struct{ rl, sums, y, rows []uint64 }
+
+var scratchPool = sync.Pool{New: func() any { return new(vecScratch) }}
+
+// grow returns b resized to n, reallocated only when too small.
+func grow(b []uint64, n int) []uint64 {
+	if cap(b) < n {
+		return make([]uint64, n)
+	}
+	return b[:n]
 }
