@@ -155,7 +155,8 @@ type Result struct {
 }
 
 // Compute runs one epoch of Yuma consensus; see the package comment for the
-// formulas. It does not modify in.
+// formulas. It does not modify in. Each phase below is one step of the
+// package comment, and keeps its summation order and float64 conversions.
 func Compute(p Params, in Input) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -167,28 +168,58 @@ func Compute(p Params, in Input) (*Result, error) {
 	if !ok {
 		return nil, firstError(in)
 	}
+	d := scatter(in, union)
+	active, miners, cols := d.activeMiners(p.MinStake)
+	total, err := activeStake(d.stake, active)
+	if err != nil {
+		return nil, err
+	}
+	r := newResult(p, d, active, miners, total)
+	W, err := d.normalizedWeights(active, cols)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.consensus(d.stake, W, total); err != nil {
+		return nil, err
+	}
+	r.clipAndRank(W)
+	r.trust(W)
+	r.updateBonds(d.rawB, cols)
+	r.dividends()
+	return r, nil
+}
 
+// dense is the input over sorted IDs: stakes by validator, and weight and
+// bond rows over the sorted union of miners, so that walking a row walks
+// IDs in order.
+type dense struct {
+	vals       []string  // sorted; every validator in Input.Stakes
+	stake      []float64 // raw stakes, -0 read as +0
+	all        []string  // sorted miners with a positive weight or bond
+	submitted  []bool    // the validator published weights (maybe none)
+	rawW, rawB [][]float64
+}
+
+// scatter sorts the IDs once and scatters the positive entries of the
+// weight and bond rows into dense [validator][miner] matrices over union,
+// filling in union's sorted positions.
+func scatter(in Input, union map[string]int) *dense {
 	vals := sortedKeys(in.Stakes)
 	nv := len(vals)
 	vidx := make(map[string]int, nv)
-	stake := make([]float64, nv)
+	d := &dense{vals: vals, stake: make([]float64, nv), all: sortedKeys(union), submitted: make([]bool, nv)}
 	for i, id := range vals {
 		vidx[id] = i
-		stake[i] = in.Stakes[id] + 0 // -0 → +0
+		d.stake[i] = in.Stakes[id] + 0 // -0 → +0
 	}
-
-	// Sort the miners once; rows are scattered into dense [validator][miner]
-	// matrices over this union, so that walking a row walks IDs in order.
-	all := sortedKeys(union)
-	for k, m := range all {
+	for k, m := range d.all {
 		union[m] = k
 	}
-	submitted := make([]bool, nv)
-	rawW, rawB := matrix(nv, len(all)), matrix(nv, len(all))
+	d.rawW, d.rawB = matrix(nv, len(d.all)), matrix(nv, len(d.all))
 	for _, c := range []struct {
 		rows map[string]map[string]float64
 		dst  [][]float64
-	}{{in.Weights, rawW}, {in.PrevBonds, rawB}} {
+	}{{in.Weights, d.rawW}, {in.PrevBonds, d.rawB}} {
 		for id, row := range c.rows {
 			i := vidx[id]
 			for m, x := range row {
@@ -199,63 +230,77 @@ func Compute(p Params, in Input) (*Result, error) {
 		}
 	}
 	for id := range in.Weights {
-		submitted[vidx[id]] = true
+		d.submitted[vidx[id]] = true
 	}
+	return d
+}
 
-	// The canonical input: stakes; submitted rows (an empty row is still a
-	// submission); rows with a positive bond (an empty one means nothing).
+// inputHash digests the canonical input: stakes; submitted rows (an empty
+// row is still a submission); rows with a positive bond (an empty one
+// means nothing).
+func (d *dense) inputHash() [32]byte {
 	digest := newEncoder(inputDomain)
-	digest.u64(uint64(nv))
-	for i, id := range vals {
+	digest.u64(uint64(len(d.vals)))
+	for i, id := range d.vals {
 		digest.str(id)
-		digest.f64(stake[i])
+		digest.f64(d.stake[i])
 	}
-	digestRows(digest, vals, all, rawW, func(i int) bool { return submitted[i] })
-	digestRows(digest, vals, all, rawB, func(i int) bool { return slices.ContainsFunc(rawB[i], positive) })
-	inputHash := digest.sum()
+	digestRows(digest, d.vals, d.all, d.rawW, func(i int) bool { return d.submitted[i] })
+	digestRows(digest, d.vals, d.all, d.rawB, func(i int) bool { return slices.ContainsFunc(d.rawB[i], positive) })
+	return digest.sum()
+}
 
-	// Active validators, and the miners they or any bond mention.
-	active := make([]bool, nv)
-	inUse := make([]bool, len(all))
-	for i := range vals {
-		active[i] = submitted[i] && stake[i] >= p.MinStake
-		for k := range all {
-			if (active[i] && rawW[i][k] > 0) || rawB[i][k] > 0 {
+// activeMiners marks the active validators (published, with stake at
+// least minStake) and returns the miners they or any bond mention, each
+// with its index in the union.
+func (d *dense) activeMiners(minStake float64) (active []bool, miners []string, cols []int) {
+	active = make([]bool, len(d.vals))
+	inUse := make([]bool, len(d.all))
+	for i := range d.vals {
+		active[i] = d.submitted[i] && d.stake[i] >= minStake
+		for k := range d.all {
+			if (active[i] && d.rawW[i][k] > 0) || d.rawB[i][k] > 0 {
 				inUse[k] = true
 			}
 		}
 	}
-	var miners []string
-	var cols []int // union index of each miner
-	for k, m := range all {
+	for k, m := range d.all {
 		if inUse[k] {
 			miners = append(miners, m)
 			cols = append(cols, k)
 		}
 	}
-	nm := len(miners)
+	return active, miners, cols
+}
 
-	// Step 1: total active stake, summed in validator order.
+// activeStake is step 1's total active stake, summed in validator order.
+// With none, no validator stays active: no consensus this epoch (bonds
+// still decay).
+func activeStake(stake []float64, active []bool) (float64, error) {
 	var total float64
-	for i := range vals {
+	for i := range stake {
 		if active[i] {
 			total += stake[i]
 		}
 	}
 	if math.IsInf(total, 1) {
-		return nil, fmt.Errorf("%w: total active stake overflows", ErrInvalid)
+		return 0, fmt.Errorf("%w: total active stake overflows", ErrInvalid)
 	}
 	if total == 0 {
-		// No stake behind any submission: no consensus this epoch. Bonds
-		// still decay below.
 		clear(active)
 	}
+	return total, nil
+}
 
+// newResult holds the sorted IDs, the input's hash and the active set, and
+// step 1's stake shares S_i.
+func newResult(p Params, d *dense, active []bool, miners []string, total float64) *Result {
+	nv, nm := len(d.vals), len(miners)
 	r := &Result{
 		Params:     p,
-		InputHash:  inputHash,
+		InputHash:  d.inputHash(),
 		Miners:     miners,
-		Validators: vals,
+		Validators: d.vals,
 		Consensus:  make([]float64, nm),
 		Rank:       make([]float64, nm),
 		Incentive:  make([]float64, nm),
@@ -266,22 +311,25 @@ func Compute(p Params, in Input) (*Result, error) {
 		Clipped:    matrix(nv, nm),
 		Bonds:      matrix(nv, nm),
 	}
-	S := r.Stake
-	for i := range vals {
+	for i := range d.vals {
 		if active[i] {
-			S[i] = stake[i] / total
+			r.Stake[i] = d.stake[i] / total
 		}
 	}
+	return r
+}
 
-	// Step 1: normalised weights W, dense, rows summed in miner order.
-	W := matrix(nv, nm)
-	for i, id := range vals {
+// normalizedWeights is step 1's W: each active validator's weights over
+// the active miners (cols), divided by their sum taken in miner order.
+func (d *dense) normalizedWeights(active []bool, cols []int) ([][]float64, error) {
+	W := matrix(len(d.vals), len(cols))
+	for i, id := range d.vals {
 		if !active[i] {
 			continue
 		}
 		row := W[i]
 		for j, k := range cols {
-			row[j] = rawW[i][k]
+			row[j] = d.rawW[i][k]
 		}
 		var sum float64
 		for _, w := range row {
@@ -296,42 +344,49 @@ func Compute(p Params, in Input) (*Result, error) {
 			}
 		}
 	}
+	return W, nil
+}
 
-	// Step 2: consensus per miner over every validator with stake at least
-	// the floor, whether it published or not: the threshold is a share of
-	// the whole stake set, so that validators missing on one node cannot let
-	// a minority set consensus. An absent validator's row is zero (W is zero
-	// for inactive rows); a zero-stake vote can neither reach the threshold
-	// nor block it.
+// consensus is step 2: C_j per miner over every validator with stake at
+// least the floor, whether it published or not. The threshold is a share
+// of the whole stake set, so that validators missing on one node cannot
+// let a minority set consensus. An absent validator's row is zero (W is
+// zero for inactive rows); a zero-stake vote can neither reach the
+// threshold nor block it. With no active stake (total 0) C stays zero.
+func (r *Result) consensus(stake []float64, W [][]float64, total float64) error {
 	var voters []int
 	var voterStake []float64
 	var setStake float64
-	for i := range vals {
-		if stake[i] > 0 && stake[i] >= p.MinStake {
+	for i := range stake {
+		if stake[i] > 0 && stake[i] >= r.Params.MinStake {
 			voters = append(voters, i)
 			voterStake = append(voterStake, stake[i])
 			setStake += stake[i]
 		}
 	}
 	if math.IsInf(setStake, 1) {
-		return nil, fmt.Errorf("%w: total stake overflows", ErrInvalid)
+		return fmt.Errorf("%w: total stake overflows", ErrInvalid)
 	}
-	threshold := p.Kappa * setStake
+	if total == 0 {
+		return nil
+	}
+	threshold := r.Params.Kappa * setStake
 	col := make([]float64, len(voters))
 	scratch := make([]int, len(voters))
-	for j := range miners {
-		if total == 0 {
-			break
-		}
+	for j := range r.Miners {
 		for k, i := range voters {
 			col[k] = W[i][j]
 		}
 		r.Consensus[j] = weightedMedian(col, voterStake, threshold, scratch)
 	}
+	return nil
+}
 
-	// Steps 3 and 4: clip, rank. R_j accumulates in validator order.
-	for i := range vals {
-		if !active[i] {
+// clipAndRank is steps 3 and 4: W̄_ij = min(W_ij, C_j), and R_j
+// accumulated in validator order, then I_j.
+func (r *Result) clipAndRank(W [][]float64) {
+	for i := range r.Validators {
+		if !r.Active[i] {
 			continue
 		}
 		for j, c := range r.Consensus {
@@ -340,45 +395,54 @@ func Compute(p Params, in Input) (*Result, error) {
 				w = c
 			}
 			r.Clipped[i][j] = w
-			r.Rank[j] += float64(S[i] * w)
+			r.Rank[j] += float64(r.Stake[i] * w)
 		}
 	}
 	r.Incentive = normalized(r.Rank, r.Incentive)
+}
 
-	// Step 5: trust and agreement.
-	for i := range vals {
-		if !active[i] {
+// trust is step 5: T_i and the agreement Σ_i S_i·T_i.
+func (r *Result) trust(W [][]float64) {
+	for i := range r.Validators {
+		if !r.Active[i] {
 			continue
 		}
 		var sw, sc float64
-		for j := range miners {
+		for j := range r.Miners {
 			sw += W[i][j]
 			sc += r.Clipped[i][j]
 		}
 		if sw > 0 {
 			r.Trust[i] = sc / sw
 		}
-		r.Agreement += float64(S[i] * r.Trust[i])
+		r.Agreement += float64(r.Stake[i] * r.Trust[i])
 	}
+}
 
-	// Step 6: bonds and dividends. colSum_j = Σ_i S_i·W̄_ij in validator order.
-	colSum := make([]float64, nm)
-	for i := range vals {
-		if !active[i] {
+// updateBonds is step 6's bonds: every validator's previous bonds (rawB,
+// over the union; cols maps the active miners into it) decay by 1−α, an
+// active validator's gain α·ΔB_ij, where ΔB_ij is its share of
+// colSum_j = Σ_i S_i·W̄_ij (summed in validator order); then, with
+// NormalizeBonds, each column is divided by its sum.
+func (r *Result) updateBonds(rawB [][]float64, cols []int) {
+	S := r.Stake
+	colSum := make([]float64, len(r.Miners))
+	for i := range r.Validators {
+		if !r.Active[i] {
 			continue
 		}
-		for j := range miners {
+		for j := range r.Miners {
 			colSum[j] += float64(S[i] * r.Clipped[i][j])
 		}
 	}
-	alpha, keep := p.BondAlpha, 1-p.BondAlpha
-	for i := range vals {
+	alpha, keep := r.Params.BondAlpha, 1-r.Params.BondAlpha
+	for i := range r.Validators {
 		bi := r.Bonds[i]
 		for j, k := range cols {
 			bi[j] = float64(keep * rawB[i][k])
 		}
-		if active[i] {
-			for j := range miners {
+		if r.Active[i] {
+			for j := range r.Miners {
 				if colSum[j] > 0 {
 					delta := float64(S[i]*r.Clipped[i][j]) / colSum[j]
 					bi[j] = float64(alpha*delta) + bi[j]
@@ -386,14 +450,14 @@ func Compute(p Params, in Input) (*Result, error) {
 			}
 		}
 	}
-	if p.NormalizeBonds {
-		bondSum := make([]float64, nm)
-		for i := range vals {
+	if r.Params.NormalizeBonds {
+		bondSum := make([]float64, len(r.Miners))
+		for i := range r.Validators {
 			for j, b := range r.Bonds[i] {
 				bondSum[j] += b
 			}
 		}
-		for i := range vals {
+		for i := range r.Validators {
 			for j, s := range bondSum {
 				if s > 0 {
 					r.Bonds[i][j] /= s
@@ -401,7 +465,11 @@ func Compute(p Params, in Input) (*Result, error) {
 			}
 		}
 	}
-	for i := range vals {
+}
+
+// dividends is step 6's D_i = Σ_j B_ij·I_j, normalised to sum 1.
+func (r *Result) dividends() {
+	for i := range r.Validators {
 		var d float64
 		for j, b := range r.Bonds[i] {
 			d += float64(b * r.Incentive[j])
@@ -409,7 +477,6 @@ func Compute(p Params, in Input) (*Result, error) {
 		r.Dividends[i] = d
 	}
 	r.Dividends = normalized(r.Dividends, r.Dividends)
-	return r, nil
 }
 
 // scan checks every rule firstError enforces, in map order, and returns

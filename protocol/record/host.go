@@ -98,43 +98,36 @@ func (h *hostReader) fail(what string, err error) {
 	}
 }
 
-func (h *hostReader) uvarint(what string) uint64 {
+// read returns f's value, or the zero value once a read has failed.
+func read[T any](h *hostReader, what string, f func() (T, error)) T {
+	var v T
 	if h.err != nil {
-		return 0
+		return v
 	}
-	v, err := h.d.rawVarint()
+	v, err := f()
 	if err != nil {
 		h.fail(what, err)
 	}
 	return v
 }
 
+func (h *hostReader) uvarint(what string) uint64 { return read(h, what, h.d.rawVarint) }
+
 func (h *hostReader) sint64(what string) int64 {
 	return protowire.DecodeZigZag(h.uvarint(what))
 }
 
 func (h *hostReader) fixed(what string, n int) []byte {
-	if h.err != nil {
-		return nil
-	}
-	p, err := h.d.fixed(n)
-	if err != nil {
-		h.fail(what, err)
-	}
-	return p
+	return read(h, what, func() ([]byte, error) { return h.d.fixed(n) })
 }
 
-// bytes reads a length-prefixed field of at most max bytes, copied.
+// bytes reads a length-prefixed field of at most max bytes, copied (nil
+// when empty).
 func (h *hostReader) bytes(what string, max int) []byte {
-	if h.err != nil {
-		return nil
-	}
-	p, err := h.d.rawBytes(max)
-	if err != nil {
-		h.fail(what, err)
-		return nil
-	}
-	return append([]byte(nil), p...)
+	return read(h, what, func() ([]byte, error) {
+		p, err := h.d.rawBytes(max)
+		return append([]byte(nil), p...), err
+	})
 }
 
 // DecodeHost parses and validates EncodeHost's output, refusing anything
