@@ -3,7 +3,8 @@
 # (node/epoch_golden_test.go) built for arm64, where Go fuses multiply-adds
 # unless the source forbids it, runs under qemu-user and must write the same
 # bytes as the amd64 run, and both must match node/testdata/epoch_golden.txt;
-# the scoring and consensus tests (consensus's golden hash) run on arm64 too.
+# the scoring, consensus (its golden hash) and proof (its verdicts and spec
+# vectors) tests run on arm64 too.
 # Skips with a notice when qemu-user cannot be installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +29,9 @@ GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go test -c -o "$tmp/node.arm64" ./node
 (cd node && POG_GOLDEN_OUT="$tmp/arm64.txt" qemu-aarch64-static "$tmp/node.arm64" -test.run "$run" -test.count=1 -test.v) | tail -3
 # The pure packages' own tests (consensus's TestGoldenHash among them) on
 # arm64 too; -test.short skips the tests that shell out to the go tool.
-for pkg in protocol/scoring protocol/consensus; do
+# proof's tests there cover the generic verification kernel, which amd64's
+# vector kernels must agree with (proof's spec vectors and verdicts).
+for pkg in protocol/scoring protocol/consensus proof; do
   GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go test -c -o "$tmp/pkg.arm64" "./$pkg"
   (cd "$pkg" && qemu-aarch64-static "$tmp/pkg.arm64" -test.short -test.count=1) | tail -1
 done
