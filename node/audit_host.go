@@ -7,6 +7,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/proof/sample"
+	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/store"
 )
 
@@ -17,11 +18,11 @@ import (
 // commit to (no root, no opening, a broken stream) are the validator's
 // word, as for round records.
 func auditHostRecord(r *store.HostRecord) error {
-	ch, err := decodeHostChallenge(r.Challenge)
+	ch, err := hostround.DecodeChallenge(r.Challenge)
 	switch {
 	case err != nil:
 		return fmt.Errorf("challenge: %w", err)
-	case peer.ID(ch.Proof.miner()) != peer.ID(r.Miner):
+	case peer.ID(ch.Proof.MinerID()) != peer.ID(r.Miner):
 		return errors.New("challenge names another miner")
 	case sample.Commit(r.Secret) != ch.Commitment:
 		return errors.New("secret does not match the challenge's commitment")
@@ -35,7 +36,7 @@ func auditHostRecord(r *store.HostRecord) error {
 		}
 		return nil
 	}
-	verr := ch.Proof.verify(r.Root, ch.segments(r.Secret, r.Root), r.Opening)
+	verr := ch.Proof.Verify(r.Root, ch.Segments(r.Secret, r.Root), r.Opening)
 	switch {
 	case r.Verdict == store.VerdictVerified && verr != nil:
 		return fmt.Errorf("verified, but the opening does not verify: %w", verr)

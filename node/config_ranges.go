@@ -10,6 +10,7 @@ import (
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
+	"github.com/pog-network/pog/protocol/hostround"
 )
 
 // maxConfigBytes bounds config.toml.
@@ -90,9 +91,9 @@ var configRanges = []configRange{
 	{"validator.max_steps", count, 2, proof.MaxSteps, func(c *Config) any { return c.Validator.MaxSteps }},
 	{"validator.min_rtt_multiple", fraction, 1, 1000, func(c *Config) any { return c.Validator.MinRTTMultiple }},
 	{"validator.first_root_slack", duration, float64(time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Validator.FirstRootSlack }},
-	{"validator.host_cpu_steps", count, 0, maxHostWork, func(c *Config) any { return c.Validator.HostCPUSteps }},
+	{"validator.host_cpu_steps", count, 0, hostround.MaxWork, func(c *Config) any { return c.Validator.HostCPUSteps }},
 	{"validator.host_cpu_max_chains", count, 1, maxHostChains, func(c *Config) any { return c.Validator.HostCPUMaxChains }},
-	{"validator.host_ram_steps", count, 0, maxHostWork, func(c *Config) any { return c.Validator.HostRAMSteps }},
+	{"validator.host_ram_steps", count, 0, hostround.MaxWork, func(c *Config) any { return c.Validator.HostRAMSteps }},
 	{"validator.host_ram_max_walks", count, 1, maxHostChains, func(c *Config) any { return c.Validator.HostRAMMaxWalks }},
 	{"validator.host_plot_steps", count, 0, 1 << 20, func(c *Config) any { return c.Validator.HostPlotSteps }},
 	{"validator.host_plot_max_walks", count, 1, maxHostChains, func(c *Config) any { return c.Validator.HostPlotMaxWalks }},

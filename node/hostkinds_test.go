@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"crypto/rand"
 	"errors"
 	"math"
@@ -10,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"bytes"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
+	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
@@ -40,7 +41,7 @@ func playRAM(t *testing.T, v, m *Node, items, epoch uint64) (*hostResult, *store
 	if epoch == 0 {
 		epoch = v.view.epochAt(time.Now())
 	}
-	res, err := v.validator.runHost(t.Context(), hostKindRAM, m.ID(), &pb.MinerAnnounce{RamItems: items}, epoch, 1, 0)
+	res, err := v.validator.runHost(t.Context(), hostround.KindRAM, m.ID(), &pb.MinerAnnounce{RamItems: items}, epoch, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,18 +59,18 @@ func TestRAMHostRoundVerified(t *testing.T) {
 	}
 	k, got, ok := hostMeasurement(rec)
 	want := 64 * ramItems * recordCredit(rec, memwalk.StepBoundNs)
-	if !ok || k != hostKindRAM || got.RAMBytes < 0.95*want || got.RAMBytes > want*1.05 || !(got.RAMBytesPerSecond > 0) || got.CPUChains != 0 {
+	if !ok || k != hostround.KindRAM || got.RAMBytes < 0.95*want || got.RAMBytes > want*1.05 || !(got.RAMBytesPerSecond > 0) || got.CPUChains != 0 {
 		t.Fatalf("measured %+v (kind %d), want about %.0f credited bytes", got, k, want)
 	}
 }
 
 // recordCredit is min(1, bound ÷ step) over a record's hostElapsed.
 func recordCredit(r *store.HostRecord, boundNs float64) float64 {
-	ch, err := decodeHostChallenge(r.Challenge)
+	ch, err := hostround.DecodeChallenge(r.Challenge)
 	if err != nil {
 		panic(err)
 	}
-	return min(1, boundNs/(float64(hostElapsed(r).Nanoseconds())/float64(ch.Proof.shape().Steps)))
+	return min(1, boundNs/(float64(hostElapsed(r).Nanoseconds())/float64(ch.Proof.Dims().Steps)))
 }
 
 // TestRAMHostRoundBadProofs: a wrong item is a proven fault naming the
@@ -143,7 +144,7 @@ func plotPair(t *testing.T, pl *Plot, r func(plot.Reader, *plot.Plot) plot.Reade
 func playPlot(t *testing.T, v, m *Node, pl *Plot) (*hostResult, *store.HostRecord) {
 	t.Helper()
 	ann := &pb.MinerAnnounce{Plot: pl.Params.Encode(), PlotRoot: pl.Root[:]}
-	res, err := v.validator.runHost(t.Context(), hostKindPlot, m.ID(), ann, 1, 1, 0)
+	res, err := v.validator.runHost(t.Context(), hostround.KindPlot, m.ID(), ann, 1, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestPlotHostRoundVerified(t *testing.T) {
 	}
 	k, got, ok := hostMeasurement(rec)
 	want := float64(pl.Params.Bytes()) * recordCredit(rec, plot.StepBoundNs)
-	if !ok || k != hostKindPlot || got.StorageBytes < 0.95*want || got.StorageBytes > 1.05*want || !(got.StorageBytesPerSecond > 0) {
+	if !ok || k != hostround.KindPlot || got.StorageBytes < 0.95*want || got.StorageBytes > 1.05*want || !(got.StorageBytesPerSecond > 0) {
 		t.Fatalf("measured %+v (kind %d), want about %.0f credited bytes", got, k, want)
 	}
 }
@@ -274,16 +275,16 @@ func TestHostOpeningsFitTheStore(t *testing.T) {
 	_, id := seededKey(t, 2)
 	pl := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.Network.PlotBlockLog), Rounds: c.Network.PlotRounds, Blocks: 30e12 >> c.Network.PlotBlockLog}
 	ann := &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 256}, RamItems: memwalk.MaxItems, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
-	for _, k := range []byte{hostKindCPU, hostKindRAM, hostKindPlot} {
+	for _, k := range []byte{hostround.KindCPU, hostround.KindRAM, hostround.KindPlot} {
 		p, err := planHost(c, k, id, ann, periodEpoch(c.Network, 0), time.Millisecond, 0, rand.Reader)
 		if err != nil {
 			t.Fatalf("kind %d: %v", k, err)
 		}
-		if n := p.ch.Proof.maxOpening(int(p.ch.Samples)); n > store.MaxHostOpeningLen {
-			t.Errorf("%s: openings up to %d bytes, a record holds %d", p.ch.Proof.name(), n, store.MaxHostOpeningLen)
+		if n := p.ch.Proof.MaxOpening(int(p.ch.Samples)); n > store.MaxHostOpeningLen {
+			t.Errorf("%s: openings up to %d bytes, a record holds %d", p.ch.Proof.Name(), n, store.MaxHostOpeningLen)
 		}
-		if b := p.ch.encode(); len(b) > maxHostChallenge || len(b) > store.MaxHostChallengeLen {
-			t.Errorf("%s: a %d-byte challenge", p.ch.Proof.name(), len(b))
+		if b := p.ch.Encode(); len(b) > hostround.MaxChallenge || len(b) > store.MaxHostChallengeLen {
+			t.Errorf("%s: a %d-byte challenge", p.ch.Proof.Name(), len(b))
 		}
 	}
 }
@@ -303,22 +304,22 @@ func TestFarPlansValid(t *testing.T) {
 	pl := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.Network.PlotBlockLog), Rounds: c.Network.PlotRounds, Blocks: 1 << 20}
 	for _, cores := range []uint32{1, 8, 37, 256} {
 		ann := &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: cores}, RamItems: 1 << 30, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
-		for _, k := range []byte{hostKindCPU, hostKindRAM, hostKindPlot} {
+		for _, k := range []byte{hostround.KindCPU, hostround.KindRAM, hostround.KindPlot} {
 			for _, rtt := range []time.Duration{3 * time.Millisecond, 9 * time.Millisecond, 50 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
 				for _, speedup := range []float64{1, 3.4, 8, maxSizingSpeedup} {
 					p, err := planHost(c, k, id, ann, periodEpoch(c.Network, 0), rtt, 0, rand.Reader)
 					if err != nil {
 						t.Fatalf("kind %d, %v at the bound: %v", k, rtt, err)
 					}
-					name, bound := p.ch.Proof.name(), p.ch.Proof.boundNs()
+					name, bound := p.ch.Proof.Name(), p.ch.Proof.BoundNs()
 					step := bound / speedup
 					if p, err = planHost(c, k, id, ann, periodEpoch(c.Network, 0), rtt, step, rand.Reader); err != nil {
 						t.Fatalf("%s, %d cores, %v, %.0f ns steps: %v", name, cores, rtt, step, err)
 					}
-					sh := p.ch.Proof.shape()
-					work := uint64(maxHostWork)
-					if k == hostKindPlot {
-						work = maxPlotWork
+					sh := p.ch.Proof.Dims()
+					work := uint64(hostround.MaxWork)
+					if k == hostround.KindPlot {
+						work = hostround.MaxPlotWork
 					}
 					if sh.Chains*sh.Steps > work || time.Duration(float64(sh.Steps)*bound) > maxGrowthAtBound*longest {
 						t.Errorf("%s, %d cores, %v, %.0f ns steps: %d × %d steps", name, cores, rtt, step, sh.Chains, sh.Steps)
@@ -341,20 +342,20 @@ func FuzzDecodeHostChallenge(f *testing.F) {
 	pl := plot.Plot{Miner: []byte("miner"), BlockLog: 12, Rounds: 2, Blocks: 64}
 	ann := &pb.MinerAnnounce{RamItems: 1000, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
 	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps = 1<<10, 1<<10
-	for _, k := range []byte{hostKindCPU, hostKindRAM, hostKindPlot} {
+	for _, k := range []byte{hostround.KindCPU, hostround.KindRAM, hostround.KindPlot} {
 		p, err := planHost(c, k, "miner", ann, periodEpoch(c.Network, 0), 0, 0, rand.Reader)
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(p.ch.encode())
+		f.Add(p.ch.Encode())
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ch, err := decodeHostChallenge(b)
+		ch, err := hostround.DecodeChallenge(b)
 		if err != nil {
 			return
 		}
-		if string(ch.encode()) != string(b) {
-			t.Fatalf("decoded %x re-encodes as %x", b, ch.encode())
+		if string(ch.Encode()) != string(b) {
+			t.Fatalf("decoded %x re-encodes as %x", b, ch.Encode())
 		}
 		if err := ch.Proof.Validate(); err != nil {
 			t.Fatalf("decoded parameters fail validation: %v", err)
@@ -402,7 +403,7 @@ func TestFarRoundsSizedAtMeasuredSpeed(t *testing.T) {
 	// true step time s: its root arrives after the work and the round
 	// trip. It returns the true ÷ credited step time, and the sizing one.
 	credit := func(bound, s, measured float64) (float64, float64) {
-		n := farSteps(1<<10, rtt, expectedStepNs(measured, bound), 1, maxHostWork, 10*time.Second)
+		n := farSteps(1<<10, rtt, expectedStepNs(measured, bound), 1, hostround.MaxWork, 10*time.Second)
 		rec := &store.HostRecord{RootNanos: int64(float64(n)*s) + rtt.Nanoseconds(), RTTNanos: rtt.Nanoseconds()}
 		return s * float64(n) / float64(hostElapsed(rec).Nanoseconds()), sizingStepNs(rec, n)
 	}
@@ -439,7 +440,7 @@ func TestHostDueSetsAndRetries(t *testing.T) {
 	e := &minerEntry{epoch: 5, classes: map[proof.Precision]int{proof.FP16: 1},
 		ann: &pb.MinerAnnounce{RamItems: 100, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}}
 	v := &validator{n: &Node{cfg: c}}
-	all := []byte{hostKindCPU, hostKindRAM, hostKindPlot}
+	all := []byte{hostround.KindCPU, hostround.KindRAM, hostround.KindPlot}
 	epochStart := time.Unix(0, 5*int64(time.Minute))
 	// set plays set j: nothing is due before its window, it is due in
 	// it, and once; missed kinds are put back as playHost does.
@@ -461,9 +462,9 @@ func TestHostDueSetsAndRetries(t *testing.T) {
 		v.nextHostSet(e, id, 5, missed, e.hostAt)
 	}
 	set(0, all, nil)
-	set(1, all, []byte{hostKindRAM})
+	set(1, all, []byte{hostround.KindRAM})
 	retry := e.hostAt
-	if got := v.hostDue(e, id, 5, retry); !bytes.Equal(got, []byte{hostKindRAM}) {
+	if got := v.hostDue(e, id, 5, retry); !bytes.Equal(got, []byte{hostround.KindRAM}) {
 		t.Fatalf("retry: %v", got)
 	}
 	v.nextHostSet(e, id, 5, nil, retry)

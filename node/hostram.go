@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/protocol/hostround"
 )
 
 // The RAM host proof's epochs (SPEC §23.9): every ram_period_epochs
@@ -24,38 +25,6 @@ func periodEpoch(c NetworkConfig, p uint64) memwalk.Epoch {
 func (n *Node) ramEpoch(e uint64) (memwalk.Epoch, error) {
 	re := periodEpoch(n.cfg.Network, e/max(1, n.cfg.Network.RAMPeriodEpochs))
 	return re, re.Validate()
-}
-
-// ramCaches holds the light caches of the last two RAM epochs a process
-// used: every validator and miner of one process (a testnet) shares them.
-var ramCaches = &cacheMemo{}
-
-type cacheMemo struct {
-	mu   sync.Mutex
-	held []cachedEpoch // newest last, at most 2
-}
-
-type cachedEpoch struct {
-	e memwalk.Epoch
-	c *memwalk.Cache
-}
-
-// get returns e's light cache, building it (one XOF of 64·2^CacheLog
-// bytes) if it is not held.
-func (m *cacheMemo) get(e memwalk.Epoch) (*memwalk.Cache, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, h := range m.held {
-		if h.e == e {
-			return h.c, nil
-		}
-	}
-	c, err := memwalk.NewCache(&e)
-	if err != nil {
-		return nil, err
-	}
-	m.held = append(m.held[max(0, len(m.held)-1):], cachedEpoch{e, c})
-	return c, nil
 }
 
 // ramHolder is a miner's dataset: items items of the current RAM epoch,
@@ -80,7 +49,7 @@ func (h *ramHolder) dataset(e memwalk.Epoch) (d *memwalk.Dataset, built time.Dur
 		return h.data, 0, nil
 	}
 	t0 := time.Now()
-	c, err := ramCaches.get(e)
+	c, err := hostround.RAMCache(e)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"time"
 
@@ -21,7 +22,6 @@ import (
 	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
-	"math/bits"
 )
 
 // Host rounds (SPEC §23.8, §23.9): once per epoch a validator spends
@@ -40,9 +40,6 @@ const (
 	hostSamples = 16
 	// maxHostChains bounds the chains or walks of any host round.
 	maxHostChains = 256
-	// maxHostWork bounds the chain or walk steps a miner runs for one
-	// host round (about a minute of one core at cpuwork's 29 ns per step).
-	maxHostWork = 1 << 31
 	// ramSegment is a RAM walk's steps per checkpoint: committing a
 	// checkpoint (a derive-key, about 0.6 µs) costs a few per cent of its
 	// 64 steps' reads, and the validator recomputes hostSamples × 64 items
@@ -57,13 +54,11 @@ const (
 	// sampled segments: at most 32 blocks (2 MiB at 64 KiB) per opening.
 	plotSegment = 4
 	plotSamples = 8
-	// maxPlotWork bounds the block reads of one storage round.
-	maxPlotWork = 1 << 24
 )
 
 // hostPlan is a validator's host round before it is sent.
 type hostPlan struct {
-	ch     hostChallenge
+	ch     hostround.Challenge
 	secret [32]byte
 	rtt    time.Duration
 	rootBy time.Duration
@@ -85,13 +80,13 @@ func (v *validator) hostKinds(p peer.ID, ann *pb.MinerAnnounce) []byte {
 	cfg := v.n.cfg.Validator
 	var kinds []byte
 	if cfg.HostCPUSteps > 0 {
-		kinds = append(kinds, hostKindCPU)
+		kinds = append(kinds, hostround.KindCPU)
 	}
 	if cfg.HostRAMSteps > 0 && ann.GetRamItems() >= 2 {
-		kinds = append(kinds, hostKindRAM)
+		kinds = append(kinds, hostround.KindRAM)
 	}
 	if _, _, ok := announcedPlot(p, ann, v.n.cfg.Network); ok && cfg.HostPlotSteps > 0 {
-		kinds = append(kinds, hostKindPlot)
+		kinds = append(kinds, hostround.KindPlot)
 	}
 	return kinds
 }
@@ -176,7 +171,7 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram mem
 			return nil, err
 		}
 	}
-	var pr hostProof
+	var pr hostround.Proof
 	samples := hostSamples
 	// grow sizes a kind for a distant miner (farSteps), its work at the
 	// bound at most maxGrowthAtBound × host_max_round: that bounds how long
@@ -186,28 +181,28 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram mem
 		return farSteps(n, rtt, expectedStepNs(stepNs, bound), granule, limit, cfg.HostMaxRound.Duration)
 	}
 	switch kind {
-	case hostKindCPU:
+	case hostround.KindCPU:
 		c := hostChains(ann, cfg.HostCPUMaxChains)
-		// At most maxHostWork steps in all, and segments of N ÷ 256
+		// At most hostround.MaxWork steps in all, and segments of N ÷ 256
 		// steps, at most maxCPUSegment: no more than host.MaxLeaves
 		// checkpoints.
-		n := grow(cfg.HostCPUSteps, cpuwork.StepBoundNs, hostCheckpoints, min(maxHostWork, host.MaxLeaves*maxCPUSegment)/c)
-		pr = cpuProof{&cpuwork.Params{Seed: seed, Miner: []byte(miner), TableLog: cpuwork.DefaultTableLog,
+		n := grow(cfg.HostCPUSteps, cpuwork.StepBoundNs, hostCheckpoints, min(hostround.MaxWork, host.MaxLeaves*maxCPUSegment)/c)
+		pr = hostround.CPUProof{Params: &cpuwork.Params{Seed: seed, Miner: []byte(miner), TableLog: cpuwork.DefaultTableLog,
 			Shape: host.Shape{Chains: c, Steps: n, Segment: max(1, min(n/hostCheckpoints, maxCPUSegment))}}}
-	case hostKindRAM:
+	case hostround.KindRAM:
 		w := hostChains(ann, cfg.HostRAMMaxWalks)
-		n := grow(cfg.HostRAMSteps, memwalk.StepBoundNs, ramSegment, maxHostWork/w)
+		n := grow(cfg.HostRAMSteps, memwalk.StepBoundNs, ramSegment, hostround.MaxWork/w)
 		seg := min(n, max(ramSegment, pow2AtLeast((w*n+host.MaxLeaves-1)/host.MaxLeaves)))
-		pr = ramProof{&memwalk.Params{Epoch: ram, Seed: seed, Miner: []byte(miner),
+		pr = hostround.RAMProof{Params: &memwalk.Params{Epoch: ram, Seed: seed, Miner: []byte(miner),
 			Items: min(ann.GetRamItems(), memwalk.MaxItems), Shape: host.Shape{Chains: w, Steps: n, Segment: seg}}}
-	case hostKindPlot:
+	case hostround.KindPlot:
 		pl, root, ok := announcedPlot(miner, ann, c.Network)
 		if !ok {
 			return nil, errors.New("no valid plot announced")
 		}
 		w := hostChains(ann, cfg.HostPlotMaxWalks)
-		n := grow(cfg.HostPlotSteps, plot.StepBoundNs, plotSegment, min(maxPlotWork, host.MaxLeaves*plotSegment)/w)
-		pr = plotProof{&plot.Audit{Plot: *pl, Root: root, Seed: seed,
+		n := grow(cfg.HostPlotSteps, plot.StepBoundNs, plotSegment, min(hostround.MaxPlotWork, host.MaxLeaves*plotSegment)/w)
+		pr = hostround.PlotProof{Audit: &plot.Audit{Plot: *pl, Root: root, Seed: seed,
 			Shape: host.Shape{Chains: w, Steps: n, Segment: plotSegment}}}
 		samples = plotSamples
 	default:
@@ -216,20 +211,10 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram mem
 	if err := pr.Validate(); err != nil {
 		return nil, err
 	}
-	p.ch = hostChallenge{Commitment: sample.Commit(p.secret), Samples: uint16(samples), Proof: pr}
-	p.rootBy = hostRootBy(pr, rtt)
+	p.ch = hostround.Challenge{Commitment: sample.Commit(p.secret), Samples: uint16(samples), Proof: pr}
+	p.rootBy = hostround.RootBy(pr, rtt)
 	p.ch.RootByMs = uint32(min(p.rootBy.Milliseconds()+1, 1<<31))
 	return p, nil
-}
-
-// hostSlack multiplies a kind's work at its step bound in root_by: a
-// virtual machine's DRAM reads take about twice the bound.
-var hostSlack = [...]float64{hostKindCPU: 2, hostKindRAM: 8, hostKindPlot: 4}
-
-// hostRootBy is when pr's root is due: after the round trip, a second of
-// slack and hostSlack × the work at the step bound.
-func hostRootBy(pr hostProof, rtt time.Duration) time.Duration {
-	return rtt + time.Second + time.Duration(hostSlack[pr.kind()]*float64(pr.shape().Steps)*pr.boundNs())
 }
 
 // hostResult is a played host round: the plan and the machine's outcome.
@@ -245,7 +230,7 @@ type hostResult struct {
 // sized for stepNs (planHost).
 func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch, rnd uint64, stepNs float64) (*hostResult, error) {
 	var ram memwalk.Epoch
-	if kind == hostKindRAM {
+	if kind == hostround.KindRAM {
 		var err error
 		if ram, err = v.n.ramEpoch(epoch); err != nil {
 			return nil, err
@@ -258,17 +243,17 @@ func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 	}
 	res := &hostResult{plan: plan}
 	pr := plan.ch.Proof
-	m, err := hostround.NewValidator(hostround.Plan{Shape: pr.shape(), BoundNs: pr.boundNs(), Secret: plan.secret,
-		Params: pr.encode(), Samples: int(plan.ch.Samples), MaxSample: pr.maxSample(), RTT: rtt, RootBy: plan.rootBy,
+	m, err := hostround.NewValidator(hostround.Plan{Shape: pr.Dims(), BoundNs: pr.BoundNs(), Secret: plan.secret,
+		Params: pr.Encode(), Samples: int(plan.ch.Samples), MaxSample: pr.MaxSample(), RTT: rtt, RootBy: plan.rootBy,
 		Check: func(root commit.CV, segs []uint64, b []byte) error {
 			t0 := time.Now()
 			defer func() { res.verifyNanos = time.Since(t0).Nanoseconds() }()
-			return pr.verify(root, segs, b)
+			return pr.Verify(root, segs, b)
 		}})
 	if err != nil {
 		return nil, err
 	}
-	s, err := v.n.host.NewStream(ctx, miner, HostProtocol)
+	s, err := v.n.host.NewStream(ctx, miner, hostround.Protocol)
 	if err != nil {
 		return nil, fmt.Errorf("open host stream: %w", err)
 	}
@@ -276,7 +261,7 @@ func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 	defer end.reset()
 	d := &hdriver{s: s, r: bufio.NewReader(s), w: bufio.NewWriter(s), m: m, plan: plan,
 		proofTimeout: v.n.cfg.Validator.ProofTimeout.Duration, res: res}
-	if err := d.send(plan.ch.encode()); err != nil {
+	if err := d.send(plan.ch.Encode()); err != nil {
 		return nil, fmt.Errorf("sending host challenge: %w", err)
 	}
 	d.origin = time.Now()
@@ -346,7 +331,7 @@ func (d *hdriver) readRoot(at time.Duration) any {
 // readOpening reads the opening of segs segments, its memory reserved in
 // the stream's scope.
 func (d *hdriver) readOpening(segs int) any {
-	need := min(d.plan.ch.Proof.maxOpening(segs), store.MaxHostOpeningLen)
+	need := min(d.plan.ch.Proof.MaxOpening(segs), store.MaxHostOpeningLen)
 	if err := d.s.Scope().ReserveMemory(need, network.ReservationPriorityHigh); err != nil {
 		return hostround.Opening{Err: fmt.Errorf("host stream memory budget: %w", err)}
 	}
@@ -359,7 +344,7 @@ func (d *hdriver) readOpening(segs int) any {
 
 // handleHost answers a host round a validator opened: one at a time, from
 // validators this node accepts challenges from, for this miner's ID, at
-// most maxHostWork steps.
+// most hostround.MaxWork steps.
 func (m *miner) handleHost(st network.Stream) {
 	from := st.Conn().RemotePeer()
 	end := streamEnd{s: st}
@@ -397,20 +382,20 @@ func (m *miner) handleHost(st network.Stream) {
 func (m *miner) serveHost(st network.Stream, h *PlayedHostRound) error {
 	st.SetDeadline(time.Now().Add(m.waitCap()))
 	r, w := bufio.NewReader(st), bufio.NewWriter(st)
-	raw, err := protocol.ReadFrame(r, maxHostChallenge)
+	raw, err := protocol.ReadFrame(r, hostround.MaxChallenge)
 	if err != nil {
 		return err
 	}
-	ch, err := decodeHostChallenge(raw)
+	ch, err := hostround.DecodeChallenge(raw)
 	if err != nil {
 		return err
 	}
 	pr := ch.Proof
-	h.Kind, h.Chains, h.Steps, h.RootBy = pr.name(), pr.shape().Chains, pr.shape().Steps, time.Duration(ch.RootByMs)*time.Millisecond
-	if peer.ID(pr.miner()) != m.n.ID() {
+	h.Kind, h.Chains, h.Steps, h.RootBy = pr.Name(), pr.Dims().Chains, pr.Dims().Steps, time.Duration(ch.RootByMs)*time.Millisecond
+	if peer.ID(pr.MinerID()) != m.n.ID() {
 		return errors.New("host challenge for another miner")
 	}
-	if bound := hostRootBy(pr, openingLag); h.RootBy > bound {
+	if bound := hostround.RootBy(pr, openingLag); h.RootBy > bound {
 		return fmt.Errorf("host challenge with its root due after %v: a plan allows at most %v", h.RootBy, bound)
 	}
 	st.SetDeadline(time.Now().Add(h.RootBy + streamDeadline))
@@ -420,7 +405,7 @@ func (m *miner) serveHost(st network.Stream, h *PlayedHostRound) error {
 		return err
 	}
 	if m.hooks.HostTime != nil {
-		t := time.NewTimer(time.Until(start.Add(m.hooks.HostTime(pr.name(), pr.shape()))))
+		t := time.NewTimer(time.Until(start.Add(m.hooks.HostTime(pr.Name(), pr.Dims()))))
 		defer t.Stop()
 		select {
 		case <-t.C:
@@ -428,7 +413,7 @@ func (m *miner) serveHost(st network.Stream, h *PlayedHostRound) error {
 			return m.n.ctx.Err()
 		}
 	}
-	root, leaves, err := host.Commit(pr.tag(), states)
+	root, leaves, err := host.Commit(pr.Tag(), states)
 	if err != nil {
 		return err
 	}
@@ -446,7 +431,7 @@ func (m *miner) serveHost(st network.Stream, h *PlayedHostRound) error {
 	if len(secret) != 32 || sample.Commit([32]byte(secret)) != ch.Commitment {
 		return errors.New("the revealed secret does not match its commitment")
 	}
-	b, err := open(states, leaves, ch.segments([32]byte(secret), root))
+	b, err := open(states, leaves, ch.Segments([32]byte(secret), root))
 	if err != nil {
 		return err
 	}
@@ -458,12 +443,12 @@ func (m *miner) serveHost(st network.Stream, h *PlayedHostRound) error {
 type hostOpen func(states [][]byte, leaves []commit.CV, segs []uint64) ([]byte, error)
 
 // proveHost runs a host proof this miner can answer: any CPU challenge of
-// at most maxHostWork steps, a RAM challenge of a RAM epoch in force over
+// at most hostround.MaxWork steps, a RAM challenge of a RAM epoch in force over
 // at most its dataset, a storage audit of its own plot.
-func (m *miner) proveHost(pr hostProof) ([][]byte, hostOpen, error) {
-	sh := pr.shape()
-	if sh.Chains*sh.Steps > maxHostWork || sh.Steps > maxHostWork {
-		return nil, nil, fmt.Errorf("host challenge of %d×%d steps: at most %d", sh.Chains, sh.Steps, maxHostWork)
+func (m *miner) proveHost(pr hostround.Proof) ([][]byte, hostOpen, error) {
+	sh := pr.Dims()
+	if sh.Chains*sh.Steps > hostround.MaxWork || sh.Steps > hostround.MaxWork {
+		return nil, nil, fmt.Errorf("host challenge of %d×%d steps: at most %d", sh.Chains, sh.Steps, hostround.MaxWork)
 	}
 	open := func(states [][]byte, leaves []commit.CV, segs []uint64) ([]byte, error) {
 		op, err := host.Open(sh, states, leaves, segs)
@@ -474,14 +459,14 @@ func (m *miner) proveHost(pr hostProof) ([][]byte, hostOpen, error) {
 	}
 	workers := m.n.cfg.Miner.Workers
 	switch p := pr.(type) {
-	case cpuProof:
+	case hostround.CPUProof:
 		prove := func(p *cpuwork.Params) ([][]byte, error) { return cpuwork.Prove(p, workers) }
 		if m.hooks.HostProve != nil {
 			prove = m.hooks.HostProve
 		}
 		states, err := prove(p.Params)
 		return states, open, err
-	case ramProof:
+	case hostround.RAMProof:
 		if m.ram == nil || p.Items > m.ram.items || !m.acceptsRAMEpoch(p.Epoch) {
 			return nil, nil, errors.New("ram challenge for a dataset this miner does not hold")
 		}
@@ -495,13 +480,13 @@ func (m *miner) proveHost(pr hostProof) ([][]byte, hostOpen, error) {
 		}
 		states, err := memwalk.Prove(p.Params, src, workers)
 		return states, open, err
-	case plotProof:
+	case hostround.PlotProof:
 		pl := m.plot
 		if pl == nil || string(p.Plot.Encode()) != string(pl.Params.Encode()) || p.Root != pl.Root {
 			return nil, nil, errors.New("storage audit of a plot this miner does not hold")
 		}
-		if sh.Chains*sh.Steps > maxPlotWork {
-			return nil, nil, fmt.Errorf("storage audit of %d×%d steps: at most %d", sh.Chains, sh.Steps, maxPlotWork)
+		if sh.Chains*sh.Steps > hostround.MaxPlotWork {
+			return nil, nil, fmt.Errorf("storage audit of %d×%d steps: at most %d", sh.Chains, sh.Steps, hostround.MaxPlotWork)
 		}
 		r := pl.Reader
 		if m.hooks.PlotReader != nil {
@@ -516,7 +501,7 @@ func (m *miner) proveHost(pr hostProof) ([][]byte, hostOpen, error) {
 			return op.MarshalBinary()
 		}, err
 	}
-	return nil, nil, fmt.Errorf("host challenge of kind %d", pr.kind())
+	return nil, nil, fmt.Errorf("host challenge of kind %d", pr.Kind())
 }
 
 func writeFlush(w *bufio.Writer, b []byte) error {
@@ -616,7 +601,7 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint6
 	var recs []*store.HostRecord
 	var missed []byte
 	v.mu.Lock()
-	var stepNs [hostKindPlot + 1]float64
+	var stepNs [hostround.KindPlot + 1]float64
 	if e := v.miners[p]; e != nil {
 		stepNs = e.hostStepNs
 	}
@@ -635,7 +620,7 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint6
 			if rec := v.reportHost(epoch, rnd+uint64(i), p, res); rec != nil {
 				recs = append(recs, rec)
 				if rec.Verdict == store.VerdictVerified {
-					stepNs[k] = sizingStepNs(rec, res.plan.ch.Proof.shape().Steps)
+					stepNs[k] = sizingStepNs(rec, res.plan.ch.Proof.Dims().Steps)
 				}
 			}
 		}
@@ -675,12 +660,12 @@ func (v *validator) reportHost(epoch, rnd uint64, p peer.ID, res *hostResult) *s
 	o, pr := res.out, res.plan.ch.Proof
 	if _, m, ok := hostMeasurement(rec); ok {
 		h := m.ProvenHost()
-		v.n.log.Info("host round verified", "miner", p, "epoch", epoch, "kind", pr.name(), "chains", pr.shape().Chains,
-			"step_ns", fmt.Sprintf("%.1f", float64(hostElapsed(rec).Nanoseconds())/float64(pr.shape().Steps)),
+		v.n.log.Info("host round verified", "miner", p, "epoch", epoch, "kind", pr.Name(), "chains", pr.Dims().Chains,
+			"step_ns", fmt.Sprintf("%.1f", float64(hostElapsed(rec).Nanoseconds())/float64(pr.Dims().Steps)),
 			"cores", h.CPUCores, "core_ghz", fmt.Sprintf("%.3g", h.CPUGHz), "ram_bytes", h.RAMBytes, "ram_gbps", fmt.Sprintf("%.3g", h.RAMGBps),
 			"storage_bytes", h.StorageBytes, "storage_mbps", fmt.Sprintf("%.3g", h.StorageMBps), "verify_ms", res.verifyNanos/1e6)
 	} else {
-		v.n.log.Warn("host round failed", "miner", p, "epoch", epoch, "kind", pr.name(), "missed", o.Missed, "reason", o.Reason)
+		v.n.log.Warn("host round failed", "miner", p, "epoch", epoch, "kind", pr.Name(), "missed", o.Missed, "reason", o.Reason)
 	}
 	return stored
 }
@@ -689,7 +674,7 @@ func (v *validator) reportHost(epoch, rnd uint64, p peer.ID, res *hostResult) *s
 func (res *hostResult) record(epoch, rnd uint64, miner, validator peer.ID) *store.HostRecord {
 	o := res.out
 	rec := &store.HostRecord{Epoch: epoch, Round: rnd, Miner: []byte(miner), Validator: []byte(validator),
-		Challenge: res.plan.ch.encode(), Secret: res.plan.secret, RTTNanos: res.plan.rtt.Nanoseconds(),
+		Challenge: res.plan.ch.Encode(), Secret: res.plan.secret, RTTNanos: res.plan.rtt.Nanoseconds(),
 		RootNanos: res.rootNanos, Root: o.Root, Opening: res.opening, VerifyNanos: res.verifyNanos,
 		Verdict: store.VerdictFailed, Missed: o.Missed, Reason: truncate(o.Reason, store.MaxReasonLen)}
 	if o.Verified {

@@ -13,6 +13,7 @@ import (
 	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/record"
 	"github.com/pog-network/pog/protocol/scoring"
@@ -42,7 +43,7 @@ func hostPairWith(t *testing.T, edit func(*Config), miner func(*Options)) (*Node
 
 func TestHostRoundVerified(t *testing.T) {
 	v, m := hostPair(t, 1<<12, nil)
-	res, err := v.validator.runHost(t.Context(), hostKindCPU, m.ID(), nil, 0, 1, 0)
+	res, err := v.validator.runHost(t.Context(), hostround.KindCPU, m.ID(), nil, 0, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestHostRoundVerified(t *testing.T) {
 	if len(o.Segments) != hostSamples || !(o.StepNs > 0) || !(o.Credit > 0 && o.Credit <= 1) {
 		t.Fatalf("outcome %d segments, %.1f ns/step, credit %v", len(o.Segments), o.StepNs, o.Credit)
 	}
-	if p := res.plan.ch.Proof.(cpuProof); p.Chains != 1 || !bytes.Equal(p.Miner, []byte(m.ID())) {
+	if p := res.plan.ch.Proof.(hostround.CPUProof); p.Chains != 1 || !bytes.Equal(p.Miner, []byte(m.ID())) {
 		t.Fatalf("plan without an announce: %d chains for %x", p.Chains, p.Miner)
 	}
 }
@@ -92,7 +93,7 @@ func TestHostRoundBadProofs(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v, m := hostPair(t, 1<<10, c.prove)
-			res, err := v.validator.runHost(t.Context(), hostKindCPU, m.ID(), nil, 0, 1, 0)
+			res, err := v.validator.runHost(t.Context(), hostround.KindCPU, m.ID(), nil, 0, 1, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,20 +115,20 @@ func cpuHostConfig(steps uint64, chains int) Config {
 }
 
 func TestHostChallengeDecode(t *testing.T) {
-	p, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostKindCPU, "miner-id", nil, memwalk.Epoch{}, time.Millisecond, 0, rand.Reader)
+	p, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostround.KindCPU, "miner-id", nil, memwalk.Epoch{}, time.Millisecond, 0, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	capped, err := planHost(cpuHostConfig(1<<10, 3), hostKindCPU, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, memwalk.Epoch{}, 0, 0, rand.Reader)
-	if err != nil || capped.ch.Proof.shape().Chains != 3 {
-		t.Fatalf("8 announced cores under a cap of 3: %v chains, %v", capped.ch.Proof.shape().Chains, err)
+	capped, err := planHost(cpuHostConfig(1<<10, 3), hostround.KindCPU, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, memwalk.Epoch{}, 0, 0, rand.Reader)
+	if err != nil || capped.ch.Proof.Dims().Chains != 3 {
+		t.Fatalf("8 announced cores under a cap of 3: %v chains, %v", capped.ch.Proof.Dims().Chains, err)
 	}
-	b := p.ch.encode()
-	got, err := decodeHostChallenge(b)
+	b := p.ch.Encode()
+	got, err := hostround.DecodeChallenge(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got.encode(), b) {
+	if !bytes.Equal(got.Encode(), b) {
 		t.Fatalf("round trip differs")
 	}
 	mut := func(f func([]byte) []byte) []byte { return f(append([]byte(nil), b...)) }
@@ -141,11 +142,11 @@ func TestHostChallengeDecode(t *testing.T) {
 		"no deadline":  mut(func(x []byte) []byte { copy(x[35:39], []byte{0, 0, 0, 0}); return x }),
 		"table":        mut(func(x []byte) []byte { x[72+len("miner-id")] = cpuwork.MaxTableLog + 1; return x }),
 		"zero chains":  mut(func(x []byte) []byte { copy(x[len(x)-24:], make([]byte, 8)); return x }),
-		"oversized":    make([]byte, maxHostChallenge+1),
+		"oversized":    make([]byte, hostround.MaxChallenge+1),
 		"miner length": mut(func(x []byte) []byte { x[71] = 200; return x }),
 	}
 	for name, b := range bad {
-		if _, err := decodeHostChallenge(b); err == nil {
+		if _, err := hostround.DecodeChallenge(b); err == nil {
 			t.Errorf("%s: decoded", name)
 		}
 	}
@@ -155,11 +156,11 @@ func TestHostChallengeDecode(t *testing.T) {
 // arriving stepNs per chain step after the challenge (no round trip).
 func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *store.HostRecord {
 	t.Helper()
-	plan, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostKindCPU, m, nil, memwalk.Epoch{}, 0, 0, rand.Reader)
+	plan, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostround.KindCPU, m, nil, memwalk.Epoch{}, 0, 0, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := plan.ch.Proof.(cpuProof).Params
+	p := plan.ch.Proof.(hostround.CPUProof).Params
 	states, err := cpuwork.Prove(p, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &store.HostRecord{Epoch: e, Round: r, Miner: []byte(m), Validator: []byte(v), Challenge: plan.ch.encode(),
+	return &store.HostRecord{Epoch: e, Round: r, Miner: []byte(m), Validator: []byte(v), Challenge: plan.ch.Encode(),
 		Secret: plan.secret, RootNanos: int64(stepNs * float64(p.Steps)), Root: root, Opening: b, Verdict: store.VerdictVerified}
 }
 

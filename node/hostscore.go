@@ -21,25 +21,25 @@ func hostElapsed(r *store.HostRecord) time.Duration {
 	return time.Duration(max(r.RootNanos-min(r.RTTNanos, r.RootNanos/hostround.MaxRTTDivisor), 1))
 }
 
-// hostMeasurement is what a verified host record credits (hostProof's
+// hostMeasurement is what a verified host record credits (hostround.Proof's
 // credited over hostElapsed) and its kind. ok is false for a failed record
 // or an undecodable challenge.
 func hostMeasurement(r *store.HostRecord) (kind byte, m scoring.HostMeasurement, ok bool) {
 	if r.Verdict != store.VerdictVerified {
 		return 0, m, false
 	}
-	ch, err := decodeHostChallenge(r.Challenge)
+	ch, err := hostround.DecodeChallenge(r.Challenge)
 	if err != nil {
 		return 0, m, false
 	}
-	return ch.Proof.kind(), ch.Proof.credited(hostElapsed(r)), true
+	return ch.Proof.Kind(), ch.Proof.Credited(hostElapsed(r)), true
 }
 
 // provenHost is a miner's proven host of one epoch: for each kind the best
 // of its verified host records (one CPU measured several times is not
 // several CPUs), the kinds summed.
 func provenHost(hosts []*store.HostRecord) scoring.Hardware {
-	var best [hostKindPlot + 1]scoring.HostMeasurement
+	var best [hostround.KindPlot + 1]scoring.HostMeasurement
 	for _, r := range hosts {
 		if k, m, ok := hostMeasurement(r); ok && hostRank(m) > hostRank(best[k]) {
 			best[k] = m

@@ -20,6 +20,7 @@ import (
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
 	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
 )
@@ -91,7 +92,7 @@ func newMiner(n *Node, be kernels.Backend, hooks RoundHooks) *miner {
 func (m *miner) start(ctx context.Context) {
 	m.n.host.SetStreamHandler(protocol.ProofProtocol, m.handleStream)
 	m.n.host.SetStreamHandler(protocol.RoundProtocol, func(s network.Stream) { m.handleRound(ctx, s) })
-	m.n.host.SetStreamHandler(HostProtocol, m.handleHost)
+	m.n.host.SetStreamHandler(hostround.Protocol, m.handleHost)
 	if m.hooks.Delay > 0 {
 		slowPings(m.n.host, m.hooks.Delay)
 	}
@@ -107,7 +108,7 @@ func (m *miner) start(ctx context.Context) {
 func (m *miner) stop() {
 	m.n.host.RemoveStreamHandler(protocol.ProofProtocol)
 	m.n.host.RemoveStreamHandler(protocol.RoundProtocol)
-	m.n.host.RemoveStreamHandler(HostProtocol)
+	m.n.host.RemoveStreamHandler(hostround.Protocol)
 	m.wg.Wait()
 	m.mu.Lock()
 	defer m.mu.Unlock()

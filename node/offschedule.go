@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/protocol/hostround"
 )
 
 // Only a slot's owner challenges a miner, within the slot's opening window
@@ -81,7 +82,7 @@ func (m *miner) waitCap() time.Duration {
 
 // hostChainMax is the longest run of host rounds a validator plays back to
 // back: one set, one round of each kind.
-const hostChainMax = hostKindPlot
+const hostChainMax = hostround.KindPlot
 
 // hostChain is the host rounds one validator is playing back to back.
 type hostChain struct {

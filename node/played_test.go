@@ -10,6 +10,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
 	"github.com/pog-network/pog/store"
@@ -44,11 +45,11 @@ func TestMinerKeepsItsRounds(t *testing.T) {
 		for _, r := range recs {
 			checkPlayed(t, snap.Played, r)
 		}
-		ch, err := decodeHostChallenge(host.Challenge)
+		ch, err := hostround.DecodeChallenge(host.Challenge)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sh := ch.Proof.shape()
+		sh := ch.Proof.Dims()
 		if i := playedHost(snap.HostPlayed, v.ID()); i < 0 || !snap.HostPlayed[i].Served || snap.HostPlayed[i].Kind != "cpu" ||
 			snap.HostPlayed[i].Chains != sh.Chains || snap.HostPlayed[i].Steps != sh.Steps || snap.HostPlayed[i].RootBy != time.Duration(ch.RootByMs)*time.Millisecond {
 			t.Fatalf("host round %d (challenge %+v), the miner's host rounds %+v", host.Round, ch, snap.HostPlayed)

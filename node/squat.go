@@ -13,6 +13,7 @@ import (
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
 )
 
@@ -59,12 +60,12 @@ func (n *Node) squatLoop(ctx context.Context, p peer.ID, play func(context.Conte
 
 // squatHost opens a CPU host round with p and holds it until p ends it.
 func (n *Node) squatHost(ctx context.Context, p peer.ID) error {
-	pl, err := planHost(n.cfg, hostKindCPU, p, &pb.MinerAnnounce{}, memwalk.Epoch{}, 0, 0, rand.Reader)
+	pl, err := planHost(n.cfg, hostround.KindCPU, p, &pb.MinerAnnounce{}, memwalk.Epoch{}, 0, 0, rand.Reader)
 	if err != nil {
 		return err
 	}
 	pl.ch.RootByMs = math.MaxInt32
-	return n.squatStream(ctx, p, HostProtocol, func(w *bufio.Writer) error { return writeFlush(w, pl.ch.encode()) })
+	return n.squatStream(ctx, p, hostround.Protocol, func(w *bufio.Writer) error { return writeFlush(w, pl.ch.Encode()) })
 }
 
 // squatRound opens a probe-sized GPU round with p and holds it until p

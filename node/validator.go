@@ -18,6 +18,7 @@ import (
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
 	"github.com/pog-network/pog/store"
@@ -72,7 +73,7 @@ type minerEntry struct {
 	hostSets    int
 	// hostStepNs is each kind's step time in the miner's last verified
 	// host round, which sizes a distant miner's next (expectedStepNs).
-	hostStepNs [hostKindPlot + 1]float64
+	hostStepNs [hostround.KindPlot + 1]float64
 	// rnd draws the miner's pauses and host times (minerRand).
 	rnd *mrand.Rand
 	// rtts are the round trips measured before its last rttWindow

@@ -1,10 +1,13 @@
-// Package hostround is the validator's side of one host-proof round (SPEC
-// §23.6) as a pure state machine: the challenge is sent, the checkpoint
-// root arrives (timed), the sampling secret is revealed, the sampled
-// segments are fetched and checked. It takes events and returns the actions
-// the caller performs; nothing here touches the network or the clock, and
-// the proof itself is checked by the Plan's Check (cpuwork, memwalk or
-// plot). The node drives it over the host stream (SPEC §23.8, §23.9); pog
+// Package hostround is one host-proof round (SPEC §23.6) as the wire
+// carries it and as both sides play it. wire.go is the host stream's
+// protocol ID and challenge frame, proofs.go the three proofs it can carry
+// (CPU, RAM, storage): their encodings, bounds, verification and credit.
+// The validator's side (this file) is a pure state machine: the challenge
+// is sent, the checkpoint root arrives (timed), the sampling secret is
+// revealed, the sampled segments are fetched and checked. It takes events
+// and returns the actions the caller performs; nothing here touches the
+// network or the clock, and the proof itself is checked by the Plan's
+// Check. The node drives it over the host stream (SPEC §23.8, §23.9); pog
 // bench --host drives it locally.
 package hostround
 
