@@ -11,25 +11,39 @@ import (
 	"github.com/pog-network/pog/testnet/report"
 )
 
-// checks are the run's own expectations (issue: testnet).
+// checks are the run's own expectations (issue: testnet), in the order
+// the report lists them.
 func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string, missing map[string][]uint64, unjudged []string) []report.Check {
-	var out []report.Check
-	add := func(name string, ok bool, format string, args ...any) {
-		out = append(out, report.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
-	}
-	last := s.Epochs[len(s.Epochs)-1]
 	nodes := map[string]report.Node{}
-	var honest []report.Node // undelayed, unloaded: latencyChecks and loadedCheck judge the others
+	var honest []report.Node // undelayed, unloaded: latencyChecks and LoadedCheck judge the others
 	for _, n := range s.Nodes {
 		nodes[n.Name] = n
 		if n.Role == "miner" && n.Adversary == "" && n.AddedLatencyMs == 0 && !n.Loaded {
 			honest = append(honest, n)
 		}
 	}
+	out := r.rankingChecks(s, honest)
+	out = append(out, recordChecks(s, first, missing)...)
+	out = append(out, auditCheck(s, nodes, audits), penaltyCheck(s, nodes, len(honest)))
+	out = append(out, adversary.ProfitCheck(s.Profitability, unjudged))
+	return append(out, r.adversaryChecks(s, first, nodes, honest)...)
+}
 
-	// Honest miners in profile order, by mean incentive: of two, the one
-	// with the faster GPU and no smaller a host earns more (a faster GPU
-	// on a smaller host need not: the host is 45 % of the score).
+// check is a check whose detail is formatted.
+func check(name string, ok bool, format string, args ...any) report.Check {
+	return report.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)}
+}
+
+// rankingChecks: honest miners in profile order, by mean incentive (of
+// two, the one with the faster GPU and no smaller a host earns more; a
+// faster GPU on a smaller host need not: the host is 45 % of the score),
+// and by host among the same GPU. A partition penalises the miners it
+// cuts off, so it replaces both with whether the network healed.
+func (r *run) rankingChecks(s *report.Summary, honest []report.Node) []report.Check {
+	const name = "honest miners ranked in profile order"
+	if r.cfg.Partition {
+		return []report.Check{check(name, true, "not checked: a partition penalises the miners it cuts off"), r.healCheck(s)}
+	}
 	sort.SliceStable(honest, func(i, j int) bool { return honest[i].ProfileTFLOPS > honest[j].ProfileTFLOPS })
 	ok, order := true, []string{}
 	for i, n := range honest {
@@ -41,76 +55,88 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 			}
 		}
 	}
-	if r.cfg.Partition {
-		// Cut-off miners fail rounds by design and carry the penalty.
-		add("honest miners ranked in profile order", true, "not checked: a partition penalises the miners it cuts off")
-	} else {
-		add("honest miners ranked in profile order", ok, "mean incentives: %s", strings.Join(order, ", "))
-	}
-	if !r.cfg.Partition {
-		ok, detail := hostRanking(s, honest)
-		add("honest miners with the same GPU ranked by host", ok, "%s", detail)
-	}
-	if r.cfg.Partition {
-		var unhealed []string
-		for _, n := range r.cutNames {
-			healed := false
-			for _, rd := range s.Rounds {
-				healed = healed || (rd.Miner == n && rd.Verified && rd.AtSeconds > r.cutTo.Seconds())
-			}
-			if !healed {
-				unhealed = append(unhealed, n)
-			}
-		}
-		healed := "every one verified again since"
-		if len(unhealed) > 0 {
-			healed = "not verified since: " + strings.Join(unhealed, ", ")
-		}
-		add("network heals after the partition", r.cutTo > 0 && len(unhealed) == 0,
-			"cut %v from %.1f s to %.1f s; %s", r.cutNames, r.cutFrom.Seconds(), r.cutTo.Seconds(), healed)
-	}
+	hostOK, detail := hostRanking(s, honest)
+	return []report.Check{check(name, ok, "mean incentives: %s", strings.Join(order, ", ")),
+		check("honest miners with the same GPU ranked by host", hostOK, "%s", detail)}
+}
 
+// healCheck: every miner the partition cut off is verified again after it.
+func (r *run) healCheck(s *report.Summary) report.Check {
+	var unhealed []string
+	for _, n := range r.cutNames {
+		healed := false
+		for _, rd := range s.Rounds {
+			healed = healed || (rd.Miner == n && rd.Verified && rd.AtSeconds > r.cutTo.Seconds())
+		}
+		if !healed {
+			unhealed = append(unhealed, n)
+		}
+	}
+	healed := "every one verified again since"
+	if len(unhealed) > 0 {
+		healed = "not verified since: " + strings.Join(unhealed, ", ")
+	}
+	return check("network heals after the partition", r.cutTo > 0 && len(unhealed) == 0,
+		"cut %v from %.1f s to %.1f s; %s", r.cutNames, r.cutFrom.Seconds(), r.cutTo.Seconds(), healed)
+}
+
+// recordChecks: every node computes the same consensus and holds every
+// validator's records of the summarised epochs.
+func recordChecks(s *report.Summary, first uint64, missing map[string][]uint64) []report.Check {
 	identical := true
 	for _, e := range s.Epochs {
 		identical = identical && e.Identical
 	}
-	add("identical consensus on every node", identical, "%d epochs, %d nodes each (nodes lacking records excluded)", len(s.Epochs), s.Validators+s.Miners)
+	out := []report.Check{check("identical consensus on every node", identical, "%d epochs, %d nodes each (nodes lacking records excluded)",
+		len(s.Epochs), s.Validators+s.Miners)}
+	const held = "every node holds every validator's epoch records"
 	var lacking []string
 	for _, n := range sortedKeys(missing) {
 		lacking = append(lacking, fmt.Sprintf("%s lacks epochs %v", n, missing[n]))
 	}
-	if len(lacking) == 0 {
-		add("every node holds every validator's epoch records", true, "all %d nodes hold %d validators' records of epochs %d–%d",
-			s.Validators+s.Miners, s.Validators, first, last.Epoch)
-	} else {
-		add("every node holds every validator's epoch records", false, "%d nodes short: %s", len(lacking), truncate(strings.Join(lacking, "; "), 400))
+	if len(lacking) > 0 {
+		return append(out, check(held, false, "%d nodes short: %s", len(lacking), truncate(strings.Join(lacking, "; "), 400)))
 	}
+	last := s.Epochs[len(s.Epochs)-1]
+	return append(out, check(held, true, "all %d nodes hold %d validators' records of epochs %d–%d",
+		s.Validators+s.Miners, s.Validators, first, last.Epoch))
+}
 
+// auditCheck: pog audit passes on every honest validator's store.
+func auditCheck(s *report.Summary, nodes map[string]report.Node, audits map[string][]string) report.Check {
+	const name = "pog audit passes on every honest validator's store"
 	var failing []string
 	for v, p := range audits {
 		if nodes[v].Adversary == "" && len(p) > 0 {
 			failing = append(failing, v+": "+p[0])
 		}
 	}
-	if len(failing) == 0 {
-		add("pog audit passes on every honest validator's store", true, "%d honest validators' stores audited clean", honestValidators(s))
-	} else {
-		add("pog audit passes on every honest validator's store", false, "%s", strings.Join(failing, "; "))
+	if len(failing) > 0 {
+		return check(name, false, "%s", strings.Join(failing, "; "))
 	}
+	return check(name, true, "%d honest validators' stores audited clean", honestValidators(s))
+}
 
+// penaltyCheck: no failed round or accusing flag on an undelayed honest
+// miner (latencyChecks judge the delayed ones).
+func penaltyCheck(s *report.Summary, nodes map[string]report.Node, honest int) report.Check {
+	const name = "no honest miner penalised"
 	var fp []string
 	for _, d := range s.FalsePositives {
 		if nodes[d.Node].AddedLatencyMs == 0 {
 			fp = append(fp, fmt.Sprintf("%s: %s %s", d.Node, d.Kind, d.Detail))
 		}
 	}
-	if len(fp) == 0 {
-		add("no honest miner penalised", true, "no failed round or accusing flag on any of %d honest miners", len(honest))
-	} else {
-		add("no honest miner penalised", false, "%s", truncate(strings.Join(fp, "; "), 400))
+	if len(fp) > 0 {
+		return check(name, false, "%s", truncate(strings.Join(fp, "; "), 400))
 	}
+	return check(name, true, "no failed round or accusing flag on any of %d honest miners", honest)
+}
 
-	// Each adversary: detected by the first full epoch, and penalised.
+// adversaryChecks judge each adversary class: the ones not meant to be
+// detected by what they earn, the others detected by the first full
+// epoch, and penalised.
+func (r *run) adversaryChecks(s *report.Summary, first uint64, nodes map[string]report.Node, honest []report.Node) []report.Check {
 	honestOf := map[string]string{} // profile → an honest miner of it
 	for _, n := range honest {
 		if honestOf[n.Profile] == "" {
@@ -118,46 +144,47 @@ func (r *run) checks(s *report.Summary, first uint64, audits map[string][]string
 		}
 	}
 	minHonestTrust := 2.0
-	for v, t := range last.Trust {
+	for v, t := range s.Epochs[len(s.Epochs)-1].Trust {
 		if nodes[v].Adversary == "" && t < minHonestTrust {
 			minHonestTrust = t
 		}
 	}
-	out = append(out, adversary.ProfitCheck(s.Profitability, unjudged))
+	var out []report.Check
 	for _, a := range r.cfg.Adversaries {
-		if a == "loaded" {
+		switch {
+		case a == "loaded":
 			if r.cfg.Sim { // the job is modelled in virtual time only
 				out = append(out, adversary.LoadedCheck(s))
 			}
-			continue
-		}
-		if a == "far" || a == "timeshare" {
-			continue // honest, or cheats without a detectable fault: latencyChecks
-		}
-		if a == "squatter" {
+		case a == "far" || a == "timeshare":
+			// honest, or cheats without a detectable fault: latencyChecks
+		case a == "squatter":
 			out = append(out, squatterCheck(s))
-			continue
-		}
-		if slices.Contains(adversary.ByPay, a) {
+		case slices.Contains(adversary.ByPay, a):
 			out = append(out, adversary.PaidCheck(a, s))
-			continue
+		default:
+			out = append(out, r.detectedCheck(a, s, first, honestOf, minHonestTrust))
 		}
-		var det *report.Detection
-		for i := range s.Detections {
-			if d := &s.Detections[i]; d.Adversary == a && (det == nil || d.AtSeconds < det.AtSeconds) {
-				det = d
-			}
-		}
-		if det == nil {
-			add("adversary "+a+" detected and penalised", false, "never detected")
-			continue
-		}
-		inTime := det.Epoch <= first || det.Kind == "peer-score" || det.Kind == "audit"
-		penalised, how := r.penalised(a, s, honestOf, minHonestTrust)
-		add("adversary "+a+" detected and penalised", inTime && penalised,
-			"%s in epoch %d (%s: %s); %s", det.Node, det.Epoch, det.Kind, truncate(det.Detail, 120), how)
 	}
 	return out
+}
+
+// detectedCheck: adversary a was detected by the first full epoch (a
+// gossip score or an audit at any time), and penalised.
+func (r *run) detectedCheck(a string, s *report.Summary, first uint64, honestOf map[string]string, minHonestTrust float64) report.Check {
+	name := "adversary " + a + " detected and penalised"
+	var det *report.Detection
+	for i := range s.Detections {
+		if d := &s.Detections[i]; d.Adversary == a && (det == nil || d.AtSeconds < det.AtSeconds) {
+			det = d
+		}
+	}
+	if det == nil {
+		return check(name, false, "never detected")
+	}
+	inTime := det.Epoch <= first || det.Kind == "peer-score" || det.Kind == "audit"
+	penalised, how := r.penalised(a, s, honestOf, minHonestTrust)
+	return check(name, inTime && penalised, "%s in epoch %d (%s: %s); %s", det.Node, det.Epoch, det.Kind, truncate(det.Detail, 120), how)
 }
 
 // penalised says how adversary class a fared in the last epoch.

@@ -3,6 +3,7 @@ package testnet
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/report"
 )
@@ -20,10 +22,41 @@ import (
 // every validator's store and checks the run's expectations.
 func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	defer r.closeStores()
-	s := &report.Summary{Seed: r.cfg.Seed, EpochLength: r.cfg.EpochLength.String(), Rounds: r.rounds,
+	s := r.newSummary()
+	validators, miners := r.byRole(s)
+	sc := r.scoringConfig()
+	es := &epochSummary{r: r, s: s, validators: validators, nodes: append(slices.Clone(validators), miners...),
+		scorers: map[*member]*node.EpochScorer{}, flagged: map[string]bool{}, missing: map[string][]uint64{}}
+	for _, v := range validators {
+		es.scorers[v] = &node.EpochScorer{Store: v.store, Validator: v.id, Config: sc}
+	}
+	es.full = fullHistories(es.nodes, from)
+	for e := from; e <= to; e++ {
+		ep, err := es.epoch(e)
+		if err != nil {
+			return nil, err
+		}
+		s.Epochs = append(s.Epochs, ep)
+	}
+	audits, err := r.auditValidators(s, validators, from, sc)
+	if err != nil {
+		return nil, err
+	}
+	r.sortDetections(s)
+	r.judge(s, from, to, audits, es.missing, validators)
+	return s, nil
+}
+
+// newSummary is the summary's header: what ran, for how long.
+func (r *run) newSummary() *report.Summary {
+	return &report.Summary{Seed: r.cfg.Seed, EpochLength: r.cfg.EpochLength.String(), Rounds: r.rounds,
 		DurationSeconds: time.Since(r.start).Seconds(), StartedAt: r.start.UTC().Format(time.RFC3339Nano), Scale: r.cfg.Scale,
 		HostScale: r.hostScaleNote(), Simulated: r.cfg.Sim, WallSeconds: (wallNow() - r.wallStart).Seconds()}
-	var validators, miners []*member
+}
+
+// byRole lists every member in s and counts the validators and miners,
+// which it returns.
+func (r *run) byRole(s *report.Summary) (validators, miners []*member) {
 	for _, m := range r.members {
 		s.Nodes = append(s.Nodes, m.info)
 		switch m.info.Role {
@@ -35,26 +68,26 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 			s.Miners++
 		}
 	}
-	name := func(id string) string {
-		p, err := peer.Decode(id)
-		if m := r.byID[p]; err == nil && m != nil {
-			return m.info.Name
-		}
-		return id
+	return validators, miners
+}
+
+// nameOf is the member name of peer ID id, or id itself.
+func (r *run) nameOf(id string) string {
+	p, err := peer.Decode(id)
+	if m := r.byID[p]; err == nil && m != nil {
+		return m.info.Name
 	}
-	sc := r.scoringConfig()
-	scorers := map[*member]*node.EpochScorer{}
-	for _, v := range validators {
-		scorers[v] = &node.EpochScorer{Store: v.store, Validator: v.id, Config: sc}
-	}
-	flagged := map[string]bool{}
-	missing := map[string][]uint64{} // node → epochs whose records it lacks
-	// Consensus carries bonds from epoch to epoch: a node that started after
-	// an earlier record was gossiped computes from another history. Only
-	// nodes holding every record any node holds before `from` are compared.
+	return id
+}
+
+// fullHistories are the nodes holding every epoch record any node holds
+// before from. Consensus carries bonds from epoch to epoch: a node that
+// started after an earlier record was gossiped computes from another
+// history, so only these are compared.
+func fullHistories(nodes []*member, from uint64) map[*member]bool {
 	early := map[*member]int{}
 	most := 0
-	for _, m := range append(append([]*member{}, validators...), miners...) {
+	for _, m := range nodes {
 		for _, err := range m.store.EpochRecords(0, from-1) {
 			if err == nil {
 				early[m]++
@@ -62,92 +95,146 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 		}
 		most = max(most, early[m])
 	}
-	for e := from; e <= to; e++ {
-		ep := report.Epoch{Epoch: e, Scores: map[string]map[string]float64{}, Weights: map[string]map[string]float64{},
-			Consensus: map[string]float64{}, Incentive: map[string]float64{}, Trust: map[string]float64{},
-			Verdicts: map[string]report.Verdicts{}, Identical: true}
-		first := true
-		for _, m := range append(append([]*member{}, validators...), miners...) {
-			held := 0
-			for ent, err := range m.store.EpochRecords(e, e) {
-				if err == nil && ent.Epoch == e {
-					held++
-				}
-			}
-			if held < len(validators) {
-				missing[m.info.Name] = append(missing[m.info.Name], e)
-				continue // its consensus lacks a record: compared below as missing
-			}
-			if early[m] < most {
-				continue // joined after an earlier record: another bond history
-			}
-			res, err := node.Consensus(m.store, e, nil, consensus.DefaultParams())
-			if err != nil {
-				return nil, fmt.Errorf("consensus of epoch %d on %s: %w", e, m.info.Name, err)
-			}
-			h := res.Hash()
-			if first {
-				first = false
-				ep.ConsensusHash = fmt.Sprintf("%x", h)
-				for j, mi := range res.Miners {
-					ep.Consensus[name(mi)], ep.Incentive[name(mi)] = res.Consensus[j], res.Incentive[j]
-				}
-				for j, v := range res.Validators {
-					ep.Trust[name(v)] = res.Trust[j]
-				}
-			} else if fmt.Sprintf("%x", h) != ep.ConsensusHash {
-				ep.Identical = false
-			}
-		}
-		for _, v := range validators {
-			rec, scores, err := scorers[v].Close(e)
-			if err != nil {
-				return nil, fmt.Errorf("scoring epoch %d of %s: %w", e, v.info.Name, err)
-			}
-			_ = rec
-			ep.Scores[v.info.Name] = map[string]float64{}
-			for _, x := range scores {
-				n := name(x.Miner)
-				ep.Scores[v.info.Name][n] = x.Total
-				m := r.byID[mustPeer(x.Miner)]
-				for _, f := range x.Flags {
-					if m == nil || flagged[n+f[:min(20, len(f))]] {
-						continue
-					}
-					flagged[n+f[:min(20, len(f))]] = true
-					d := report.Detection{Adversary: m.info.Adversary, Node: n, Epoch: e, Kind: "flag", Detail: f,
-						AtSeconds: float64(int64(e+1)*int64(r.cfg.EpochLength)-r.start.UnixNano()) / 1e9}
-					if m.info.Adversary != "" {
-						r.detections = append(r.detections, d)
-					} else if !benignFlag(f) && !r.partitioned(d) {
-						s.FalsePositives = append(s.FalsePositives, d)
-					}
-				}
-			}
-			if raw, err := v.store.EpochRecord(e, []byte(v.id)); err == nil {
-				if o, err := protocol.Open(raw, pb.MessageType_EPOCH_RECORD); err == nil {
-					ep.Weights[v.info.Name] = map[string]float64{}
-					for _, w := range o.Msg.(*pb.EpochRecord).Weights {
-						ep.Weights[v.info.Name][name(peer.ID(w.Miner).String())] = w.Weight
-					}
-				}
-			}
-		}
-		for _, rd := range r.rounds {
-			if rd.Epoch == e {
-				vd := ep.Verdicts[rd.Miner]
-				if rd.Verified {
-					vd.Verified++
-				} else {
-					vd.Failed++
-				}
-				ep.Verdicts[rd.Miner] = vd
-			}
-		}
-		s.Epochs = append(s.Epochs, ep)
+	full := map[*member]bool{}
+	for _, m := range nodes {
+		full[m] = early[m] == most
 	}
-	// Audits: honest validators' stores must pass; the dishonest one's
-	// records contradict its evidence.
+	return full
+}
+
+// epochSummary recomputes the summarised epochs one at a time.
+type epochSummary struct {
+	r          *run
+	s          *report.Summary
+	validators []*member
+	nodes      []*member // validators, then miners
+	scorers    map[*member]*node.EpochScorer
+	full       map[*member]bool    // fullHistories
+	flagged    map[string]bool     // node and flag prefix, reported once
+	missing    map[string][]uint64 // node → epochs whose records it lacks
+}
+
+// epoch is epoch e as every node computes its consensus and every
+// validator scores it.
+func (es *epochSummary) epoch(e uint64) (report.Epoch, error) {
+	ep := report.Epoch{Epoch: e, Scores: map[string]map[string]float64{}, Weights: map[string]map[string]float64{},
+		Consensus: map[string]float64{}, Incentive: map[string]float64{}, Trust: map[string]float64{},
+		Verdicts: map[string]report.Verdicts{}, Identical: true}
+	if err := es.consensus(&ep); err != nil {
+		return ep, err
+	}
+	for _, v := range es.validators {
+		if err := es.scores(&ep, v); err != nil {
+			return ep, err
+		}
+		es.weights(&ep, v)
+	}
+	for _, rd := range es.r.rounds {
+		if rd.Epoch == e {
+			vd := ep.Verdicts[rd.Miner]
+			if rd.Verified {
+				vd.Verified++
+			} else {
+				vd.Failed++
+			}
+			ep.Verdicts[rd.Miner] = vd
+		}
+	}
+	return ep, nil
+}
+
+// consensus computes ep's consensus on every node holding all its records
+// and the same history: the first gives the figures, the others must hash
+// the same. A node lacking a record is noted as missing it.
+func (es *epochSummary) consensus(ep *report.Epoch) error {
+	first := true
+	for _, m := range es.nodes {
+		held := 0
+		for ent, err := range m.store.EpochRecords(ep.Epoch, ep.Epoch) {
+			if err == nil && ent.Epoch == ep.Epoch {
+				held++
+			}
+		}
+		if held < len(es.validators) {
+			es.missing[m.info.Name] = append(es.missing[m.info.Name], ep.Epoch)
+			continue // its consensus lacks a record: compared as missing
+		}
+		if !es.full[m] {
+			continue // joined after an earlier record: another bond history
+		}
+		res, err := node.Consensus(m.store, ep.Epoch, nil, consensus.DefaultParams())
+		if err != nil {
+			return fmt.Errorf("consensus of epoch %d on %s: %w", ep.Epoch, m.info.Name, err)
+		}
+		h := fmt.Sprintf("%x", res.Hash())
+		if !first {
+			ep.Identical = ep.Identical && h == ep.ConsensusHash
+			continue
+		}
+		first = false
+		ep.ConsensusHash = h
+		for j, mi := range res.Miners {
+			ep.Consensus[es.r.nameOf(mi)], ep.Incentive[es.r.nameOf(mi)] = res.Consensus[j], res.Incentive[j]
+		}
+		for j, v := range res.Validators {
+			ep.Trust[es.r.nameOf(v)] = res.Trust[j]
+		}
+	}
+	return nil
+}
+
+// scores closes ep on validator v as it did, and reports each new flag it
+// raised: against an adversary a detection, against an honest miner a
+// false positive unless it is a note or the partition's doing.
+func (es *epochSummary) scores(ep *report.Epoch, v *member) error {
+	r := es.r
+	_, scores, err := es.scorers[v].Close(ep.Epoch)
+	if err != nil {
+		return fmt.Errorf("scoring epoch %d of %s: %w", ep.Epoch, v.info.Name, err)
+	}
+	ep.Scores[v.info.Name] = map[string]float64{}
+	for _, x := range scores {
+		n := r.nameOf(x.Miner)
+		ep.Scores[v.info.Name][n] = x.Total
+		m := r.byID[mustPeer(x.Miner)]
+		for _, f := range x.Flags {
+			key := n + f[:min(20, len(f))]
+			if m == nil || es.flagged[key] {
+				continue
+			}
+			es.flagged[key] = true
+			d := report.Detection{Adversary: m.info.Adversary, Node: n, Epoch: ep.Epoch, Kind: "flag", Detail: f,
+				AtSeconds: float64(int64(ep.Epoch+1)*int64(r.cfg.EpochLength)-r.start.UnixNano()) / 1e9}
+			if m.info.Adversary != "" {
+				r.detections = append(r.detections, d)
+			} else if !benignFlag(f) && !r.partitioned(d) {
+				es.s.FalsePositives = append(es.s.FalsePositives, d)
+			}
+		}
+	}
+	return nil
+}
+
+// weights are the weights validator v signed in its record of ep.
+func (es *epochSummary) weights(ep *report.Epoch, v *member) {
+	raw, err := v.store.EpochRecord(ep.Epoch, []byte(v.id))
+	if err != nil {
+		return
+	}
+	o, err := protocol.Open(raw, pb.MessageType_EPOCH_RECORD)
+	if err != nil {
+		return
+	}
+	ep.Weights[v.info.Name] = map[string]float64{}
+	for _, w := range o.Msg.(*pb.EpochRecord).Weights {
+		ep.Weights[v.info.Name][es.r.nameOf(peer.ID(w.Miner).String())] = w.Weight
+	}
+}
+
+// auditValidators audits every validator's store: honest ones must pass;
+// the dishonest one's records contradict its evidence, a detection. It
+// returns each validator's problems.
+func (r *run) auditValidators(s *report.Summary, validators []*member, from uint64, sc scoring.Config) (map[string][]string, error) {
 	audits := map[string][]string{}
 	for _, v := range validators {
 		rep, err := node.Audit(v.store, node.AuditOptions{Scoring: sc, Consensus: consensus.DefaultParams(), Local: []peer.ID{v.id}})
@@ -160,6 +247,13 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 				Epoch: from, Kind: "audit", Detail: rep.Problems[0], AtSeconds: s.DurationSeconds})
 		}
 	}
+	return audits, nil
+}
+
+// sortDetections adds the equivocation and squatter detections, then
+// sorts every detection into s: an adversary's by time, an honest node's
+// as a false positive unless the partition or a missed round explains it.
+func (r *run) sortDetections(s *report.Summary) {
 	r.detectEquivocation(s.DurationSeconds)
 	r.detectSquatter(s.DurationSeconds)
 	for _, d := range r.detections {
@@ -172,6 +266,11 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 		}
 	}
 	sort.SliceStable(s.Detections, func(i, j int) bool { return s.Detections[i].AtSeconds < s.Detections[j].AtSeconds })
+}
+
+// judge adds the run's figures (gossip latency, throughput, presence,
+// settings, gains) and every check to s, and whether all passed.
+func (r *run) judge(s *report.Summary, from, to uint64, audits map[string][]string, missing map[string][]uint64, validators []*member) {
 	s.Gossip = r.latency()
 	s.Throughput, s.TimeSharing = r.figures(s, from, to)
 	shareLimit, enforceShare := r.shareLimit()
@@ -190,7 +289,6 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	for _, c := range s.Checks {
 		s.Passed = s.Passed && c.OK
 	}
-	return s, nil
 }
 
 // benignFlag tells notes from accusations: a cap on memory credit beyond
