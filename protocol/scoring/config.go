@@ -183,110 +183,133 @@ const weightSumTolerance = 1e-9
 // Validate reports every problem with c, each naming its field. Scoring
 // assumes a valid config; check once when the config is loaded.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field string, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
-	}
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
+	var p problems
 	if c.Version < 1 {
-		bad("version", "%d, want >= 1", c.Version)
+		p.bad("version", "%d, want >= 1", c.Version)
 	}
-	group := func(names []string, ws ...float64) {
-		sum, ok := 0.0, true
-		for i, w := range ws {
-			if !finite(w) || w < 0 {
-				bad(names[i], "%v, want a finite value >= 0", w)
-				ok = false
-			}
-			sum += w
-		}
-		if ok && math.Abs(sum-1) > weightSumTolerance {
-			bad(strings.Join(names, "+"), "sum to %v, want 1", sum)
-		}
+	c.checkWeights(&p)
+	c.Reference.check(&p)
+	if !finite(c.Cap) || c.Cap < 1 {
+		p.bad("cap", "%v, want a finite value >= 1", c.Cap)
 	}
-	group([]string{"gpu_weight", "cpu_weight", "ram_weight", "storage_weight"},
-		c.GPUWeight, c.CPUWeight, c.RAMWeight, c.StorageWeight)
-	group([]string{"sustained_weight", "peak_weight"}, c.SustainedWeight, c.PeakWeight)
-	group([]string{"fp16_weight", "fp32_weight"}, c.FP16Weight, c.FP32Weight)
-	group([]string{"throughput_weight", "memory_weight"}, c.ThroughputWeight, c.MemoryWeight)
-	group([]string{"ram_capacity_weight", "ram_bandwidth_weight"}, c.RAMCapacityWeight, c.RAMBandwidthWeight)
-	group([]string{"storage_speed_weight", "storage_capacity_weight"}, c.StorageSpeedWeight, c.StorageCapacityWeight)
+	c.checkClasses(&p)
+	c.checkPenalties(&p)
+	c.checkDemand(&p)
+	if len(p) == 0 {
+		return nil
+	}
+	return fmt.Errorf("scoring config: %w", errors.Join(p...))
+}
 
-	positive := func(field string, v float64) {
-		if !finite(v) || v <= 0 {
-			bad(field, "%v, want a finite value > 0", v)
+// problems collects Validate's findings, so that one load reports them all.
+type problems []error
+
+func (p *problems) bad(field string, format string, args ...any) {
+	*p = append(*p, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+}
+
+func (p *problems) positive(field string, v float64) {
+	if !finite(v) || v <= 0 {
+		p.bad(field, "%v, want a finite value > 0", v)
+	}
+}
+
+// group checks one set of weights that split a whole: each finite and
+// non-negative, together summing to 1.
+func (p *problems) group(names []string, ws ...float64) {
+	sum, ok := 0.0, true
+	for i, w := range ws {
+		if !finite(w) || w < 0 {
+			p.bad(names[i], "%v, want a finite value >= 0", w)
+			ok = false
 		}
+		sum += w
 	}
-	r := c.Reference
+	if ok && math.Abs(sum-1) > weightSumTolerance {
+		p.bad(strings.Join(names, "+"), "sum to %v, want 1", sum)
+	}
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func (c Config) checkWeights(p *problems) {
+	p.group([]string{"gpu_weight", "cpu_weight", "ram_weight", "storage_weight"},
+		c.GPUWeight, c.CPUWeight, c.RAMWeight, c.StorageWeight)
+	p.group([]string{"sustained_weight", "peak_weight"}, c.SustainedWeight, c.PeakWeight)
+	p.group([]string{"fp16_weight", "fp32_weight"}, c.FP16Weight, c.FP32Weight)
+	p.group([]string{"throughput_weight", "memory_weight"}, c.ThroughputWeight, c.MemoryWeight)
+	p.group([]string{"ram_capacity_weight", "ram_bandwidth_weight"}, c.RAMCapacityWeight, c.RAMBandwidthWeight)
+	p.group([]string{"storage_speed_weight", "storage_capacity_weight"}, c.StorageSpeedWeight, c.StorageCapacityWeight)
+}
+
+func (r Reference) check(p *problems) {
 	if r.GPUs < 1 {
-		bad("reference.gpus", "%d, want >= 1", r.GPUs)
+		p.bad("reference.gpus", "%d, want >= 1", r.GPUs)
 	}
-	positive("reference.gpu_fp16_tflops", r.GPUFP16TFLOPS)
-	positive("reference.gpu_fp32_tflops", r.GPUFP32TFLOPS)
+	p.positive("reference.gpu_fp16_tflops", r.GPUFP16TFLOPS)
+	p.positive("reference.gpu_fp32_tflops", r.GPUFP32TFLOPS)
 	if r.GPUMemoryBytes == 0 {
-		bad("reference.gpu_memory_bytes", "0, want > 0")
+		p.bad("reference.gpu_memory_bytes", "0, want > 0")
 	}
 	if r.CPUCores < 1 {
-		bad("reference.cpu_cores", "%d, want >= 1", r.CPUCores)
+		p.bad("reference.cpu_cores", "%d, want >= 1", r.CPUCores)
 	}
-	positive("reference.cpu_ghz", r.CPUGHz)
+	p.positive("reference.cpu_ghz", r.CPUGHz)
 	if r.RAMBytes == 0 {
-		bad("reference.ram_bytes", "0, want > 0")
+		p.bad("reference.ram_bytes", "0, want > 0")
 	}
-	positive("reference.ram_gbps", r.RAMGBps)
+	p.positive("reference.ram_gbps", r.RAMGBps)
 	if r.StorageBytes == 0 {
-		bad("reference.storage_bytes", "0, want > 0")
+		p.bad("reference.storage_bytes", "0, want > 0")
 	}
-	positive("reference.storage_mbps", r.StorageMBps)
+	p.positive("reference.storage_mbps", r.StorageMBps)
+}
 
-	if !finite(c.Cap) || c.Cap < 1 {
-		bad("cap", "%v, want a finite value >= 1", c.Cap)
-	}
-
+// checkClasses also rejects two classes that name the same GPU: a reported
+// name would match only the first, leaving the second dead config.
+func (c Config) checkClasses(p *problems) {
 	seen := make(map[string]int, len(c.Classes))
 	for i, k := range c.Classes {
 		field := fmt.Sprintf("classes[%d]", i)
 		key := normName(k.Name)
 		if key == "" {
-			bad(field+".name", "empty")
+			p.bad(field+".name", "empty")
 		} else if j, dup := seen[key]; dup {
-			bad(field+".name", "%q is the same GPU as classes[%d] %q", k.Name, j, c.Classes[j].Name)
+			p.bad(field+".name", "%q is the same GPU as classes[%d] %q", k.Name, j, c.Classes[j].Name)
 		} else {
 			seen[key] = i
 		}
-		positive(field+".fp16_tflops", k.FP16TFLOPS)
-		positive(field+".fp32_tflops", k.FP32TFLOPS)
+		p.positive(field+".fp16_tflops", k.FP16TFLOPS)
+		p.positive(field+".fp32_tflops", k.FP32TFLOPS)
 		if k.MemoryBytes == 0 {
-			bad(field+".memory_bytes", "0, want > 0")
+			p.bad(field+".memory_bytes", "0, want > 0")
 		}
 	}
+}
 
+func (c Config) checkPenalties(p *problems) {
 	if !finite(c.ClaimFloor) || c.ClaimFloor < 0 || c.ClaimFloor > 1 {
-		bad("claim_floor", "%v, want 0..1", c.ClaimFloor)
+		p.bad("claim_floor", "%v, want 0..1", c.ClaimFloor)
 	}
 	if !finite(c.PenaltyDecay) || c.PenaltyDecay < 0 || c.PenaltyDecay >= 1 {
-		bad("penalty_decay", "%v, want >= 0 and < 1", c.PenaltyDecay)
+		p.bad("penalty_decay", "%v, want >= 0 and < 1", c.PenaltyDecay)
 	}
 	if !finite(c.PenaltyFloor) || c.PenaltyFloor < 0 || c.PenaltyFloor >= 1 {
-		bad("penalty_floor", "%v, want >= 0 and < 1", c.PenaltyFloor)
+		p.bad("penalty_floor", "%v, want >= 0 and < 1", c.PenaltyFloor)
 	}
+}
 
+func (c Config) checkDemand(p *problems) {
 	if !finite(c.BaseRateUSD) || c.BaseRateUSD < 0 {
-		bad("base_rate_usd", "%v, want a finite value >= 0", c.BaseRateUSD)
+		p.bad("base_rate_usd", "%v, want a finite value >= 0", c.BaseRateUSD)
 	}
-	positive("demand_target", c.DemandTarget)
+	p.positive("demand_target", c.DemandTarget)
 	if !finite(c.DemandMin) || c.DemandMin < 0 {
-		bad("demand_min", "%v, want a finite value >= 0", c.DemandMin)
+		p.bad("demand_min", "%v, want a finite value >= 0", c.DemandMin)
 	}
 	if !finite(c.DemandMax) || c.DemandMax < c.DemandMin {
-		bad("demand_max", "%v, want a finite value >= demand_min %v", c.DemandMax, c.DemandMin)
+		p.bad("demand_max", "%v, want a finite value >= demand_min %v", c.DemandMax, c.DemandMin)
 	}
-
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("scoring config: %w", errors.Join(errs...))
 }
 
 // hashContext is the BLAKE3 derive-key context of Hash: it separates config
