@@ -1,9 +1,9 @@
 // Package docs_test checks the documentation against the code it
 // describes: architecture.md's package map and layering rules against
 // `go list`, the monitoring page's API paths and metrics against the
-// OpenAPI description and node/metrics, every relative link of the README
-// and docs/ against the files, and the README's commands against the
-// Makefile.
+// OpenAPI description and node/metrics, the pog commands and flags the
+// docs give against pog's own help, every relative link of the README and
+// docs/ against the files, and the README's commands against the Makefile.
 package docs_test
 
 import (
@@ -445,6 +445,125 @@ func TestMonitoringListsMetrics(t *testing.T) {
 	for n := range named {
 		if !documented[n] {
 			t.Errorf("node/metrics exports %s, which %s does not list", n, monitoring)
+		}
+	}
+}
+
+// pogCLI is a built pog binary and what its help says.
+type pogCLI struct {
+	t     *testing.T
+	bin   string
+	flags map[string]map[string]bool // by command ("bench --host" for the host bench)
+}
+
+// buildPog builds cmd/pog, skipping the test in -short mode or without a go
+// tool.
+func buildPog(t *testing.T) *pogCLI {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds pog")
+	}
+	gotool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go tool to build pog with: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "pog")
+	cmd := exec.Command(gotool, "build", "-o", bin, "./cmd/pog")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/pog: %v\n%s", err, out)
+	}
+	return &pogCLI{t: t, bin: bin, flags: map[string]map[string]bool{}}
+}
+
+func (p *pogCLI) help(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command(p.bin, append(args, "-h")...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("pog %s -h: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// commands are the commands `pog --help` lists.
+func (p *pogCLI) commands() map[string]bool {
+	_, list, ok := strings.Cut(p.help(), "commands:\n")
+	if !ok {
+		p.t.Fatal("pog --help lists no commands")
+	}
+	cmds := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^  ([a-z][a-z-]*)\s`).FindAllStringSubmatch(list, -1) {
+		cmds[m[1]] = true
+	}
+	return cmds
+}
+
+// flagsOf are the flags `pog KEY -h` lists, KEY a command or "bench --host".
+func (p *pogCLI) flagsOf(key string) map[string]bool {
+	if f, ok := p.flags[key]; ok {
+		return f
+	}
+	f := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\s+--([a-z0-9-]+)`).FindAllStringSubmatch(p.help(strings.Fields(key)...), -1) {
+		f[m[1]] = true
+	}
+	p.flags[key] = f
+	return f
+}
+
+var (
+	pogInvocation = regexp.MustCompile(`\bpog(?:-cuda)? ([a-z][a-z-]*)([^` + "`" + `#\n]*)`)
+	flagName      = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+)
+
+// Every pog command is documented, and every flag the docs give a command
+// (in a command line, a code span, or a usage block's continuation lines)
+// is one that command has.
+func TestDocumentedFlags(t *testing.T) {
+	cli := buildPog(t)
+	cmds := cli.commands()
+	files, err := filepath.Glob(filepath.Join(root, "docs", "operator", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, filepath.Join(root, "README.md"), filepath.Join(root, "docs", "testnet.md"))
+	seen := map[string]bool{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := ""
+		for n, line := range strings.Split(string(b), "\n") {
+			check := func(key, args string) {
+				for _, m := range flagName.FindAllStringSubmatch(args, -1) {
+					if !cli.flagsOf(key)[m[1]] && m[1] != "help" {
+						t.Errorf("%s:%d: pog %s has no flag --%s", f, n+1, key, m[1])
+					}
+				}
+			}
+			if strings.HasPrefix(strings.TrimSpace(line), "[--") && last != "" {
+				check(last, line)
+				continue
+			}
+			last = ""
+			for _, m := range pogInvocation.FindAllStringSubmatch(line, -1) {
+				if !cmds[m[1]] {
+					continue
+				}
+				seen[m[1]] = true
+				key := m[1]
+				if key == "bench" && flagName.MatchString(m[2]) && strings.Contains(m[2], "--host") {
+					key = "bench --host"
+				}
+				check(key, m[2])
+				last = key
+			}
+		}
+	}
+	for c := range cmds {
+		if !seen[c] {
+			t.Errorf("pog %s is in no operator doc, the README or docs/testnet.md", c)
 		}
 	}
 }
