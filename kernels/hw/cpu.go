@@ -65,92 +65,112 @@ var armParts = map[string]string{
 // lines it does not understand, and fails only when the text lists no
 // processor at all.
 func ParseCPUInfo(text string) (CPUInfo, error) {
-	var info CPUInfo
-	var (
-		physical, core, cpuCores string
-		sockets                  = map[string]bool{}
-		cores                    = map[[2]string]bool{}
-		coresPerSocket           int
-		mhzSum                   float64
-		mhzN                     int
-		implementer, part        string
-		inProcessor              bool
-	)
-	flush := func() {
-		if !inProcessor {
-			return
-		}
-		if physical != "" {
-			sockets[physical] = true
-		}
-		if core != "" {
-			cores[[2]string{physical, core}] = true
-		}
-		if n, err := strconv.Atoi(cpuCores); err == nil && n > coresPerSocket {
-			coresPerSocket = n
-		}
-		physical, core, cpuCores = "", "", ""
-	}
+	var s cpuinfoScan
 	for line := range strings.Lines(text) {
 		key, value, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		switch key {
-		case "processor":
-			if _, err := strconv.Atoi(value); err != nil {
-				continue
-			}
-			flush()
-			inProcessor = true
-			info.Logical++
-		case "model name", "cpu model", "Processor": // "Processor": 32-bit ARM
-			if info.Model == "" {
-				info.Model = value
-			}
-		case "cpu":
-			// POWER: "cpu : POWER9 (raw), altivec supported".
-			if info.Model == "" {
-				info.Model, _, _ = strings.Cut(value, ",")
-			}
-		case "CPU implementer":
-			implementer = value
-		case "CPU part":
-			part = value
-		case "physical id":
-			physical = value
-		case "core id":
-			core = value
-		case "cpu cores":
-			cpuCores = value
-		case "cpu MHz":
-			if f, err := strconv.ParseFloat(value, 64); err == nil && f > 0 && f < 1e6 { // not NaN, Inf
-				mhzSum += f
-				mhzN++
-			}
+		if ok {
+			s.field(strings.TrimSpace(key), strings.TrimSpace(value))
 		}
 	}
-	flush()
-	if info.Logical == 0 {
+	s.endProcessor()
+	if s.info.Logical == 0 {
 		return CPUInfo{}, errors.New("no processor entries")
 	}
-	if info.Model == "" && implementer != "" {
-		if name, ok := armParts[part]; ok && implementer == "0x41" {
-			info.Model = "Arm " + name
-		} else {
-			info.Model = fmt.Sprintf("CPU implementer %s part %s", implementer, part)
+	return s.result(), nil
+}
+
+// cpuinfoScan is ParseCPUInfo's state: what the whole text has told so far,
+// and the fields of the processor entry being read, which count only once
+// the entry ends.
+type cpuinfoScan struct {
+	info              CPUInfo
+	sockets           map[string]bool
+	cores             map[[2]string]bool
+	coresPerSocket    int
+	mhzSum            float64
+	mhzN              int
+	implementer, part string
+
+	inProcessor              bool
+	physical, core, cpuCores string // of the current entry
+}
+
+func (s *cpuinfoScan) field(key, value string) {
+	switch key {
+	case "processor":
+		if _, err := strconv.Atoi(value); err != nil {
+			return
+		}
+		s.endProcessor()
+		s.inProcessor = true
+		s.info.Logical++
+	case "model name", "cpu model", "Processor": // "Processor": 32-bit ARM
+		if s.info.Model == "" {
+			s.info.Model = value
+		}
+	case "cpu":
+		// POWER: "cpu : POWER9 (raw), altivec supported".
+		if s.info.Model == "" {
+			s.info.Model, _, _ = strings.Cut(value, ",")
+		}
+	case "CPU implementer":
+		s.implementer = value
+	case "CPU part":
+		s.part = value
+	case "physical id":
+		s.physical = value
+	case "core id":
+		s.core = value
+	case "cpu cores":
+		s.cpuCores = value
+	case "cpu MHz":
+		if f, err := strconv.ParseFloat(value, 64); err == nil && f > 0 && f < 1e6 { // not NaN, Inf
+			s.mhzSum += f
+			s.mhzN++
 		}
 	}
-	info.Sockets = len(sockets)
-	switch {
-	case len(cores) > 0:
-		info.Cores = len(cores)
-	case coresPerSocket > 0:
-		info.Cores = coresPerSocket * max(info.Sockets, 1)
+}
+
+// endProcessor counts the entry just read towards sockets and cores.
+func (s *cpuinfoScan) endProcessor() {
+	if !s.inProcessor {
+		return
 	}
-	if mhzN > 0 {
-		info.MeanMHz = mhzSum / float64(mhzN)
+	if s.sockets == nil {
+		s.sockets, s.cores = map[string]bool{}, map[[2]string]bool{}
+	}
+	if s.physical != "" {
+		s.sockets[s.physical] = true
+	}
+	if s.core != "" {
+		s.cores[[2]string{s.physical, s.core}] = true
+	}
+	if n, err := strconv.Atoi(s.cpuCores); err == nil && n > s.coresPerSocket {
+		s.coresPerSocket = n
+	}
+	s.physical, s.core, s.cpuCores = "", "", ""
+}
+
+// result derives what no single line says: an Arm model from its part
+// number, the core count, the mean and nominal clocks.
+func (s *cpuinfoScan) result() CPUInfo {
+	info := s.info
+	if info.Model == "" && s.implementer != "" {
+		if name, ok := armParts[s.part]; ok && s.implementer == "0x41" {
+			info.Model = "Arm " + name
+		} else {
+			info.Model = fmt.Sprintf("CPU implementer %s part %s", s.implementer, s.part)
+		}
+	}
+	info.Sockets = len(s.sockets)
+	switch {
+	case len(s.cores) > 0:
+		info.Cores = len(s.cores)
+	case s.coresPerSocket > 0:
+		info.Cores = s.coresPerSocket * max(info.Sockets, 1)
+	}
+	if s.mhzN > 0 {
+		info.MeanMHz = s.mhzSum / float64(s.mhzN)
 	}
 	if m := nominalClock.FindStringSubmatch(info.Model); m != nil {
 		f, _ := strconv.ParseFloat(m[1], 64)
@@ -159,7 +179,7 @@ func ParseCPUInfo(text string) (CPUInfo, error) {
 		}
 		info.NominalMHz = f
 	}
-	return info, nil
+	return info
 }
 
 // parseKHz reads a cpufreq file: one integer, in kHz. It returns MHz.

@@ -41,20 +41,10 @@ const storageChunk = 1 << 20
 func measureStorage(ctx context.Context, s *Storage, dir string, size int64, d time.Duration) (notes []string, err error) {
 	note := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
 	s.Path = dir
-	fsInfo, err := statFS(dir)
+	size, err = s.capacity(dir, size, note)
 	if err != nil {
-		note("storage capacity of %s: %v", dir, err)
-	} else {
-		s.TotalBytes, s.FreeBytes = fsInfo.total, fsInfo.free
-		if fsInfo.memory {
-			note("storage %s is in memory (%s): its speeds are memory speeds", dir, fsInfo.kind)
-		}
-		if int64(s.FreeBytes/10) < min(size, 1<<20) {
-			return notes, fmt.Errorf("only %d bytes free in %s", s.FreeBytes, dir)
-		}
-		size = min(size, int64(s.FreeBytes/10))
+		return notes, err
 	}
-	size = max(size, 1)
 
 	f, err := os.CreateTemp(dir, ".pog-hw-*.tmp")
 	if err != nil {
@@ -66,30 +56,12 @@ func measureStorage(ctx context.Context, s *Storage, dir string, size int64, d t
 			err = rerr
 		}
 	}()
+	buf := incompressible(min(size, storageChunk))
 
-	// Random bytes, so compressing filesystems store them all; each chunk
-	// is stamped with its offset, so deduplicating ones do too.
-	buf := make([]byte, min(size, storageChunk))
-	var seed [32]byte
-	binary.LittleEndian.PutUint64(seed[:], uint64(time.Now().UnixNano()))
-	rand.NewChaCha8(seed).Read(buf)
-
-	var written int64
 	start := time.Now()
-	for written < size {
-		if err := ctx.Err(); err != nil {
-			return notes, err
-		}
-		n := min(int64(len(buf)), size-written)
-		binary.LittleEndian.PutUint64(buf, uint64(written))
-		if _, err := f.Write(buf[:n]); err != nil {
-			return notes, err
-		}
-		written += n
-		if time.Since(start) >= d && written < size {
-			note("storage write stopped after %v at %d of %d bytes", d, written, size)
-			break
-		}
+	written, err := writeFor(ctx, f, buf, size, d, note)
+	if err != nil {
+		return notes, err
 	}
 	if err := f.Sync(); err != nil {
 		return notes, err
@@ -105,11 +77,79 @@ func measureStorage(ctx context.Context, s *Storage, dir string, size int64, d t
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return notes, err
 	}
-	var read int64
 	start = time.Now()
+	read, err := readFor(ctx, f, buf, written, d, note)
+	if err != nil {
+		return notes, err
+	}
+	if read == 0 {
+		return notes, errors.New("read back nothing")
+	}
+	s.ReadMBps = rate(read, time.Since(start), 1e6)
+	return notes, nil
+}
+
+// capacity fills in the size of dir's filesystem and returns the test
+// file's size: size, but at most a tenth of the free space, so the test
+// never fills a disk.
+func (s *Storage) capacity(dir string, size int64, note func(string, ...any)) (int64, error) {
+	fsInfo, err := statFS(dir)
+	if err != nil {
+		note("storage capacity of %s: %v", dir, err)
+		return max(size, 1), nil
+	}
+	s.TotalBytes, s.FreeBytes = fsInfo.total, fsInfo.free
+	if fsInfo.memory {
+		note("storage %s is in memory (%s): its speeds are memory speeds", dir, fsInfo.kind)
+	}
+	if int64(s.FreeBytes/10) < min(size, 1<<20) {
+		return 0, fmt.Errorf("only %d bytes free in %s", s.FreeBytes, dir)
+	}
+	return max(min(size, int64(s.FreeBytes/10)), 1), nil
+}
+
+// incompressible returns n random bytes, so compressing filesystems store
+// them all; writeFor stamps each chunk with its offset, so deduplicating
+// ones do too.
+func incompressible(n int64) []byte {
+	buf := make([]byte, n)
+	var seed [32]byte
+	binary.LittleEndian.PutUint64(seed[:], uint64(time.Now().UnixNano()))
+	rand.NewChaCha8(seed).Read(buf)
+	return buf
+}
+
+// writeFor writes size bytes to f in chunks of buf, stopping early once d
+// has passed, and returns how many it wrote.
+func writeFor(ctx context.Context, f *os.File, buf []byte, size int64, d time.Duration, note func(string, ...any)) (int64, error) {
+	var written int64
+	start := time.Now()
+	for written < size {
+		if err := ctx.Err(); err != nil {
+			return written, err
+		}
+		n := min(int64(len(buf)), size-written)
+		binary.LittleEndian.PutUint64(buf, uint64(written))
+		if _, err := f.Write(buf[:n]); err != nil {
+			return written, err
+		}
+		written += n
+		if time.Since(start) >= d && written < size {
+			note("storage write stopped after %v at %d of %d bytes", d, written, size)
+			break
+		}
+	}
+	return written, nil
+}
+
+// readFor reads f's first written bytes into buf, stopping early once d
+// has passed, and returns how many it read.
+func readFor(ctx context.Context, f *os.File, buf []byte, written int64, d time.Duration, note func(string, ...any)) (int64, error) {
+	var read int64
+	start := time.Now()
 	for read < written {
 		if err := ctx.Err(); err != nil {
-			return notes, err
+			return read, err
 		}
 		n, err := f.Read(buf[:min(int64(len(buf)), written-read)])
 		read += int64(n)
@@ -117,18 +157,14 @@ func measureStorage(ctx context.Context, s *Storage, dir string, size int64, d t
 			break
 		}
 		if err != nil {
-			return notes, err
+			return read, err
 		}
 		if time.Since(start) >= d && read < written {
 			note("storage read stopped after %v at %d of %d bytes", d, read, written)
 			break
 		}
 	}
-	if read == 0 {
-		return notes, errors.New("read back nothing")
-	}
-	s.ReadMBps = rate(read, time.Since(start), 1e6)
-	return notes, nil
+	return read, nil
 }
 
 // fsStat is what statFS reports.
