@@ -69,15 +69,34 @@ func newView(s *Summary) *view {
 	if s.Passed {
 		v.Verdict = "PASSED"
 	}
-	ok := 0
-	for _, c := range s.Checks {
-		if c.OK {
-			ok++
-		}
+	perMiner := roundVerdicts(s)
+	v.Run = runTable(s)
+	v.Settings.Head = []string{"setting", "this run", "production default", "scale"}
+	for _, st := range s.Settings {
+		v.Settings.add("", st.Name, st.Run, st.Production, st.Scale)
 	}
-	v.ChecksSummary = fmt.Sprintf("%d of %d checks passed", ok, len(s.Checks))
+	v.ChecksSummary, v.Checks = checksTable(s)
+	v.ScaleNote = scaleNote(s)
+	v.Nodes = nodesTable(s, perMiner)
+	v.ProfitNote, v.Profit = profitNote, profitTable(s)
+	v.EpochList = epochsTable(s)
+	for _, e := range sortedEpochs(s) {
+		ev := epochTables(s, e, nodes)
+		ev.Window, ev.OfRun = epochWindow(s, e.Epoch), runEpoch(s, e.Epoch)
+		v.Epochs = append(v.Epochs, ev)
+	}
+	v.Adversaries = detectionSummary(s, nodes)
+	v.Detections = detectionTable(s.Detections, nodes, "")
+	v.FalsePos = detectionTable(s.FalsePositives, nodes, "fail")
+	v.Gossip = gossipTable(s)
+	for _, pf := range plotFiles {
+		v.Plots = append(v.Plots, plotRef{File: pf.file, Alt: pf.alt, Width: PNGWidth, Height: PNGHeight})
+	}
+	return v
+}
 
-	verified, failed := 0, 0
+// roundVerdicts counts each miner's verified and failed rounds.
+func roundVerdicts(s *Summary) map[string]*Verdicts {
 	perMiner := make(map[string]*Verdicts)
 	for _, r := range s.Rounds {
 		c := perMiner[r.Miner]
@@ -86,11 +105,20 @@ func newView(s *Summary) *view {
 			perMiner[r.Miner] = c
 		}
 		if r.Verified {
-			verified++
 			c.Verified++
 		} else {
-			failed++
 			c.Failed++
+		}
+	}
+	return perMiner
+}
+
+// runTable is the run's parameters and totals.
+func runTable(s *Summary) table {
+	verified := 0
+	for _, r := range s.Rounds {
+		if r.Verified {
+			verified++
 		}
 	}
 	honest, adversaries := 0, 0
@@ -103,34 +131,40 @@ func newView(s *Summary) *view {
 			}
 		}
 	}
-	v.Run.Head = []string{"parameter", "value"}
-	v.Run.add("", "seed", strconv.FormatInt(s.Seed, 10))
-	v.Run.add("", "validators", strconv.Itoa(s.Validators))
-	v.Run.add("", "miners", fmt.Sprintf("%d (%d honest, %d adversarial)", s.Miners, honest, adversaries))
-	v.Run.add("", "epoch length", orDash(s.EpochLength))
-	v.Run.add("", "duration", duration(s.DurationSeconds))
-	v.Run.add("", "epochs closed", strconv.Itoa(len(s.Epochs)))
-	v.Run.add("", "rounds", fmt.Sprintf("%d (%d verified, %d failed)", len(s.Rounds), verified, failed))
-	v.Run.add("", "detections", strconv.Itoa(len(s.Detections)))
-	v.Run.add("", "false positives", strconv.Itoa(len(s.FalsePositives)))
-	v.Settings.Head = []string{"setting", "this run", "production default", "scale"}
-	for _, st := range s.Settings {
-		v.Settings.add("", st.Name, st.Run, st.Production, st.Scale)
-	}
+	t := table{Head: []string{"parameter", "value"}}
+	t.add("", "seed", strconv.FormatInt(s.Seed, 10))
+	t.add("", "validators", strconv.Itoa(s.Validators))
+	t.add("", "miners", fmt.Sprintf("%d (%d honest, %d adversarial)", s.Miners, honest, adversaries))
+	t.add("", "epoch length", orDash(s.EpochLength))
+	t.add("", "duration", duration(s.DurationSeconds))
+	t.add("", "epochs closed", strconv.Itoa(len(s.Epochs)))
+	t.add("", "rounds", fmt.Sprintf("%d (%d verified, %d failed)", len(s.Rounds), verified, len(s.Rounds)-verified))
+	t.add("", "detections", strconv.Itoa(len(s.Detections)))
+	t.add("", "false positives", strconv.Itoa(len(s.FalsePositives)))
+	return t
+}
 
-	v.Checks.Head = []string{"", "check", "detail"}
+// checksTable is every check, and how many passed.
+func checksTable(s *Summary) (string, table) {
+	t := table{Head: []string{"", "check", "detail"}}
+	ok := 0
 	for _, c := range s.Checks {
 		if c.OK {
-			v.Checks.add("ok", "✓", c.Name, c.Detail)
+			ok++
+			t.add("ok", "✓", c.Name, c.Detail)
 		} else {
-			v.Checks.add("fail", "✗", c.Name, c.Detail)
+			t.add("fail", "✗", c.Name, c.Detail)
 		}
 	}
+	return fmt.Sprintf("%d of %d checks passed", ok, len(s.Checks)), t
+}
 
+// nodesTable is one row per node: its profile, the throughput it
+// simulated and measured, its rounds and its mean incentive.
+func nodesTable(s *Summary, perMiner map[string]*Verdicts) table {
 	measured := measuredTFLOPS(s)
-	v.ScaleNote = scaleNote(s)
-	v.Nodes.Head = []string{"node", "role", "profile", "adversary", "profile TFLOPS", "sim TFLOPS", "measured TFLOPS", "measured ÷ scale",
-		"verified", "failed", "mean incentive", "peer ID"}
+	t := table{Head: []string{"node", "role", "profile", "adversary", "profile TFLOPS", "sim TFLOPS", "measured TFLOPS", "measured ÷ scale",
+		"verified", "failed", "mean incentive", "peer ID"}}
 	for _, n := range s.Nodes {
 		adv, class := orDash(n.Adversary), ""
 		if n.Role == "miner" && n.Adversary == "" {
@@ -152,33 +186,21 @@ func newView(s *Summary) *view {
 		if n.SimTFLOPS != 0 {
 			sim = eng(n.SimTFLOPS)
 		}
-		v.Nodes.add(class, n.Name, n.Role, orDash(n.Profile), adv, optNum(n.ProfileTFLOPS, 1), sim,
+		t.add(class, n.Name, n.Role, orDash(n.Profile), adv, optNum(n.ProfileTFLOPS, 1), sim,
 			meas, hw, ver, fail, meanIncentive(s, n), shortID(n.PeerID))
 	}
-	v.ProfitNote, v.Profit = profitNote, profitTable(s)
+	return t
+}
 
-	v.EpochList = epochsTable(s)
-	for _, e := range sortedEpochs(s) {
-		ev := epochTables(s, e, nodes)
-		ev.Window, ev.OfRun = epochWindow(s, e.Epoch), runEpoch(s, e.Epoch)
-		v.Epochs = append(v.Epochs, ev)
-	}
-
-	v.Adversaries = detectionSummary(s, nodes)
-	v.Detections = detectionTable(s.Detections, nodes, "")
-	v.FalsePos = detectionTable(s.FalsePositives, nodes, "fail")
-
+// gossipTable is the gossip latency's percentiles, empty without samples.
+func gossipTable(s *Summary) table {
 	p50, p90, p99 := latency(s)
-	v.Gossip.Head = []string{"samples", "min (ms)", "p50 (ms)", "p90 (ms)", "p99 (ms)", "max (ms)"}
+	t := table{Head: []string{"samples", "min (ms)", "p50 (ms)", "p90 (ms)", "p99 (ms)", "max (ms)"}}
 	if len(s.Gossip.Samples) > 0 || p50 != 0 || p90 != 0 || p99 != 0 {
-		v.Gossip.add("", strconv.Itoa(len(s.Gossip.Samples)), ms(percentile(s.Gossip.Samples, 0)),
+		t.add("", strconv.Itoa(len(s.Gossip.Samples)), ms(percentile(s.Gossip.Samples, 0)),
 			ms(p50), ms(p90), ms(p99), ms(percentile(s.Gossip.Samples, 100)))
 	}
-
-	for _, pf := range plotFiles {
-		v.Plots = append(v.Plots, plotRef{File: pf.file, Alt: pf.alt, Width: PNGWidth, Height: PNGHeight})
-	}
-	return v
+	return t
 }
 
 // epochTables builds one epoch's miner and trust tables.
