@@ -41,96 +41,136 @@ func main() {
 }
 
 func (s kernelSpec) emit(w *bytes.Buffer) {
-	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
-	nr := s.nv * s.vw
-	acc := func(i, v int) string { return fmt.Sprintf("%s%d", s.reg, i*s.nv+v) }
-	nacc := s.mr * s.nv
-	bReg := func(v int) string { return fmt.Sprintf("%s%d", s.reg, nacc+v) }
-	// Two broadcast registers alternate so consecutive rows do not serialise
-	// on a single architectural register.
-	aReg := func(i int) string { return fmt.Sprintf("%s%d", s.reg, nacc+s.nv+i%2) }
-	if nacc+s.nv+2 > map[string]int{"Z": 32, "Y": 16}[s.reg] {
+	if s.nacc()+s.nv+2 > map[string]int{"Z": 32, "Y": 16}[s.reg] {
 		log.Fatalf("%s: tile needs too many registers", s.name)
 	}
+	e := emitter{s, w}
+	e.prologue()
+	e.prefetchC()
+	e.kLoop()
+	e.store()
+}
 
-	fmt.Fprintf(w, "\n// func %s(k int, a, b, c *float32, ldc int, accumulate bool)\n", s.name)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-41\n", s.name)
-	p("MOVQ k+0(FP), CX")
-	p("MOVQ a+8(FP), AX")
-	p("MOVQ b+16(FP), BX")
-	p("MOVQ c+24(FP), DI")
-	p("MOVQ ldc+32(FP), DX")
-	p("SHLQ $2, DX")
-	for i := 0; i < s.mr; i++ {
-		for v := 0; v < s.nv; v++ {
-			p("%s %s, %s, %s", s.zero, acc(i, v), acc(i, v), acc(i, v))
+// emitter writes one kernel's assembly, phase by phase.
+type emitter struct {
+	kernelSpec
+	w *bytes.Buffer
+}
+
+// p writes one instruction line.
+func (e emitter) p(format string, args ...any) { fmt.Fprintf(e.w, "\t"+format+"\n", args...) }
+
+// label writes a label line.
+func (e emitter) label(name string) { fmt.Fprintln(e.w, name+":") }
+
+func (s kernelSpec) nr() int   { return s.nv * s.vw }
+func (s kernelSpec) nacc() int { return s.mr * s.nv }
+
+// acc is the accumulator of row i, vector v.
+func (s kernelSpec) acc(i, v int) string { return fmt.Sprintf("%s%d", s.reg, i*s.nv+v) }
+
+// bReg holds B's vector v of the current k step.
+func (s kernelSpec) bReg(v int) string { return fmt.Sprintf("%s%d", s.reg, s.nacc()+v) }
+
+// aReg holds row i's broadcast A value. Two broadcast registers alternate
+// so consecutive rows do not serialise on a single architectural register.
+func (s kernelSpec) aReg(i int) string { return fmt.Sprintf("%s%d", s.reg, s.nacc()+s.nv+i%2) }
+
+// prologue loads the arguments and zeroes the accumulators.
+func (e emitter) prologue() {
+	fmt.Fprintf(e.w, "\n// func %s(k int, a, b, c *float32, ldc int, accumulate bool)\n", e.name)
+	fmt.Fprintf(e.w, "TEXT ·%s(SB), NOSPLIT, $0-41\n", e.name)
+	e.p("MOVQ k+0(FP), CX")
+	e.p("MOVQ a+8(FP), AX")
+	e.p("MOVQ b+16(FP), BX")
+	e.p("MOVQ c+24(FP), DI")
+	e.p("MOVQ ldc+32(FP), DX")
+	e.p("SHLQ $2, DX")
+	for i := 0; i < e.mr; i++ {
+		for v := 0; v < e.nv; v++ {
+			e.p("%s %s, %s, %s", e.zero, e.acc(i, v), e.acc(i, v), e.acc(i, v))
 		}
 	}
-	// Pull the C tile into L1 while the k loop runs.
-	p("MOVQ DI, R8")
-	for i := 0; i < s.mr; i++ {
-		for off := 0; off < nr*4; off += 64 {
-			p("PREFETCHT0 %d(R8)", off)
+}
+
+// prefetchC pulls the C tile into L1 while the k loop runs.
+func (e emitter) prefetchC() {
+	e.p("MOVQ DI, R8")
+	for i := 0; i < e.mr; i++ {
+		for off := 0; off < e.nr()*4; off += 64 {
+			e.p("PREFETCHT0 %d(R8)", off)
 		}
-		if i < s.mr-1 {
-			p("ADDQ DX, R8")
+		if i < e.mr-1 {
+			e.p("ADDQ DX, R8")
 		}
 	}
+}
 
-	step := func(u int) {
-		for v := 0; v < s.nv; v++ {
-			p("VMOVUPS %d(BX), %s", (u*nr+v*s.vw)*4, bReg(v))
+// step is one k step: load B's vectors, then per row broadcast A and
+// multiply-add into the row's accumulators. u is the step's offset within
+// an unrolled iteration.
+func (e emitter) step(u int) {
+	nr := e.nr()
+	for v := 0; v < e.nv; v++ {
+		e.p("VMOVUPS %d(BX), %s", (u*nr+v*e.vw)*4, e.bReg(v))
+	}
+	for i := 0; i < e.mr; i++ {
+		e.p("VBROADCASTSS %d(AX), %s", (u*e.mr+i)*4, e.aReg(i))
+		for v := 0; v < e.nv; v++ {
+			e.p("VFMADD231PS %s, %s, %s", e.bReg(v), e.aReg(i), e.acc(i, v))
 		}
-		for i := 0; i < s.mr; i++ {
-			p("VBROADCASTSS %d(AX), %s", (u*s.mr+i)*4, aReg(i))
-			for v := 0; v < s.nv; v++ {
-				p("VFMADD231PS %s, %s, %s", bReg(v), aReg(i), acc(i, v))
+	}
+}
+
+// kLoop runs k/unroll unrolled iterations, then the remaining k%unroll
+// steps one at a time.
+func (e emitter) kLoop() {
+	nr := e.nr()
+	e.p("MOVQ CX, R9")
+	e.p("SHRQ $%d, R9", log2(e.unroll))
+	e.p("JZ tail")
+	e.label("loop")
+	for u := 0; u < e.unroll; u++ {
+		e.step(u)
+	}
+	e.p("ADDQ $%d, AX", e.unroll*e.mr*4)
+	e.p("ADDQ $%d, BX", e.unroll*nr*4)
+	e.p("DECQ R9")
+	e.p("JNZ loop")
+	e.label("tail")
+	e.p("ANDQ $%d, CX", e.unroll-1)
+	e.p("JZ store")
+	e.label("tailloop")
+	e.step(0)
+	e.p("ADDQ $%d, AX", e.mr*4)
+	e.p("ADDQ $%d, BX", nr*4)
+	e.p("DECQ CX")
+	e.p("JNZ tailloop")
+}
+
+// store adds the tile into C, or overwrites C with it, as accumulate says.
+func (e emitter) store() {
+	e.label("store")
+	e.p("MOVBLZX accumulate+40(FP), R9")
+	e.p("TESTL R9, R9")
+	e.p("JZ overwrite")
+	e.storeRows(true)
+	e.label("overwrite")
+	e.storeRows(false)
+}
+
+func (e emitter) storeRows(add bool) {
+	for i := 0; i < e.mr; i++ {
+		for v := 0; v < e.nv; v++ {
+			if add {
+				e.p("VADDPS %d(DI), %s, %s", v*e.vw*4, e.acc(i, v), e.acc(i, v))
 			}
+			e.p("VMOVUPS %s, %d(DI)", e.acc(i, v), v*e.vw*4)
 		}
+		e.p("ADDQ DX, DI")
 	}
-	p("MOVQ CX, R9")
-	p("SHRQ $%d, R9", log2(s.unroll))
-	p("JZ tail")
-	fmt.Fprintln(w, "loop:")
-	for u := 0; u < s.unroll; u++ {
-		step(u)
-	}
-	p("ADDQ $%d, AX", s.unroll*s.mr*4)
-	p("ADDQ $%d, BX", s.unroll*nr*4)
-	p("DECQ R9")
-	p("JNZ loop")
-	fmt.Fprintln(w, "tail:")
-	p("ANDQ $%d, CX", s.unroll-1)
-	p("JZ store")
-	fmt.Fprintln(w, "tailloop:")
-	step(0)
-	p("ADDQ $%d, AX", s.mr*4)
-	p("ADDQ $%d, BX", nr*4)
-	p("DECQ CX")
-	p("JNZ tailloop")
-
-	fmt.Fprintln(w, "store:")
-	p("MOVBLZX accumulate+40(FP), R9")
-	p("TESTL R9, R9")
-	p("JZ overwrite")
-	for i := 0; i < s.mr; i++ {
-		for v := 0; v < s.nv; v++ {
-			p("VADDPS %d(DI), %s, %s", v*s.vw*4, acc(i, v), acc(i, v))
-			p("VMOVUPS %s, %d(DI)", acc(i, v), v*s.vw*4)
-		}
-		p("ADDQ DX, DI")
-	}
-	p("VZEROUPPER")
-	p("RET")
-	fmt.Fprintln(w, "overwrite:")
-	for i := 0; i < s.mr; i++ {
-		for v := 0; v < s.nv; v++ {
-			p("VMOVUPS %s, %d(DI)", acc(i, v), v*s.vw*4)
-		}
-		p("ADDQ DX, DI")
-	}
-	p("VZEROUPPER")
-	p("RET")
+	e.p("VZEROUPPER")
+	e.p("RET")
 }
 
 func log2(x int) int {
