@@ -194,6 +194,46 @@ func (r *run) progress(format string, args ...any) {
 // run's expectations and writes the report. The summary's Passed says
 // whether every check held; an error means the run itself broke.
 func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
+	r, err := newRun(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	r.cancel = cancel
+	defer cancel()
+	start := r.startNodes
+	if cfg.Procs {
+		start = r.startProcs
+	}
+	if err := start(ctx); err != nil {
+		r.stop()
+		return nil, err
+	}
+	first := epochAt(time.Now(), cfg.EpochLength)
+	r.startDisruptions(ctx, first)
+	r.progress("%d nodes up; epochs of %v; waiting for %d full epochs after epoch %d", len(r.members), cfg.EpochLength, cfg.Epochs, first)
+	last := first + uint64(cfg.Epochs)
+	if err := r.waitEpochs(ctx, last); err != nil {
+		r.stop()
+		return nil, err
+	}
+	r.peerAudits(ctx)
+	r.stop()
+	s, err := r.summarise(first+1, last)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Out != "" {
+		if _, err := report.Write(cfg.Out, s); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// newRun checks cfg and sets up the run's state (and its simulated
+// network with cfg.Sim).
+func newRun(cfg Config) (*run, error) {
 	if cfg.Validators < 1 || cfg.Miners < 1 || cfg.Epochs < 1 || cfg.EpochLength < time.Second || cfg.Scale <= 0 || cfg.RoundInterval < 0 {
 		return nil, errors.New("testnet: need at least 1 validator, 1 miner, 1 epoch, a 1s epoch length, a positive scale and round interval")
 	}
@@ -213,18 +253,14 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 		r.sim = netlab.NewSim()
 		r.sim.WithFaults(cfg.Faults, r.start, cfg.Seed)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	r.cancel = cancel
-	defer cancel()
-	start := r.startNodes
-	if cfg.Procs {
-		start = r.startProcs
-	}
-	if err := start(ctx); err != nil {
-		r.stop()
-		return nil, err
-	}
-	first := epochAt(time.Now(), cfg.EpochLength)
+	return r, nil
+}
+
+// startDisruptions starts what happens to the network once it is up, from
+// epoch first on: the partition (--netns --partition), the crash fault and
+// the late joiner.
+func (r *run) startDisruptions(ctx context.Context, first uint64) {
+	cfg := r.cfg
 	if cfg.Partition && r.lab != nil && len(r.cut) > 0 {
 		r.wg.Add(1)
 		go r.partition(ctx, first+1)
@@ -241,44 +277,32 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 		r.wg.Add(1)
 		go r.lateJoiner(ctx, first+3)
 	}
-	r.progress("%d nodes up; epochs of %v; waiting for %d full epochs after epoch %d", len(r.members), cfg.EpochLength, cfg.Epochs, first)
-	last := first + uint64(cfg.Epochs)
-	// Normally every node soon holds every validator's record of the last
-	// epoch. Gossip is best-effort: if some never arrive, stop one epoch
-	// later and let the summary report which nodes lack records.
-	grace := time.NewTimer(time.Until(time.Unix(0, int64(last+2)*int64(cfg.EpochLength))) + 10*time.Second)
+}
+
+// waitEpochs waits until epoch last is done, printing each epoch's line.
+// Normally every node soon holds every validator's record of the last
+// epoch. Gossip is best-effort: if some never arrive, it stops one epoch
+// later and lets the summary report which nodes lack records.
+func (r *run) waitEpochs(ctx context.Context, last uint64) error {
+	grace := time.NewTimer(time.Until(time.Unix(0, int64(last+2)*int64(r.cfg.EpochLength))) + 10*time.Second)
 	defer grace.Stop()
-wait:
 	for {
 		select {
 		case e := <-r.epochsDone:
 			r.progress("%s", r.epochLine(e))
 			if e >= last {
-				break wait
+				return nil
 			}
 		case <-grace.C:
 			r.mu.Lock()
 			got := len(r.have[last])
 			r.mu.Unlock()
 			r.progress("epoch %d: only %d of %d record deliveries arrived; stopping", last, got, r.expected())
-			break wait
+			return nil
 		case <-ctx.Done():
-			r.stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
-	r.peerAudits(ctx)
-	r.stop()
-	s, err := r.summarise(first+1, last)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Out != "" {
-		if _, err := report.Write(cfg.Out, s); err != nil {
-			return s, err
-		}
-	}
-	return s, nil
 }
 
 // expected is how many epoch-record deliveries complete an epoch: every
