@@ -52,3 +52,25 @@ func BenchmarkCheckTile(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCheckRound checks pog bench's 66 sampled tiles (one honest tile,
+// 66 times) on the shared worker pool: the exactness part of verifying the
+// bench round, without the inclusion proof.
+func BenchmarkCheckRound(b *testing.B) {
+	p := benchParams()
+	g, _ := NewGenerator(p)
+	c := referenceGeneric(g, p, 7)
+	r := make([]uint64, p.Tile)
+	for i := range r {
+		r[i] = uint64(i) * 0x9E3779B97F4A7C15 % p61
+	}
+	eachKernelB(b, func(b *testing.B) {
+		for b.Loop() {
+			tilePool.run(66, func(int) {
+				if f := checkTile(g, p, 7, c, r); f != nil {
+					b.Error(f)
+				}
+			})
+		}
+	})
+}
