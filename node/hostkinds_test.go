@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
@@ -119,11 +120,11 @@ func plotNet(c *Config) {
 }
 
 // testPlot builds a plot of blocks blocks for id under dir.
-func testPlot(t *testing.T, dir string, id peer.ID, blocks uint64) *Plot {
+func testPlot(t *testing.T, dir string, id peer.ID, blocks uint64) *miner.Plot {
 	t.Helper()
 	c := testConfig()
 	plotNet(&c)
-	pl, f, err := OpenPlot(filepath.Join(dir, "plot.bin"), id, c.Network, blocks<<12, 1, testLogger(t))
+	pl, f, err := miner.OpenPlot(filepath.Join(dir, "plot.bin"), id, uint8(c.Network.PlotBlockLog), c.Network.PlotRounds, blocks<<12, 1, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func testPlot(t *testing.T, dir string, id peer.ID, blocks uint64) *Plot {
 
 // plotPair is a validator and a miner (key seed 2) with the plot pl (nil:
 // its own of 64 blocks), the miner's reader replaced by r if set.
-func plotPair(t *testing.T, pl *Plot, r func(plot.Reader, *plot.Plot) plot.Reader) (*Node, *Node) {
+func plotPair(t *testing.T, pl *miner.Plot, r func(plot.Reader, *plot.Plot) plot.Reader) (*Node, *Node) {
 	key, id := seededKey(t, 2)
 	if pl == nil {
 		pl = testPlot(t, t.TempDir(), id, 64)
@@ -141,7 +142,7 @@ func plotPair(t *testing.T, pl *Plot, r func(plot.Reader, *plot.Plot) plot.Reade
 	return hostPairWith(t, plotNet, func(o *Options) { o.Key, o.Plot, o.RoundHooks.PlotReader = key, pl, r })
 }
 
-func playPlot(t *testing.T, v, m *Node, pl *Plot) (*hostResult, *store.HostRecord) {
+func playPlot(t *testing.T, v, m *Node, pl *miner.Plot) (*hostResult, *store.HostRecord) {
 	t.Helper()
 	ann := &pb.MinerAnnounce{Plot: pl.Params.Encode(), PlotRoot: pl.Root[:]}
 	res, err := v.validator.runHost(t.Context(), hostround.KindPlot, m.ID(), ann, 1, 1, 0)
@@ -153,7 +154,7 @@ func playPlot(t *testing.T, v, m *Node, pl *Plot) (*hostResult, *store.HostRecor
 
 func TestPlotHostRoundVerified(t *testing.T) {
 	v, m := plotPair(t, nil, nil)
-	pl := m.miner.plot
+	pl := m.miner.Plot
 	res, rec := playPlot(t, v, m, pl)
 	if o := res.out; !o.Verified || !(o.Credit > 0) {
 		t.Fatalf("honest storage round: verified %v credit %v reason %q", o.Verified, o.Credit, o.Reason)
@@ -179,7 +180,7 @@ func TestPlotHostRoundBadProofs(t *testing.T) {
 	flip := func(r plot.Reader, _ *plot.Plot) plot.Reader { return flipped{r} }
 	cases := []struct {
 		name   string
-		pl     *Plot
+		pl     *miner.Plot
 		r      func(plot.Reader, *plot.Plot) plot.Reader
 		reason error
 	}{
@@ -189,7 +190,7 @@ func TestPlotHostRoundBadProofs(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v, m := plotPair(t, c.pl, c.r)
-			res, _ := playPlot(t, v, m, m.miner.plot)
+			res, _ := playPlot(t, v, m, m.miner.Plot)
 			if o := res.out; o.Verified || o.Missed || !strings.Contains(o.Reason, c.reason.Error()) {
 				t.Fatalf("verified %v missed %v reason %q; want a fault with %q", o.Verified, o.Missed, o.Reason, c.reason)
 			}
@@ -234,7 +235,7 @@ func TestOpenPlotReopensAndChecksLeaves(t *testing.T) {
 		if err := os.WriteFile(path+".leaves", b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, f, err := OpenPlot(path, id, c.Network, 16<<12, 1, testLogger(t))
+		_, f, err := miner.OpenPlot(path, id, uint8(c.Network.PlotBlockLog), c.Network.PlotRounds, 16<<12, 1, testLogger(t))
 		if err == nil {
 			f.Close()
 			t.Fatalf("%s leaves file: opened", name)
@@ -243,7 +244,7 @@ func TestOpenPlotReopensAndChecksLeaves(t *testing.T) {
 			t.Fatalf("%s leaves file: %v, want advice to rebuild", name, err)
 		}
 	}
-	if _, _, err := OpenPlot(path, id, c.Network, 1<<12, 1, testLogger(t)); err == nil || errors.Is(err, os.ErrNotExist) {
+	if _, _, err := miner.OpenPlot(path, id, uint8(c.Network.PlotBlockLog), c.Network.PlotRounds, 1<<12, 1, testLogger(t)); err == nil || errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a plot file of another size: %v", err)
 	}
 }
@@ -254,7 +255,7 @@ func TestEpochScoreProvenRAMAndStorage(t *testing.T) {
 	rv, rm := ramPair(t, nil)
 	_, ram := playRAM(t, rv, rm, ramItems, 0)
 	pv, pm := plotPair(t, nil, nil)
-	_, stor := playPlot(t, pv, pm, pm.miner.plot)
+	_, stor := playPlot(t, pv, pm, pm.miner.Plot)
 	hw := provenHost([]*store.HostRecord{ram, stor})
 	if !(hw.RAMBytes > 0 && hw.RAMGBps > 0 && hw.StorageBytes > 0 && hw.StorageMBps > 0) || hw.CPUCores != 0 {
 		t.Fatalf("proven host %+v: want RAM and storage, no CPU", hw)

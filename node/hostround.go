@@ -12,6 +12,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/internal/stream"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/cpuwork"
@@ -217,6 +218,24 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram mem
 	return p, nil
 }
 
+// The RAM host proof's epochs (SPEC §23.9): every ram_period_epochs
+// epochs the network's RAM epoch changes, miners rebuild their datasets
+// from its light cache and validators check walks against that cache.
+
+// periodEpoch is RAM period p's epoch. Its seed is the period's alone: no
+// set of records is counted alike by every node (one published at a
+// finality time is in some final sets only), and a miner whose seed
+// differs from a validator's refuses its RAM rounds for the whole period.
+func periodEpoch(c NetworkConfig, p uint64) memwalk.Epoch {
+	return memwalk.Epoch{Seed: memwalk.PeriodSeed(p), CacheLog: uint8(c.RAMCacheLog), Rounds: c.RAMItemRounds}
+}
+
+// ramEpoch is the RAM epoch in force at epoch e: period ⌊e ÷ P⌋'s.
+func (n *Node) ramEpoch(e uint64) (memwalk.Epoch, error) {
+	re := periodEpoch(n.cfg.Network, e/max(1, n.cfg.Network.RAMPeriodEpochs))
+	return re, re.Validate()
+}
+
 // hostResult is a played host round: the plan and the machine's outcome.
 type hostResult struct {
 	plan        *hostPlan
@@ -257,8 +276,8 @@ func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 	if err != nil {
 		return nil, fmt.Errorf("open host stream: %w", err)
 	}
-	end := streamEnd{s: s}
-	defer end.reset()
+	end := stream.End{S: s}
+	defer end.Reset()
 	d := &hdriver{s: s, r: bufio.NewReader(s), w: bufio.NewWriter(s), m: m, plan: plan,
 		proofTimeout: v.n.cfg.Validator.ProofTimeout.Duration, res: res}
 	if err := d.send(plan.ch.Encode()); err != nil {
@@ -266,7 +285,7 @@ func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 	}
 	d.origin = time.Now()
 	d.play()
-	end.close()
+	end.Close()
 	return res, nil
 }
 
@@ -283,7 +302,7 @@ type hdriver struct {
 	res          *hostResult
 }
 
-func (d *hdriver) send(b []byte) error { return writeFlush(d.w, b) }
+func (d *hdriver) send(b []byte) error { return stream.WriteFlush(d.w, b) }
 
 func (d *hdriver) play() {
 	pending := d.m.Step(hostround.Start{At: 0})
@@ -340,175 +359,6 @@ func (d *hdriver) readOpening(segs int) any {
 	b, err := protocol.ReadFrame(d.r, need)
 	d.res.opening = b
 	return hostround.Opening{Bytes: b, Err: err}
-}
-
-// handleHost answers a host round a validator opened: one at a time, from
-// validators this node accepts challenges from, for this miner's ID, at
-// most hostround.MaxWork steps.
-func (m *miner) handleHost(st network.Stream) {
-	from := st.Conn().RemotePeer()
-	end := streamEnd{s: st}
-	defer end.reset()
-	if !m.n.view.acceptsChallenges(from) {
-		m.n.log.Warn("refusing a host round from a peer that is not a validator", "peer", from)
-		return
-	}
-	if m.hooks.Skip != nil && m.hooks.Skip(from, true) {
-		return // down (the intermittent adversary)
-	}
-	h := PlayedHostRound{Validator: from, At: time.Now()}
-	if !m.hostTurn(from) {
-		m.played.host(h, errors.New("refused: off schedule"))
-		return
-	}
-	if !m.hostBusy.TryLock() {
-		m.played.host(h, errors.New("refused: a host round is in play"))
-		m.n.log.Warn("refusing a host round: one is in play", "validator", from)
-		return
-	}
-	defer m.hostBusy.Unlock()
-	defer m.hostEnded(from)
-	err := m.serveHost(st, &h)
-	m.played.host(h, err)
-	if err != nil {
-		m.n.log.Warn("host round not served", "validator", from, "err", err)
-		return
-	}
-	end.close()
-}
-
-// serveHost answers the round on st and notes its kind, shape and timing
-// in h.
-func (m *miner) serveHost(st network.Stream, h *PlayedHostRound) error {
-	st.SetDeadline(time.Now().Add(m.waitCap()))
-	r, w := bufio.NewReader(st), bufio.NewWriter(st)
-	raw, err := protocol.ReadFrame(r, hostround.MaxChallenge)
-	if err != nil {
-		return err
-	}
-	ch, err := hostround.DecodeChallenge(raw)
-	if err != nil {
-		return err
-	}
-	pr := ch.Proof
-	h.Kind, h.Chains, h.Steps, h.RootBy = pr.Name(), pr.Dims().Chains, pr.Dims().Steps, time.Duration(ch.RootByMs)*time.Millisecond
-	if peer.ID(pr.MinerID()) != m.n.ID() {
-		return errors.New("host challenge for another miner")
-	}
-	if bound := hostround.RootBy(pr, openingLag); h.RootBy > bound {
-		return fmt.Errorf("host challenge with its root due after %v: a plan allows at most %v", h.RootBy, bound)
-	}
-	st.SetDeadline(time.Now().Add(h.RootBy + streamDeadline))
-	start := time.Now()
-	states, open, err := m.proveHost(pr)
-	if err != nil {
-		return err
-	}
-	if m.hooks.HostTime != nil {
-		t := time.NewTimer(time.Until(start.Add(m.hooks.HostTime(pr.Name(), pr.Dims()))))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-m.n.ctx.Done():
-			return m.n.ctx.Err()
-		}
-	}
-	root, leaves, err := host.Commit(pr.Tag(), states)
-	if err != nil {
-		return err
-	}
-	h.Prove = time.Since(start)
-	if err := writeFlush(w, root[:]); err != nil {
-		return err
-	}
-	// The validator reveals as the root arrives; the host lock waits no
-	// longer than a proof fetch may take.
-	st.SetDeadline(time.Now().Add(m.waitCap()))
-	secret, err := protocol.ReadFrame(r, 32)
-	if err != nil {
-		return fmt.Errorf("sampling secret: %w", err)
-	}
-	if len(secret) != 32 || sample.Commit([32]byte(secret)) != ch.Commitment {
-		return errors.New("the revealed secret does not match its commitment")
-	}
-	b, err := open(states, leaves, ch.Segments([32]byte(secret), root))
-	if err != nil {
-		return err
-	}
-	return writeFlush(w, b)
-}
-
-// hostOpen encodes the opening of a sample from a proof's states and
-// checkpoint leaves.
-type hostOpen func(states [][]byte, leaves []commit.CV, segs []uint64) ([]byte, error)
-
-// proveHost runs a host proof this miner can answer: any CPU challenge of
-// at most hostround.MaxWork steps, a RAM challenge of a RAM epoch in force over
-// at most its dataset, a storage audit of its own plot.
-func (m *miner) proveHost(pr hostround.Proof) ([][]byte, hostOpen, error) {
-	sh := pr.Dims()
-	if sh.Chains*sh.Steps > hostround.MaxWork || sh.Steps > hostround.MaxWork {
-		return nil, nil, fmt.Errorf("host challenge of %d×%d steps: at most %d", sh.Chains, sh.Steps, hostround.MaxWork)
-	}
-	open := func(states [][]byte, leaves []commit.CV, segs []uint64) ([]byte, error) {
-		op, err := host.Open(sh, states, leaves, segs)
-		if err != nil {
-			return nil, err
-		}
-		return op.MarshalBinary()
-	}
-	workers := m.n.cfg.Miner.Workers
-	switch p := pr.(type) {
-	case hostround.CPUProof:
-		prove := func(p *cpuwork.Params) ([][]byte, error) { return cpuwork.Prove(p, workers) }
-		if m.hooks.HostProve != nil {
-			prove = m.hooks.HostProve
-		}
-		states, err := prove(p.Params)
-		return states, open, err
-	case hostround.RAMProof:
-		if m.ram == nil || p.Items > m.ram.items || !m.acceptsRAMEpoch(p.Epoch) {
-			return nil, nil, errors.New("ram challenge for a dataset this miner does not hold")
-		}
-		d, _, err := m.ram.dataset(p.Epoch)
-		if err != nil {
-			return nil, nil, err
-		}
-		var src memwalk.Source = d
-		if m.hooks.RAMSource != nil {
-			src = m.hooks.RAMSource(d)
-		}
-		states, err := memwalk.Prove(p.Params, src, workers)
-		return states, open, err
-	case hostround.PlotProof:
-		pl := m.plot
-		if pl == nil || string(p.Plot.Encode()) != string(pl.Params.Encode()) || p.Root != pl.Root {
-			return nil, nil, errors.New("storage audit of a plot this miner does not hold")
-		}
-		if sh.Chains*sh.Steps > hostround.MaxPlotWork {
-			return nil, nil, fmt.Errorf("storage audit of %d×%d steps: at most %d", sh.Chains, sh.Steps, hostround.MaxPlotWork)
-		}
-		r := pl.Reader
-		if m.hooks.PlotReader != nil {
-			r = m.hooks.PlotReader(r, &pl.Params)
-		}
-		states, err := plot.Prove(p.Audit, r, 0)
-		return states, func(states [][]byte, leaves []commit.CV, segs []uint64) ([]byte, error) {
-			op, err := plot.Open(p.Audit, r, pl.Leaves, states, leaves, segs)
-			if err != nil {
-				return nil, err
-			}
-			return op.MarshalBinary()
-		}, err
-	}
-	return nil, nil, fmt.Errorf("host challenge of kind %d", pr.Kind())
-}
-
-func writeFlush(w *bufio.Writer, b []byte) error {
-	if err := protocol.WriteFrame(w, b); err != nil {
-		return err
-	}
-	return w.Flush()
 }
 
 // acceptsChallenges reports whether p may challenge this node.

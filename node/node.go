@@ -16,7 +16,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/node/metrics"
-	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
@@ -83,7 +83,7 @@ type Options struct {
 	// Only the testnet's equivocator adversary sets it.
 	EquivocateEpochRecord func(*pb.EpochRecord)
 	// RoundHooks alter a miner's rounds (testnet adversaries only).
-	RoundHooks RoundHooks
+	RoundHooks miner.Hooks
 	// PongDelay, if set, makes a miner answer each ping this late, and
 	// AlterAnnounce edits each of its announces before it is signed. Only
 	// the testnet's memory-inflate adversary sets them.
@@ -94,7 +94,7 @@ type Options struct {
 	// the testnet's squatter adversary sets it.
 	Squat func() []peer.ID
 	// Plot, if set, is the miner's plot (OpenPlot), for storage host rounds.
-	Plot *Plot
+	Plot *miner.Plot
 	// Transport, if set, replaces the TCP and QUIC transports: libp2p
 	// options that give the host its transports and sockets (the testnet's
 	// simulated network). node.listen still names what it listens on.
@@ -120,16 +120,14 @@ type Node struct {
 	scores   map[peer.ID]float64
 	onScores func(map[peer.ID]float64)
 
-	miner     *miner
+	miner     *miner.Miner
 	validator *validator
 	store     *store.Store
 	scoring   scoring.Config
 	onEpoch   func(uint64, peer.ID)
 	onGossip  func(string, *protocol.Opened, time.Time)
 	alterRec  func(*pb.EpochRecord)
-	squatOn   func() []peer.ID        // Options.Squat
-	pongDelay time.Duration           // Options.PongDelay
-	alterAnn  func(*pb.MinerAnnounce) // Options.AlterAnnounce
+	squatOn   func() []peer.ID // Options.Squat
 	sync      *recordSync
 	obs       *observer
 
@@ -201,7 +199,6 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	}
 	n.view.slots = newSlotRule(o.Stakes, o.Config)
 	n.squatOn = o.Squat
-	n.pongDelay, n.alterAnn = o.PongDelay, o.AlterAnnounce
 	if o.Scoring != nil {
 		n.scoring = *o.Scoring
 	}
@@ -237,11 +234,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	}
 	switch o.Role {
 	case RoleMiner:
-		n.miner = newMiner(n, o.Backend, o.RoundHooks)
-		n.miner.hardware, n.miner.gpus, n.miner.plot = o.Hardware, o.GPUs, o.Plot
-		if items := o.Config.Miner.RAMBytes / 64; items >= 2 {
-			n.miner.ram = &ramHolder{miner: []byte(n.ID()), items: min(items, memwalk.MaxItems), workers: o.Config.Miner.Workers}
-		}
+		n.miner = newMiner(n, o)
 	case RoleValidator:
 		n.validator = newValidator(n, o.Store, n.obs.onRecord(o.OnRecord))
 		n.validator.scorer.Resume, n.validator.scorer.Checkpoint = true, true
@@ -333,9 +326,6 @@ func resultName(r pubsub.ValidationResult) string {
 
 // publish seals msg and publishes it on topic.
 func (n *Node) publish(ctx context.Context, topic string, msg proto.Message) ([]byte, error) {
-	if a, ok := msg.(*pb.MinerAnnounce); ok && n.alterAnn != nil {
-		n.alterAnn(a)
-	}
 	raw, err := protocol.Seal(n.key, msg)
 	if err != nil {
 		return nil, err
@@ -421,10 +411,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if err == nil {
 		switch {
 		case n.miner != nil:
-			n.miner.start(ctx)
-			if n.pongDelay > 0 {
-				slowPings(n.host, n.pongDelay)
-			}
+			n.miner.Start(ctx)
 		case n.validator != nil:
 			n.validator.start(ctx)
 			if n.squatOn != nil {
@@ -484,7 +471,7 @@ func (n *Node) Close() error {
 	n.closing = true
 	n.startMu.Unlock()
 	if n.miner != nil {
-		n.miner.stop()
+		n.miner.Stop()
 	}
 	n.wg.Wait()
 	n.sync.close()

@@ -10,6 +10,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/metrics"
+	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
@@ -202,11 +203,11 @@ type Snapshot struct {
 	Queue      int // miner: challenges waiting
 	Hardware   *pb.Hardware
 	GPUs       []*pb.GPU
-	Own        *OwnWeight          // miner: latest epoch weight, nil before the first
-	Challenges []ReceivedChallenge // miner: the last challenges it received
-	Warnings   []string            // conditions warned about that still hold
-	Played     []PlayedRound       // miner: its latest rounds' results, oldest first
-	HostPlayed []PlayedHostRound   // miner: its latest host rounds, oldest first
+	Own        *OwnWeight              // miner: latest epoch weight, nil before the first
+	Challenges []ReceivedChallenge     // miner: the last challenges it received
+	Warnings   []string                // conditions warned about that still hold
+	Played     []miner.PlayedRound     // miner: its latest rounds' results, oldest first
+	HostPlayed []miner.PlayedHostRound // miner: its latest host rounds, oldest first
 }
 
 // PeerInfo is one connected peer.
@@ -252,9 +253,9 @@ func (n *Node) Snapshot() Snapshot {
 	}
 	sort.Slice(s.Peers, func(i, j int) bool { return s.Peers[i].ID < s.Peers[j].ID })
 	if n.miner != nil {
-		s.Queue = len(n.miner.slots)
-		s.Hardware, s.GPUs = n.miner.hardware, n.miner.gpus
-		s.Played, s.HostPlayed = n.miner.played.snapshot()
+		s.Queue = n.miner.Queue()
+		s.Hardware, s.GPUs = n.miner.Hardware, n.miner.GPUs
+		s.Played, s.HostPlayed = n.miner.Played()
 	}
 	return s
 }
@@ -265,7 +266,7 @@ func (n *Node) QueueLength() int {
 	if n.miner == nil {
 		return 0
 	}
-	return len(n.miner.slots)
+	return n.miner.Queue()
 }
 
 // isValidator reports whether p is a configured or genesis validator.

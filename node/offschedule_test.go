@@ -36,7 +36,7 @@ func TestOffScheduleGossipRule(t *testing.T) {
 		want pubsub.ValidationResult
 	}{
 		{a, slot.Start(j), pubsub.ValidationAccept},
-		{a, slot.Start(j).Add(-openingSkew - time.Millisecond), pubsub.ValidationIgnore},
+		{a, slot.Start(j).Add(-round.OpeningSkew - time.Millisecond), pubsub.ValidationIgnore},
 		{b, slot.Start(j).Add(s.Slot / 16), pubsub.ValidationIgnore},
 		{zero, slot.Start(j), pubsub.ValidationReject},
 	} {
@@ -87,7 +87,7 @@ func TestSquatterRefused(t *testing.T) {
 			t.Errorf("off-schedule counts against the squatter: %d at the miner, %d published",
 				miner.OffSchedule()[sid], squatter.OffSchedule()[sid])
 		}
-		_, hosts := miner.miner.played.snapshot()
+		_, hosts := miner.miner.Played()
 		refused := 0
 		for _, h := range hosts {
 			switch {

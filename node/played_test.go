@@ -1,18 +1,15 @@
 package node
 
 import (
-	"math"
-	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
-	"unicode/utf8"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
-	"github.com/pog-network/pog/protocol/round"
 	"github.com/pog-network/pog/store"
 )
 
@@ -57,7 +54,7 @@ func TestMinerKeepsItsRounds(t *testing.T) {
 	})
 }
 
-func checkPlayed(t *testing.T, played []PlayedRound, r *store.RoundRecord) {
+func checkPlayed(t *testing.T, played []miner.PlayedRound, r *store.RoundRecord) {
 	t.Helper()
 	for _, p := range played {
 		if p.Validator == peer.ID(r.Validator) && p.Epoch == r.Epoch && p.Round == r.Round {
@@ -70,33 +67,11 @@ func checkPlayed(t *testing.T, played []PlayedRound, r *store.RoundRecord) {
 	t.Errorf("round %d of epoch %d (%v) is not among the miner's %d rounds", r.Round, r.Epoch, r.Verdict, len(played))
 }
 
-func playedHost(hs []PlayedHostRound, v peer.ID) int {
+func playedHost(hs []miner.PlayedHostRound, v peer.ID) int {
 	for i, h := range hs {
 		if h.Validator == v {
 			return i
 		}
 	}
 	return -1
-}
-
-// TestPlayedBounded: a validator sending many results, long reasons or
-// non-finite TFLOPS leaves a bounded list the API can encode.
-func TestPlayedBounded(t *testing.T) {
-	var p played
-	c := &openChallenge{validator: "v", msg: &pb.Challenge{Epoch: 1}}
-	for i := range playedRounds + 10 {
-		c.msg.Round = uint64(i)
-		p.result(c, 6, &round.Result{Reason: strings.Repeat("é", playedReasonLen), TFLOPS: math.NaN(), PeakTFLOPS: math.Inf(1)}, "")
-	}
-	for range playedHostRounds + 3 {
-		p.host(PlayedHostRound{Validator: "v"}, nil)
-	}
-	rounds, hosts := p.snapshot()
-	if len(rounds) != playedRounds || rounds[0].Round != 10 || rounds[len(rounds)-1].Round != playedRounds+9 || len(hosts) != playedHostRounds {
-		t.Fatalf("%d rounds from %d to %d, %d host rounds", len(rounds), rounds[0].Round, rounds[len(rounds)-1].Round, len(hosts))
-	}
-	r := rounds[0]
-	if r.Verdict != "failed" || r.TFLOPS != 0 || r.Peak != 0 || len(r.Reason) > playedReasonLen || !utf8.ValidString(r.Reason) || r.Reason == "" {
-		t.Fatalf("round %+v", r)
-	}
 }

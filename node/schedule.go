@@ -103,16 +103,6 @@ func (s *slotSchedule) due(p peer.ID, e *minerEntry, cfg ValidatorConfig, now ti
 	return !now.Before(e.next)
 }
 
-// A slot's opening window, as a miner and gossip judge it: clocks may
-// differ by up to openingSkew, and a challenge reaches the miner up to
-// openingLag after its validator started the round (three pings and one
-// trip: round trips of up to half a second, which a round's
-// min_rtt_multiple already stretches past its target).
-const (
-	openingSkew = 500 * time.Millisecond
-	openingLag  = 2 * time.Second
-)
-
 // slotRule is the schedule as those challenged judge it: who may open a
 // round with a miner, and when (SPEC.md §16). It owns every slot it draws
 // an owner for (coverage 1), so an idle slot's drawn owner may open it:
@@ -144,5 +134,5 @@ func (r *slotRule) opens(miner, validator peer.ID, gpu bool, t time.Time) bool {
 	if s.Slot = r.cpu; gpu {
 		s.Slot = r.gpu
 	}
-	return s.Opens([]byte(miner), s.Index([]byte(validator)), t, openingSkew, openingLag)
+	return s.Opens([]byte(miner), s.Index([]byte(validator)), t, round.OpeningSkew, round.OpeningLag)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
+	"github.com/pog-network/pog/node/internal/stream"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/protocol"
@@ -65,7 +66,7 @@ func (n *Node) squatHost(ctx context.Context, p peer.ID) error {
 		return err
 	}
 	pl.ch.RootByMs = math.MaxInt32
-	return n.squatStream(ctx, p, hostround.Protocol, func(w *bufio.Writer) error { return writeFlush(w, pl.ch.Encode()) })
+	return n.squatStream(ctx, p, hostround.Protocol, func(w *bufio.Writer) error { return stream.WriteFlush(w, pl.ch.Encode()) })
 }
 
 // squatRound opens a probe-sized GPU round with p and holds it until p

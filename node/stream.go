@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/internal/stream"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/protocol"
@@ -20,53 +20,13 @@ import (
 	"github.com/pog-network/pog/store"
 )
 
-// roundStream is one side of a /pog/round stream; writes are serialised.
-type roundStream struct {
-	s  network.Stream
-	mu sync.Mutex
-	w  *bufio.Writer
-}
-
-func (r *roundStream) send(f *pb.RoundFrame) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return protocol.WriteRoundFrame(r.w, f)
-}
-
-// arrival is a frame read from a round stream and when it arrived, on the
-// reader's monotonic clock.
-type arrival struct {
-	f   *pb.RoundFrame
-	at  time.Time
-	err error
-}
-
-// readFrames delivers r's frames until an error (then the error) or done.
-func readFrames(r *bufio.Reader, done <-chan struct{}) <-chan arrival {
-	ch := make(chan arrival, 8)
-	go func() {
-		for {
-			f, err := protocol.ReadRoundFrame(r)
-			select {
-			case ch <- arrival{f, time.Now(), err}:
-			case <-done:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return ch
-}
-
 // vdriver wires a round.Validator to the round stream, gossip and the
 // proof stream.
 type vdriver struct {
 	v      *validator
 	ctx    context.Context
 	rec    *store.RoundRecord
-	rs     *roundStream
+	rs     *stream.Round
 	m      *round.Validator
 	miner  peer.ID
 	id     [32]byte
@@ -84,7 +44,7 @@ func (d *vdriver) at(t time.Time) time.Duration { return t.Sub(d.origin) }
 func (d *vdriver) run(first any) round.Outcome {
 	done := make(chan struct{})
 	defer close(done)
-	frames := readFrames(bufio.NewReader(d.rs.s), done)
+	frames := stream.ReadFrames(bufio.NewReader(d.rs.S), done)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	pending := []any{first}
@@ -104,7 +64,7 @@ func (d *vdriver) run(first any) round.Outcome {
 				case round.SetTimer:
 					timer.Reset(time.Until(d.origin.Add(a.At)))
 				case round.SendBeacon:
-					err := d.rs.send(&pb.RoundFrame{Msg: &pb.RoundFrame_Beacon{Beacon: &pb.Beacon{Step: uint32(a.Step), Beacon: a.Beacon[:]}}})
+					err := d.rs.Send(&pb.RoundFrame{Msg: &pb.RoundFrame_Beacon{Beacon: &pb.Beacon{Step: uint32(a.Step), Beacon: a.Beacon[:]}}})
 					if err != nil {
 						pending = append(pending, round.Closed{At: d.at(time.Now()), Err: err})
 					}
@@ -134,12 +94,12 @@ func (d *vdriver) run(first any) round.Outcome {
 }
 
 // event turns a frame from the miner into a machine event.
-func (d *vdriver) event(fr arrival) any {
-	at := d.at(fr.at)
-	if fr.err != nil {
-		return round.Closed{At: at, Err: fr.err}
+func (d *vdriver) event(fr stream.Arrival) any {
+	at := d.at(fr.At)
+	if fr.Err != nil {
+		return round.Closed{At: at, Err: fr.Err}
 	}
-	switch m := fr.f.Msg.(type) {
+	switch m := fr.F.Msg.(type) {
 	case *pb.RoundFrame_Root:
 		roots := make([]commit.CV, len(m.Root.Roots))
 		for i, r := range m.Root.Roots {
@@ -163,7 +123,7 @@ func (d *vdriver) event(fr arrival) any {
 		d.commitment, d.commitNanos = m.Commitment, at.Nanoseconds()
 		return round.Committed{At: at, Roots: reshape(cm.Roots, d.chain.Subs())}
 	}
-	return round.Abandon{Reason: fmt.Sprintf("unexpected %T frame from the miner", fr.f.Msg)}
+	return round.Abandon{Reason: fmt.Sprintf("unexpected %T frame from the miner", fr.F.Msg)}
 }
 
 func (d *vdriver) fetch(a round.Fetch) round.Tiles {
@@ -265,28 +225,4 @@ func fetchTiles(ctx context.Context, h host.Host, key crypto.PrivKey, miner peer
 	}
 	ok = true
 	return tiles, proofs, nil
-}
-
-// streamDeadline bounds how long a miner spends serving one request.
-const streamDeadline = 30 * time.Second
-
-// streamEnd ends a stream: close when the exchange is done, else reset
-// (deferred). A Reset after Close is no no-op on QUIC: it cancels the
-// stream and discards what Close had yet to deliver, such as a host
-// round's opening or a round's result.
-type streamEnd struct {
-	s      network.Stream
-	closed bool
-}
-
-func (e *streamEnd) close() {
-	e.closed = true
-	e.s.CloseWrite()
-	e.s.Close()
-}
-
-func (e *streamEnd) reset() {
-	if !e.closed {
-		e.s.Reset()
-	}
 }

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
+	"github.com/pog-network/pog/node/internal/stream"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/sample"
@@ -429,10 +429,10 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	if err != nil {
 		return failed("open round stream: %v", err)
 	}
-	end := streamEnd{s: s}
-	defer end.reset()
-	rs := &roundStream{s: s, w: bufio.NewWriter(s)}
-	if err := rs.send(&pb.RoundFrame{Msg: &pb.RoundFrame_Challenge{Challenge: raw}}); err != nil {
+	end := stream.End{S: s}
+	defer end.Reset()
+	rs := stream.NewRound(s)
+	if err := rs.Send(&pb.RoundFrame{Msg: &pb.RoundFrame_Challenge{Challenge: raw}}); err != nil {
 		return failed("sending challenge: %v", err)
 	}
 	origin := time.Now()
@@ -455,9 +455,9 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	} else {
 		v.n.log.Warn("round failed", "miner", miner, "epoch", epoch, "round", rnd, "reason", rec.Reason)
 	}
-	rs.send(&pb.RoundFrame{Msg: &pb.RoundFrame_Result{Result: &pb.RoundResult{Verified: out.Verified,
+	rs.Send(&pb.RoundFrame{Msg: &pb.RoundFrame_Result{Result: &pb.RoundResult{Verified: out.Verified,
 		Reason: truncate(rec.Reason, protocol.MaxErrorString), Tflops: rec.TFLOPS, PeakTflops: rec.PeakTFLOPS}}})
-	end.close()
+	end.Close()
 	return rec
 }
 

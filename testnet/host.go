@@ -13,6 +13,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
 	"github.com/pog-network/pog/protocol/scoring"
@@ -106,7 +107,7 @@ func (r *run) hostScaleNote() string {
 // caller closes the plot.
 func minerHost(o *node.Options, home string, id peer.ID, p Profile, class string, log *slog.Logger) (io.Closer, error) {
 	o.Config.Miner.RAMBytes = p.Host.RamBytes / ramScale
-	pl, f, err := node.OpenPlot(filepath.Join(home, "plot.bin"), id, o.Config.Network, p.Host.StorageBytes/storageScale, 1, log)
+	pl, f, err := miner.OpenPlot(filepath.Join(home, "plot.bin"), id, uint8(o.Config.Network.PlotBlockLog), o.Config.Network.PlotRounds, p.Host.StorageBytes/storageScale, 1, log)
 	if err != nil {
 		return nil, err
 	}

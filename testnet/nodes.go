@@ -15,6 +15,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
@@ -30,7 +31,7 @@ type minerSpec struct {
 	announce                 string // GPU profile announced, if not its own
 	mode                     string // adversary.Backend mode
 	extra                    time.Duration
-	hooks                    node.RoundHooks // burst, distant
+	hooks                    miner.Hooks // burst, distant
 	share                    *adversary.SybilShare
 	offset                   int               // validators: position in the round stagger
 	delay                    time.Duration     // added to every message, each way
@@ -95,7 +96,7 @@ func (r *run) minerSpecs() []minerSpec {
 			out = append(out, minerSpec{name: "slow", profile: "H100", adversary: a, extra: base * 3 / 2})
 		case "burst":
 			// Real speed, roots held back and sent in bursts.
-			out = append(out, minerSpec{name: "burst", profile: "H100", adversary: a, hooks: node.RoundHooks{HoldRoots: true}})
+			out = append(out, minerSpec{name: "burst", profile: "H100", adversary: a, hooks: miner.Hooks{HoldRoots: true}})
 		case "memory-inflate", "gpu-overannounce":
 			// Real speed; set up by name in startNode (announceAdversary).
 			spec := minerSpec{name: a, profile: "H100", adversary: a}
@@ -105,7 +106,7 @@ func (r *run) minerSpecs() []minerSpec {
 			out = append(out, spec)
 		case "distant":
 			// Real speed, 200 ms of faked latency on roots and pongs.
-			out = append(out, minerSpec{name: "distant", profile: "H100", adversary: a, hooks: node.RoundHooks{Delay: distantDelay}})
+			out = append(out, minerSpec{name: "distant", profile: "H100", adversary: a, hooks: miner.Hooks{Delay: distantDelay}})
 		case "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen":
 			// Set up by adversary name in startNode, so --procs children
 			// get them too.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
@@ -336,7 +337,7 @@ func RunChild(ctx context.Context, specPath string, w io.Writer) error {
 		m := &member{home: home, key: key, id: id}
 		m.info.Name, m.info.Role, m.info.Adversary = cm.Name, cm.Role, cm.Adversary
 		ms := minerSpec{name: cm.Name, profile: cm.Profile, adversary: cm.Adversary, mode: cm.Mode, announce: cm.Announce, extra: cm.Extra,
-			offset: cm.Offset, delay: cm.Delay, hooks: node.RoundHooks{HoldRoots: cm.Hold, Delay: cm.RootDelay}}
+			offset: cm.Offset, delay: cm.Delay, hooks: miner.Hooks{HoldRoots: cm.Hold, Delay: cm.RootDelay}}
 		if cm.Device != "" {
 			if devices[cm.Device] == nil {
 				devices[cm.Device] = adversary.NewSharedDevice(profileByName(cm.Profile).FP16TFLOPS * spec.Scale)

@@ -21,6 +21,7 @@ import (
 	"github.com/pog-network/pog/kernels/hw"
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/node/metrics"
+	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
 )
@@ -470,7 +471,7 @@ func openBackend(name string, log *slog.Logger) (kernels.Backend, error) {
 
 // openPlot opens, or builds at first start, the miner's plot at
 // miner.plot_path (relative to home).
-func openPlot(home string, cfg node.Config, key crypto.PrivKey, log *slog.Logger) (*node.Plot, io.Closer, error) {
+func openPlot(home string, cfg node.Config, key crypto.PrivKey, log *slog.Logger) (*miner.Plot, io.Closer, error) {
 	id, err := peer.IDFromPrivateKey(key)
 	if err != nil {
 		return nil, nil, err
@@ -479,5 +480,5 @@ func openPlot(home string, cfg node.Config, key crypto.PrivKey, log *slog.Logger
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(home, path)
 	}
-	return node.OpenPlot(path, id, cfg.Network, cfg.Miner.PlotBytes, cfg.Miner.Workers, log)
+	return miner.OpenPlot(path, id, uint8(cfg.Network.PlotBlockLog), cfg.Network.PlotRounds, cfg.Miner.PlotBytes, cfg.Miner.Workers, log)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
@@ -84,7 +85,7 @@ func newFixture(t *testing.T) *fixture {
 		Warnings:   []string{"no challenge received"},
 		Challenges: []node.ReceivedChallenge{{Validator: v, Epoch: 5, Round: 50, At: sent}},
 		Played:     playedRounds(v, sent),
-		HostPlayed: []node.PlayedHostRound{
+		HostPlayed: []miner.PlayedHostRound{
 			{Validator: v, At: sent.Add(4 * time.Minute), Kind: "cpu", Chains: 2, Steps: 1 << 12, Prove: 800 * time.Millisecond, RootBy: time.Second, Served: true},
 			{Validator: v, At: sent.Add(5 * time.Minute), Kind: "ram", Chains: 1, Steps: 1 << 10, RootBy: time.Second, Error: "ram challenge for a dataset this miner does not hold"}}}
 	return f
@@ -92,8 +93,8 @@ func newFixture(t *testing.T) *fixture {
 
 // playedRounds is what miners[0] heard of its rounds with v: the two
 // verified rounds the store holds, then one that failed and one abandoned.
-func playedRounds(v peer.ID, sent time.Time) []node.PlayedRound {
-	return []node.PlayedRound{
+func playedRounds(v peer.ID, sent time.Time) []miner.PlayedRound {
+	return []miner.PlayedRound{
 		{Validator: v, Epoch: 4, Round: 40, Steps: 6, At: sent.Add(4 * time.Minute), Verdict: "verified", TFLOPS: 2e-4, Peak: 3e-4},
 		{Validator: v, Epoch: 5, Round: 50, Steps: 6, At: sent.Add(5 * time.Minute), Verdict: "verified", TFLOPS: 2e-4, Peak: 2.5e-4},
 		{Validator: v, Epoch: 5, Round: 52, Steps: 6, Probe: true, At: sent.Add(6 * time.Minute), Verdict: "failed", Reason: "tile 3 does not match its commitment"},

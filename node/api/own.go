@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/miner"
 )
 
 // OwnRounds is /api/v1/own/rounds: what a miner knows of its own work, the
@@ -55,7 +55,7 @@ func (s *server) ownRounds(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, out)
 }
 
-func playedHost(h node.PlayedHostRound) PlayedHostRound {
+func playedHost(h miner.PlayedHostRound) PlayedHostRound {
 	return PlayedHostRound{Validator: h.Validator.String(), At: h.At.UTC(), Kind: h.Kind, Chains: h.Chains, Steps: h.Steps,
 		ProveMS: ms(h.Prove), RootByMS: ms(h.RootBy), Served: h.Served, Error: h.Error}
 }

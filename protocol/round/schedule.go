@@ -107,6 +107,16 @@ func (s Schedule) Index(validator []byte) int {
 	return -1
 }
 
+// A slot's opening window, as a miner and gossip judge it: clocks may
+// differ by up to OpeningSkew, and a challenge reaches the miner up to
+// OpeningLag after its validator started the round (three pings and one
+// trip: round trips of up to half a second, which a round's
+// min_rtt_multiple already stretches past its target).
+const (
+	OpeningSkew = 500 * time.Millisecond
+	OpeningLag  = 2 * time.Second
+)
+
 // Opens says whether validator (an index) may open a round with miner at
 // t: it owns a slot j whose opening window [Start(j) − early, Start(j) +
 // Slot/8 + late] holds t. A validator starts rounds only in a slot's first

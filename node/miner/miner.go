@@ -1,4 +1,4 @@
-package node
+package miner
 
 import (
 	"bufio"
@@ -13,71 +13,19 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
+	"github.com/pog-network/pog/node/internal/stream"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
-	"github.com/pog-network/pog/proof/host"
-	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
-	"github.com/pog-network/pog/proof/host/plot"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
 )
 
-// RoundHooks alter how a miner plays rounds. Only the testnet's
-// adversaries set them.
-type RoundHooks struct {
-	// HoldRoots keeps roots back until a beacon is needed (burst).
-	HoldRoots bool
-	// Delay holds every root, the commitment and every ping reply back
-	// this long (a miner faking distance).
-	Delay time.Duration
-	// Skip, if set and true for a round (host false) or host round from
-	// validator, drops its stream unanswered (a miner that is up only
-	// part of the time).
-	Skip func(validator peer.ID, host bool) bool
-	// HostProve, if set, replaces cpuwork.Prove in CPU host rounds.
-	HostProve func(*cpuwork.Params) ([][]byte, error)
-	// RAMSource, if set, serves RAM host rounds instead of the dataset.
-	RAMSource func(*memwalk.Dataset) memwalk.Source
-	// PlotReader, if set, serves storage host rounds instead of the plot.
-	PlotReader func(plot.Reader, *plot.Plot) plot.Reader
-	// HostTime, if set, is how long a host proof of kind ("cpu", "ram",
-	// "storage") and shape takes on the miner's host: its root is held
-	// until then (the testnet's simulated hosts, whose work takes no
-	// virtual time).
-	HostTime func(kind string, sh host.Shape) time.Duration
-}
-
-// miner plays the rounds validators open with it: it computes each step as
-// soon as its inputs are in, keeps only the tile chaining values, and
-// recomputes the sampled tiles when asked.
-type miner struct {
-	n       *Node
-	backend kernels.Backend
-	slots   chan struct{} // rounds played at once
-	hooks   RoundHooks
-
-	hostBusy sync.Mutex // held by the host round in play (hostround.go)
-	ram      *ramHolder // the RAM dataset; nil without miner.ram_bytes
-	plot     *Plot      // nil without a plot
-
-	mu       sync.Mutex
-	queues   map[peer.ID]*valQueue // per validator: one round in play, one waiting
-	served   map[[32]byte]*served
-	wg       sync.WaitGroup
-	hardware *pb.Hardware
-	gpus     []*pb.GPU
-	played   played // for the local API (played.go)
-	// hostChain is the validator whose host rounds run back to back
-	// (offschedule.go).
-	hostChain hostChain
-}
-
 // served is a committed round: what tile requests need, and no output.
 type served struct {
-	c       *openChallenge
+	c       *Challenge
 	chain   proof.Chain
 	params  [][]proof.Params // per step, per sub-challenge
 	leaves  [][][]commit.CV  // tile chaining values per step, per sub-challenge
@@ -85,16 +33,24 @@ type served struct {
 	expires time.Time
 }
 
-func newMiner(n *Node, be kernels.Backend, hooks RoundHooks) *miner {
-	return &miner{n: n, backend: be, slots: make(chan struct{}, n.cfg.Miner.QueueLength), hooks: hooks, served: map[[32]byte]*served{}, queues: map[peer.ID]*valQueue{}}
+// New returns the miner of env; Start starts it.
+func New(env Env) *Miner {
+	m := &Miner{Env: env, slots: make(chan struct{}, env.Config.QueueLength), served: map[[32]byte]*served{}, queues: map[peer.ID]*valQueue{}}
+	if items := env.Config.RAMBytes / 64; items >= 2 {
+		m.ram = &ramHolder{miner: []byte(env.Host.ID()), items: min(items, memwalk.MaxItems), workers: env.Config.Workers}
+	}
+	return m
 }
 
-func (m *miner) start(ctx context.Context) {
-	m.n.host.SetStreamHandler(protocol.ProofProtocol, m.handleStream)
-	m.n.host.SetStreamHandler(protocol.RoundProtocol, func(s network.Stream) { m.handleRound(ctx, s) })
-	m.n.host.SetStreamHandler(hostround.Protocol, m.handleHost)
-	if m.hooks.Delay > 0 {
-		slowPings(m.n.host, m.hooks.Delay)
+// Start serves the round, proof and host streams and starts announcing,
+// until ctx ends; Stop waits for what Start started.
+func (m *Miner) Start(ctx context.Context) {
+	m.ctx = ctx
+	m.Host.SetStreamHandler(protocol.ProofProtocol, m.handleStream)
+	m.Host.SetStreamHandler(protocol.RoundProtocol, func(s network.Stream) { m.handleRound(ctx, s) })
+	m.Host.SetStreamHandler(hostround.Protocol, m.handleHost)
+	if d := max(m.Hooks.Delay, m.Hooks.PongDelay); d > 0 {
+		slowPings(m.Host, d)
 	}
 	m.wg.Add(2)
 	go m.announceLoop(ctx)
@@ -105,36 +61,41 @@ func (m *miner) start(ctx context.Context) {
 	}
 }
 
-func (m *miner) stop() {
-	m.n.host.RemoveStreamHandler(protocol.ProofProtocol)
-	m.n.host.RemoveStreamHandler(protocol.RoundProtocol)
-	m.n.host.RemoveStreamHandler(hostround.Protocol)
+// Stop removes the stream handlers, waits for the rounds in play and
+// forgets the served ones.
+func (m *Miner) Stop() {
+	m.Host.RemoveStreamHandler(protocol.ProofProtocol)
+	m.Host.RemoveStreamHandler(protocol.RoundProtocol)
+	m.Host.RemoveStreamHandler(hostround.Protocol)
 	m.wg.Wait()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	clear(m.served)
 }
 
-func (m *miner) announceLoop(ctx context.Context) {
+func (m *Miner) announceLoop(ctx context.Context) {
 	defer m.wg.Done()
 	// Sequence numbers start at the clock so a restarted miner's announces
 	// are not ignored as stale.
 	seq := uint64(time.Now().UnixNano())
-	t := time.NewTicker(m.n.cfg.Miner.AnnounceInterval.Duration)
+	t := time.NewTicker(m.Config.AnnounceInterval)
 	defer t.Stop()
 	for {
 		seq++
-		ann := &pb.MinerAnnounce{Version: protocol.Version, Seq: seq, Backend: m.backend.Name(),
-			Precisions: []uint32{uint32(proof.FP16), uint32(proof.FP32)}, MaxOutputBytes: m.n.cfg.Miner.MaxOutputBytes,
-			Hardware: m.hardware, Gpus: m.gpus}
+		ann := &pb.MinerAnnounce{Version: protocol.Version, Seq: seq, Backend: m.Backend.Name(),
+			Precisions: []uint32{uint32(proof.FP16), uint32(proof.FP32)}, MaxOutputBytes: m.Config.MaxOutputBytes,
+			Hardware: m.Hardware, Gpus: m.GPUs}
 		if m.ram != nil {
 			ann.RamItems = m.ram.items
 		}
-		if m.plot != nil {
-			ann.Plot, ann.PlotRoot = m.plot.Params.Encode(), m.plot.Root[:]
+		if m.Plot != nil {
+			ann.Plot, ann.PlotRoot = m.Plot.Params.Encode(), m.Plot.Root[:]
 		}
-		if _, err := m.n.publish(ctx, protocol.TopicAnnounce, ann); err != nil && ctx.Err() == nil {
-			m.n.log.Warn("announce failed", "err", err)
+		if m.Hooks.AlterAnnounce != nil {
+			m.Hooks.AlterAnnounce(ann)
+		}
+		if _, err := m.Gossip.Publish(ctx, protocol.TopicAnnounce, ann); err != nil && ctx.Err() == nil {
+			m.Log.Warn("announce failed", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -146,7 +107,7 @@ func (m *miner) announceLoop(ctx context.Context) {
 
 // admit checks a challenge received on a round stream with the same rules
 // as gossip, and that this miner can hold it.
-func (m *miner) admit(raw []byte, from peer.ID) (*openChallenge, error) {
+func (m *Miner) admit(raw []byte, from peer.ID) (*Challenge, error) {
 	o, err := protocol.Open(raw, pb.MessageType_CHALLENGE)
 	if err != nil {
 		return nil, err
@@ -154,22 +115,16 @@ func (m *miner) admit(raw []byte, from peer.ID) (*openChallenge, error) {
 	if o.Author != from {
 		return nil, fmt.Errorf("challenge signed by %s, sent by %s", o.Author, from)
 	}
-	id := protocol.ID(o.Body)
-	c := m.n.view.challenge(id)
-	if c == nil {
-		if d := m.n.view.checkChallenge(o, from, time.Now()); d.result != accept.result {
-			return nil, errors.New(d.reason)
-		}
-		if c = m.n.view.challenge(id); c == nil {
-			return nil, errors.New("challenge evicted")
-		}
+	c, err := m.Gossip.Admit(o, from)
+	if err != nil {
+		return nil, err
 	}
-	if c.miner != m.n.ID() {
+	if c.Miner != m.Host.ID() {
 		return nil, errors.New("challenge for another miner")
 	}
-	for i, p := range c.params {
-		if p.OutputBytes() > m.n.cfg.Miner.MaxOutputBytes {
-			return nil, fmt.Errorf("sub-challenge %d needs %d output bytes, capacity %d", i, p.OutputBytes(), m.n.cfg.Miner.MaxOutputBytes)
+	for i, p := range c.Params {
+		if p.OutputBytes() > m.Config.MaxOutputBytes {
+			return nil, fmt.Errorf("sub-challenge %d needs %d output bytes, capacity %d", i, p.OutputBytes(), m.Config.MaxOutputBytes)
 		}
 	}
 	return c, nil
@@ -187,7 +142,7 @@ type valQueue struct {
 const queueWait = 2 * time.Second
 
 // enqueue joins validator's queue, or returns nil if it is full.
-func (m *miner) enqueue(validator peer.ID) *valQueue {
+func (m *Miner) enqueue(validator peer.ID) *valQueue {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queues[validator]
@@ -204,7 +159,7 @@ func (m *miner) enqueue(validator peer.ID) *valQueue {
 
 // leave leaves the queue; an empty one is forgotten, so any peer opening
 // streams cannot grow the map.
-func (m *miner) leave(validator peer.ID, q *valQueue) {
+func (m *Miner) leave(validator peer.ID, q *valQueue) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if q.users--; q.users == 0 {
@@ -213,7 +168,7 @@ func (m *miner) leave(validator peer.ID, q *valQueue) {
 }
 
 // handleRound plays one round a validator opened.
-func (m *miner) handleRound(ctx context.Context, st network.Stream) {
+func (m *Miner) handleRound(ctx context.Context, st network.Stream) {
 	from := st.Conn().RemotePeer()
 	if !m.onSchedule(from, "gpu") {
 		st.Reset()
@@ -223,7 +178,7 @@ func (m *miner) handleRound(ctx context.Context, st network.Stream) {
 	// validator flooding challenges holds one slot, never the others'.
 	q := m.enqueue(from)
 	if q == nil {
-		m.n.log.Warn("refusing a round: this validator already has a round in play and one waiting", "validator", from)
+		m.Log.Warn("refusing a round: this validator already has a round in play and one waiting", "validator", from)
 		st.Reset()
 		return
 	}
@@ -235,7 +190,7 @@ func (m *miner) handleRound(ctx context.Context, st network.Stream) {
 		st.Reset()
 		return
 	case <-time.After(queueWait):
-		m.n.log.Warn("refusing a round: this validator's previous round is still in play", "validator", from)
+		m.Log.Warn("refusing a round: this validator's previous round is still in play", "validator", from)
 		st.Reset()
 		return
 	}
@@ -243,15 +198,15 @@ func (m *miner) handleRound(ctx context.Context, st network.Stream) {
 	case m.slots <- struct{}{}:
 		defer func() { <-m.slots }()
 	default:
-		m.n.log.Warn("refusing a round: already playing queue_length rounds", "validator", from)
+		m.Log.Warn("refusing a round: already playing queue_length rounds", "validator", from)
 		st.Reset()
 		return
 	}
 	m.wg.Add(1)
 	defer m.wg.Done()
-	end := streamEnd{s: st}
-	defer end.reset()
-	if m.hooks.Skip != nil && m.hooks.Skip(from, false) {
+	end := stream.End{S: st}
+	defer end.Reset()
+	if m.Hooks.Skip != nil && m.Hooks.Skip(from, false) {
 		st.Reset()
 		return
 	}
@@ -259,41 +214,43 @@ func (m *miner) handleRound(ctx context.Context, st network.Stream) {
 	r := bufio.NewReader(st)
 	f, err := protocol.ReadRoundFrame(r)
 	if err != nil || f.GetChallenge() == nil {
-		m.n.log.Debug("bad round stream", "peer", from, "err", err)
+		m.Log.Debug("bad round stream", "peer", from, "err", err)
 		return
 	}
 	c, err := m.admit(f.GetChallenge(), from)
 	if err != nil {
-		m.n.log.Warn("challenge refused", "validator", from, "err", err)
+		m.Log.Warn("challenge refused", "validator", from, "err", err)
 		return
 	}
 	// The round stream may bring the challenge before gossip does.
-	m.n.obs.gossip(time.Now(), from, c.msg, nil)
+	if m.Observe != nil {
+		m.Observe(time.Now(), from, c.Msg)
+	}
 	st.SetReadDeadline(time.Time{})
-	st.SetDeadline(time.Now().Add(time.Duration(c.msg.DeadlineMs)*time.Millisecond + m.n.cfg.Miner.ProofWindow.Duration))
-	chain := proof.Chain{ID: c.id, Template: c.params, Steps: int(c.msg.Steps)}
+	st.SetDeadline(time.Now().Add(time.Duration(c.Msg.DeadlineMs)*time.Millisecond + m.Config.ProofWindow))
+	chain := proof.Chain{ID: c.ID, Template: c.Params, Steps: int(c.Msg.Steps)}
 	mm, err := round.NewMiner(chain)
 	if err != nil {
-		m.n.log.Warn("challenge refused", "validator", from, "err", err)
+		m.Log.Warn("challenge refused", "validator", from, "err", err)
 		return
 	}
-	mm.Hold = m.hooks.HoldRoots
-	d := &mdriver{m: m, ctx: ctx, c: c, mm: mm, rs: &roundStream{s: st, w: bufio.NewWriter(st)},
+	mm.Hold = m.Hooks.HoldRoots
+	d := &mdriver{m: m, ctx: ctx, c: c, mm: mm, rs: stream.NewRound(st),
 		sv: &served{c: c, chain: chain}, start: time.Now()}
 	d.run(r)
-	end.close()
+	end.Close()
 }
 
 // mdriver wires a round.Miner to the backend and the round stream.
 type mdriver struct {
-	m     *miner
+	m     *Miner
 	ctx   context.Context
-	c     *openChallenge
+	c     *Challenge
 	mm    *round.Miner
-	rs    *roundStream
+	rs    *stream.Round
 	sv    *served
 	start time.Time
-	out   chan *pb.RoundFrame // delayed sends (RoundHooks.Delay)
+	out   chan *pb.RoundFrame // delayed sends (Hooks.Delay)
 }
 
 type stepResult struct {
@@ -306,9 +263,9 @@ type stepResult struct {
 func (d *mdriver) run(r *bufio.Reader) {
 	done := make(chan struct{})
 	defer close(done)
-	frames := readFrames(r, done)
+	frames := stream.ReadFrames(r, done)
 	results := make(chan stepResult, 1)
-	if d.m.hooks.Delay > 0 {
+	if d.m.Hooks.Delay > 0 {
 		d.out = make(chan *pb.RoundFrame, proof.MaxSteps+2)
 		defer close(d.out)
 		go d.delayed(done)
@@ -331,13 +288,13 @@ func (d *mdriver) run(r *bufio.Reader) {
 			case round.Report:
 				res := a.Result
 				d.m.played.result(d.c, d.sv.chain.Steps, &res, "")
-				d.m.n.log.Info("round result", "validator", d.c.validator, "round", d.c.msg.Round, "steps", d.sv.chain.Steps,
+				d.m.Log.Info("round result", "validator", d.c.Validator, "round", d.c.Msg.Round, "steps", d.sv.chain.Steps,
 					"verified", res.Verified, "reason", res.Reason, "tflops", fmt.Sprintf("%.4f", res.TFLOPS),
 					"peak_tflops", fmt.Sprintf("%.4f", res.PeakTFLOPS))
 				return
 			case round.Abort:
 				d.m.played.result(d.c, d.sv.chain.Steps, nil, a.Reason)
-				d.m.n.log.Warn("round abandoned", "validator", d.c.validator, "round", d.c.msg.Round, "reason", a.Reason)
+				d.m.Log.Warn("round abandoned", "validator", d.c.Validator, "round", d.c.Msg.Round, "reason", a.Reason)
 				return
 			}
 		}
@@ -345,7 +302,7 @@ func (d *mdriver) run(r *bufio.Reader) {
 		case res := <-results:
 			if res.err != nil {
 				d.m.played.result(d.c, d.sv.chain.Steps, nil, "step computation failed: "+res.err.Error())
-				d.m.n.log.Error("step computation failed", "step", res.step, "err", res.err)
+				d.m.Log.Error("step computation failed", "step", res.step, "err", res.err)
 				return
 			}
 			d.sv.leaves = append(d.sv.leaves, res.leaves)
@@ -358,18 +315,18 @@ func (d *mdriver) run(r *bufio.Reader) {
 	}
 }
 
-func minerEvent(fr arrival) any {
-	if fr.err != nil {
-		return round.Closed{Err: fr.err}
+func minerEvent(fr stream.Arrival) any {
+	if fr.Err != nil {
+		return round.Closed{Err: fr.Err}
 	}
-	switch m := fr.f.Msg.(type) {
+	switch m := fr.F.Msg.(type) {
 	case *pb.RoundFrame_Beacon:
 		return round.BeaconIn{Step: int(m.Beacon.Step), Beacon: [32]byte(m.Beacon.Beacon)}
 	case *pb.RoundFrame_Result:
 		r := m.Result
 		return round.ResultIn{Result: round.Result{Verified: r.Verified, Reason: r.Reason, TFLOPS: r.Tflops, PeakTFLOPS: r.PeakTflops}}
 	}
-	return round.Closed{Err: fmt.Errorf("unexpected %T frame from the validator", fr.f.Msg)}
+	return round.Closed{Err: fmt.Errorf("unexpected %T frame from the validator", fr.F.Msg)}
 }
 
 // send writes a frame now or, for a miner faking distance, after Delay.
@@ -378,8 +335,8 @@ func (d *mdriver) send(f *pb.RoundFrame) {
 		d.out <- f
 		return
 	}
-	if err := d.rs.send(f); err != nil {
-		d.m.n.log.Debug("round stream write failed", "err", err)
+	if err := d.rs.Send(f); err != nil {
+		d.m.Log.Debug("round stream write failed", "err", err)
 	}
 }
 
@@ -391,7 +348,7 @@ func (d *mdriver) delayed(done <-chan struct{}) {
 	q := make(chan item, cap(d.out))
 	go func() {
 		for f := range d.out {
-			q <- item{f, time.Now().Add(d.m.hooks.Delay)}
+			q <- item{f, time.Now().Add(d.m.Hooks.Delay)}
 		}
 	}()
 	for {
@@ -399,7 +356,7 @@ func (d *mdriver) delayed(done <-chan struct{}) {
 		case it := <-q:
 			select {
 			case <-time.After(time.Until(it.at)):
-				d.rs.send(it.f)
+				d.rs.Send(it.f)
 			case <-done:
 				return
 			}
@@ -419,30 +376,30 @@ func (d *mdriver) commit(roots [][]commit.CV) {
 		}
 	}
 	d.sv.roots = roots
-	d.sv.expires = time.Now().Add(d.m.n.cfg.Miner.ProofWindow.Duration)
+	d.sv.expires = time.Now().Add(d.m.Config.ProofWindow)
 	ms := time.Since(d.start).Milliseconds()
-	raw, err := d.m.n.publish(d.ctx, protocol.TopicCommitment, &pb.Commitment{Version: protocol.Version, ChallengeId: d.c.id[:], Roots: flat, ComputeMs: uint64(ms)})
+	raw, err := d.m.Gossip.Publish(d.ctx, protocol.TopicCommitment, &pb.Commitment{Version: protocol.Version, ChallengeId: d.c.ID[:], Roots: flat, ComputeMs: uint64(ms)})
 	if raw == nil {
-		d.m.n.log.Error("sealing commitment failed", "err", err)
+		d.m.Log.Error("sealing commitment failed", "err", err)
 		return
 	}
 	if err != nil {
-		d.m.n.log.Warn("gossiping commitment failed", "err", err)
+		d.m.Log.Warn("gossiping commitment failed", "err", err)
 	}
 	d.m.mu.Lock()
-	d.m.served[d.c.id] = d.sv
+	d.m.served[d.c.ID] = d.sv
 	d.m.mu.Unlock()
 	d.send(&pb.RoundFrame{Msg: &pb.RoundFrame_Commitment{Commitment: raw}})
-	d.m.n.log.Info("committed", "validator", d.c.validator, "round", d.c.msg.Round, "steps", len(roots), "compute_ms", ms)
+	d.m.Log.Info("committed", "validator", d.c.Validator, "round", d.c.Msg.Round, "steps", len(roots), "compute_ms", ms)
 }
 
 // computeStep runs one step's sub-challenges, sub-challenge i on device
 // i mod Devices, devices concurrently. Each job is hashed and closed at
 // once: only its tile chaining values are kept.
-func (m *miner) computeStep(ctx context.Context, step int, params []proof.Params) stepResult {
+func (m *Miner) computeStep(ctx context.Context, step int, params []proof.Params) stepResult {
 	n := len(params)
 	res := stepResult{step: step, leaves: make([][]commit.CV, n), roots: make([]commit.CV, n)}
-	devices := max(1, min(m.backend.Devices(), n))
+	devices := max(1, min(m.Backend.Devices(), n))
 	errs := make([]error, devices)
 	var wg sync.WaitGroup
 	for dev := 0; dev < devices; dev++ {
@@ -459,8 +416,8 @@ func (m *miner) computeStep(ctx context.Context, step int, params []proof.Params
 	return res
 }
 
-func (m *miner) hashJob(ctx context.Context, p proof.Params, device int) ([]commit.CV, commit.CV, error) {
-	job, err := m.backend.Start(p, kernels.Options{Workers: m.n.cfg.Miner.Workers, Device: device})
+func (m *Miner) hashJob(ctx context.Context, p proof.Params, device int) ([]commit.CV, commit.CV, error) {
+	job, err := m.Backend.Start(p, kernels.Options{Workers: m.Config.Workers, Device: device})
 	if err != nil {
 		return nil, commit.CV{}, err
 	}
@@ -474,7 +431,7 @@ func (m *miner) hashJob(ctx context.Context, p proof.Params, device int) ([]comm
 }
 
 // janitor forgets rounds whose proof window has closed.
-func (m *miner) janitor(ctx context.Context) {
+func (m *Miner) janitor(ctx context.Context) {
 	defer m.wg.Done()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -497,8 +454,8 @@ func (m *miner) janitor(ctx context.Context) {
 // handleStream serves one tile request: the requester must be the
 // challenge's validator and its indices must follow from the revealed
 // secret and every root. Sampled tiles are recomputed, not stored.
-func (m *miner) handleStream(st network.Stream) {
-	st.SetDeadline(time.Now().Add(streamDeadline))
+func (m *Miner) handleStream(st network.Stream) {
+	st.SetDeadline(time.Now().Add(stream.Deadline))
 	raw, err := protocol.ReadFrame(bufio.NewReader(st), protocol.MaxEnvelope(pb.MessageType_TILE_REQUEST))
 	if err != nil {
 		st.Reset()
@@ -506,7 +463,7 @@ func (m *miner) handleStream(st network.Stream) {
 	}
 	o, err := protocol.Open(raw, pb.MessageType_TILE_REQUEST)
 	if err != nil || o.Author != st.Conn().RemotePeer() {
-		m.n.log.Debug("bad tile request", "peer", st.Conn().RemotePeer(), "err", err)
+		m.Log.Debug("bad tile request", "peer", st.Conn().RemotePeer(), "err", err)
 		st.Reset()
 		return
 	}
@@ -516,7 +473,7 @@ func (m *miner) handleStream(st network.Stream) {
 	s := m.served[id]
 	m.mu.Unlock()
 	fail := func(reason string) {
-		if b, err := protocol.Seal(m.n.key, &pb.TileResponse{Version: protocol.Version, ChallengeId: id[:], Error: reason}); err == nil {
+		if b, err := protocol.Seal(m.Key, &pb.TileResponse{Version: protocol.Version, ChallengeId: id[:], Error: reason}); err == nil {
 			protocol.WriteFrame(st, b)
 		}
 		st.Close()
@@ -525,11 +482,11 @@ func (m *miner) handleStream(st network.Stream) {
 	case s == nil:
 		fail("unknown challenge or proof window closed")
 		return
-	case o.Author != s.c.validator:
+	case o.Author != s.c.Validator:
 		fail("only the challenge's validator may request tiles")
 		return
 	}
-	idx, err := s.chain.Sample([32]byte(req.Secret), [32]byte(s.c.msg.SecretCommitment), s.roots, int(s.c.msg.Samples))
+	idx, err := s.chain.Sample([32]byte(req.Secret), [32]byte(s.c.Msg.SecretCommitment), s.roots, int(s.c.Msg.Samples))
 	if err != nil {
 		fail(err.Error())
 		return
@@ -538,30 +495,43 @@ func (m *miner) handleStream(st network.Stream) {
 		fail("requested indices do not follow from the secret and roots")
 		return
 	}
+	refusal, err := m.writeTiles(st, s, id, idx)
+	switch {
+	case refusal != "":
+		fail(refusal)
+	case err != nil:
+		m.Log.Warn("serving tiles failed", "validator", o.Author, "err", err)
+		st.Reset()
+	default:
+		st.Close()
+	}
+}
+
+// writeTiles writes the response to a checked tile request: the batch
+// proofs of the sampled tiles' groups, then each tile, recomputed. A
+// refusal is written before anything else; err is a failed write.
+func (m *Miner) writeTiles(st network.Stream, s *served, id [32]byte, idx []uint64) (refusal string, err error) {
 	groups := s.chain.Groups(idx)
 	// Every buffer this response holds (the proofs, their sealed frame and
 	// one tile) is reserved in the stream's scope before it is built.
 	tileBytes := s.chain.Template[0].TileBytes()
 	need := tileBytes + 2*proofBytes(s.chain.Template[0].Tiles(), groups)
 	if err := st.Scope().ReserveMemory(need, network.ReservationPriorityMedium); err != nil {
-		fail("busy: proof stream memory budget exhausted")
-		return
+		return "busy: proof stream memory budget exhausted", nil
 	}
 	defer st.Scope().ReleaseMemory(need)
 	resp := &pb.TileResponse{Version: protocol.Version, ChallengeId: id[:]}
 	for _, g := range groups {
 		pr, err := commit.Prove(s.leaves[g.Step][g.Sub], g.Tiles)
 		if err != nil {
-			fail(err.Error())
-			return
+			return err.Error(), nil
 		}
 		b, _ := pr.MarshalBinary()
 		resp.Proofs = append(resp.Proofs, b)
 	}
-	head, err := protocol.Seal(m.n.key, resp)
+	head, err := protocol.Seal(m.Key, resp)
 	if err != nil {
-		fail(err.Error())
-		return
+		return err.Error(), nil
 	}
 	w := bufio.NewWriter(st)
 	err = protocol.WriteFrame(w, head)
@@ -571,7 +541,7 @@ func (m *miner) handleStream(st network.Stream) {
 			if err != nil {
 				break
 			}
-			if err = kernels.ComputeTile(m.n.ctx, m.backend, s.params[g.Step][g.Sub], x, tile); err == nil {
+			if err = kernels.ComputeTile(m.ctx, m.Backend, s.params[g.Step][g.Sub], x, tile); err == nil {
 				err = protocol.WriteFrame(w, tile)
 			}
 		}
@@ -579,12 +549,7 @@ func (m *miner) handleStream(st network.Stream) {
 	if err == nil {
 		err = w.Flush()
 	}
-	if err != nil {
-		m.n.log.Warn("serving tiles failed", "validator", o.Author, "err", err)
-		st.Reset()
-		return
-	}
-	st.Close()
+	return "", err
 }
 
 // proofBytes bounds the encoded batch proofs of groups over tiles leaves:

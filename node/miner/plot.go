@@ -1,4 +1,4 @@
-package node
+package miner
 
 import (
 	"errors"
@@ -28,14 +28,15 @@ type Plot struct {
 // leaves file belongs to its plot file.
 const plotSpotChecks = 16
 
-// OpenPlot opens the plot of bytes (rounded down to whole blocks, of the
-// network's block size and rounds) for id at path, building it first if
+// OpenPlot opens the plot of bytes (rounded down to whole blocks of
+// 2^blockLog bytes, labels of rounds hash rounds: the network's
+// plot_block_log and plot_rounds) for id at path, building it first if
 // the file does not exist. The block leaves are kept in path+".leaves" so
 // that a restart does not re-hash the plot; a leaves file that does not
 // match the plot in size or in spot-checked blocks is an error. The caller
 // closes the returned file.
-func OpenPlot(path string, id peer.ID, c NetworkConfig, bytes uint64, workers int, log *slog.Logger) (*Plot, *plot.File, error) {
-	p := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.PlotBlockLog), Rounds: c.PlotRounds}
+func OpenPlot(path string, id peer.ID, blockLog uint8, rounds uint32, bytes uint64, workers int, log *slog.Logger) (*Plot, *plot.File, error) {
+	p := plot.Plot{Miner: []byte(id), BlockLog: blockLog, Rounds: rounds}
 	p.Blocks = bytes >> p.BlockLog
 	if err := p.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("miner.plot_bytes %d: %w", bytes, err)

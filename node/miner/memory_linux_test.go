@@ -1,6 +1,6 @@
 //go:build linux
 
-package node
+package miner
 
 import (
 	"context"
@@ -64,8 +64,7 @@ func TestMinerMemoryBound(t *testing.T) {
 // It returns the process's peak RSS in KiB.
 func playMinerSteps(t *testing.T, steps int) int64 {
 	ctx := context.Background()
-	cfg := testConfig()
-	m := &miner{n: &Node{cfg: cfg}, backend: cpu.Backend{}}
+	m := &Miner{Env: Env{Backend: cpu.Backend{}}}
 	secret := [32]byte{5}
 	c := proof.Chain{ID: [32]byte{1}, Template: []proof.Params{memShape}, Steps: steps}
 	mm, err := round.NewMiner(c)
@@ -109,7 +108,7 @@ func playMinerSteps(t *testing.T, steps int) int64 {
 			t.Fatal(err)
 		}
 		for _, x := range g.Tiles {
-			if err := kernels.ComputeTile(ctx, m.backend, params[g.Step][g.Sub], x, tile); err != nil {
+			if err := kernels.ComputeTile(ctx, m.Backend, params[g.Step][g.Sub], x, tile); err != nil {
 				t.Fatal(err)
 			}
 			if commit.TileCV(tile, x) != leaves[g.Step][g.Sub][x] {

@@ -1,4 +1,4 @@
-package node
+package miner
 
 import (
 	"io"
@@ -10,7 +10,7 @@ import (
 )
 
 // slowPings replaces h's ping handler with one that answers each ping
-// after delay: a miner pretending to be farther away (RoundHooks.Delay).
+// after delay: a miner pretending to be farther away (Hooks.Delay).
 func slowPings(h host.Host, delay time.Duration) {
 	h.SetStreamHandler(ping.ID, func(s network.Stream) {
 		defer s.Reset()

@@ -1,4 +1,4 @@
-package node
+package miner
 
 import (
 	"math/rand/v2"

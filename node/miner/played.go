@@ -1,4 +1,4 @@
-package node
+package miner
 
 import (
 	"math"
@@ -58,9 +58,9 @@ type played struct {
 }
 
 // result notes a round's end: its validator's result, or abandonment.
-func (p *played) result(c *openChallenge, steps int, res *round.Result, abandoned string) {
-	r := PlayedRound{Validator: c.validator, Epoch: c.msg.Epoch, Round: c.msg.Round, Steps: steps,
-		Probe: c.msg.Probe, At: time.Now(), Verdict: "abandoned", Reason: clip(abandoned)}
+func (p *played) result(c *Challenge, steps int, res *round.Result, abandoned string) {
+	r := PlayedRound{Validator: c.Validator, Epoch: c.Msg.Epoch, Round: c.Msg.Round, Steps: steps,
+		Probe: c.Msg.Probe, At: time.Now(), Verdict: "abandoned", Reason: clip(abandoned)}
 	if res != nil {
 		r.Verdict, r.Reason, r.TFLOPS, r.Peak = "failed", clip(res.Reason), finite(res.TFLOPS), finite(res.PeakTFLOPS)
 		if res.Verified {

@@ -1,0 +1,42 @@
+package miner
+
+import (
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/proof/host"
+	"github.com/pog-network/pog/proof/host/cpuwork"
+	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/proof/host/plot"
+	"github.com/pog-network/pog/protocol/pb"
+)
+
+// Hooks alter how a miner plays rounds. Only the testnet's
+// adversaries set them.
+type Hooks struct {
+	// HoldRoots keeps roots back until a beacon is needed (burst).
+	HoldRoots bool
+	// Delay holds every root, the commitment and every ping reply back
+	// this long (a miner faking distance).
+	Delay time.Duration
+	// Skip, if set and true for a round (host false) or host round from
+	// validator, drops its stream unanswered (a miner that is up only
+	// part of the time).
+	Skip func(validator peer.ID, host bool) bool
+	// HostProve, if set, replaces cpuwork.Prove in CPU host rounds.
+	HostProve func(*cpuwork.Params) ([][]byte, error)
+	// RAMSource, if set, serves RAM host rounds instead of the dataset.
+	RAMSource func(*memwalk.Dataset) memwalk.Source
+	// PlotReader, if set, serves storage host rounds instead of the plot.
+	PlotReader func(plot.Reader, *plot.Plot) plot.Reader
+	// PongDelay, if set, makes the miner answer each ping this late, and
+	// AlterAnnounce edits each of its announces before it is signed (the
+	// memory-inflate adversary).
+	PongDelay     time.Duration
+	AlterAnnounce func(*pb.MinerAnnounce)
+	// HostTime, if set, is how long a host proof of kind ("cpu", "ram",
+	// "storage") and shape takes on the miner's host: its root is held
+	// until then (the testnet's simulated hosts, whose work takes no
+	// virtual time).
+	HostTime func(kind string, sh host.Shape) time.Duration
+}

@@ -1,0 +1,34 @@
+package miner
+
+import (
+	"testing"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// Each validator has its own place at the miner: one round in play and one
+// waiting; a third is refused whoever else is playing, and an emptied queue
+// is forgotten.
+func TestMinerQueuePerValidator(t *testing.T) {
+	m := &Miner{queues: map[peer.ID]*valQueue{}}
+	a, b := peer.ID("a"), peer.ID("b")
+	qa1, qa2 := m.enqueue(a), m.enqueue(a)
+	if qa1 == nil || qa2 == nil || qa1 != qa2 {
+		t.Fatal("a validator's round and its next were not queued together")
+	}
+	if m.enqueue(a) != nil {
+		t.Fatal("a third round from one validator was queued")
+	}
+	if m.enqueue(b) == nil {
+		t.Fatal("a flooding validator took another validator's place")
+	}
+	m.leave(a, qa1)
+	if m.enqueue(a) == nil {
+		t.Fatal("a place freed by a finished round was not reused")
+	}
+	m.leave(a, qa1)
+	m.leave(a, qa1)
+	if _, ok := m.queues[a]; ok || len(m.queues) != 1 {
+		t.Fatalf("emptied queue kept: %d queues", len(m.queues))
+	}
+}

@@ -1,0 +1,70 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/miner"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
+	"google.golang.org/protobuf/proto"
+)
+
+// newMiner is the miner role of n, reaching the node through its Env.
+func newMiner(n *Node, o Options) *miner.Miner {
+	c := o.Config
+	hooks := o.RoundHooks
+	hooks.PongDelay, hooks.AlterAnnounce = o.PongDelay, o.AlterAnnounce
+	return miner.New(miner.Env{
+		Host: n.host, Key: n.key, Log: n.log, Backend: o.Backend, Gossip: minerGossip{n},
+		Config: miner.Config{Workers: c.Miner.Workers, MaxOutputBytes: c.Miner.MaxOutputBytes,
+			AnnounceInterval: c.Miner.AnnounceInterval.Duration, QueueLength: c.Miner.QueueLength,
+			ProofWindow: c.Miner.ProofWindow.Duration, RAMBytes: c.Miner.RAMBytes,
+			ProofTimeout: c.Validator.ProofTimeout.Duration, EpochLength: c.Network.EpochLength.Duration},
+		RAMEpoch: n.ramEpoch,
+		Observe: func(at time.Time, validator peer.ID, c *pb.Challenge) {
+			n.obs.gossip(at, validator, c, nil)
+		},
+		Hooks:    hooks,
+		Hardware: o.Hardware, GPUs: o.GPUs, Plot: o.Plot,
+	})
+}
+
+// minerGossip is the node's gossip as its miner sees it (miner.Gossip).
+type minerGossip struct{ n *Node }
+
+func (g minerGossip) Publish(ctx context.Context, topic string, msg proto.Message) ([]byte, error) {
+	return g.n.publish(ctx, topic, msg)
+}
+
+// Admit finds the challenge in the view, or first checks and adds it there
+// as gossip would.
+func (g minerGossip) Admit(o *protocol.Opened, from peer.ID) (*miner.Challenge, error) {
+	v := g.n.view
+	id := protocol.ID(o.Body)
+	c := v.challenge(id)
+	if c == nil {
+		if d := v.checkChallenge(o, from, time.Now()); d.result != accept.result {
+			return nil, errors.New(d.reason)
+		}
+		if c = v.challenge(id); c == nil {
+			return nil, errors.New("challenge evicted")
+		}
+	}
+	return &miner.Challenge{ID: c.id, Validator: c.validator, Miner: c.miner, Msg: c.msg, Params: c.params}, nil
+}
+
+func (g minerGossip) AcceptsChallenges(p peer.ID) bool { return g.n.view.acceptsChallenges(p) }
+
+func (g minerGossip) SlotOpens(validator peer.ID, gpu bool, now time.Time) bool {
+	r := g.n.view.slots
+	return r == nil || r.opens(g.n.ID(), validator, gpu, now)
+}
+
+func (g minerGossip) OffSchedule(validator peer.ID) uint64 {
+	return g.n.view.offScheduleCount(validator)
+}
+
+func (g minerGossip) EpochAt(t time.Time) uint64 { return g.n.view.epochAt(t) }
