@@ -255,29 +255,14 @@ func TestEpochRecordConcurrentPut(t *testing.T) {
 	s := openMem(t, vfs.NewMem())
 	defer closeStore(t, s)
 	const writers = 8
-	errs := make(chan error, writers)
-	for i := range writers {
-		go func() { errs <- s.PutEpochRecord(1, []byte("v"), fmt.Appendf(nil, "writer %d", i)) }()
-	}
-	won := 0
-	for range writers {
-		switch err := <-errs; {
-		case err == nil:
-			won++
-		case !errors.Is(err, ErrExists):
-			t.Fatalf("PutEpochRecord: %v", err)
-		}
-	}
+	won := racePuts(t, writers, func(i int) error {
+		return s.PutEpochRecord(1, []byte("v"), fmt.Appendf(nil, "writer %d", i))
+	})
 	if won != 1 {
 		t.Fatalf("%d writers of different bytes succeeded, want 1", won)
 	}
-	for range writers {
-		go func() { errs <- s.PutEpochRecord(2, []byte("v"), []byte("same")) }()
-	}
-	for range writers {
-		if err := <-errs; err != nil {
-			t.Fatalf("PutEpochRecord of identical bytes: %v", err)
-		}
+	if won := racePuts(t, writers, func(int) error { return s.PutEpochRecord(2, []byte("v"), []byte("same")) }); won != writers {
+		t.Fatalf("%d of %d writers of identical bytes succeeded, want all", won, writers)
 	}
 }
 

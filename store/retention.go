@@ -127,14 +127,8 @@ func (s *Store) PruneEvidence(below uint64) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	if s.readOnly {
-		return ErrReadOnly
-	}
-	if err := s.Err(); err != nil {
-		return fmt.Errorf("store: refusing writes after a fault, reopen the store: %w", err)
+	if err := s.writable(); err != nil {
+		return err
 	}
 	// The bound first, in its own synced write: a crash between the two
 	// leaves evidence the bound says is gone, which audits skip, never

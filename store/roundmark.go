@@ -20,11 +20,8 @@ func (s *Store) RoundMark() (uint64, error) { return s.metaUint64(roundMarkKey, 
 func (s *Store) RaiseRoundMark(n uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.readOnly {
-		return ErrReadOnly
-	}
-	if err := s.Err(); err != nil {
-		return fmt.Errorf("store: refusing writes after a fault, reopen the store: %w", err)
+	if err := s.writable(); err != nil {
+		return err
 	}
 	if m, err := s.RoundMark(); err != nil || n <= m {
 		return err

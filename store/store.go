@@ -288,20 +288,30 @@ func (s *Store) PutRound(r *RoundRecord) error {
 	return err
 }
 
+// writable is the gate every write passes, with s.mu held: the store is
+// open, writable, and has not failed a write (after which it may hold
+// state that is not durable).
+func (s *Store) writable() error {
+	switch {
+	case s.closed.Load():
+		return ErrClosed
+	case s.readOnly:
+		return ErrReadOnly
+	}
+	if err := s.Err(); err != nil {
+		return fmt.Errorf("store: refusing writes after a fault, reopen the store: %w", err)
+	}
+	return nil
+}
+
 // putNew writes key=val with opts if key is absent, reporting whether it
 // wrote. If key is present it calls exists with the stored value (valid only
 // during the call) and returns its error. desc names the key in errors.
 func (s *Store) putNew(key, val []byte, opts *pebble.WriteOptions, desc string, exists func(stored []byte) error) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed.Load() {
-		return false, ErrClosed
-	}
-	if s.readOnly {
-		return false, ErrReadOnly
-	}
-	if err := s.Err(); err != nil {
-		return false, fmt.Errorf("store: refusing writes after a fault, reopen the store: %w", err)
+	if err := s.writable(); err != nil {
+		return false, err
 	}
 	stored, closer, err := s.db.Get(key)
 	if err == nil {

@@ -152,27 +152,33 @@ func TestExistsAndNotFound(t *testing.T) {
 func TestConcurrentPut(t *testing.T) {
 	s := openMem(t, vfs.NewMem())
 	defer closeStore(t, s)
-	const writers = 8
-	errs := make(chan error, writers)
-	for i := range writers {
-		go func() {
-			r := recordtest.Failed(1, 2, "miner")
-			r.Reason = fmt.Sprintf("writer %d", i)
-			errs <- s.PutRound(r)
-		}()
+	won := racePuts(t, 8, func(i int) error {
+		r := recordtest.Failed(1, 2, "miner")
+		r.Reason = fmt.Sprintf("writer %d", i)
+		return s.PutRound(r)
+	})
+	if won != 1 {
+		t.Fatalf("%d writers succeeded, want 1", won)
+	}
+}
+
+// racePuts runs put(0..n-1) at once and returns how many succeeded; an
+// error other than ErrExists fails the test.
+func racePuts(t *testing.T, n int, put func(i int) error) int {
+	errs := make(chan error, n)
+	for i := range n {
+		go func() { errs <- put(i) }()
 	}
 	won := 0
-	for range writers {
+	for range n {
 		switch err := <-errs; {
 		case err == nil:
 			won++
 		case !errors.Is(err, ErrExists):
-			t.Fatalf("PutRound: %v", err)
+			t.Fatalf("put: %v", err)
 		}
 	}
-	if won != 1 {
-		t.Fatalf("%d writers succeeded, want 1", won)
-	}
+	return won
 }
 
 // TestPutInvalid checks that PutRound applies validate (whose cases are in
