@@ -286,50 +286,21 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 		return exitCode(err)
 	}
 	o := node.Options{Config: cfg, Role: role, Key: key, Logger: log}
-	switch role {
-	case node.RoleMiner:
-		if o.Backend, err = openBackend(cfg.Miner.Backend, log); err != nil {
-			log.Error("cannot start", "err", err)
+	if role == node.RoleMiner {
+		closePlot, ok := minerOptions(&o, *home)
+		if !ok {
 			return 1
 		}
-		if cfg.Miner.MeasureHardware {
-			log.Info("measuring hardware (cached for a day in hw.json)")
-			rep, cached, err := hw.Cached(context.Background(), filepath.Join(*home, "hw.json"), 24*time.Hour, hw.Options{Dir: *home})
-			if err != nil && rep == nil {
-				log.Error("cannot measure hardware", "err", err)
-				return 1
-			}
-			o.Hardware, o.GPUs = announcedHardware(rep)
-			log.Info("hardware (self-measured, not scored)", "cached", cached, "gpus", len(rep.GPUs), "cores", rep.CPU.Cores, "ram_bytes", rep.RAM.TotalBytes)
-		}
-		if cfg.Miner.PlotBytes > 0 {
-			pl, f, err := openPlot(*home, cfg, key, log)
-			if err != nil {
-				log.Error("cannot open the plot", "err", err)
-				return 1
-			}
-			defer f.Close()
-			o.Plot = pl
-		}
+		defer closePlot()
 	}
 	if o.Stakes, err = node.LoadGenesis(*home, cfg); err != nil {
 		log.Error("cannot start", "err", err)
 		return exitCode(err)
 	}
-	var apiToken string
-	if cfg.Node.API != "" {
-		if apiToken, err = checkAPIConfig(*home, cfg.Node); err != nil {
-			log.Error("cannot start the api", "err", err)
-			return 1
-		}
-		o.Metrics = metrics.New()
-	}
-	// The API serves one run's node and store: started anew after a reopen.
-	withAPI := func(n *node.Node, st *store.Store) (func(), error) {
-		if cfg.Node.API == "" {
-			return func() {}, nil
-		}
-		return startAPI(*home, apiToken, cfg, n, st, o.Stakes, o.Metrics, log)
+	withAPI, err := apiOptions(&o, *home)
+	if err != nil {
+		log.Error("cannot start the api", "err", err)
+		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -342,6 +313,57 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	}
 	log.Info("stopped cleanly")
 	return 0
+}
+
+// minerOptions opens what only a miner needs: its backend, its measured
+// hardware when it announces it, and its plot, which the returned func
+// closes. It logs why when it fails.
+func minerOptions(o *node.Options, home string) (closePlot func(), ok bool) {
+	cfg, log := o.Config, o.Logger
+	var err error
+	if o.Backend, err = openBackend(cfg.Miner.Backend, log); err != nil {
+		log.Error("cannot start", "err", err)
+		return nil, false
+	}
+	if cfg.Miner.MeasureHardware {
+		log.Info("measuring hardware (cached for a day in hw.json)")
+		rep, cached, err := hw.Cached(context.Background(), filepath.Join(home, "hw.json"), 24*time.Hour, hw.Options{Dir: home})
+		if err != nil && rep == nil {
+			log.Error("cannot measure hardware", "err", err)
+			return nil, false
+		}
+		o.Hardware, o.GPUs = announcedHardware(rep)
+		log.Info("hardware (self-measured, not scored)", "cached", cached, "gpus", len(rep.GPUs), "cores", rep.CPU.Cores, "ram_bytes", rep.RAM.TotalBytes)
+	}
+	if cfg.Miner.PlotBytes == 0 {
+		return func() {}, true
+	}
+	pl, f, err := openPlot(home, cfg, o.Key, log)
+	if err != nil {
+		log.Error("cannot open the plot", "err", err)
+		return nil, false
+	}
+	o.Plot = pl
+	return func() { f.Close() }, true
+}
+
+// apiOptions checks the API's config, gives the node metrics to serve, and
+// returns what starts the API. The API serves one run's node and store, so
+// runOnce starts it anew after a reopen.
+func apiOptions(o *node.Options, home string) (func(*node.Node, *store.Store) (func(), error), error) {
+	cfg := o.Config
+	if cfg.Node.API == "" {
+		return func(*node.Node, *store.Store) (func(), error) { return func() {}, nil }, nil
+	}
+	apiToken, err := checkAPIConfig(home, cfg.Node)
+	if err != nil {
+		return nil, err
+	}
+	o.Metrics = metrics.New()
+	stakes, m, log := o.Stakes, o.Metrics, o.Logger
+	return func(n *node.Node, st *store.Store) (func(), error) {
+		return startAPI(home, apiToken, cfg, n, st, stakes, m, log)
+	}, nil
 }
 
 // storeFS is the filesystem stores are opened on; nil means the OS's.

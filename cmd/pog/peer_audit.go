@@ -35,26 +35,9 @@ func runPeerAudit(addr, validator, home string, epoch int64, jsonOut bool, stdou
 	if err != nil {
 		return fail(2, "--peer %q: %v (want a multiaddr ending in /p2p/PEER-ID)", addr, err)
 	}
-	opts := node.PeerAuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()}
-	if validator != "" {
-		v, err := peer.Decode(validator)
-		if err != nil {
-			return fail(2, "--validator %q: %v", validator, err)
-		}
-		opts.Validators = []peer.ID{v}
-	}
-	if epoch >= 0 {
-		e := uint64(epoch)
-		opts.Epoch = &e
-	}
-	if home != "" { // only its genesis stakes: its store may be in use
-		cfg, err := node.LoadConfig(home)
-		if err != nil {
-			return fail(exitCode(err), "%v", err)
-		}
-		if opts.Stakes, err = node.StakeSet(home, cfg); err != nil {
-			return fail(exitCode(err), "%v", err)
-		}
+	opts, code, err := peerAuditOptions(validator, home, epoch)
+	if err != nil {
+		return fail(code, "%v", err)
 	}
 	h, err := node.NewAuditHost()
 	if err != nil {
@@ -63,7 +46,7 @@ func runPeerAudit(addr, validator, home string, epoch int64, jsonOut bool, stdou
 	defer h.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), peerAuditTimeout)
 	defer cancel()
-	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+	cctx, ccancel := context.WithTimeout(ctx, peerDialTimeout)
 	err = h.Connect(cctx, *info)
 	ccancel()
 	if err != nil {
@@ -76,21 +59,68 @@ func runPeerAudit(addr, validator, home string, epoch int64, jsonOut bool, stdou
 	if jsonOut {
 		writeJSON(stdout, rep)
 	} else {
-		fmt.Fprintf(stdout, "peer           %s\nvalidators     %s (evidence of %d epochs fetched)\n", info.ID, orNone(rep.Audited), rep.EvidenceEpochs)
-		fmt.Fprintf(stdout, "epoch records  %d (%d recomputed from evidence)\nround records  %d (%d proofs re-verified)\nequivocations  %d proofs checked\nconsensus      %d epochs recomputed\n",
-			rep.EpochRecords, rep.Recomputed, rep.Rounds, rep.ProofsVerified, rep.Equivocations, len(rep.ConsensusHashes))
-		for _, v := range rep.Audited {
-			if b, ok := rep.PrunedBelow[v]; ok {
-				fmt.Fprintf(stdout, "pruned         %s keeps evidence from epoch %d; weights recomputed from its checkpoint of epoch %d\n", v, b, b-1)
-			}
+		printPeerAudit(stdout, info.ID, rep)
+	}
+	code = peerAuditVerdict(stderr, rep)
+	if code == 0 && !jsonOut {
+		fmt.Fprintln(stdout, "audit          OK")
+	}
+	return code
+}
+
+// peerDialTimeout bounds reaching the audited peer, a small part of
+// peerAuditTimeout.
+const peerDialTimeout = 30 * time.Second
+
+// peerAuditOptions turns the flags into the audit's options. On failure it
+// also returns the exit code: 2 for a malformed --validator, the config's
+// own code for an unreadable home.
+func peerAuditOptions(validator, home string, epoch int64) (node.PeerAuditOptions, int, error) {
+	opts := node.PeerAuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()}
+	if validator != "" {
+		v, err := peer.Decode(validator)
+		if err != nil {
+			return opts, 2, fmt.Errorf("--validator %q: %v", validator, err)
 		}
-		if rep.Pruned > 0 {
-			fmt.Fprintf(stdout, "               %d records of pruned epochs checked without their evidence\n", rep.Pruned)
+		opts.Validators = []peer.ID{v}
+	}
+	if epoch >= 0 {
+		e := uint64(epoch)
+		opts.Epoch = &e
+	}
+	if home != "" { // only its genesis stakes: its store may be in use
+		cfg, err := node.LoadConfig(home)
+		if err != nil {
+			return opts, exitCode(err), err
 		}
-		for _, u := range rep.Unfetched {
-			fmt.Fprintf(stdout, "not fetched    %s\n", u)
+		if opts.Stakes, err = node.StakeSet(home, cfg); err != nil {
+			return opts, exitCode(err), err
 		}
 	}
+	return opts, 0, nil
+}
+
+// printPeerAudit writes the report's table: what was fetched and checked.
+func printPeerAudit(stdout io.Writer, id peer.ID, rep *node.PeerAuditReport) {
+	fmt.Fprintf(stdout, "peer           %s\nvalidators     %s (evidence of %d epochs fetched)\n", id, orNone(rep.Audited), rep.EvidenceEpochs)
+	fmt.Fprintf(stdout, "epoch records  %d (%d recomputed from evidence)\nround records  %d (%d proofs re-verified)\nequivocations  %d proofs checked\nconsensus      %d epochs recomputed\n",
+		rep.EpochRecords, rep.Recomputed, rep.Rounds, rep.ProofsVerified, rep.Equivocations, len(rep.ConsensusHashes))
+	for _, v := range rep.Audited {
+		if b, ok := rep.PrunedBelow[v]; ok {
+			fmt.Fprintf(stdout, "pruned         %s keeps evidence from epoch %d; weights recomputed from its checkpoint of epoch %d\n", v, b, b-1)
+		}
+	}
+	if rep.Pruned > 0 {
+		fmt.Fprintf(stdout, "               %d records of pruned epochs checked without their evidence\n", rep.Pruned)
+	}
+	for _, u := range rep.Unfetched {
+		fmt.Fprintf(stdout, "not fetched    %s\n", u)
+	}
+}
+
+// peerAuditVerdict reports the audit's failures on stderr and returns the
+// exit code: 1 if a check failed or no validator's evidence came whole.
+func peerAuditVerdict(stderr io.Writer, rep *node.PeerAuditReport) int {
 	code := 0
 	if len(rep.Problems) > 0 {
 		fmt.Fprintf(stderr, "pog audit: FAILED: %s\n", rep.Problems[0])
@@ -102,9 +132,6 @@ func runPeerAudit(addr, validator, home string, epoch int64, jsonOut bool, stdou
 	if len(rep.Audited) == 0 {
 		fmt.Fprintln(stderr, "pog audit: no validator's round evidence could be fetched whole, so no weight was recomputed")
 		code = 1
-	}
-	if code == 0 && !jsonOut {
-		fmt.Fprintln(stdout, "audit          OK")
 	}
 	return code
 }
