@@ -1,11 +1,11 @@
 package store
 
 import (
-	"github.com/pog-network/pog/protocol/record/recordtest"
 	"path/filepath"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pog-network/pog/protocol/record/recordtest"
 )
 
 // BenchmarkPutRound is one synced round record on the OS's disk, head

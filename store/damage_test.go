@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/pog-network/pog/protocol/record"
-	"github.com/pog-network/pog/protocol/record/recordtest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +14,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pog-network/pog/protocol/record"
+	"github.com/pog-network/pog/protocol/record/recordtest"
 )
 
 // The fixture's size: a stopped validator's home of the kind the issue

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/pog-network/pog/protocol/record/recordtest"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -14,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+	"github.com/pog-network/pog/protocol/record/recordtest"
 )
 
 // envelopeKind abstracts over epoch records and announces, whose storage

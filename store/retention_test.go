@@ -2,12 +2,12 @@ package store
 
 import (
 	"errors"
-	"github.com/pog-network/pog/protocol/record/recordtest"
 	"math"
 	"reflect"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pog-network/pog/protocol/record/recordtest"
 )
 
 func TestCheckpoints(t *testing.T) {

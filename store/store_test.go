@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/pog-network/pog/protocol/record"
-	"github.com/pog-network/pog/protocol/record/recordtest"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -17,6 +15,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+	"github.com/pog-network/pog/protocol/record"
+	"github.com/pog-network/pog/protocol/record/recordtest"
 )
 
 const testDir = "db"
