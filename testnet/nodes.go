@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -354,31 +353,13 @@ type events interface {
 	scores(s map[peer.ID]float64)
 }
 
-// startNode opens m's store and runs its node until ctx ends. A delayed
-// miner reaches its bootstrap peers through delay proxies and listens on
-// nothing, so that every message it sends or receives is delayed.
+// startNode opens m's store and runs its node until ctx ends.
 func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec minerSpec, ev events) error {
 	dd := &netlab.DelayedDialer{}
-	var transport []libp2p.Option
-	storeOpts := store.Options{}
-	if r.sim != nil {
-		// Simulated links carry the delay; the store lives in memory.
-		var listen string
-		listen, transport = r.sim.Endpoint(m.info.Name, spec.delay)
-		if spec.adversary == "absent" {
-			r.absence = newAbsence(cfg, m.id, r.stakes())
-			transport = append(transport, libp2p.ConnectionGater(r.absence.gater()))
-		}
-		cfg.Node.Listen = []string{listen}
-		storeOpts.FS = r.storeFaultFS(m, r.sim.StoreFS(filepath.Join(m.home, node.StoreDir)))
-	} else if spec.delay > 0 {
-		boot, err := dd.Rewrite(cfg.Node.Bootstrap, spec.delay)
-		if err != nil {
-			dd.Close()
-			return fmt.Errorf("%s: %w", m.info.Name, err)
-		}
-		// No listener: no peer can reach it but through a proxy it dialled.
-		cfg.Node.Bootstrap, cfg.Node.Listen = boot, nil
+	transport, storeOpts, err := r.nodeNetwork(m, &cfg, spec, dd)
+	if err != nil {
+		dd.Close()
+		return err
 	}
 	m.bootstrap = cfg.Node.Bootstrap
 	st, err := store.Open(filepath.Join(m.home, node.StoreDir), storeOpts)
@@ -398,76 +379,12 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 	}
 	switch role {
 	case node.RoleValidator:
-		o.OnRecord = func(rec *store.RoundRecord) { ev.round(name, rec) }
-		o.OnScores = ev.scores
-		if spec.adversary == "dishonest-validator" {
-			o.AlterEpochRecord = skewWeights
-		}
-		if spec.adversary == "equivocator" {
-			o.EquivocateEpochRecord = equivocate
-		}
-		if spec.adversary == "squatter" {
-			o.Squat = r.squatVictims
-		}
+		r.validatorOptions(&o, name, spec, ev)
 	case node.RoleMiner:
-		p := profileByName(spec.profile)
-		dev := spec.device
-		if dev == nil {
-			dev = adversary.NewOwnDevice(p.FP16TFLOPS * r.cfg.Scale).InVirtualTime(r.cfg.Sim)
-			if p.GPU == "" {
-				dev.Load = spec.load // the job shares a CPU miner's device
-			}
-		}
-		o.Backend = &adversary.Backend{Device: dev, Extra: spec.extra, Mode: spec.mode, Share: spec.share}
-		shown := p
-		if spec.announce != "" {
-			shown = profileByName(spec.announce)
-		}
-		o.Hardware, o.GPUs = shown.Host, announcedGPUs(shown.GPU, shown.MemoryMB)
-		o.RoundHooks = spec.hooks
-		adversary.Announce(&o, spec.adversary, r.cfg.EpochLength)
-		if spec.hostShare > 1 {
-			// One host split between identities: each announces the
-			// share it holds (its cores are time-shared, and announced
-			// figures earn nothing anyway).
-			p.Host = scaledHost(p.Host, 1/float64(spec.hostShare))
-			o.Hardware = scaledHost(shown.Host, 1/float64(spec.hostShare))
-		}
-		if plotFile, err = minerHost(&o, m.home, m.id, p, spec.adversary, o.Logger); err != nil {
+		if plotFile, err = r.minerOptions(&o, m, spec); err != nil {
 			st.Close()
 			dd.Close()
 			return fmt.Errorf("%s: %w", name, err)
-		}
-		if r.sim != nil {
-			o.RoundHooks.HostTime = adversary.HostTime(p.Host, spec.adversary, spec.load)
-			if spec.adversary == "storage-regen" {
-				o.RoundHooks.PlotReader = nil // its reads take adversary.RegenBlockNs
-			}
-		}
-		switch spec.adversary {
-		case "host-overclaim":
-			o.Hardware = scaledHost(shown.Host, 4) // honest GPU, 4× its host
-		case "cpu-on-gpu":
-			o.RoundHooks.HostProve = adversary.GPUHostProve
-		case "intermittent":
-			// Up for one round in adversary.IntermittentPeriod of each validator's,
-			// counting GPU and host rounds apart: it drops the others.
-			// (One count for both let the answered ones fall on GPU rounds
-			// more often than one in ten: up to a quarter of them in an
-			// epoch, and 3.3× its due.)
-			type key struct {
-				v    peer.ID
-				host bool
-			}
-			var mu sync.Mutex
-			seen := map[key]int{}
-			o.RoundHooks.Skip = func(v peer.ID, host bool) bool {
-				mu.Lock()
-				defer mu.Unlock()
-				k := key{v, host}
-				seen[k]++
-				return (seen[k]-1)%adversary.IntermittentPeriod != 0
-			}
 		}
 	}
 	// Its own context: a crash fault stops it as the run's end does, by
@@ -493,6 +410,98 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		r.nodeStopped(m, n.Run(ctx))
 	}()
 	return nil
+}
+
+// nodeNetwork puts m on the run's network: on the simulated one its
+// transport (the absent miner's behind its gater) and an in-memory store;
+// on loopback a delayed miner reaches its bootstrap peers through delay
+// proxies (dd) and listens on nothing, so that every message it sends or
+// receives is delayed.
+func (r *run) nodeNetwork(m *member, cfg *node.Config, spec minerSpec, dd *netlab.DelayedDialer) ([]libp2p.Option, store.Options, error) {
+	storeOpts := store.Options{}
+	if r.sim != nil {
+		// Simulated links carry the delay; the store lives in memory.
+		listen, transport := r.sim.Endpoint(m.info.Name, spec.delay)
+		if spec.adversary == "absent" {
+			r.absence = newAbsence(*cfg, m.id, r.stakes())
+			transport = append(transport, libp2p.ConnectionGater(r.absence.gater()))
+		}
+		cfg.Node.Listen = []string{listen}
+		storeOpts.FS = r.storeFaultFS(m, r.sim.StoreFS(filepath.Join(m.home, node.StoreDir)))
+		return transport, storeOpts, nil
+	}
+	if spec.delay > 0 {
+		boot, err := dd.Rewrite(cfg.Node.Bootstrap, spec.delay)
+		if err != nil {
+			return nil, storeOpts, fmt.Errorf("%s: %w", m.info.Name, err)
+		}
+		// No listener: no peer can reach it but through a proxy it dialled.
+		cfg.Node.Bootstrap, cfg.Node.Listen = boot, nil
+	}
+	return nil, storeOpts, nil
+}
+
+// validatorOptions reports validator name's rounds and scores to ev, and
+// plays spec's adversary, if any.
+func (r *run) validatorOptions(o *node.Options, name string, spec minerSpec, ev events) {
+	o.OnRecord = func(rec *store.RoundRecord) { ev.round(name, rec) }
+	o.OnScores = ev.scores
+	switch spec.adversary {
+	case "dishonest-validator":
+		o.AlterEpochRecord = skewWeights
+	case "equivocator":
+		o.EquivocateEpochRecord = equivocate
+	case "squatter":
+		o.Squat = r.squatVictims
+	}
+}
+
+// minerOptions gives miner m its simulated device, the GPUs and host it
+// announces, its host (dataset and plot, returned to close) and what
+// spec's adversary bends.
+func (r *run) minerOptions(o *node.Options, m *member, spec minerSpec) (io.Closer, error) {
+	p := profileByName(spec.profile)
+	dev := spec.device
+	if dev == nil {
+		dev = adversary.NewOwnDevice(p.FP16TFLOPS * r.cfg.Scale).InVirtualTime(r.cfg.Sim)
+		if p.GPU == "" {
+			dev.Load = spec.load // the job shares a CPU miner's device
+		}
+	}
+	o.Backend = &adversary.Backend{Device: dev, Extra: spec.extra, Mode: spec.mode, Share: spec.share}
+	shown := p
+	if spec.announce != "" {
+		shown = profileByName(spec.announce)
+	}
+	o.Hardware, o.GPUs = shown.Host, announcedGPUs(shown.GPU, shown.MemoryMB)
+	o.RoundHooks = spec.hooks
+	adversary.Announce(o, spec.adversary, r.cfg.EpochLength)
+	if spec.hostShare > 1 {
+		// One host split between identities: each announces the
+		// share it holds (its cores are time-shared, and announced
+		// figures earn nothing anyway).
+		p.Host = scaledHost(p.Host, 1/float64(spec.hostShare))
+		o.Hardware = scaledHost(shown.Host, 1/float64(spec.hostShare))
+	}
+	plotFile, err := minerHost(o, m.home, m.id, p, spec.adversary, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if r.sim != nil {
+		o.RoundHooks.HostTime = adversary.HostTime(p.Host, spec.adversary, spec.load)
+		if spec.adversary == "storage-regen" {
+			o.RoundHooks.PlotReader = nil // its reads take adversary.RegenBlockNs
+		}
+	}
+	switch spec.adversary {
+	case "host-overclaim":
+		o.Hardware = scaledHost(shown.Host, 4) // honest GPU, 4× its host
+	case "cpu-on-gpu":
+		o.RoundHooks.HostProve = adversary.GPUHostProve
+	case "intermittent":
+		o.RoundHooks.Skip = adversary.Intermittent()
+	}
+	return plotFile, nil
 }
 
 func freePort() (int, error) {

@@ -91,8 +91,24 @@ func (r *run) startProcs(ctx context.Context) error {
 		}
 		r.lab = lab
 	}
-	// Groups are child processes: validators first, so every miner can
-	// bootstrap from all of them.
+	groups, specs := r.childGroups()
+	validators, nss, err := r.prepareGroups(groups, specs)
+	if err != nil {
+		return err
+	}
+	for i, g := range groups {
+		if err := r.startChild(exe, i, g, nss[i]); err != nil {
+			return err
+		}
+	}
+	return r.startAttackers(ctx, validators, connectChild)
+}
+
+// childGroups are the child processes to run, each its members:
+// validators first, so every miner can bootstrap from all of them, then a
+// process per miner, the sybil pair's and the timeshare group's last. It
+// returns the miners' specs by name too.
+func (r *run) childGroups() ([][]childMember, map[string]minerSpec) {
 	var groups [][]childMember
 	nv := r.cfg.Validators
 	for i := 0; i < nv; i++ {
@@ -123,6 +139,14 @@ func (r *run) startProcs(ctx context.Context) error {
 			groups = append(groups, g)
 		}
 	}
+	return groups, specs
+}
+
+// prepareGroups prepares every member's home, each group on its own lab
+// host with --netns, and notes half the honest miners as the ones a
+// partition cuts off. It returns the validators and each group's
+// namespace.
+func (r *run) prepareGroups(groups [][]childMember, specs map[string]minerSpec) ([]*member, []string, error) {
 	var vaddrs []string
 	var validators []*member
 	nss := make([]string, len(groups))
@@ -132,7 +156,7 @@ func (r *run) startProcs(ctx context.Context) error {
 		if r.lab != nil {
 			ns, addr, err := r.lab.Host(gi, r.cfg.NetemDelay, r.cfg.NetemLoss)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
 			nss[gi], host = ns, addr
 		}
@@ -144,16 +168,15 @@ func (r *run) startProcs(ctx context.Context) error {
 			if cm.Role == "validator" {
 				m, _, err := r.prepareHome(cm.Name, node.RoleValidator, minerSpec{adversary: cm.Adversary, offset: cm.Offset}, append([]string(nil), vaddrs...), listen)
 				if err != nil {
-					return err
+					return nil, nil, err
 				}
 				vaddrs = append(vaddrs, m.addr)
 				validators = append(validators, m)
 				continue
 			}
 			if _, _, err := r.prepareHome(cm.Name, node.RoleMiner, specs[cm.Name], vaddrs, listen); err != nil {
-				return err
+				return nil, nil, err
 			}
-			// Half the honest miners are the ones a partition cuts off.
 			if cm.Adversary == "" {
 				if honestMiners%2 == 0 {
 					r.cut = append(r.cut, gi)
@@ -163,57 +186,64 @@ func (r *run) startProcs(ctx context.Context) error {
 			}
 		}
 	}
-	for i, g := range groups {
-		spec := childSpec{Out: r.cfg.Out, Scale: r.cfg.Scale, EpochLength: r.cfg.EpochLength, Validators: r.cfg.Validators,
-			Adversaries: r.cfg.Adversaries, Members: g}
-		path := filepath.Join(r.cfg.Out, "nodes", fmt.Sprintf("child-%d.json", i))
-		b, _ := json.Marshal(spec)
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			return err
-		}
-		cmd := exec.Command(exe, "testnet-node", "--spec", path)
-		if r.lab != nil {
-			cmd = exec.Command("ip", "netns", "exec", nss[i], exe, "testnet-node", "--spec", path)
-		}
-		cmd.Stderr = io.Discard
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return err
-		}
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("starting %s: %w", exe, err)
-		}
-		c := &child{cmd: cmd, done: make(chan error, 1)}
-		r.children = append(r.children, c)
-		go func() {
-			sc := bufio.NewScanner(out)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			for sc.Scan() {
-				var ev event
-				if json.Unmarshal(sc.Bytes(), &ev) == nil {
-					r.onEvent(ev)
-				}
-			}
-			c.done <- cmd.Wait()
-		}()
+	return validators, nss, nil
+}
+
+// startChild writes group i's spec and starts its process (in namespace
+// ns with --netns), reading its events until it exits.
+func (r *run) startChild(exe string, i int, g []childMember, ns string) error {
+	spec := childSpec{Out: r.cfg.Out, Scale: r.cfg.Scale, EpochLength: r.cfg.EpochLength, Validators: r.cfg.Validators,
+		Adversaries: r.cfg.Adversaries, Members: g}
+	path := filepath.Join(r.cfg.Out, "nodes", fmt.Sprintf("child-%d.json", i))
+	b, _ := json.Marshal(spec)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return err
 	}
-	return r.startAttackers(ctx, validators, func(ctx context.Context, a *adversary.Attacker, v *member) error {
-		info, err := peer.AddrInfoFromString(v.addr)
-		if err != nil {
+	cmd := exec.Command(exe, "testnet-node", "--spec", path)
+	if r.lab != nil {
+		cmd = exec.Command("ip", "netns", "exec", ns, exe, "testnet-node", "--spec", path)
+	}
+	cmd.Stderr = io.Discard
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", exe, err)
+	}
+	c := &child{cmd: cmd, done: make(chan error, 1)}
+	r.children = append(r.children, c)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var ev event
+			if json.Unmarshal(sc.Bytes(), &ev) == nil {
+				r.onEvent(ev)
+			}
+		}
+		c.done <- cmd.Wait()
+	}()
+	return nil
+}
+
+// connectChild connects attacker a to validator v in its child process,
+// which may still be starting: it retries briefly.
+func connectChild(ctx context.Context, a *adversary.Attacker, v *member) error {
+	info, err := peer.AddrInfoFromString(v.addr)
+	if err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		if err = a.Host.Connect(ctx, *info); err == nil || i == 50 {
 			return err
 		}
-		// The validator process may still be starting: retry briefly.
-		for i := 0; ; i++ {
-			if err = a.Host.Connect(ctx, *info); err == nil || i == 50 {
-				return err
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(100 * time.Millisecond):
-			}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
 		}
-	})
+	}
 }
 
 func (r *run) onEvent(ev event) {

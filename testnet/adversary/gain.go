@@ -20,9 +20,6 @@ const (
 	MaxTimeshareGain = 1.1
 )
 
-// IntermittentPeriod: the intermittent adversary answers one round in it.
-const IntermittentPeriod = 10
-
 // noProfitGain is the gain reported when the honest reference earned
 // nothing but the adversary did: any finite limit fails on it.
 const noProfitGain = 1e6
