@@ -25,7 +25,8 @@ func tileCV(tile []byte, counter uint64) [8]uint32 {
 	case !useAVX512 || len(tile) < group:
 		return tileCVGuts(tile, counter)
 	case len(tile) <= smallTile:
-		// Zeroing the 32 KiB scratch would slow 16 KiB tiles by ~8%.
+		// A scratch sized for small tiles: zeroing the full one costs them
+		// a visible share of their hashing (BENCHMARKS.md §2).
 		var cvs [smallTile / ChunkSize][8]uint32
 		return treeCV(cvs[:], tile, counter)
 	}

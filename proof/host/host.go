@@ -89,8 +89,8 @@ func Leaf(tag string, index uint64, state []byte) commit.CV {
 }
 
 // Commit returns the checkpoint tree's root over states (one per leaf, in
-// leaf order). The leaves are hashed on every CPU: a leaf costs about 2 µs
-// and the commitment is inside the validator's timing.
+// leaf order). The leaves are hashed on every CPU, since the commitment
+// is inside the validator's timing.
 func Commit(tag string, states [][]byte) (commit.CV, []commit.CV, error) {
 	leaves := make([]commit.CV, len(states))
 	w := min(runtime.GOMAXPROCS(0), max(1, len(states)/commitChunk))

@@ -4,8 +4,10 @@ import "math"
 
 // CPUCyclesPerStep converts the CPU host proof's credited chain steps to
 // the core·GHz the CPU part is normalised by (SPEC §23.7): one 16-lane
-// step counts as 64 cycles, so a core of this project's 2.1 GHz benchmark
-// machine, at 29 ns per step, is 2.2 core·GHz.
+// step counts as 64 cycles, calibrated so that a core of the development
+// machine counts at about its clock (SPEC §23.7 gives the figures;
+// docs/design/0006-host-reference-units.md why it is not yet a reference
+// CPU's).
 const CPUCyclesPerStep = 64
 
 // HostMeasurement is what a validator's host proofs (SPEC §23) credited a
