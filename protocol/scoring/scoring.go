@@ -87,10 +87,10 @@ type Input struct {
 	Miner    string
 	Rounds   []Round
 	Hardware Hardware // announced
-	// ProvenHost is the part of the host's CPU, RAM and storage figures a
-	// validator-measured proof covers (GPUNames unused). No such proof
-	// exists yet (SPEC §18), so callers pass the zero value and the host
-	// parts are 0.
+	// ProvenHost is the part of the host's CPU, RAM and storage figures
+	// the validators' host proofs credited (HostMeasurement.ProvenHost;
+	// GPUNames unused). Zero when no host proof was credited, and the host
+	// parts are then 0 (SPEC §23.7).
 	ProvenHost Hardware
 	Penalty    float64 // Score.Penalty of the miner's previous epoch; 0 if none
 }
@@ -146,8 +146,9 @@ type Score struct {
 //	hostAvail  = Avail, or 1 for a miner with no rounds (host proofs alone)
 //	Total      = GPUWeight·GPU + CPUWeight·CPU + RAMWeight·RAM + StorageWeight·Storage
 //
-// Credited memory is the proven memory, at most the announced GPUs' (see memoryCredit). Host parts use in.ProvenHost, never the announce; announced host
-// figures without a proof are flagged as uncredited. The penalty returned is
+// Credited memory is the proven memory, at most the announced GPUs' (see
+// memoryCredit). Host parts use in.ProvenHost, never the announce; announced
+// host figures without a proof are flagged as uncredited. The penalty returned is
 // the one to carry into the next epoch. Explain returns the same score with
 // every figure behind it.
 func ScoreMiner(c Config, in Input) Score {
