@@ -126,9 +126,9 @@ func TestCheckTileKernelsAgree(t *testing.T) {
 }
 
 // The sums of the vector kernels grow with the tile edge (y = B_J·r) and
-// with K (each row of A against y): honest tiles at MaxTile and at MaxK, with
-// every r at p61−1, must pass every kernel, and extreme wrong values fail
-// alike.
+// with K (each row of A against y; TestVecBounds states the bounds): honest
+// tiles at MaxTile and at MaxK, with every r at p61−1, must pass every
+// kernel, and extreme wrong values fail alike.
 func TestCheckTileKernelsAtBounds(t *testing.T) {
 	for _, prec := range []Precision{FP16, FP32} {
 		for _, shape := range [][2]uint32{{MaxTile, 16}, {MinTile, prec.MaxK()}} {

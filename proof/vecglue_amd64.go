@@ -33,7 +33,7 @@ type vecArgs struct {
 // Limbs: a field element x < 2^61 enters the multiplies as xa = x mod 2^31
 // and xb = x >> 31 < 2^30, so every product of an entry (at most 2^13 − 1)
 // and a limb is below 2^44: exact in VPMULUDQ's 64-bit product and in
-// VPMADD52LUQ's 52-bit one. Sums stay far below 2^64 (vecBounds):
+// VPMADD52LUQ's 52-bit one. Sums stay far below 2^64 (TestVecBounds):
 //   - bside: per slot Σ over at most MaxTile = 2^9 columns of entry·limb,
 //     entries of B at most 15 (fp16) or 1 (fp32): < 2^9·2^4·2^31 = 2^44;
 //   - aside: per row Σ over all lanes and K ≤ MaxK of entry·limb, entries of
