@@ -1,20 +1,15 @@
 package testnet
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/node/miner"
-	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/testnet/adversary"
@@ -114,7 +109,7 @@ func minerHost(o *node.Options, home string, id peer.ID, p Profile, class string
 	o.Plot = pl
 	switch class {
 	case "ram-on-disk":
-		o.RoundHooks.RAMSource = (&diskRAM{path: filepath.Join(home, "ram.dataset"), log: log}).source
+		o.RoundHooks.RAMSource = (&adversary.DiskRAM{Path: filepath.Join(home, "ram.dataset"), Log: log}).Source
 	case "storage-regen":
 		// The plot was built once for its root and leaves; the audits
 		// take a regeneration's time for every block they read.
@@ -122,48 +117,4 @@ func minerHost(o *node.Options, home string, id peer.ID, p Profile, class string
 		o.RoundHooks.PlotReader = func(r plot.Reader, _ *plot.Plot) plot.Reader { return adversary.SlowRegen{Reader: r, Cost: cost} }
 	}
 	return f, nil
-}
-
-// diskRAM is the ram-on-disk adversary: it keeps its dataset in a file
-// and reads one item per walk step from it.
-type diskRAM struct {
-	path string
-	log  *slog.Logger
-	mu   sync.Mutex
-	of   *memwalk.Dataset
-	src  *memwalk.DiskSource
-}
-
-// source serves d from the file, writing it there first if d is new. If
-// the file cannot be written it serves d itself (and says so).
-func (r *diskRAM) source(d *memwalk.Dataset) memwalk.Source {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.of == d {
-		return r.src
-	}
-	if r.src != nil {
-		r.src.Close()
-	}
-	r.of, r.src = d, nil
-	err := removeIfExists(r.path)
-	if err == nil {
-		err = d.WriteFile(r.path)
-	}
-	if err == nil {
-		r.src, err = memwalk.OpenDiskSource(r.path, d.Items())
-	}
-	if err != nil {
-		r.log.Error("ram-on-disk cannot keep its dataset on disk", "err", err)
-		r.of = nil
-		return d
-	}
-	return r.src
-}
-
-func removeIfExists(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
 }

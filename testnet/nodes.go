@@ -423,8 +423,8 @@ func (r *run) nodeNetwork(m *member, cfg *node.Config, spec minerSpec, dd *netla
 		// Simulated links carry the delay; the store lives in memory.
 		listen, transport := r.sim.Endpoint(m.info.Name, spec.delay)
 		if spec.adversary == "absent" {
-			r.absence = newAbsence(*cfg, m.id, r.stakes())
-			transport = append(transport, libp2p.ConnectionGater(r.absence.gater()))
+			r.absence = adversary.NewAbsence(*cfg, m.id, r.stakes())
+			transport = append(transport, libp2p.ConnectionGater(r.absence.Gater()))
 		}
 		cfg.Node.Listen = []string{listen}
 		storeOpts.FS = r.storeFaultFS(m, r.sim.StoreFS(filepath.Join(m.home, node.StoreDir)))

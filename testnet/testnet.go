@@ -16,6 +16,7 @@ import (
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
+	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/report"
 )
@@ -150,7 +151,7 @@ type member struct {
 // run is the state of one testnet run.
 type run struct {
 	cfg       Config
-	absence   *absence // the absent adversary's windows; nil without it
+	absence   *adversary.Absence // the absent adversary's windows; nil without it
 	start     time.Time
 	wallStart time.Duration // wallNow at the start
 	members   []*member

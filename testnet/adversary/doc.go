@@ -3,10 +3,12 @@
 // that bend it (lazy, precision, replay, sybil, slow; Backend), the device
 // time identities share (timeshare; Device), host proofs played badly
 // (cpu-on-gpu, ram-on-disk, storage-regen; HostTime, GPUHostProve,
-// SlowRegen), announces that inflate (memory-inflate, gpu-overannounce;
-// Announce), a CPU job beside an honest miner (loaded; Load) and bare
-// gossip peers (spammer, forger; Attacker). It also holds what an
-// adversary may gain: each one's gain over honest work on its real
-// hardware, and the limits it is judged against (Profitability, PaidCheck).
-// Package testnet decides who plays which, runs them and checks the rest.
+// DiskRAM, SlowRegen), rounds skipped (intermittent; Intermittent), a
+// miner present only in its owned slots (absent; Absence), announces that
+// inflate (memory-inflate, gpu-overannounce; Announce), a CPU job beside
+// an honest miner (loaded; Load) and bare gossip peers (spammer, forger;
+// Attacker). It also holds what an adversary may gain: each one's gain
+// over honest work on its real hardware, and the limits it is judged
+// against (Profitability, PaidCheck). Package testnet decides who plays
+// which, runs them and checks the rest.
 package adversary

@@ -1,11 +1,16 @@
 package adversary
 
 import (
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/pog-network/pog/proof/host/cpuwork"
+	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
 )
 
@@ -72,4 +77,48 @@ func RegenCost(p *plot.Plot) time.Duration {
 	}
 	slices.Sort(ts)
 	return ts[len(ts)/2]
+}
+
+// DiskRAM is the ram-on-disk adversary: it keeps its dataset in a file
+// and reads one item per walk step from it.
+type DiskRAM struct {
+	Path string
+	Log  *slog.Logger
+	mu   sync.Mutex
+	of   *memwalk.Dataset
+	src  *memwalk.DiskSource
+}
+
+// Source serves d from the file, writing it there first if d is new. If
+// the file cannot be written it serves d itself (and says so).
+func (r *DiskRAM) Source(d *memwalk.Dataset) memwalk.Source {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.of == d {
+		return r.src
+	}
+	if r.src != nil {
+		r.src.Close()
+	}
+	r.of, r.src = d, nil
+	err := removeIfExists(r.Path)
+	if err == nil {
+		err = d.WriteFile(r.Path)
+	}
+	if err == nil {
+		r.src, err = memwalk.OpenDiskSource(r.Path, d.Items())
+	}
+	if err != nil {
+		r.Log.Error("ram-on-disk cannot keep its dataset on disk", "err", err)
+		r.of = nil
+		return d
+	}
+	return r.src
+}
+
+func removeIfExists(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
