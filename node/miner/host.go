@@ -7,24 +7,19 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
-	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/internal/stream"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
-	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/round"
 )
 
-import ()
-
 // handleHost answers a host round a validator opened: one at a time, from
-// validators this node accepts challenges from, for this miner's ID, at
-// most hostround.MaxWork steps.
+// validators this node accepts challenges from, in their slots.
 func (m *Miner) handleHost(st network.Stream) {
 	from := st.Conn().RemotePeer()
 	end := stream.End{S: st}
@@ -57,79 +52,119 @@ func (m *Miner) handleHost(st network.Stream) {
 	end.Close()
 }
 
-// serveHost answers the round on st and notes its kind, shape and timing
-// in h.
+// serveHost plays the miner's side of the host round on st
+// (hostround.Miner) and notes its kind, shape and timing in h.
 func (m *Miner) serveHost(st network.Stream, h *PlayedHostRound) error {
 	st.SetDeadline(time.Now().Add(m.waitCap()))
-	r, w := bufio.NewReader(st), bufio.NewWriter(st)
-	raw, err := protocol.ReadFrame(r, hostround.MaxChallenge)
+	d := &hostDriver{m: m, st: st, r: bufio.NewReader(st), w: bufio.NewWriter(st), h: h,
+		hm: hostround.NewMiner(hostround.MinerPlan{Miner: []byte(m.Host.ID()), Lag: round.OpeningLag})}
+	raw, err := protocol.ReadFrame(d.r, hostround.MaxChallenge)
 	if err != nil {
 		return err
 	}
-	ch, err := hostround.DecodeChallenge(raw)
-	if err != nil {
-		return err
+	acts := d.hm.Step(hostround.Challenged{Frame: raw})
+	if ch := d.hm.Challenge(); ch != nil {
+		pr := ch.Proof
+		h.Kind, h.Chains, h.Steps, h.RootBy = pr.Name(), pr.Dims().Chains, pr.Dims().Steps, time.Duration(ch.RootByMs)*time.Millisecond
 	}
+	return d.play(acts)
+}
+
+// hostDriver performs a hostround.Miner's actions on the host stream.
+type hostDriver struct {
+	m    *Miner
+	st   network.Stream
+	r    *bufio.Reader
+	w    *bufio.Writer
+	hm   *hostround.Miner
+	h    *PlayedHostRound
+	done proved // the proof, once run
+}
+
+// proved is a host proof run: its checkpoint states and leaves, and how
+// to open them.
+type proved struct {
+	states [][]byte
+	leaves []commit.CV
+	open   hostOpen
+}
+
+// play performs acts and the actions the events they bring cause, until
+// the machine says the round is served or not.
+func (d *hostDriver) play(acts []any) error {
+	for len(acts) > 0 {
+		a := acts[0]
+		acts = acts[1:]
+		var ev any
+		switch a := a.(type) {
+		case hostround.Prove:
+			ev = d.prove(a.Challenge)
+		case hostround.SendRoot:
+			ev = d.sendRoot(a.Root)
+		case hostround.Open:
+			b, err := d.done.open(d.done.states, d.done.leaves, a.Segments)
+			if err == nil {
+				err = stream.WriteFlush(d.w, b)
+			}
+			ev = hostround.Sent{Err: err}
+		case hostround.Served:
+			return a.Err
+		}
+		if ev != nil {
+			acts = append(acts, d.hm.Step(ev)...)
+		}
+	}
+	return errors.New("host round ended unserved") // every path ends in Served
+}
+
+// prove runs the challenge's proof, its root held until the testnet's
+// simulated host would have finished it (Hooks.HostTime).
+func (d *hostDriver) prove(ch *hostround.Challenge) hostround.Proved {
 	pr := ch.Proof
-	h.Kind, h.Chains, h.Steps, h.RootBy = pr.Name(), pr.Dims().Chains, pr.Dims().Steps, time.Duration(ch.RootByMs)*time.Millisecond
-	if peer.ID(pr.MinerID()) != m.Host.ID() {
-		return errors.New("host challenge for another miner")
-	}
-	if bound := hostround.RootBy(pr, round.OpeningLag); h.RootBy > bound {
-		return fmt.Errorf("host challenge with its root due after %v: a plan allows at most %v", h.RootBy, bound)
-	}
-	st.SetDeadline(time.Now().Add(h.RootBy + stream.Deadline))
+	d.st.SetDeadline(time.Now().Add(time.Duration(ch.RootByMs)*time.Millisecond + stream.Deadline))
 	start := time.Now()
-	states, open, err := m.proveHost(pr)
+	states, open, err := d.m.proveHost(pr)
 	if err != nil {
-		return err
+		return hostround.Proved{Err: err}
 	}
-	if m.Hooks.HostTime != nil {
-		t := time.NewTimer(time.Until(start.Add(m.Hooks.HostTime(pr.Name(), pr.Dims()))))
+	if d.m.Hooks.HostTime != nil {
+		t := time.NewTimer(time.Until(start.Add(d.m.Hooks.HostTime(pr.Name(), pr.Dims()))))
 		defer t.Stop()
 		select {
 		case <-t.C:
-		case <-m.ctx.Done():
-			return m.ctx.Err()
+		case <-d.m.ctx.Done():
+			return hostround.Proved{Err: d.m.ctx.Err()}
 		}
 	}
 	root, leaves, err := host.Commit(pr.Tag(), states)
 	if err != nil {
-		return err
+		return hostround.Proved{Err: err}
 	}
-	h.Prove = time.Since(start)
-	if err := stream.WriteFlush(w, root[:]); err != nil {
-		return err
+	d.h.Prove = time.Since(start)
+	d.done = proved{states: states, leaves: leaves, open: open}
+	return hostround.Proved{Root: root}
+}
+
+// sendRoot sends the root and reads the secret the validator reveals as
+// it arrives: the host lock waits no longer than a proof fetch may take.
+func (d *hostDriver) sendRoot(root commit.CV) any {
+	if err := stream.WriteFlush(d.w, root[:]); err != nil {
+		return hostround.Closed{Err: err}
 	}
-	// The validator reveals as the root arrives; the host lock waits no
-	// longer than a proof fetch may take.
-	st.SetDeadline(time.Now().Add(m.waitCap()))
-	secret, err := protocol.ReadFrame(r, 32)
-	if err != nil {
-		return fmt.Errorf("sampling secret: %w", err)
-	}
-	if len(secret) != 32 || sample.Commit([32]byte(secret)) != ch.Commitment {
-		return errors.New("the revealed secret does not match its commitment")
-	}
-	b, err := open(states, leaves, ch.Segments([32]byte(secret), root))
-	if err != nil {
-		return err
-	}
-	return stream.WriteFlush(w, b)
+	d.st.SetDeadline(time.Now().Add(d.m.waitCap()))
+	secret, err := protocol.ReadFrame(d.r, 32)
+	return hostround.Revealed{Frame: secret, Err: err}
 }
 
 // hostOpen encodes the opening of a sample from a proof's states and
 // checkpoint leaves.
 type hostOpen func(states [][]byte, leaves []commit.CV, segs []uint64) ([]byte, error)
 
-// proveHost runs a host proof this miner can answer: any CPU challenge of
-// at most hostround.MaxWork steps, a RAM challenge of a RAM epoch in force over
-// at most its dataset, a storage audit of its own plot.
+// proveHost runs a host proof this miner can answer (hostround.Miner has
+// checked its bounds): any CPU challenge, a RAM challenge of a RAM epoch in
+// force over at most its dataset, a storage audit of its own plot.
 func (m *Miner) proveHost(pr hostround.Proof) ([][]byte, hostOpen, error) {
 	sh := pr.Dims()
-	if sh.Chains*sh.Steps > hostround.MaxWork || sh.Steps > hostround.MaxWork {
-		return nil, nil, fmt.Errorf("host challenge of %d×%d steps: at most %d", sh.Chains, sh.Steps, hostround.MaxWork)
-	}
 	open := func(states [][]byte, leaves []commit.CV, segs []uint64) ([]byte, error) {
 		op, err := host.Open(sh, states, leaves, segs)
 		if err != nil {
@@ -164,9 +199,6 @@ func (m *Miner) proveHost(pr hostround.Proof) ([][]byte, hostOpen, error) {
 		pl := m.Plot
 		if pl == nil || string(p.Plot.Encode()) != string(pl.Params.Encode()) || p.Root != pl.Root {
 			return nil, nil, errors.New("storage audit of a plot this miner does not hold")
-		}
-		if sh.Chains*sh.Steps > hostround.MaxPlotWork {
-			return nil, nil, fmt.Errorf("storage audit of %d×%d steps: at most %d", sh.Chains, sh.Steps, hostround.MaxPlotWork)
 		}
 		r := pl.Reader
 		if m.Hooks.PlotReader != nil {

@@ -10,8 +10,6 @@ import (
 	"github.com/pog-network/pog/protocol/round"
 )
 
-import ()
-
 // TestPlayedBounded: a validator sending many results, long reasons or
 // non-finite TFLOPS leaves a bounded list the API can encode.
 func TestPlayedBounded(t *testing.T) {

@@ -10,8 +10,6 @@ import (
 	"github.com/pog-network/pog/protocol/round"
 )
 
-import ()
-
 // Only a slot's owner challenges a miner, within the slot's opening window
 // (SPEC.md §16); the miner refuses a round or host round off schedule
 // before its queue or host lock, and a host set's kinds follow one another

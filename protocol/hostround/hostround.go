@@ -1,14 +1,16 @@
 // Package hostround is one host-proof round (SPEC §23.6) as the wire
 // carries it and as both sides play it. wire.go is the host stream's
 // protocol ID and challenge frame, proofs.go the three proofs it can carry
-// (CPU, RAM, storage): their encodings, bounds, verification and credit.
-// The validator's side (this file) is a pure state machine: the challenge
-// is sent, the checkpoint root arrives (timed), the sampling secret is
-// revealed, the sampled segments are fetched and checked. It takes events
-// and returns the actions the caller performs; nothing here touches the
-// network or the clock, and the proof itself is checked by the Plan's
-// Check. The node drives it over the host stream (SPEC §23.8, §23.9); pog
-// bench --host drives it locally.
+// (CPU, RAM, storage): their encodings, bounds, verification and credit,
+// limits.go the bounds both sides hold a round to. Each side is a pure
+// state machine: the validator's (this file) sends the challenge, times
+// the checkpoint root, reveals the sampling secret and checks the sampled
+// segments; the miner's (miner.go) checks the challenge, has the proof run,
+// sends the root, checks the revealed secret and opens the segments. They
+// take events and return the actions the caller performs; nothing here
+// touches the network or the clock, and the proofs themselves run and are
+// checked through proofs.go. The node drives both over the host stream
+// (SPEC §23.8, §23.9); pog bench --host drives the validator's locally.
 package hostround
 
 import (
@@ -95,9 +97,12 @@ type Outcome struct {
 type state int
 
 const (
-	idle state = iota
-	waitRoot
-	waitOpening
+	idle        state = iota
+	waitRoot          // validator
+	waitOpening       // validator
+	proving           // miner
+	waitSecret        // miner
+	opening           // miner
 	done
 )
 
