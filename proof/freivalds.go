@@ -108,8 +108,15 @@ func (f *freivalds) rowOK(i int, right uint64) bool {
 func (f *freivalds) colIndex(col int) uint32 { return f.J*uint32(f.t) + uint32(col) }
 func (f *freivalds) rowIndex(i int) uint32   { return f.I*uint32(f.t) + uint32(i) }
 
-// badRowGeneric is the reference check: y = B_J·r one generated column at a
-// time, then each row of A against y, all with 128-bit accumulators.
+// badRowsGeneric is the reference check, tile by tile.
+func badRowsGeneric(fs []*freivalds, bad []int) {
+	for j, f := range fs {
+		bad[j] = badRowGeneric(f)
+	}
+}
+
+// badRowGeneric checks one tile: y = B_J·r one generated column at a time,
+// then each row of A against y, all with 128-bit accumulators.
 func badRowGeneric(f *freivalds) int {
 	line := make([]int32, f.k)
 	ys := make([]acc, f.k)
@@ -139,19 +146,60 @@ func badRowGeneric(f *freivalds) int {
 	return -1
 }
 
-// checkTile runs Freivalds' check on one tile with the active kernel and
-// classifies the first mismatching row.
-func checkTile(g *Generator, p Params, idx uint64, c []int32, r []uint64) *Failure {
-	f := newFreivalds(g, p, idx, c, r)
-	i := activeKernel().badRow(f)
-	if i < 0 {
-		return nil
+// maxShare bounds how many tiles of one batch and tile row are checked
+// against one generation of their rows of A: enough to catch most of what a
+// sample shares, few enough to spread a round's tiles over the workers.
+const maxShare = 4
+
+// shareGroups groups the positions of sampled tiles idx by batch and tile
+// row, at most maxShare per group, in order of first appearance.
+func shareGroups(p Params, idx []uint64) [][]int {
+	var groups [][]int
+	open := map[[2]uint32]int{}
+	for i, x := range idx {
+		b, I, _ := p.TilePos(x)
+		k := [2]uint32{b, I}
+		if gi, ok := open[k]; ok && len(groups[gi]) < maxShare {
+			groups[gi] = append(groups[gi], i)
+			continue
+		}
+		open[k] = len(groups)
+		groups = append(groups, []int{i})
 	}
+	return groups
+}
+
+// checkShared runs Freivalds' check with the active kernel on tiles idx of
+// one batch and tile row (values cs, random vectors rs) and classifies each
+// tile's first mismatching row.
+func checkShared(g *Generator, p Params, idx []uint64, cs [][]int32, rs [][]uint64) []*Failure {
+	fs := make([]*freivalds, len(idx))
+	for j := range idx {
+		fs[j] = newFreivalds(g, p, idx[j], cs[j], rs[j])
+	}
+	bad := make([]int, len(fs))
+	activeKernel().badRows(fs, bad)
+	out := make([]*Failure, len(fs))
+	for j, i := range bad {
+		if i >= 0 {
+			out[j] = fs[j].diagnose(idx[j], i)
+		}
+	}
+	return out
+}
+
+// checkTile is checkShared for one tile.
+func checkTile(g *Generator, p Params, idx uint64, c []int32, r []uint64) *Failure {
+	return checkShared(g, p, []uint64{idx}, [][]int32{c}, [][]uint64{r})[0]
+}
+
+// diagnose regenerates the tile's inputs and classifies its failing row i.
+func (f *freivalds) diagnose(idx uint64, i int) *Failure {
 	bcols := make([]int32, f.t*f.k)
 	for col := 0; col < f.t; col++ {
-		Line(g, MatB, f.b, f.colIndex(col), bcols[col*f.k:(col+1)*f.k])
+		Line(f.g, MatB, f.b, f.colIndex(col), bcols[col*f.k:(col+1)*f.k])
 	}
 	arow := make([]int32, f.k)
-	Line(g, MatA, f.b, f.rowIndex(i), arow)
-	return diagnose(idx, i, c[i*f.t:(i+1)*f.t], arow, bcols, f.k)
+	Line(f.g, MatA, f.b, f.rowIndex(i), arow)
+	return diagnose(idx, i, f.c[i*f.t:(i+1)*f.t], arow, bcols, f.k)
 }

@@ -15,14 +15,15 @@ type kernel struct {
 	// blocks fills dst with the Philox output of len(dst)/4 consecutive
 	// blocks, four words each, the first at counter ctr (word 0 counts up).
 	blocks func(dst []uint32, ctr [4]uint32, key [2]uint32)
-	// badRow returns the first row of the tile whose Freivalds check fails,
-	// or -1 when every row passes.
-	badRow func(f *freivalds) int
+	// badRows sets bad[j] to the first row of tile fs[j] whose Freivalds
+	// check fails, or -1 when every row passes. The tiles share their batch
+	// and tile row, hence their rows of A.
+	badRows func(fs []*freivalds, bad []int)
 }
 
 // kernels lists the kernels this CPU can run, fastest first: the platform's
 // vector kernels, then generic, which is always present.
-var kernels = append(vectorKernels(), &kernel{name: "generic", blocks: blocksGeneric, badRow: badRowGeneric})
+var kernels = append(vectorKernels(), &kernel{name: "generic", blocks: blocksGeneric, badRows: badRowsGeneric})
 
 // active is the kernel in use, the fastest unless SetVerifyKernel chose
 // another.

@@ -201,3 +201,51 @@ func FuzzLineKernels(f *testing.F) {
 		})
 	})
 }
+
+// Tiles of one batch and tile row share their rows of A: checked together,
+// under every kernel, each gets the verdict generic gives it alone, with
+// some of them corrupted and groups larger than a kernel takes at once.
+func TestCheckSharedKernelsAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for it := 0; it < 12; it++ {
+		base := randomTileCase(rng, 1<<20)
+		p := base.p
+		p.N = p.Tile * uint32(2+rng.IntN(6))
+		g, _ := NewGenerator(p)
+		b, I, _ := p.TilePos(base.idx % p.Tiles())
+		n := 1 + rng.IntN(6)
+		idx, cs, rs := make([]uint64, n), make([][]int32, n), make([][]uint64, n)
+		want := make([]*Failure, n)
+		for j := range idx {
+			J := rng.Uint64N(uint64(p.N / p.Tile))
+			idx[j] = uint64(b)*p.TilesPerMatrix() + uint64(I)*uint64(p.N/p.Tile) + J
+			cs[j] = referenceGeneric(g, p, idx[j])
+			if rng.IntN(3) == 0 {
+				corrupt(rng, cs[j])
+			}
+			rs[j] = make([]uint64, p.Tile)
+			for i := range rs[j] {
+				rs[j][i] = rng.Uint64N(p61)
+			}
+			restore, _ := SetVerifyKernel("generic")
+			want[j] = checkTile(g, p, idx[j], cs[j], rs[j])
+			restore()
+		}
+		eachKernel(t, func(t *testing.T) {
+			if got := checkShared(g, p, idx, cs, rs); !reflect.DeepEqual(got, want) {
+				t.Fatalf("t=%d K=%d %v tiles %v: shared verdicts %v, alone %v", p.Tile, p.K, p.Precision, idx, got, want)
+			}
+		})
+	}
+}
+
+func TestShareGroups(t *testing.T) {
+	p := Params{Precision: FP16, Batch: 2, M: 64, K: 8, N: 64, Tile: 16, Miner: []byte("m")}
+	// Tiles 0-3 are batch 0 row 0, 4 is row 1, 16 batch 1 row 0.
+	idx := []uint64{0, 4, 1, 16, 2, 3, 0, 17}
+	got := shareGroups(p, idx)
+	want := [][]int{{0, 2, 4, 5}, {1}, {3, 7}, {6}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("groups %v, want %v", got, want)
+	}
+}

@@ -10,7 +10,8 @@ import (
 var tilePool pool
 
 // pool runs the tiles of concurrent jobs (one per verification) on at most
-// GOMAXPROCS workers, taking one tile at a time from each job in turn: a
+// GOMAXPROCS workers, taking one tile (for verification, a group of up to
+// maxShare tiles sharing their rows of A) at a time from each job in turn: a
 // validator checking several miners' rounds at once uses every core, and a
 // large round does not hold back the small ones queued behind it. Workers
 // exist only while there are tiles to take.

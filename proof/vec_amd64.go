@@ -17,6 +17,15 @@ func bside512IFMA(a *vecArgs)
 func aside512IFMA(a *vecArgs)
 
 //go:noescape
+func aside512IFMAx2(a *vecArgs)
+
+//go:noescape
+func aside512IFMAx3(a *vecArgs)
+
+//go:noescape
+func aside512IFMAx4(a *vecArgs)
+
+//go:noescape
 func blocks512(a *vecArgs)
 
 //go:noescape
@@ -24,6 +33,15 @@ func bside512(a *vecArgs)
 
 //go:noescape
 func aside512(a *vecArgs)
+
+//go:noescape
+func aside512x2(a *vecArgs)
+
+//go:noescape
+func aside512x3(a *vecArgs)
+
+//go:noescape
+func aside512x4(a *vecArgs)
 
 //go:noescape
 func blocks256(a *vecArgs)
@@ -38,13 +56,13 @@ func aside256(a *vecArgs)
 func vectorKernels() []*kernel {
 	var vk []*kernel
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA {
-		vk = append(vk, (&vecKernel{w: 8, blocks: blocks512IFMA, bside: bside512IFMA, aside: aside512IFMA}).kernel("avx512ifma"))
+		vk = append(vk, (&vecKernel{w: 8, blocks: blocks512IFMA, bside: bside512IFMA, aside: []func(*vecArgs){aside512IFMA, aside512IFMAx2, aside512IFMAx3, aside512IFMAx4}}).kernel("avx512ifma"))
 	}
 	if cpu.X86.HasAVX512F {
-		vk = append(vk, (&vecKernel{w: 8, blocks: blocks512, bside: bside512, aside: aside512}).kernel("avx512"))
+		vk = append(vk, (&vecKernel{w: 8, blocks: blocks512, bside: bside512, aside: []func(*vecArgs){aside512, aside512x2, aside512x3, aside512x4}}).kernel("avx512"))
 	}
 	if cpu.X86.HasAVX2 {
-		vk = append(vk, (&vecKernel{w: 4, blocks: blocks256, bside: bside256, aside: aside256}).kernel("avx2"))
+		vk = append(vk, (&vecKernel{w: 4, blocks: blocks256, bside: bside256, aside: []func(*vecArgs){aside256}}).kernel("avx2"))
 	}
 	return vk
 }

@@ -8,18 +8,19 @@ import (
 // vecArgs is the argument block of the generated kernels; cmd vecgen hard-codes
 // its field offsets (TestVecArgsLayout checks them).
 type vecArgs struct {
-	rk     [20]uint32 // round keys: k0+i·w0 at i, k1+i·w1 at 10+i
-	mask   uint64     // entry mask of the matrix generated
-	c0     uint64     // blocks: first counter word 0
-	c1     uint64     // first line (counter word 1)
-	c2     uint64     // counter word 2: 2·batch + matrix
-	c3     uint64     // counter word 3: the salt
-	lines  uint64     // bside, aside: lines to walk, even
-	chunks uint64     // chunks of w blocks per line
-	r      *uint64    // bside: per tile column, r's limbs (ra, rb)
-	y      *uint64    // aside: y's limbs in slot order
-	out    *uint64    // bside: per-chunk slot sums; aside: per-row lane sums
-	words  *uint32    // blocks: the output words
+	rk      [20]uint32 // round keys: k0+i·w0 at i, k1+i·w1 at 10+i
+	mask    uint64     // entry mask of the matrix generated
+	c0      uint64     // blocks: first counter word 0
+	c1      uint64     // first line (counter word 1)
+	c2      uint64     // counter word 2: 2·batch + matrix
+	c3      uint64     // counter word 3: the salt
+	lines   uint64     // bside, aside: lines to walk, even
+	chunks  uint64     // chunks of w blocks per line
+	r       *uint64    // bside: per tile column, r's limbs (ra, rb)
+	y       *uint64    // aside: y's limbs in slot order
+	out     *uint64    // bside: per-chunk slot sums; aside: per-row lane sums
+	words   *uint32    // blocks: the output words
+	ystride uint64     // aside: bytes from one tile's y to the next's
 }
 
 // vecKernel runs Freivalds' check with a generated kernel family of w
@@ -39,12 +40,13 @@ type vecArgs struct {
 //   - aside: per row Σ over all lanes and K ≤ MaxK of entry·limb, entries of
 //     A at most 511 (fp16, K ≤ 8192) or 8191 (fp32, K ≤ 4096): < 2^56.
 type vecKernel struct {
-	w                    int
-	blocks, bside, aside func(*vecArgs)
+	w             int
+	blocks, bside func(*vecArgs)
+	aside         []func(*vecArgs) // aside[n-1] checks n tiles' y against each row
 }
 
 func (v *vecKernel) kernel(name string) *kernel {
-	return &kernel{name: name, blocks: v.blocksInto, badRow: v.badRow}
+	return &kernel{name: name, blocks: v.blocksInto, badRows: v.badRows}
 }
 
 const limbBits = 31
@@ -79,40 +81,54 @@ func combine(sa, sb uint64) uint64 {
 	return reduce(hi+c, lo)
 }
 
-// badRow is kernel.badRow: y = B_J·r in bside, each row of A against y in
+// badRows is kernel.badRows: each tile's y = B_J·r in bside, then each row
+// of A, generated once for up to len(v.aside) tiles, against their y in
 // aside.
-func (v *vecKernel) badRow(f *freivalds) int {
-	w := v.w
-	chunks := (f.k + 8*w - 1) / (8 * w)
+func (v *vecKernel) badRows(fs []*freivalds, bad []int) {
+	for len(fs) > 0 {
+		n := min(len(fs), len(v.aside))
+		v.badRowsShared(fs[:n], bad[:n])
+		fs, bad = fs[n:], bad[n:]
+	}
+}
+
+func (v *vecKernel) badRowsShared(fs []*freivalds, bad []int) {
+	w, n, f0 := v.w, len(fs), fs[0]
+	chunks := (f0.k + 8*w - 1) / (8 * w)
+	ylen := 16 * w * chunks
 	sc := scratchPool.Get().(*vecScratch)
 	defer scratchPool.Put(sc)
-	sc.rl, sc.sums, sc.y = grow(sc.rl, 2*f.t), grow(sc.sums, 16*w*chunks), grow(sc.y, 16*w*chunks)
-	sc.rows = grow(sc.rows, 2*w*f.t)
-	rl, sums, y, rows := sc.rl, sc.sums, sc.y, sc.rows
-	for j, x := range f.r {
-		rl[2*j], rl[2*j+1] = x&(1<<limbBits-1), x>>limbBits
+	sc.rl, sc.sums, sc.y = grow(sc.rl, 2*f0.t), grow(sc.sums, ylen), grow(sc.y, n*ylen)
+	sc.rows = grow(sc.rows, 2*w*f0.t*n)
+	a := vecArgs{rk: roundKeys(f0.g.key), c3: uint64(f0.g.salt), lines: uint64(f0.t), chunks: uint64(chunks)}
+	for j, f := range fs {
+		for c, x := range f.r {
+			sc.rl[2*c], sc.rl[2*c+1] = x&(1<<limbBits-1), x>>limbBits
+		}
+		a.mask, a.c1, a.c2 = uint64(f.v.bMask), uint64(f.colIndex(0)), uint64(f.b<<1|uint32(MatB))
+		a.r, a.out = &sc.rl[0], &sc.sums[0]
+		v.bside(&a)
+		v.ySlots(f, sc.y[j*ylen:(j+1)*ylen], sc.sums, chunks)
 	}
-	a := vecArgs{rk: roundKeys(f.g.key), mask: uint64(f.v.bMask), c1: uint64(f.colIndex(0)),
-		c2: uint64(f.b<<1 | uint32(MatB)), c3: uint64(f.g.salt), lines: uint64(f.t), chunks: uint64(chunks),
-		r: &rl[0], out: &sums[0]}
-	v.bside(&a)
-	v.ySlots(f, y, sums, chunks)
-	a.mask, a.c1, a.c2 = uint64(f.v.aMask), uint64(f.rowIndex(0)), uint64(f.b<<1|uint32(MatA))
-	a.r, a.y, a.out = nil, &y[0], &rows[0]
-	v.aside(&a)
-	for i := 0; i < f.t; i++ {
-		var sa, sb uint64
-		for _, x := range rows[2*w*i : 2*w*i+w] {
-			sa += x
-		}
-		for _, x := range rows[2*w*i+w : 2*w*(i+1)] {
-			sb += x
-		}
-		if !f.rowOK(i, combine(sa, sb)) {
-			return i
+	a.mask, a.c1, a.c2 = uint64(f0.v.aMask), uint64(f0.rowIndex(0)), uint64(f0.b<<1|uint32(MatA))
+	a.r, a.y, a.ystride, a.out = nil, &sc.y[0], uint64(8*ylen), &sc.rows[0]
+	v.aside[n-1](&a)
+	for j, f := range fs {
+		bad[j] = -1
+		for i := 0; i < f.t; i++ {
+			// aside stores W limb-a then W limb-b lanes per row and tile.
+			var sa, sb uint64
+			lanes := sc.rows[2*w*(i*n+j):][:2*w]
+			for l := 0; l < w; l++ {
+				sa += lanes[l]
+				sb += lanes[w+l]
+			}
+			if !f.rowOK(i, combine(sa, sb)) {
+				bad[j] = i
+				break
+			}
 		}
 	}
-	return -1
 }
 
 // ySlots turns bside's sums into y = (B_J + bOff)·r − bOff·Σr, split in

@@ -18,6 +18,7 @@ func TestVecArgsLayout(t *testing.T) {
 		{"lines", unsafe.Offsetof(a.lines), 120}, {"chunks", unsafe.Offsetof(a.chunks), 128},
 		{"r", unsafe.Offsetof(a.r), 136}, {"y", unsafe.Offsetof(a.y), 144},
 		{"out", unsafe.Offsetof(a.out), 152}, {"words", unsafe.Offsetof(a.words), 160},
+		{"ystride", unsafe.Offsetof(a.ystride), 168},
 	} {
 		if f.got != f.want {
 			t.Errorf("vecArgs.%s at %d, vecgen assumes %d", f.name, f.got, f.want)

@@ -114,12 +114,20 @@ func (t *Transcript) check(idx []uint64, tiles [][]byte, proof commit.Proof, oth
 	if err != nil {
 		return Result{Err: err}
 	}
-	// Tiles are checked in parallel, beside other verifications' tiles;
-	// the verdict names the lowest failing index so it does not depend on
-	// scheduling.
+	// Tiles are checked in parallel, beside other verifications' tiles, in
+	// groups that share their rows of A; the verdict names the lowest failing
+	// index so it does not depend on scheduling.
 	fails := make([]*Failure, len(tiles))
-	tilePool.run(len(tiles), func(i int) {
-		fails[i] = checkTile(g, p, idx[i], DecodeTile(tiles[i]), t.freivaldsVector(idx[i]))
+	groups := shareGroups(p, idx)
+	tilePool.run(len(groups), func(k int) {
+		grp := groups[k]
+		ids, cs, rs := make([]uint64, len(grp)), make([][]int32, len(grp)), make([][]uint64, len(grp))
+		for j, i := range grp {
+			ids[j], cs[j], rs[j] = idx[i], DecodeTile(tiles[i]), t.freivaldsVector(idx[i])
+		}
+		for j, f := range checkShared(g, p, ids, cs, rs) {
+			fails[grp[j]] = f
+		}
 	})
 	res := Result{Tiles: fails}
 	for _, f := range fails {

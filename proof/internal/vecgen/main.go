@@ -26,18 +26,19 @@ import (
 
 // Argument block offsets; they must match vecArgs in package proof.
 const (
-	offRK     = 0 // [20]uint32: k0+i·w0 at i, k1+i·w1 at 10+i
-	offMask   = 80
-	offC0     = 88
-	offC1     = 96
-	offC2     = 104
-	offC3     = 112
-	offLines  = 120
-	offChunks = 128
-	offR      = 136
-	offY      = 144
-	offOut    = 152
-	offWords  = 160
+	offRK      = 0 // [20]uint32: k0+i·w0 at i, k1+i·w1 at 10+i
+	offMask    = 80
+	offC0      = 88
+	offC1      = 96
+	offC2      = 104
+	offC3      = 112
+	offLines   = 120
+	offChunks  = 128
+	offR       = 136
+	offY       = 144
+	offOut     = 152
+	offWords   = 160
+	offYStride = 168
 )
 
 // variant is one instruction set's kernel family.
@@ -46,6 +47,7 @@ type variant struct {
 	w      int    // blocks per register
 	avx512 bool
 	ifma   bool
+	share  int // tiles aside can check against one row's generation
 }
 
 func (v variant) reg(i int) string {
@@ -183,10 +185,12 @@ func (g *gen) mac(acc, e, src, tmp string, bcst bool) {
 	g.p("\tVPADDQ %s, %s, %s", tmp, acc, acc)
 }
 
-func (g *gen) begin(name, doc string) {
-	g.p("// func %s%s(a *vecArgs)", name, g.v.suffix)
+// begin opens function name+suffix+tail of the current variant.
+func (g *gen) begin(name, tail, doc string) {
+	name += g.v.suffix + tail
+	g.p("// func %s(a *vecArgs)", name)
 	g.p("// %s", doc)
-	g.p("TEXT ·%s%s(SB), NOSPLIT, $0-8", name, g.v.suffix)
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
 	g.p("\tMOVQ a+0(FP), AX")
 }
 
@@ -233,7 +237,7 @@ func (g *gen) constants() constRegs {
 // blocks emits blocks: chunks·W Philox blocks of line c1 from counter c0,
 // stored in order, four words each.
 func (g *gen) blocks() {
-	g.begin("blocks", "Requires: "+g.requires())
+	g.begin("blocks", "", "Requires: "+g.requires())
 	c := g.constants()
 	g.p("\tMOVQ %d(AX), CX", offC0)
 	g.p("\tMOVQ %d(AX), R8", offC1)
@@ -298,7 +302,7 @@ func (g *gen) requires() string {
 // entry·rb[col] of every slot, stored as 8W limb-a sums then 8W limb-b sums
 // per chunk; r holds (ra, rb) per column.
 func (g *gen) bside() {
-	g.begin("bside", "Requires: "+g.requires())
+	g.begin("bside", "", "Requires: "+g.requires())
 	c := g.constants()
 	g.p("\tXORQ CX, CX")
 	g.p("\tMOVQ %d(AX), DX", offChunks)
@@ -384,25 +388,26 @@ func (g *gen) bsideAVX2(c constRegs) {
 	g.end()
 }
 
-// aside emits aside: for each line c1..c1+lines-1 of matrix A (rows of the
-// tile), the per-lane sums Σ_q entry·ya[q] and Σ_q entry·yb[q] over all
-// chunks, stored as W limb-a lanes then W limb-b lanes per row; y holds the
-// limbs in slot order, 8W limb-a values then 8W limb-b values per chunk.
-func (g *gen) aside() {
-	g.begin("aside", "Requires: "+g.requires())
+// aside emits aside (n = 1) or asideXN (suffix X): for each line c1..c1+lines-1 of
+// matrix A (rows of n tiles that share them), the per-lane sums Σ_q
+// entry·ya[q] and Σ_q entry·yb[q] over all chunks for each tile's y, stored
+// as W limb-a lanes then W limb-b lanes per row and tile; the n y vectors lie
+// ystride bytes apart, each holding its limbs in slot order, 8W limb-a values
+// then 8W limb-b values per chunk. Generating a row once for n tiles is the
+// point of n > 1.
+func (g *gen) aside(n int) {
+	tail := ""
+	if n > 1 {
+		tail = fmt.Sprintf("x%d", n)
+	}
+	g.begin("aside", tail, "Requires: "+g.requires())
 	c := g.constants()
 	g.p("\tMOVQ %d(AX), SI", offOut)
 	g.p("\tMOVQ %d(AX), R8", offC1)
 	g.p("\tMOVQ %d(AX), R9", offLines)
-	var gs []*group
-	var accs [][4]string // per group: limb a even/odd entries, limb b even/odd
-	if g.v.avx512 {
-		gs = []*group{g.newGroup(16), g.newGroup(22)}
-		accs = [][4]string{{"Z0", "Z1", "Z2", "Z3"}, {"Z4", "Z5", "Z6", "Z7"}}
-	} else {
-		gs = []*group{g.newGroup(0)}
-		accs = [][4]string{{"Y6", "Y6", "Y7", "Y7"}}
-	}
+	g.p("\tMOVQ %d(AX), BX", offYStride)
+	gs, accs := g.asideRegs(n)
+	ptrs := []string{"DI", "R10", "R11", "R12"}[:n]
 	g.p("row:")
 	for _, a := range accs {
 		for _, r := range a {
@@ -411,6 +416,9 @@ func (g *gen) aside() {
 	}
 	g.p("\tXORQ CX, CX")
 	g.p("\tMOVQ %d(AX), DI", offY)
+	for j := 1; j < n; j++ {
+		g.p("\tLEAQ (%s)(BX*1), %s", ptrs[j-1], ptrs[j])
+	}
 	g.p("\tMOVQ %d(AX), DX", offChunks)
 	g.p("chunk:")
 	g.counterBase(c.c0)
@@ -421,28 +429,64 @@ func (g *gen) aside() {
 			g.entries(x, w, c.mask)
 			for h := 0; h < 2; h++ {
 				e := 2*w + h
-				g.mac(accs[i][h], x.t[h], fmt.Sprintf("%d(DI)", 8*g.v.w*e), x.s[w], false)
-				g.mac(accs[i][2+h], x.t[h], fmt.Sprintf("%d(DI)", 8*(8*g.v.w+g.v.w*e)), x.s[w], false)
+				for j, ptr := range ptrs {
+					a := accs[i*n+j]
+					g.mac(a[h], x.t[h], fmt.Sprintf("%d(%s)", 8*g.v.w*e, ptr), x.s[w], false)
+					g.mac(a[2+h], x.t[h], fmt.Sprintf("%d(%s)", 8*(8*g.v.w+g.v.w*e), ptr), x.s[w], false)
+				}
 			}
 		}
 	}
-	g.p("\tADDQ $%d, DI", 128*g.v.w)
+	for _, ptr := range ptrs {
+		g.p("\tADDQ $%d, %s", 128*g.v.w, ptr)
+	}
 	g.p("\tADDQ $%d, CX", g.v.w)
 	g.p("\tDECQ DX")
 	g.p("\tJNZ chunk")
-	for i, a := range accs {
+	for k, a := range accs {
 		if a[0] != a[1] {
 			g.p("\tVPADDQ %s, %s, %s", a[1], a[0], a[0])
 			g.p("\tVPADDQ %s, %s, %s", a[3], a[2], a[2])
 		}
-		g.p("\t%s %s, %d(SI)", g.store(), a[0], 16*g.v.w*i)
-		g.p("\t%s %s, %d(SI)", g.store(), a[2], 16*g.v.w*i+8*g.v.w)
+		g.p("\t%s %s, %d(SI)", g.store(), a[0], 16*g.v.w*k)
+		g.p("\t%s %s, %d(SI)", g.store(), a[2], 16*g.v.w*k+8*g.v.w)
 	}
-	g.p("\tADDQ $%d, SI", 16*g.v.w*len(gs))
+	g.p("\tADDQ $%d, SI", 16*g.v.w*len(accs))
 	g.p("\tADDQ $%d, R8", len(gs))
 	g.p("\tSUBQ $%d, R9", len(gs))
 	g.p("\tJNZ row")
 	g.end()
+}
+
+// asideRegs returns aside's Philox groups (two rows at once on AVX-512) and
+// its accumulators, one set per (row, tile) in that order: limb a for even
+// and odd entries, then limb b likewise. With few tiles the even and odd
+// entries get separate registers, to shorten the chains of dependent adds.
+func (g *gen) asideRegs(n int) ([]*group, [][4]string) {
+	if !g.v.avx512 {
+		if n != 1 {
+			log.Fatalf("aside: AVX2 has registers for one tile")
+		}
+		return []*group{g.newGroup(0)}, [][4]string{{"Y6", "Y6", "Y7", "Y7"}}
+	}
+	gs := []*group{g.newGroup(16), g.newGroup(22)}
+	var accs [][4]string
+	next := 0
+	reg := func() string { next++; return g.v.reg(next - 1) }
+	for range gs {
+		for j := 0; j < n; j++ {
+			if n <= 2 {
+				accs = append(accs, [4]string{reg(), reg(), reg(), reg()})
+			} else {
+				a, b := reg(), reg()
+				accs = append(accs, [4]string{a, a, b, b})
+			}
+		}
+	}
+	if next > 16 {
+		log.Fatalf("aside: %d accumulators for %d tiles", next, n)
+	}
+	return gs, accs
 }
 
 func (g *gen) zero(r string) {
@@ -485,14 +529,16 @@ func main() {
 	g.p("GLOBL permidx<>(SB), RODATA|NOPTR, $128")
 	g.p("")
 	for _, v := range []variant{
-		{suffix: "512IFMA", w: 8, avx512: true, ifma: true},
-		{suffix: "512", w: 8, avx512: true},
-		{suffix: "256", w: 4},
+		{suffix: "512IFMA", w: 8, avx512: true, ifma: true, share: 4},
+		{suffix: "512", w: 8, avx512: true, share: 4},
+		{suffix: "256", w: 4, share: 1},
 	} {
 		g.v = v
 		g.blocks()
 		g.bside()
-		g.aside()
+		for n := 1; n <= v.share; n++ {
+			g.aside(n)
+		}
 	}
 	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
