@@ -8,6 +8,7 @@ import (
 
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/testnet/adversary"
+	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -49,7 +50,7 @@ func (r *run) rankingChecks(s *report.Summary, honest []report.Node) []report.Ch
 	for i, n := range honest {
 		order = append(order, fmt.Sprintf("%s(%s)=%.4f", n.Name, n.Profile, adversary.MeanIncentive(s, n.Name)))
 		for _, m := range honest[i+1:] {
-			pn, pm := profileByName(n.Profile), profileByName(m.Profile)
+			pn, pm := machine.ByName(n.Profile), machine.ByName(m.Profile)
 			if n.ProfileTFLOPS > m.ProfileTFLOPS && !biggerHost(pm.Host, pn.Host) && !(adversary.MeanIncentive(s, n.Name) > adversary.MeanIncentive(s, m.Name)) {
 				ok = false
 			}
@@ -237,7 +238,7 @@ func hostRanking(s *report.Summary, honest []report.Node) (bool, string) {
 	var pairs []string
 	for _, a := range honest {
 		for _, b := range honest {
-			pa, pb := profileByName(a.Profile), profileByName(b.Profile)
+			pa, pb := machine.ByName(a.Profile), machine.ByName(b.Profile)
 			if pa.GPU != pb.GPU || pa.FP16TFLOPS != pb.FP16TFLOPS || !biggerHost(pa.Host, pb.Host) {
 				continue
 			}

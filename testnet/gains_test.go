@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pog-network/pog/testnet/adversary"
+	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -95,7 +96,7 @@ func gainSummary(t *testing.T) (*run, *report.Summary) {
 	r := &run{cfg: cfg}
 	miner := func(name, profile, adversary string, sim float64) report.Node {
 		return report.Node{Name: name, Role: "miner", Profile: profile, Adversary: adversary, SimTFLOPS: sim,
-			ProfileTFLOPS: profileByName(profile).FP16TFLOPS}
+			ProfileTFLOPS: machine.ByName(profile).FP16TFLOPS}
 	}
 	s := &report.Summary{Validators: 1, Nodes: []report.Node{
 		{Name: "validator-1", Role: "validator"},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pog-network/pog/testnet/adversary"
+	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -42,7 +43,7 @@ func (r *run) delayFor(name, profile string) time.Duration {
 // profile: a typo would silently leave the miner undelayed.
 func (r *run) checkDelays() error {
 	known := map[string]bool{}
-	for _, p := range Profiles {
+	for _, p := range machine.Profiles {
 		known[p.Name] = true
 	}
 	for _, s := range r.minerSpecs() {

@@ -19,6 +19,7 @@ import (
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/adversary"
+	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/report"
 	"lukechampine.com/blake3"
@@ -45,16 +46,16 @@ func (r *run) minerSpecs() []minerSpec {
 	var out []minerSpec
 	names := r.cfg.Profiles
 	if len(names) == 0 {
-		for _, p := range Profiles {
+		for _, p := range machine.Profiles {
 			names = append(names, p.Name)
 		}
 	}
 	for i := 0; i < r.cfg.Miners; i++ {
-		out = append(out, minerSpec{name: fmt.Sprintf("miner-%d", i+1), profile: profileByName(names[i%len(names)]).Name})
+		out = append(out, minerSpec{name: fmt.Sprintf("miner-%d", i+1), profile: machine.ByName(names[i%len(names)]).Name})
 	}
 	// far and timeshare take miner-1's profile, so an undelayed honest
 	// miner of the same profile is there to compare with.
-	first := profileByName(names[0])
+	first := machine.ByName(names[0])
 	for _, a := range r.cfg.Adversaries {
 		switch a {
 		case "far":
@@ -88,7 +89,7 @@ func (r *run) minerSpecs() []minerSpec {
 		case "overclaim":
 			out = append(out, minerSpec{name: "overclaim", profile: "RTX4090", announce: "H200", adversary: a})
 		case "slow":
-			h100 := profileByName("H100")
+			h100 := machine.ByName("H100")
 			// Outsourcing adds 1.5× the H100 compute time: measured
 			// throughput falls below half the class figure.
 			base := time.Duration(2 * 256 * 256 * 256 / (h100.FP16TFLOPS * r.cfg.Scale * 1e12) * float64(time.Second))
@@ -308,7 +309,7 @@ func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap
 		n := r.cfg.Validators + len(r.extraValidators())
 		cfg.Validator.RoundOffset = node.Duration{Duration: cfg.Validator.RoundInterval.Duration * time.Duration(spec.offset) / time.Duration(n)}
 	}
-	if role == node.RoleMiner && profileByName(spec.profile).GPU == "" {
+	if role == node.RoleMiner && machine.ByName(spec.profile).GPU == "" {
 		cfg.Miner.MaxOutputBytes = 64 << 10 // a CPU miner takes the smallest challenges
 	}
 	cfg.Node.Bootstrap = bootstrap
@@ -329,7 +330,7 @@ func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap
 	m := &member{home: home, key: key, id: id,
 		info: report.Node{Name: name, PeerID: id.String(), Role: string(role), Adversary: spec.adversary}}
 	if role == node.RoleMiner {
-		p := profileByName(spec.profile)
+		p := machine.ByName(spec.profile)
 		m.info.Profile, m.info.ProfileTFLOPS, m.info.SimTFLOPS = p.Name, p.FP16TFLOPS, p.FP16TFLOPS*r.cfg.Scale
 		m.info.AddedLatencyMs = float64(spec.delay) / float64(time.Millisecond)
 		m.info.Loaded = spec.load != nil
@@ -460,7 +461,7 @@ func (r *run) validatorOptions(o *node.Options, name string, spec minerSpec, ev 
 // announces, its host (dataset and plot, returned to close) and what
 // spec's adversary bends.
 func (r *run) minerOptions(o *node.Options, m *member, spec minerSpec) (io.Closer, error) {
-	p := profileByName(spec.profile)
+	p := machine.ByName(spec.profile)
 	dev := spec.device
 	if dev == nil {
 		dev = adversary.NewOwnDevice(p.FP16TFLOPS * r.cfg.Scale).InVirtualTime(r.cfg.Sim)
@@ -471,19 +472,19 @@ func (r *run) minerOptions(o *node.Options, m *member, spec minerSpec) (io.Close
 	o.Backend = &adversary.Backend{Device: dev, Extra: spec.extra, Mode: spec.mode, Share: spec.share}
 	shown := p
 	if spec.announce != "" {
-		shown = profileByName(spec.announce)
+		shown = machine.ByName(spec.announce)
 	}
-	o.Hardware, o.GPUs = shown.Host, announcedGPUs(shown.GPU, shown.MemoryMB)
+	o.Hardware, o.GPUs = shown.Host, machine.AnnouncedGPUs(shown.GPU, shown.MemoryMB)
 	o.RoundHooks = spec.hooks
 	adversary.Announce(o, spec.adversary, r.cfg.EpochLength)
 	if spec.hostShare > 1 {
 		// One host split between identities: each announces the
 		// share it holds (its cores are time-shared, and announced
 		// figures earn nothing anyway).
-		p.Host = scaledHost(p.Host, 1/float64(spec.hostShare))
-		o.Hardware = scaledHost(shown.Host, 1/float64(spec.hostShare))
+		p.Host = machine.ScaledHost(p.Host, 1/float64(spec.hostShare))
+		o.Hardware = machine.ScaledHost(shown.Host, 1/float64(spec.hostShare))
 	}
-	plotFile, err := minerHost(o, m.home, m.id, p, spec.adversary, o.Logger)
+	plotFile, err := machine.AttachHost(o, m.home, m.id, p, spec.adversary, o.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -495,7 +496,7 @@ func (r *run) minerOptions(o *node.Options, m *member, spec minerSpec) (io.Close
 	}
 	switch spec.adversary {
 	case "host-overclaim":
-		o.Hardware = scaledHost(shown.Host, 4) // honest GPU, 4× its host
+		o.Hardware = machine.ScaledHost(shown.Host, 4) // honest GPU, 4× its host
 	case "cpu-on-gpu":
 		o.RoundHooks.HostProve = adversary.GPUHostProve
 	case "intermittent":

@@ -20,6 +20,7 @@ import (
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/adversary"
+	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/netlab"
 )
 
@@ -370,7 +371,7 @@ func RunChild(ctx context.Context, specPath string, w io.Writer) error {
 			offset: cm.Offset, delay: cm.Delay, hooks: miner.Hooks{HoldRoots: cm.Hold, Delay: cm.RootDelay}}
 		if cm.Device != "" {
 			if devices[cm.Device] == nil {
-				devices[cm.Device] = adversary.NewSharedDevice(profileByName(cm.Profile).FP16TFLOPS * spec.Scale)
+				devices[cm.Device] = adversary.NewSharedDevice(machine.ByName(cm.Profile).FP16TFLOPS * spec.Scale)
 			}
 			ms.device = devices[cm.Device]
 		}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/testnet/adversary"
+	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -61,8 +63,8 @@ func (r *run) settings() []report.Setting {
 	}
 	return append(out,
 		report.Setting{Name: "simulated device TFLOPS (of the profile's)", Run: strconv.FormatFloat(r.cfg.Scale, 'g', 3, 64), Production: "1", Scale: scale(r.cfg.Scale, 1)},
-		report.Setting{Name: "simulated RAM and reference RAM bytes", Run: fmt.Sprintf("1/%d", ramScale), Production: "1", Scale: scale(1.0/ramScale, 1)},
-		report.Setting{Name: "simulated storage and reference storage bytes", Run: fmt.Sprintf("1/%d", storageScale), Production: "1", Scale: scale(1.0/storageScale, 1)})
+		report.Setting{Name: "simulated RAM and reference RAM bytes", Run: fmt.Sprintf("1/%d", machine.RAMScale), Production: "1", Scale: scale(1.0/machine.RAMScale, 1)},
+		report.Setting{Name: "simulated storage and reference storage bytes", Run: fmt.Sprintf("1/%d", machine.StorageScale), Production: "1", Scale: scale(1.0/machine.StorageScale, 1)})
 }
 
 // scale is run ÷ production as the report shows it: "=" when equal.
@@ -74,4 +76,26 @@ func scale(run, prod float64) string {
 		return "production 0"
 	}
 	return "×" + strconv.FormatFloat(run/prod, 'g', 3, 64)
+}
+
+// bandwidthSlack is what the reference bandwidths are divided by beyond
+// the walks: none where hosts are simulated (Sim).
+func (r *run) bandwidthSlack() float64 {
+	if r.cfg.Sim {
+		return 1
+	}
+	return machine.BandwidthSlack
+}
+
+// hostScaleNote states the host scaling in the report.
+func (r *run) hostScaleNote() string {
+	note := fmt.Sprintf("Simulated hosts: each miner holds a RAM dataset of its profile's RAM ÷ %d and a plot of its storage ÷ %d "+
+		"(%d-byte blocks of %d rounds); host rounds run one CPU chain, one RAM walk and one storage walk, and the scoring "+
+		"reference is divided likewise", machine.RAMScale, machine.StorageScale, 1<<machine.PlotBlockLog, machine.PlotRounds)
+	if r.cfg.Sim {
+		return note + fmt.Sprintf(". Each step takes its profile's time in virtual time: a CPU chain step 64 cycles at the profile's clock, "+
+			"a RAM step %d ns (ram-on-disk %d ns), a block read %d µs (storage-regen %.1f ms).", adversary.DRAMReadNs, adversary.PageCacheReadNs, adversary.FlashReadNs/1000, adversary.RegenBlockNs/1e6)
+	}
+	return note + fmt.Sprintf(" (its RAM and storage bandwidths by a further %d: every miner walks this one machine's "+
+		"memory and page cache, so bandwidths are not simulated, and honest walks reach the cap).", machine.BandwidthSlack)
 }

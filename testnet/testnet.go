@@ -1,3 +1,16 @@
+// Package testnet runs a local pog network: validators and miners as real
+// libp2p nodes on 127.0.0.1, each with its own home and Pebble store, miners
+// on simulated hardware profiles (the CPU backend paced to a profile's
+// throughput, the GPU inventory announced through the NVML fake), and
+// adversaries of every class beside honest miners. It checks its own
+// expectations and writes a report (testnet/report).
+//
+// This package orchestrates a run: which node plays what, starting them
+// (in process or as child processes), collecting their events, and
+// summarising and checking the result. What it runs them on lives in its
+// subpackages: the simulated machines (machine), the networks and their
+// faults (netlab), the adversaries and their gains (adversary); fault
+// exploration (explore) and the report (report) sit on top.
 package testnet
 
 import (
@@ -17,6 +30,7 @@ import (
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/adversary"
+	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/report"
 )
@@ -372,7 +386,7 @@ func (r *run) nodeConfig() node.Config {
 	// 2^17 steps: about 4 ms of one core, over 20 loopback round trips
 	// and long against the miner's table setup.
 	c.Validator.HostCPUSteps = 1 << 17
-	hostConfig(&c)
+	machine.HostConfig(&c)
 	if r.cfg.HostMaxRound > 0 {
 		c.Validator.HostMaxRound, c.Validator.HostRounds = node.Duration{Duration: r.cfg.HostMaxRound}, 1
 	}
@@ -385,7 +399,7 @@ func (r *run) scoringConfig() scoring.Config {
 	c := scoring.DefaultConfig()
 	c.Reference.GPUFP16TFLOPS *= r.cfg.Scale
 	c.Reference.GPUFP32TFLOPS *= r.cfg.Scale
-	scaleHostReference(&c, r.bandwidthSlack())
+	machine.ScaleHostReference(&c, r.bandwidthSlack())
 	mem := r.cfg.Scale * stepBytesPerFLOP(r.nodeConfig().Validator) / stepBytesPerFLOP(node.DefaultConfig().Validator)
 	c.Reference.GPUMemoryBytes = uint64(float64(c.Reference.GPUMemoryBytes) * mem)
 	for i := range c.Classes {

@@ -1,10 +1,8 @@
-// Package testnet runs a local pog network: validators and miners as real
-// libp2p nodes on 127.0.0.1, each with its own home and Pebble store, miners
-// on simulated hardware profiles (the CPU backend paced to a profile's
-// throughput, the GPU inventory announced through the NVML fake), and
-// adversaries of every class beside honest miners. It checks its own
-// expectations and writes a report (testnet/report).
-package testnet
+// Package machine holds the testnet's simulated miner machines: their
+// hardware profiles, the GPUs they announce through the NVML mock, and
+// their hosts scaled down to fit a run (a small RAM dataset and plot, the
+// scoring reference divided to match).
+package machine
 
 import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -36,19 +34,19 @@ var Profiles = []Profile{
 	{"H200-small-host", "NVIDIA H200", 610, 141 << 10, &pb.Hardware{CpuCores: 16, CpuGhz: 3.0, RamBytes: 64 << 30, RamGbps: 50, StorageBytes: 1e12, StorageMbps: 2000}},
 }
 
-// profileByName is the named profile, CPU if there is none.
-func profileByName(name string) Profile {
+// ByName is the named profile, CPU if there is none.
+func ByName(name string) Profile {
 	for _, p := range Profiles {
 		if p.Name == name {
 			return p
 		}
 	}
-	return profileByName("CPU")
+	return ByName("CPU")
 }
 
-// announcedGPUs reads the profile's GPU through the go-nvml mock, the same
+// AnnouncedGPUs reads the profile's GPU through the go-nvml mock, the same
 // path (hw.ReadNVML) a real miner takes through the driver.
-func announcedGPUs(gpu string, memoryMB uint64) []*pb.GPU {
+func AnnouncedGPUs(gpu string, memoryMB uint64) []*pb.GPU {
 	if gpu == "" {
 		return nil
 	}
@@ -70,9 +68,9 @@ func announcedGPUs(gpu string, memoryMB uint64) []*pb.GPU {
 	return out
 }
 
-// scaledHost is h with its core count and every RAM and storage figure
+// ScaledHost is h with its core count and every RAM and storage figure
 // multiplied by f (the host-overclaim adversary's announce).
-func scaledHost(h *pb.Hardware, f float64) *pb.Hardware {
+func ScaledHost(h *pb.Hardware, f float64) *pb.Hardware {
 	return &pb.Hardware{CpuCores: uint32(float64(h.CpuCores) * f), CpuGhz: h.CpuGhz,
 		RamBytes: uint64(float64(h.RamBytes) * f), RamGbps: h.RamGbps * f,
 		StorageBytes: uint64(float64(h.StorageBytes) * f), StorageMbps: h.StorageMbps * f}
