@@ -105,7 +105,7 @@ type Config struct {
 	// time, whatever the machine's load (RunSim).
 	Sim bool
 	// Faults, with Sim, are injected into the simulated network, a node's
-	// life and a store (faults.go).
+	// life and a store (netlab.Faults; faults.go does the node and store).
 	Faults   netlab.Faults
 	Log      *slog.Logger
 	Progress io.Writer // one line per event worth watching; nil: quiet
