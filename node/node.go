@@ -17,6 +17,7 @@ import (
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/node/metrics"
 	"github.com/pog-network/pog/node/miner"
+	"github.com/pog-network/pog/node/recordsync"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
@@ -128,7 +129,7 @@ type Node struct {
 	onGossip  func(string, *protocol.Opened, time.Time)
 	alterRec  func(*pb.EpochRecord)
 	squatOn   func() []peer.ID // Options.Squat
-	sync      *recordSync
+	sync      *recordsync.Syncer
 	obs       *observer
 
 	// Finality and equivocation (finality.go, equivocation.go).
@@ -206,11 +207,12 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	for _, v := range validators {
 		h.ConnManager().Protect(v, "validator")
 	}
-	n.sync = newSyncer(h, o.Store, n.log, n.view.mayPublish, func() uint64 { return n.view.epochAt(time.Now()) }, n.onEpochRecord)
-	n.sync.deliverProof = func(ctx context.Context, p *pb.EquivocationProof) { n.addEquivocation(ctx, p, false) }
-	h.SetStreamHandler(SyncProtocol, n.sync.serve)
-	n.sync.ownEvidence = o.Role == RoleValidator
-	h.SetStreamHandler(EvidenceProtocol, n.sync.serveEvidence)
+	// Those who may challenge are those who may publish epoch records.
+	n.sync = recordsync.New(h, o.Store, n.log, n.view.acceptsChallenges, func() uint64 { return n.view.epochAt(time.Now()) }, n.onEpochRecord)
+	n.sync.DeliverProof = func(ctx context.Context, p *pb.EquivocationProof) { n.addEquivocation(ctx, p, false) }
+	h.SetStreamHandler(recordsync.SyncProtocol, n.sync.Serve)
+	n.sync.OwnEvidence = o.Role == RoleValidator
+	h.SetStreamHandler(recordsync.EvidenceProtocol, n.sync.ServeEvidence)
 	n.ps, err = newPubSub(ctx, h, n.setScores, func(p peer.ID) float64 { return n.view.appScore(p, time.Now()) })
 	if err != nil {
 		n.Close()
@@ -390,7 +392,7 @@ func (n *Node) Run(ctx context.Context) error {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		n.sync.run(ctx, syncInterval(n.cfg.Network.EpochLength.Duration), &n.wg)
+		n.sync.Run(ctx, recordsync.Interval(n.cfg.Network.EpochLength.Duration), &n.wg)
 	}()
 	n.wg.Add(1)
 	go func() { defer n.wg.Done(); n.obs.run(ctx) }()
@@ -474,7 +476,7 @@ func (n *Node) Close() error {
 		n.miner.Stop()
 	}
 	n.wg.Wait()
-	n.sync.close()
+	n.sync.Close()
 	if n.stopDisc != nil {
 		n.stopDisc()
 	}

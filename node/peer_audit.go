@@ -5,14 +5,15 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/libp2p/go-libp2p"
 	"log/slog"
 	"math"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/recordsync"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
@@ -150,12 +151,12 @@ func fetchRecords(ctx context.Context, h host.Host, p peer.ID, st *store.Store, 
 			failed = err
 		}
 	}
-	y := newSyncer(h, st, log, func(peer.ID) bool { return true }, func() uint64 { return math.MaxUint64 }, deliver)
-	y.deliverProof = func(_ context.Context, m *pb.EquivocationProof) { putProof(m) }
+	y := recordsync.New(h, st, log, func(peer.ID) bool { return true }, func() uint64 { return math.MaxUint64 }, deliver)
+	y.DeliverProof = func(_ context.Context, m *pb.EquivocationProof) { putProof(m) }
 	for {
-		n, err := y.syncPeer(ctx, p)
+		n, err := y.SyncPeer(ctx, p)
 		switch {
-		case errors.Is(err, errBadPeer):
+		case errors.Is(err, recordsync.ErrBadPeer):
 			return fmt.Errorf("peer %s served bad records: %w", p, err)
 		case err != nil:
 			return fmt.Errorf("fetching records from %s: %w", p, err)
@@ -199,12 +200,12 @@ func fetchValidatorEvidence(ctx context.Context, h host.Host, v peer.ID, st *sto
 	}
 	from := uint64(0)
 	for e := first; e <= last; e++ {
-		ev, err := FetchEvidence(ctx, h, v, e)
+		ev, err := recordsync.FetchEvidence(ctx, h, v, e)
 		switch {
-		case errors.Is(err, errBadPeer):
+		case errors.Is(err, recordsync.ErrBadPeer):
 			*findings = append(*findings, fmt.Sprintf("validator %s served bad evidence for epoch %d: %v", v, e, err))
 			return 0, false, nil
-		case errors.Is(err, ErrEvidencePruned):
+		case errors.Is(err, recordsync.ErrEvidencePruned):
 			from = e + 1
 			continue
 		case err != nil:
@@ -223,9 +224,9 @@ func fetchValidatorEvidence(ctx context.Context, h host.Host, v peer.ID, st *sto
 		rep.Unfetched = append(rep.Unfetched, fmt.Sprintf("%s: it pruned the evidence of every epoch it has records for (to %d)", v, last))
 		return 0, false, nil
 	}
-	cp, ok, err := FetchCheckpoint(ctx, h, v, from-1)
+	cp, ok, err := recordsync.FetchCheckpoint(ctx, h, v, from-1)
 	switch {
-	case errors.Is(err, errBadPeer):
+	case errors.Is(err, recordsync.ErrBadPeer):
 		*findings = append(*findings, fmt.Sprintf("validator %s served a bad scorer checkpoint for epoch %d: %v", v, from-1, err))
 		return 0, false, nil
 	case err != nil:
@@ -246,7 +247,7 @@ func fetchValidatorEvidence(ctx context.Context, h host.Host, v peer.ID, st *sto
 const maxAuditEpochs = 1 << 16
 
 // putEvidence stores one epoch's fetched evidence.
-func putEvidence(st *store.Store, ev *EpochEvidence) error {
+func putEvidence(st *store.Store, ev *recordsync.EpochEvidence) error {
 	for _, r := range ev.Rounds {
 		if err := st.PutRound(r); err != nil {
 			return err

@@ -1,4 +1,4 @@
-package node
+package recordsync
 
 import (
 	"bufio"
@@ -72,10 +72,10 @@ var ErrNoEvidence = errors.New("the peer holds no round evidence of this epoch")
 // evidence past its retention (SPEC §21).
 var ErrEvidencePruned = fmt.Errorf("%w: pruned", ErrNoEvidence)
 
-// ---- serving (on recordSync, which owns the store's serving lifetime) ----
+// ---- serving (on Syncer, which owns the store's serving lifetime) ----
 
-// serveEvidence answers one evidence request.
-func (y *recordSync) serveEvidence(s network.Stream) {
+// ServeEvidence answers one evidence request.
+func (y *Syncer) ServeEvidence(s network.Stream) {
 	release, ok := y.admit(s, y.evidenceServing)
 	if !ok {
 		return
@@ -120,8 +120,8 @@ func (y *recordSync) serveEvidence(s network.Stream) {
 // evidencePage collects the items of epoch e from index from on, each
 // reserved in s's scope (the caller releases them); next is the index
 // to ask from next, or 0 when none follow.
-func (y *recordSync) evidencePage(s network.Stream, kind byte, e uint64, from int) (byte, [][]byte, int, error) {
-	if !y.ownEvidence {
+func (y *Syncer) evidencePage(s network.Stream, kind byte, e uint64, from int) (byte, [][]byte, int, error) {
+	if !y.OwnEvidence {
 		return evidenceNone, nil, 0, nil
 	}
 	if kind == evidenceCheckpoint {
@@ -180,7 +180,7 @@ func (y *recordSync) evidencePage(s network.Stream, kind byte, e uint64, from in
 
 // checkpointPage is this validator's checkpoint of epoch e as one item
 // (EncodeCheckpointState), or none; checkpoints are never pruned.
-func (y *recordSync) checkpointPage(s network.Stream, e uint64) (byte, [][]byte, int, error) {
+func (y *Syncer) checkpointPage(s network.Stream, e uint64) (byte, [][]byte, int, error) {
 	cp, found, err := y.st.LatestCheckpoint([]byte(y.h.ID()), e+1)
 	if err != nil || !found || cp.Epoch != e {
 		return evidenceOK, nil, 0, err
@@ -235,7 +235,7 @@ type EpochEvidence struct {
 // FetchEvidence asks validator v (connected through h) for its evidence of
 // epoch e. Every record must decode and validate, be v's and e's, and come
 // in store order; every announce must verify and come in miner order. An
-// error wrapping errBadPeer means v served provably bad data; ErrNoEvidence
+// error wrapping ErrBadPeer means v served provably bad data; ErrNoEvidence
 // that it keeps none of e.
 func FetchEvidence(ctx context.Context, h host.Host, v peer.ID, e uint64) (*EpochEvidence, error) {
 	ev := &EpochEvidence{}

@@ -1,4 +1,4 @@
-package node
+package recordsync
 
 import (
 	"bufio"
@@ -71,8 +71,8 @@ type head struct {
 	id        [32]byte
 }
 
-// recordSync serves and fetches epoch records.
-type recordSync struct {
+// Syncer serves and fetches epoch records.
+type Syncer struct {
 	h           host.Host
 	st          *store.Store
 	log         *slog.Logger
@@ -81,9 +81,9 @@ type recordSync struct {
 	// deliver hands a checked record to the node, which stores it (through
 	// finality) or, if a different one is stored, proves the equivocation.
 	deliver func(context.Context, *protocol.Opened)
-	// deliverProof stores a checked equivocation proof (nil: proofs are
+	// DeliverProof stores a checked equivocation proof (nil: proofs are
 	// not synced).
-	deliverProof func(context.Context, *pb.EquivocationProof)
+	DeliverProof func(context.Context, *pb.EquivocationProof)
 
 	serving chan struct{} // bounds concurrent serves
 	mu      sync.Mutex
@@ -96,17 +96,20 @@ type recordSync struct {
 	banned   map[peer.ID]time.Time
 	running  map[peer.ID]bool
 
-	// ownEvidence: this node is a validator and serves its own round
+	// OwnEvidence: this node is a validator and serves its own round
 	// evidence (evidence.go), at most evidenceMaxServing requests at once.
-	ownEvidence     bool
+	OwnEvidence     bool
 	evidenceServing chan struct{}
 	// proofsFrom is, per peer, the epoch its next proof fetch starts at.
 	proofsFrom map[peer.ID]uint64
 }
 
-func newSyncer(h host.Host, st *store.Store, log *slog.Logger, allowed func(peer.ID) bool, latestEpoch func() uint64,
-	deliver func(context.Context, *protocol.Opened)) *recordSync {
-	return &recordSync{h: h, st: st, log: log, allowed: allowed, latestEpoch: latestEpoch, deliver: deliver,
+// New returns a syncer of st's records over h: allowed says who may
+// publish epoch records, latestEpoch bounds the epochs it takes, deliver
+// receives each record it stores.
+func New(h host.Host, st *store.Store, log *slog.Logger, allowed func(peer.ID) bool, latestEpoch func() uint64,
+	deliver func(context.Context, *protocol.Opened)) *Syncer {
+	return &Syncer{h: h, st: st, log: log, allowed: allowed, latestEpoch: latestEpoch, deliver: deliver,
 		serving: make(chan struct{}, syncMaxServing), complete: map[peer.ID][32]byte{},
 		charges: map[peer.ID]int{}, banned: map[peer.ID]time.Time{}, running: map[peer.ID]bool{},
 		evidenceServing: make(chan struct{}, evidenceMaxServing), proofsFrom: map[peer.ID]uint64{}}
@@ -117,7 +120,7 @@ func newSyncer(h host.Host, st *store.Store, log *slog.Logger, allowed func(peer
 // admit takes one of slots' places for a request on s, unless the syncer
 // is closed or every place is taken (then it resets s); release gives the
 // place back.
-func (y *recordSync) admit(s network.Stream, slots chan struct{}) (release func(), ok bool) {
+func (y *Syncer) admit(s network.Stream, slots chan struct{}) (release func(), ok bool) {
 	y.mu.Lock()
 	if y.closed {
 		y.mu.Unlock()
@@ -136,10 +139,10 @@ func (y *recordSync) admit(s network.Stream, slots chan struct{}) (release func(
 	}
 }
 
-// serve answers one request on s. Requests are one bounded frame; the
+// Serve answers one request on s. Requests are one bounded frame; the
 // response is written under a deadline, and excess concurrent requests are
 // refused.
-func (y *recordSync) serve(s network.Stream) {
+func (y *Syncer) Serve(s network.Stream) {
 	release, ok := y.admit(s, y.serving)
 	if !ok {
 		return
@@ -192,9 +195,9 @@ func (y *recordSync) serve(s network.Stream) {
 	s.Close()
 }
 
-// close refuses further requests and waits for those being served, so the
+// Close refuses further requests and waits for those being served, so the
 // store can be closed after it.
-func (y *recordSync) close() {
+func (y *Syncer) Close() {
 	y.mu.Lock()
 	y.closed = true
 	y.mu.Unlock()
@@ -203,7 +206,7 @@ func (y *recordSync) close() {
 
 // heads lists, per validator, the latest record this node holds (at most
 // maxSyncHeads validators, those with the latest heads).
-func (y *recordSync) heads() ([]head, error) {
+func (y *Syncer) heads() ([]head, error) {
 	by := map[peer.ID]head{}
 	for ent, err := range y.st.EpochRecords(0, ^uint64(0)) {
 		if err != nil {
@@ -233,7 +236,7 @@ func (y *recordSync) heads() ([]head, error) {
 // header (BE32 count ‖ BE64 next) and count envelope frames. next is where
 // the scan stopped, the client continuing from it; 0 when nothing is held
 // below.
-func (y *recordSync) writeRecords(w *bufio.Writer, v peer.ID, before uint64, limit int) error {
+func (y *Syncer) writeRecords(w *bufio.Writer, v peer.ID, before uint64, limit int) error {
 	floor, err := y.lowestRecordEpoch()
 	if err != nil {
 		return err
@@ -258,16 +261,7 @@ func (y *recordSync) writeRecords(w *bufio.Writer, v peer.ID, before uint64, lim
 	if next <= floor {
 		next = 0 // nothing held below: the client stops here
 	}
-	hdr := binary.BigEndian.AppendUint32(nil, uint32(len(recs)))
-	if err := protocol.WriteFrame(w, binary.BigEndian.AppendUint64(hdr, next)); err != nil {
-		return err
-	}
-	for _, r := range recs {
-		if err := protocol.WriteFrame(w, r); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeList(w, recs, next)
 }
 
 // lowestRecordEpoch is the epoch of the lowest record held, of any
@@ -275,7 +269,7 @@ func (y *recordSync) writeRecords(w *bufio.Writer, v peer.ID, before uint64, lim
 // walking a chain whose first record is not held here (an equivocator's
 // other branch) would otherwise cost a full syncScanEpochs of lookups per
 // request.
-func (y *recordSync) lowestRecordEpoch() (uint64, error) {
+func (y *Syncer) lowestRecordEpoch() (uint64, error) {
 	for ent, err := range y.st.EpochRecords(0, ^uint64(0)) {
 		return ent.Epoch, err
 	}
@@ -284,11 +278,11 @@ func (y *recordSync) lowestRecordEpoch() (uint64, error) {
 
 // ---- fetching ----
 
-// errBadPeer marks a response that is provably wrong: the peer is charged.
-var errBadPeer = errors.New("bad sync data")
+// ErrBadPeer marks a response that is provably wrong: the peer is charged.
+var ErrBadPeer = errors.New("bad sync data")
 
 func badPeer(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errBadPeer, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", ErrBadPeer, fmt.Sprintf(format, args...))
 }
 
 // readFrame is protocol.ReadFrame; a frame over its bound is bad data.
@@ -301,7 +295,7 @@ func readFrame(r *bufio.Reader, max int) ([]byte, error) {
 }
 
 // request sends one request frame and returns a reader over the response.
-func (y *recordSync) request(ctx context.Context, p peer.ID, req []byte) (network.Stream, *bufio.Reader, error) {
+func (y *Syncer) request(ctx context.Context, p peer.ID, req []byte) (network.Stream, *bufio.Reader, error) {
 	s, err := y.h.NewStream(ctx, p, SyncProtocol)
 	if err != nil {
 		return nil, nil, err
@@ -315,7 +309,7 @@ func (y *recordSync) request(ctx context.Context, p peer.ID, req []byte) (networ
 	return s, bufio.NewReader(s), nil
 }
 
-func (y *recordSync) fetchHeads(ctx context.Context, p peer.ID) ([]head, error) {
+func (y *Syncer) fetchHeads(ctx context.Context, p peer.ID) ([]head, error) {
 	s, r, err := y.request(ctx, p, []byte{syncHeads})
 	if err != nil {
 		return nil, err
@@ -332,24 +326,11 @@ func (y *recordSync) fetchHeads(ctx context.Context, p peer.ID) ([]head, error) 
 	return hs, nil
 }
 
-// readListHeader reads a list response's header: the item count and where
-// the peer's scan stopped.
-func readListHeader(r *bufio.Reader, kind string) (n uint32, next uint64, err error) {
-	hdr, err := readFrame(r, 12)
-	if err != nil {
-		return 0, 0, err
-	}
-	if len(hdr) != 12 {
-		return 0, 0, badPeer("%s header of %d bytes", kind, len(hdr))
-	}
-	return binary.BigEndian.Uint32(hdr), binary.BigEndian.Uint64(hdr[4:]), nil
-}
-
 // fetchRecords asks p for v's records below before; each is opened
 // (signature, bounds, stateless rules) and must be v's, for a strictly
 // lower epoch than the one before it and one that has ended. next is where
 // p's scan stopped.
-func (y *recordSync) fetchRecords(ctx context.Context, p, v peer.ID, before uint64) (recs []*protocol.Opened, next uint64, err error) {
+func (y *Syncer) fetchRecords(ctx context.Context, p, v peer.ID, before uint64) (recs []*protocol.Opened, next uint64, err error) {
 	s, r, err := y.request(ctx, p, encodeRecordsRequest(v, before, maxSyncRecords))
 	if err != nil {
 		return nil, 0, err
@@ -415,7 +396,7 @@ func (c *chain) below(e uint64) (uint64, bool) {
 }
 
 // localChains indexes every held epoch record by validator.
-func (y *recordSync) localChains() (map[peer.ID]*chain, error) {
+func (y *Syncer) localChains() (map[peer.ID]*chain, error) {
 	out := map[peer.ID]*chain{}
 	for ent, err := range y.st.EpochRecords(0, ^uint64(0)) {
 		if err != nil {
@@ -436,10 +417,10 @@ func (y *recordSync) localChains() (map[peer.ID]*chain, error) {
 	return out, nil
 }
 
-// syncPeer fetches from p every record this node lacks on the chains of
-// p's heads, and returns how many it stored. An error wrapping errBadPeer
+// SyncPeer fetches from p every record this node lacks on the chains of
+// p's heads, and returns how many it stored. An error wrapping ErrBadPeer
 // means p served provably bad data.
-func (y *recordSync) syncPeer(ctx context.Context, p peer.ID) (int, error) {
+func (y *Syncer) SyncPeer(ctx context.Context, p peer.ID) (int, error) {
 	hs, err := y.fetchHeads(ctx, p)
 	if err != nil {
 		return 0, err
@@ -481,7 +462,7 @@ func (y *recordSync) syncPeer(ctx context.Context, p peer.ID) (int, error) {
 // one expected. It stops at the chain's first record (prev zero), when p
 // lacks the next link, or at a record that conflicts with one held (a
 // validator that signed two records for one epoch: not p's fault).
-func (y *recordSync) walk(ctx context.Context, p peer.ID, h head, c *chain) (int, error) {
+func (y *Syncer) walk(ctx context.Context, p peer.ID, h head, c *chain) (int, error) {
 	v := h.validator
 	expect, before := h.id, h.epoch+1
 	// followLocal steps over held links; true once the chain's first
@@ -551,7 +532,7 @@ func (y *recordSync) walk(ctx context.Context, p peer.ID, h head, c *chain) (int
 
 // provenPair reports whether this node holds a proof that v signed both a
 // and b for epoch e.
-func (y *recordSync) provenPair(v peer.ID, e uint64, a, b [32]byte) bool {
+func (y *Syncer) provenPair(v peer.ID, e uint64, a, b [32]byte) bool {
 	for q, err := range y.st.Equivocations(e, e) {
 		if err != nil || peer.ID(q.Validator) != v {
 			continue
@@ -573,7 +554,7 @@ func (y *recordSync) provenPair(v peer.ID, e uint64, a, b [32]byte) bool {
 
 // charge records that p served bad data: its connection manager tag drops,
 // and after syncMaxCharges it is disconnected and not asked for a while.
-func (y *recordSync) charge(p peer.ID, err error) {
+func (y *Syncer) charge(p peer.ID, err error) {
 	y.mu.Lock()
 	y.charges[p]++
 	n := y.charges[p]
@@ -590,7 +571,7 @@ func (y *recordSync) charge(p peer.ID, err error) {
 
 // syncWith runs one pass against p unless one is already running or p is
 // banned.
-func (y *recordSync) syncWith(ctx context.Context, p peer.ID) {
+func (y *Syncer) syncWith(ctx context.Context, p peer.ID) {
 	y.mu.Lock()
 	if y.running[p] || time.Now().Before(y.banned[p]) {
 		y.mu.Unlock()
@@ -603,9 +584,9 @@ func (y *recordSync) syncWith(ctx context.Context, p peer.ID) {
 		delete(y.running, p)
 		y.mu.Unlock()
 	}()
-	n, err := y.syncPeer(ctx, p)
+	n, err := y.SyncPeer(ctx, p)
 	switch {
-	case errors.Is(err, errBadPeer):
+	case errors.Is(err, ErrBadPeer):
 		y.charge(p, err)
 	case err != nil:
 		y.log.Debug("sync pass ended early", "peer", p, "err", err)
@@ -615,9 +596,9 @@ func (y *recordSync) syncWith(ctx context.Context, p peer.ID) {
 	}
 }
 
-// run syncs with each newly connected peer and, every interval, with up to
+// Run syncs with each newly connected peer and, every interval, with up to
 // four connected peers, until ctx ends.
-func (y *recordSync) run(ctx context.Context, interval time.Duration, wg *sync.WaitGroup) {
+func (y *Syncer) Run(ctx context.Context, interval time.Duration, wg *sync.WaitGroup) {
 	connected := make(chan peer.ID, 64)
 	notifee := &network.NotifyBundle{ConnectedF: func(_ network.Network, c network.Conn) {
 		select {
@@ -659,15 +640,8 @@ func (y *recordSync) run(ctx context.Context, interval time.Duration, wg *sync.W
 	}
 }
 
-// syncInterval is how often a node syncs with some of its peers: twice an
+// Interval is how often a node syncs with some of its peers: twice an
 // epoch, within [2 s, 30 s].
-func syncInterval(epoch time.Duration) time.Duration {
+func Interval(epoch time.Duration) time.Duration {
 	return max(2*time.Second, min(30*time.Second, epoch/2))
-}
-
-// mayPublish reports whether p may publish epoch records (gossip's rule).
-func (v *view) mayPublish(p peer.ID) bool {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.trustAny || v.validators[p]
 }

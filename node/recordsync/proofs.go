@@ -1,4 +1,4 @@
-package node
+package recordsync
 
 import (
 	"bufio"
@@ -29,7 +29,7 @@ const (
 // writeProofs writes the stored proofs of epochs from on, in (epoch,
 // validator) order: a header (BE32 count ‖ BE64 next) and count frames.
 // next is 0 when nothing follows, else the epoch to ask from next.
-func (y *recordSync) writeProofs(w *bufio.Writer, from uint64) error {
+func (y *Syncer) writeProofs(w *bufio.Writer, from uint64) error {
 	var proofs [][]byte
 	size, next, last := 0, uint64(0), uint64(0)
 	for q, err := range y.st.Equivocations(from, ^uint64(0)) {
@@ -42,22 +42,13 @@ func (y *recordSync) writeProofs(w *bufio.Writer, from uint64) error {
 		}
 		proofs, size, last = append(proofs, q.Proof), size+len(q.Proof), q.Epoch
 	}
-	hdr := binary.BigEndian.AppendUint32(nil, uint32(len(proofs)))
-	if err := protocol.WriteFrame(w, binary.BigEndian.AppendUint64(hdr, next)); err != nil {
-		return err
-	}
-	for _, p := range proofs {
-		if err := protocol.WriteFrame(w, p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeList(w, proofs, next)
 }
 
 // fetchProofs asks p for proofs of epochs from on; each must check
 // (CheckEquivocation: two validly signed, different records of one
 // validator for one epoch) and be for an epoch ≥ from and in order.
-func (y *recordSync) fetchProofs(ctx context.Context, p peer.ID, from uint64) ([]*pb.EquivocationProof, uint64, error) {
+func (y *Syncer) fetchProofs(ctx context.Context, p peer.ID, from uint64) ([]*pb.EquivocationProof, uint64, error) {
 	s, r, err := y.request(ctx, p, binary.BigEndian.AppendUint64([]byte{syncProofs}, from))
 	if err != nil {
 		return nil, 0, err
@@ -98,13 +89,13 @@ func (y *recordSync) fetchProofs(ctx context.Context, p peer.ID, from uint64) ([
 }
 
 // syncProofsFrom fetches the proofs p holds that this node lacks and hands
-// each to deliverProof; it returns how many were new here. The first pass
+// each to DeliverProof; it returns how many were new here. The first pass
 // with p asks from epoch 0; each later one from the epoch of the last proof
 // the one before it received (proofs p gains for earlier epochs travel by
 // gossip), so a long history costs one walk, spread over passes of at most
 // syncProofRequests requests.
-func (y *recordSync) syncProofsFrom(ctx context.Context, p peer.ID) (int, error) {
-	if y.deliverProof == nil {
+func (y *Syncer) syncProofsFrom(ctx context.Context, p peer.ID) (int, error) {
+	if y.DeliverProof == nil {
 		return 0, nil
 	}
 	y.mu.Lock()
@@ -128,7 +119,7 @@ func (y *recordSync) syncProofsFrom(ctx context.Context, p peer.ID) (int, error)
 				return added, err
 			}
 			if !held {
-				y.deliverProof(ctx, m)
+				y.DeliverProof(ctx, m)
 				added++
 			}
 			from = eq.Epoch

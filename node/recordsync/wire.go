@@ -1,11 +1,13 @@
-package node
+package recordsync
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/store"
 )
 
@@ -66,4 +68,33 @@ func decodeHeads(b []byte) ([]head, error) {
 		return nil, errors.New("heads: trailing bytes")
 	}
 	return out, nil
+}
+
+// writeList writes a list response: a header (BE32 count ‖ BE64 next,
+// readListHeader's) and one frame per item. next is where the scan
+// stopped, the client continuing from it; 0 when nothing follows.
+func writeList(w *bufio.Writer, items [][]byte, next uint64) error {
+	hdr := binary.BigEndian.AppendUint32(nil, uint32(len(items)))
+	if err := protocol.WriteFrame(w, binary.BigEndian.AppendUint64(hdr, next)); err != nil {
+		return err
+	}
+	for _, b := range items {
+		if err := protocol.WriteFrame(w, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readListHeader reads a list response's header: the item count and where
+// the peer's scan stopped.
+func readListHeader(r *bufio.Reader, kind string) (n uint32, next uint64, err error) {
+	hdr, err := readFrame(r, 12)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(hdr) != 12 {
+		return 0, 0, badPeer("%s header of %d bytes", kind, len(hdr))
+	}
+	return binary.BigEndian.Uint32(hdr), binary.BigEndian.Uint64(hdr[4:]), nil
 }

@@ -1,0 +1,514 @@
+package recordsync
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"log/slog"
+	"slices"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/store"
+	"google.golang.org/protobuf/proto"
+)
+
+func TestSyncWireBounds(t *testing.T) {
+	v := peer.ID("validator-id")
+	req := encodeRecordsRequest(v, 77, 5)
+	if len(req) > maxSyncRequest {
+		t.Fatalf("request of %d bytes over its bound %d", len(req), maxSyncRequest)
+	}
+	if gv, before, limit, err := decodeRecordsRequest(req[1:]); err != nil || gv != v || before != 77 || limit != 5 {
+		t.Fatalf("round trip: %q %d %d %v", gv, before, limit, err)
+	}
+	for _, bad := range [][]byte{nil, {0}, {65}, req[1 : len(req)-1], append(slices.Clone(req[1:]), 0),
+		encodeRecordsRequest(v, 1, 0)[1:], encodeRecordsRequest(v, 1, maxSyncRecords+1)[1:]} {
+		if _, _, _, err := decodeRecordsRequest(bad); err == nil {
+			t.Errorf("records request %x accepted", bad)
+		}
+	}
+	hs := []head{{validator: "a", epoch: 3, id: [32]byte{1}}, {validator: "bb", epoch: 9, id: [32]byte{2}}}
+	enc := encodeHeads(hs)
+	if got, err := decodeHeads(enc); err != nil || !slices.Equal(got, hs) {
+		t.Fatalf("heads round trip: %v %v", got, err)
+	}
+	tooMany := binary.BigEndian.AppendUint32(nil, maxSyncHeads+1)
+	for _, bad := range [][]byte{nil, enc[:3], enc[:len(enc)-1], append(slices.Clone(enc), 0), tooMany, {0, 0, 0, 1, 0}} {
+		if _, err := decodeHeads(bad); err == nil {
+			t.Errorf("heads %x accepted", bad)
+		}
+	}
+	if full := make([]head, maxSyncHeads); len(encodeHeads(full)) > maxHeadsFrame {
+		t.Fatal("a full heads response exceeds its frame bound")
+	}
+}
+
+// syncPeerT is a bare libp2p host on 127.0.0.1 with its own store and syncer.
+type syncPeerT struct {
+	h  host.Host
+	st *store.Store
+	y  *Syncer
+}
+
+func newSyncPeer(t testing.TB, latest uint64) *syncPeerT {
+	t.Helper()
+	key, _, _ := crypto.GenerateEd25519Key(nil)
+	h, err := libp2p.New(libp2p.Identity(key), libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open("db", store.Options{FS: vfs.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := New(h, st, slog.New(slog.DiscardHandler), func(peer.ID) bool { return true }, func() uint64 { return latest }, nil)
+	y.deliver = func(_ context.Context, o *protocol.Opened) {
+		st.PutEpochRecord(o.Msg.(*pb.EpochRecord).Epoch, []byte(o.Author), o.Raw) // a conflict is refused
+	}
+	t.Cleanup(func() { h.Close(); y.Close(); st.Close() })
+	h.SetStreamHandler(SyncProtocol, y.Serve)
+	return &syncPeerT{h, st, y}
+}
+
+func (p *syncPeerT) connect(t testing.TB, q *syncPeerT) {
+	t.Helper()
+	if err := p.h.Connect(context.Background(), peer.AddrInfo{ID: q.h.ID(), Addrs: q.h.Addrs()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recordChain signs a chain of epoch records of one validator for epochs.
+func recordChain(t testing.TB, key crypto.PrivKey, epochs []uint64) [][]byte {
+	t.Helper()
+	var out [][]byte
+	prev := make([]byte, 32)
+	for _, e := range epochs {
+		raw, err := protocol.Seal(key, &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: make([]byte, 32),
+			ScoringConfigHash: make([]byte, 32), PrevRecordHash: prev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := protocol.Open(raw, pb.MessageType_EPOCH_RECORD)
+		id := protocol.ID(o.Body)
+		prev = id[:]
+		out = append(out, raw)
+	}
+	return out
+}
+
+func heldEpochs(t *testing.T, st *store.Store, v peer.ID) []uint64 {
+	t.Helper()
+	var es []uint64
+	for ent, err := range st.EpochRecords(0, ^uint64(0)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if peer.ID(ent.Validator) == v {
+			es = append(es, ent.Epoch)
+		}
+	}
+	return es
+}
+
+// A node holding a validator's chain with holes (the first records, one in
+// the middle, the latest) and nothing of a second validator fetches exactly
+// what it lacks from a peer, each chain linked by hash; a second pass fetches
+// nothing. The chain is long enough to need several responses.
+func TestSyncFillsGaps(t *testing.T) {
+	server, client := newSyncPeer(t, 1000), newSyncPeer(t, 1000)
+	client.connect(t, server)
+	var epochs1, epochs2 []uint64
+	for e := uint64(3); e < 3+2*maxSyncRecords+5; e++ {
+		epochs1 = append(epochs1, e)
+	}
+	for e := uint64(10); e < 1000; e += 100 { // sparse: an often-offline validator
+		epochs2 = append(epochs2, e)
+	}
+	k1, _, _ := crypto.GenerateEd25519Key(nil)
+	k2, _, _ := crypto.GenerateEd25519Key(nil)
+	v1, _ := peer.IDFromPrivateKey(k1)
+	v2, _ := peer.IDFromPrivateKey(k2)
+	chain1, chain2 := recordChain(t, k1, epochs1), recordChain(t, k2, epochs2)
+	for i, raw := range chain1 {
+		if err := server.st.PutEpochRecord(epochs1[i], []byte(v1), raw); err != nil {
+			t.Fatal(err)
+		}
+		if i >= 4 && i != 12 && i != len(chain1)-1 {
+			if err := client.st.PutEpochRecord(epochs1[i], []byte(v1), raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, raw := range chain2 {
+		if err := server.st.PutEpochRecord(epochs2[i], []byte(v2), raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var notified []uint64
+	deliver := client.y.deliver
+	client.y.deliver = func(ctx context.Context, o *protocol.Opened) {
+		notified = append(notified, o.Msg.(*pb.EpochRecord).Epoch)
+		deliver(ctx, o)
+	}
+	n, err := client.y.SyncPeer(context.Background(), server.h.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 6 + len(epochs2); n != want || len(notified) != want {
+		t.Fatalf("stored %d records (%d notified), want %d", n, len(notified), want)
+	}
+	if got := heldEpochs(t, client.st, v1); !slices.Equal(got, epochs1) {
+		t.Fatalf("v1 epochs held %v, want %v", got, epochs1)
+	}
+	if got := heldEpochs(t, client.st, v2); !slices.Equal(got, epochs2) {
+		t.Fatalf("v2 epochs held %v, want %v", got, epochs2)
+	}
+	checkChained(t, client.st)
+	if n, err := client.y.SyncPeer(context.Background(), server.h.ID()); n != 0 || err != nil {
+		t.Fatalf("second pass stored %d: %v", n, err)
+	}
+}
+
+// A record that does not link into the chain is not stored, even validly
+// signed by the validator (an equivocation's other branch): the walk stops
+// there without charging the peer, who may hold it in good faith.
+func TestSyncStoresOnlyChainedRecords(t *testing.T) {
+	server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	client.connect(t, server)
+	k, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(k)
+	honest := recordChain(t, k, []uint64{1, 2, 3})
+	// The other branch's record for epoch 2: another rounds root.
+	forkRaw, _ := protocol.Seal(k, &pb.EpochRecord{Version: protocol.Version, Epoch: 2, RoundsRoot: []byte("01234567890123456789012345678901"),
+		ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)})
+	server.st.PutEpochRecord(3, []byte(v), honest[2])
+	server.st.PutEpochRecord(2, []byte(v), forkRaw)
+	server.st.PutEpochRecord(1, []byte(v), honest[0])
+	n, err := client.y.SyncPeer(context.Background(), server.h.ID())
+	if err != nil || n != 1 {
+		t.Fatalf("stored %d, %v; want only the head", n, err)
+	}
+	if got := heldEpochs(t, client.st, v); !slices.Equal(got, []uint64{3}) {
+		t.Fatalf("held %v", got)
+	}
+	if client.y.charges[server.h.ID()] != 0 {
+		t.Fatal("peer charged for a validator's fork")
+	}
+}
+
+// hostileServer answers every sync request on h with respond's bytes.
+func hostileServer(h host.Host, respond func(req []byte) [][]byte) {
+	h.SetStreamHandler(SyncProtocol, func(s network.Stream) {
+		defer s.Close()
+		req, err := protocol.ReadFrame(bufio.NewReader(s), maxSyncRequest)
+		if err != nil {
+			s.Reset()
+			return
+		}
+		for _, f := range respond(req) {
+			protocol.WriteFrame(s, f)
+		}
+	})
+}
+
+// Provably bad responses are refused, nothing of them is stored, and the
+// serving peer is charged; after syncMaxCharges it is disconnected and not
+// asked again.
+func TestSyncChargesBadPeers(t *testing.T) {
+	vk, _, _ := crypto.GenerateEd25519Key(nil)
+	other, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(vk)
+	good := recordChain(t, vk, []uint64{5})
+	forged := recordChain(t, other, []uint64{5})
+	future := recordChain(t, vk, []uint64{500})
+	var vid [32]byte
+	o, _ := protocol.Open(good[0], pb.MessageType_EPOCH_RECORD)
+	vid = protocol.ID(o.Body)
+	headsFrame := encodeHeads([]head{{validator: v, epoch: 5, id: vid}})
+	hdr := func(n uint32, next uint64) []byte {
+		return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint32(nil, n), next)
+	}
+	corrupt := append([]byte{}, good[0]...)
+	corrupt[len(corrupt)-1] ^= 1
+	cases := []struct {
+		name    string
+		records [][]byte
+	}{
+		{"signed by another key", [][]byte{hdr(1, 0), forged[0]}},
+		{"bad signature", [][]byte{hdr(1, 0), corrupt}},
+		{"epoch not begun", [][]byte{hdr(1, 0), future[0]}},
+		{"header claims too many", [][]byte{hdr(maxSyncRecords+1, 0)}},
+		{"next above before", [][]byte{hdr(0, 7)}},
+		{"oversized header", [][]byte{make([]byte, 13)}},
+		{"oversized record", [][]byte{hdr(1, 0), make([]byte, store.MaxEpochRecordLen+1)}},
+		{"malformed heads", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
+			hostileServer(server.h, func(req []byte) [][]byte {
+				if req[0] == syncHeads {
+					if c.records == nil {
+						return [][]byte{{0, 0, 0, 1, 9}}
+					}
+					return [][]byte{headsFrame}
+				}
+				return c.records
+			})
+			client.connect(t, server)
+			_, err := client.y.SyncPeer(context.Background(), server.h.ID())
+			if !errors.Is(err, ErrBadPeer) {
+				t.Fatalf("sync: %v, want a bad-peer error", err)
+			}
+			if got := heldEpochs(t, client.st, v); len(got) != 0 {
+				t.Fatalf("stored %v from a bad response", got)
+			}
+			for range syncMaxCharges {
+				client.y.syncWith(context.Background(), server.h.ID())
+			}
+			if client.y.charges[server.h.ID()] != syncMaxCharges {
+				t.Fatalf("charged %d times", client.y.charges[server.h.ID()])
+			}
+			if tag := client.h.ConnManager().GetTagInfo(server.h.ID()); tag != nil && tag.Tags["pog-sync"] >= 0 {
+				t.Fatalf("connection manager tag %v", tag.Tags)
+			}
+			if client.h.Network().Connectedness(server.h.ID()) == network.Connected {
+				t.Fatal("still connected after the last charge")
+			}
+			client.connect(t, server)
+			client.y.syncWith(context.Background(), server.h.ID())
+			if client.y.charges[server.h.ID()] != syncMaxCharges {
+				t.Fatal("a banned peer was asked again")
+			}
+		})
+	}
+}
+
+// BenchmarkSyncCatchUp measures a node with no records catching up on 3
+// validators × 1000 epochs from one peer on 127.0.0.1 (BENCHMARKS.md).
+func BenchmarkSyncCatchUp(b *testing.B) {
+	const validators, epochs = 3, 1000
+	server := newSyncPeer(b, epochs)
+	es := make([]uint64, epochs)
+	for i := range es {
+		es[i] = uint64(i + 1)
+	}
+	for range validators {
+		k, _, _ := crypto.GenerateEd25519Key(nil)
+		v, _ := peer.IDFromPrivateKey(k)
+		for i, raw := range recordChain(b, k, es) {
+			if err := server.st.PutEpochRecord(es[i], []byte(v), raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		client := newSyncPeer(b, epochs)
+		client.connect(b, server)
+		b.StartTimer()
+		n, err := client.y.SyncPeer(context.Background(), server.h.ID())
+		if err != nil || n != validators*epochs {
+			b.Fatalf("stored %d: %v", n, err)
+		}
+	}
+	b.ReportMetric(float64(validators*epochs)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// Equivocation proofs a node missed are fetched too, each checked before it
+// is stored; a proof that does not check charges the peer.
+func TestSyncFetchesProofs(t *testing.T) {
+	server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	client.connect(t, server)
+	client.y.DeliverProof = func(_ context.Context, p *pb.EquivocationProof) {
+		eq, _ := protocol.CheckEquivocation(p)
+		b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+		client.st.PutEquivocation(eq.Epoch, []byte(eq.Validator), b)
+	}
+	k, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(k)
+	var proofs [][]byte
+	for e := uint64(1); e <= maxSyncProofs+3; e++ { // more than one response
+		a := recordChain(t, k, []uint64{e})[0]
+		b, _ := protocol.Seal(k, &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: []byte("01234567890123456789012345678901"),
+			ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)})
+		p, err := protocol.NewEquivocationProof(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+		if _, err := server.st.PutEquivocation(e, []byte(v), body); err != nil {
+			t.Fatal(err)
+		}
+		proofs = append(proofs, body)
+	}
+	n, err := client.y.SyncPeer(context.Background(), server.h.ID())
+	if err != nil || n != len(proofs) {
+		t.Fatalf("fetched %d proofs, want %d: %v", n, len(proofs), err)
+	}
+	for e := uint64(1); e <= uint64(len(proofs)); e++ {
+		if ok, err := client.st.HasEquivocation(e, []byte(v)); !ok || err != nil {
+			t.Fatalf("no proof for epoch %d: %v", e, err)
+		}
+	}
+	if n, _ := client.y.SyncPeer(context.Background(), server.h.ID()); n != 0 {
+		t.Fatalf("second pass fetched %d", n)
+	}
+
+	bad, victim := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	victim.y.DeliverProof = client.y.DeliverProof
+	hostileServer(bad.h, func(req []byte) [][]byte {
+		if req[0] == syncProofs {
+			forged := append([]byte{}, proofs[0]...)
+			forged[len(forged)-1] ^= 1
+			return [][]byte{binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint32(nil, 1), 0), forged}
+		}
+		return [][]byte{encodeHeads(nil)}
+	})
+	victim.connect(t, bad)
+	if _, err := victim.y.SyncPeer(context.Background(), bad.h.ID()); !errors.Is(err, ErrBadPeer) {
+		t.Fatalf("forged proof: %v, want a bad-peer error", err)
+	}
+}
+
+// A history of more proofs than one pass may request is fetched over
+// several passes, each continuing where the last stopped, and the record
+// walk is not held up by it.
+func TestSyncProofsSpreadOverPasses(t *testing.T) {
+	server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	client.connect(t, server)
+	client.y.DeliverProof = func(_ context.Context, p *pb.EquivocationProof) {
+		eq, _ := protocol.CheckEquivocation(p)
+		b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+		client.st.PutEquivocation(eq.Epoch, []byte(eq.Validator), b)
+	}
+	k, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(k)
+	const total = syncProofRequests*maxSyncProofs + 3
+	for e := uint64(1); e <= total; e++ {
+		a := recordChain(t, k, []uint64{e})[0]
+		b, _ := protocol.Seal(k, &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: []byte("01234567890123456789012345678901"),
+			ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)})
+		p, err := protocol.NewEquivocationProof(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+		if _, err := server.st.PutEquivocation(e, []byte(v), body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []int{syncProofRequests * maxSyncProofs, 3, 0} {
+		if n, err := client.y.SyncPeer(context.Background(), server.h.ID()); err != nil || n != want {
+			t.Fatalf("pass %d: fetched %d, want %d: %v", i+1, n, want, err)
+		}
+	}
+	for e := uint64(1); e <= total; e++ {
+		if ok, err := client.st.HasEquivocation(e, []byte(v)); !ok || err != nil {
+			t.Fatalf("no proof for epoch %d: %v", e, err)
+		}
+	}
+}
+
+// A validator proven to have equivocated in epoch 2: the peer holds the
+// other record of the proof than the one the head links to. The client,
+// holding the proof, stores it and walks on below it (the chain may
+// continue from either record of a proof); without the proof it stops
+// there (TestSyncStoresOnlyChainedRecords).
+func TestSyncFollowsAProvenFork(t *testing.T) {
+	server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	client.connect(t, server)
+	k, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(k)
+	honest := recordChain(t, k, []uint64{1, 2, 3})
+	o, _ := protocol.Open(honest[0], pb.MessageType_EPOCH_RECORD)
+	id1 := protocol.ID(o.Body)
+	fork, _ := protocol.Seal(k, &pb.EpochRecord{Version: protocol.Version, Epoch: 2, RoundsRoot: []byte("01234567890123456789012345678901"),
+		ScoringConfigHash: make([]byte, 32), PrevRecordHash: id1[:]})
+	for e, raw := range map[uint64][]byte{1: honest[0], 2: fork, 3: honest[2]} {
+		server.st.PutEpochRecord(e, []byte(v), raw)
+	}
+	p, err := protocol.NewEquivocationProof(honest[1], fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+	client.st.PutEquivocation(2, []byte(v), body)
+	n, err := client.y.SyncPeer(context.Background(), server.h.ID())
+	if err != nil || n != 3 {
+		t.Fatalf("stored %d, %v; want all 3", n, err)
+	}
+	if raw, _ := client.st.EpochRecord(2, []byte(v)); !bytes.Equal(raw, fork) {
+		t.Fatal("epoch 2 holds another record than the peer's")
+	}
+}
+
+// A records request stops at the lowest record the server holds: below it
+// the scan would find nothing (an equivocator's other branch is requested
+// every pass), so the response says there is nothing further (next 0). A
+// gap above the records still costs one request per syncScanEpochs.
+func TestSyncScanStopsAtLowestRecord(t *testing.T) {
+	server := newSyncPeer(t, 1<<40)
+	key, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(key)
+	first := uint64(1 << 30)
+	epochs := []uint64{first, first + 1}
+	for i, raw := range recordChain(t, key, epochs) {
+		if err := server.st.PutEpochRecord(epochs[i], []byte(v), raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		before, next uint64
+		n            uint32
+	}{
+		{first + 2, 0, 2},
+		{first + 1, 0, 1},
+		{first, 0, 0},
+		{first + 2 + 2*syncScanEpochs, first + 2 + syncScanEpochs, 0},
+	} {
+		var buf bytes.Buffer
+		w := bufio.NewWriter(&buf)
+		if err := server.y.writeRecords(w, v, c.before, maxSyncRecords); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		n, next, err := readListHeader(bufio.NewReader(&buf), "records")
+		if err != nil || n != c.n || next != c.next {
+			t.Errorf("before %d: %d records, next %d (%v); want %d, next %d", c.before, n, next, err, c.n, c.next)
+		}
+	}
+}
+
+// checkChained fails unless each validator's records in st name the one
+// before them as their prev_record_hash (the first names its own).
+func checkChained(t *testing.T, st *store.Store) {
+	t.Helper()
+	last := map[peer.ID][]byte{}
+	for ent, err := range st.EpochRecords(0, ^uint64(0)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := protocol.Open(ent.Envelope, pb.MessageType_EPOCH_RECORD)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, prev := peer.ID(ent.Validator), o.Msg.(*pb.EpochRecord).PrevRecordHash
+		if want, ok := last[v]; ok && !bytes.Equal(prev, want) {
+			t.Fatalf("%s's record of epoch %d does not follow the one before it", v, ent.Epoch)
+		}
+		id := protocol.ID(o.Body)
+		last[v] = id[:]
+	}
+}
