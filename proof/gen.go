@@ -69,7 +69,15 @@ func Line[T Number](g *Generator, m Matrix, b, idx uint32, dst []T) {
 	for p := 0; p < len(dst); p += 8 * lineChunk {
 		blocks(w[:], [4]uint32{uint32(p / 8), idx, b<<1 | uint32(m), g.salt}, g.key)
 		d := dst[p:min(p+8*lineChunk, len(dst))]
-		for l := range d {
+		l := 0
+		for ; l+8 <= len(d); l += 8 {
+			x, e := w[l/2:l/2+4:l/2+4], d[l:l+8:l+8]
+			e[0], e[1] = T(scale*int32(x[0]&mask)-off), T(scale*int32(x[0]>>16&mask)-off)
+			e[2], e[3] = T(scale*int32(x[1]&mask)-off), T(scale*int32(x[1]>>16&mask)-off)
+			e[4], e[5] = T(scale*int32(x[2]&mask)-off), T(scale*int32(x[2]>>16&mask)-off)
+			e[6], e[7] = T(scale*int32(x[3]&mask)-off), T(scale*int32(x[3]>>16&mask)-off)
+		}
+		for ; l < len(d); l++ {
 			d[l] = T(scale*int32(w[l/2]>>(16*(l%2))&mask) - off)
 		}
 	}
