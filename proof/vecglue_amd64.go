@@ -12,7 +12,7 @@ type vecArgs struct {
 	mask    uint64     // entry mask of the matrix generated
 	c0      uint64     // blocks: first counter word 0
 	c1      uint64     // first line (counter word 1)
-	c2      uint64     // counter word 2: 2·batch + matrix
+	r0x     uint64     // the first round's hi(c2·m1) ^ k0 (see r0lo)
 	c3      uint64     // counter word 3: the salt
 	lines   uint64     // bside, aside: lines to walk, even
 	chunks  uint64     // chunks of w blocks per line
@@ -21,6 +21,16 @@ type vecArgs struct {
 	out     *uint64    // bside: per-chunk slot sums; aside: per-row lane sums
 	words   *uint32    // blocks: the output words
 	ystride uint64     // aside: bytes from one tile's y to the next's
+	// r0lo is the first round's lo(c2·m1): counter word 2 (2·batch +
+	// matrix) is the same in every lane, so c2·m1 is precomputed.
+	r0lo uint64
+}
+
+// setStream sets the Philox key and counter words 2 and 3 of a kernel call.
+func (a *vecArgs) setStream(key [2]uint32, c2, c3 uint32) {
+	a.rk = roundKeys(key)
+	hi, lo := bits.Mul32(0xCD9E8D57, c2)
+	a.r0x, a.r0lo, a.c3 = uint64(hi^a.rk[0]), uint64(lo), uint64(c3)
 }
 
 // vecKernel runs Freivalds' check with a generated kernel family of w
@@ -66,8 +76,8 @@ func roundKeys(key [2]uint32) (rk [20]uint32) {
 func (v *vecKernel) blocksInto(dst []uint32, ctr [4]uint32, key [2]uint32) {
 	n := len(dst) / 4 / v.w
 	if n > 0 {
-		a := vecArgs{rk: roundKeys(key), c0: uint64(ctr[0]), c1: uint64(ctr[1]), c2: uint64(ctr[2]), c3: uint64(ctr[3]),
-			chunks: uint64(n), words: &dst[0]}
+		a := vecArgs{c0: uint64(ctr[0]), c1: uint64(ctr[1]), chunks: uint64(n), words: &dst[0]}
+		a.setStream(key, ctr[2], ctr[3])
 		v.blocks(&a)
 	}
 	ctr[0] += uint32(n * v.w)
@@ -100,17 +110,19 @@ func (v *vecKernel) badRowsShared(fs []*freivalds, bad []int) {
 	defer scratchPool.Put(sc)
 	sc.rl, sc.sums, sc.y = grow(sc.rl, 2*f0.t), grow(sc.sums, ylen), grow(sc.y, n*ylen)
 	sc.rows = grow(sc.rows, 2*w*f0.t*n)
-	a := vecArgs{rk: roundKeys(f0.g.key), c3: uint64(f0.g.salt), lines: uint64(f0.t), chunks: uint64(chunks)}
+	a := vecArgs{lines: uint64(f0.t), chunks: uint64(chunks)}
 	for j, f := range fs {
 		for c, x := range f.r {
 			sc.rl[2*c], sc.rl[2*c+1] = x&(1<<limbBits-1), x>>limbBits
 		}
-		a.mask, a.c1, a.c2 = uint64(f.v.bMask), uint64(f.colIndex(0)), uint64(f.b<<1|uint32(MatB))
+		a.mask, a.c1 = uint64(f.v.bMask), uint64(f.colIndex(0))
+		a.setStream(f.g.key, f.b<<1|uint32(MatB), f.g.salt)
 		a.r, a.out = &sc.rl[0], &sc.sums[0]
 		v.bside(&a)
 		v.ySlots(f, sc.y[j*ylen:(j+1)*ylen], sc.sums, chunks)
 	}
-	a.mask, a.c1, a.c2 = uint64(f0.v.aMask), uint64(f0.rowIndex(0)), uint64(f0.b<<1|uint32(MatA))
+	a.mask, a.c1 = uint64(f0.v.aMask), uint64(f0.rowIndex(0))
+	a.setStream(f0.g.key, f0.b<<1|uint32(MatA), f0.g.salt)
 	a.r, a.y, a.ystride, a.out = nil, &sc.y[0], uint64(8*ylen), &sc.rows[0]
 	v.aside[n-1](&a)
 	for j, f := range fs {

@@ -14,11 +14,11 @@ func TestVecArgsLayout(t *testing.T) {
 	}{
 		{"rk", unsafe.Offsetof(a.rk), 0}, {"mask", unsafe.Offsetof(a.mask), 80},
 		{"c0", unsafe.Offsetof(a.c0), 88}, {"c1", unsafe.Offsetof(a.c1), 96},
-		{"c2", unsafe.Offsetof(a.c2), 104}, {"c3", unsafe.Offsetof(a.c3), 112},
+		{"r0x", unsafe.Offsetof(a.r0x), 104}, {"c3", unsafe.Offsetof(a.c3), 112},
 		{"lines", unsafe.Offsetof(a.lines), 120}, {"chunks", unsafe.Offsetof(a.chunks), 128},
 		{"r", unsafe.Offsetof(a.r), 136}, {"y", unsafe.Offsetof(a.y), 144},
 		{"out", unsafe.Offsetof(a.out), 152}, {"words", unsafe.Offsetof(a.words), 160},
-		{"ystride", unsafe.Offsetof(a.ystride), 168},
+		{"ystride", unsafe.Offsetof(a.ystride), 168}, {"r0lo", unsafe.Offsetof(a.r0lo), 176},
 	} {
 		if f.got != f.want {
 			t.Errorf("vecArgs.%s at %d, vecgen assumes %d", f.name, f.got, f.want)

@@ -30,7 +30,7 @@ const (
 	offMask    = 80
 	offC0      = 88
 	offC1      = 96
-	offC2      = 104
+	offR0X     = 104 // hi(c2·m1) ^ k0, for the first round
 	offC3      = 112
 	offLines   = 120
 	offChunks  = 128
@@ -39,6 +39,7 @@ const (
 	offOut     = 152
 	offWords   = 160
 	offYStride = 168
+	offR0Lo    = 176 // lo(c2·m1), for the first round
 )
 
 // variant is one instruction set's kernel family.
@@ -107,27 +108,41 @@ func (g *gen) counterBase(reg string) {
 	g.p("\tVPADDQ seq<>(SB), %s, %s", reg, reg)
 }
 
-// initGroups sets group i's counter to (c0, line+i, c2, c3), where c0 holds
-// the chunk's first counter word 0 plus the lane index.
-func (g *gen) initGroups(gs []*group, c0, line, c2, c3 string) {
+// firstRound emits Philox's first round on every group, from the counter
+// (c0, line+i, c2, c3) of group i, where c0 holds the chunk's first counter
+// word 0 plus the lane index. Words 1-3 are the same in every lane, so the
+// round's second product, c2·m1, is constant: its high half, XORed with k0,
+// is in offR0X and its low half broadcast in lo. Only c0·m1 is multiplied.
+func (g *gen) firstRound(gs []*group, c0, line string, c constRegs) {
 	for i, x := range gs {
-		g.mov(c0, x.s[0])
-		if i > 0 {
-			g.p("\tINCQ %s", line)
+		if g.v.avx512 {
+			g.p("\tVPMULUDQ.BCST mult<>+0(SB), %s, %s", c0, x.t[0])
+		} else {
+			g.p("\tVPMULUDQ %s, %s, %s", c.m0, c0, x.t[0])
 		}
-		g.bcastGPR(line, x.s[1])
-		g.mov(c2, x.s[2])
-		g.mov(c3, x.s[3])
-	}
-	if len(gs) > 1 {
-		g.p("\tSUBQ $%d, %s", len(gs)-1, line)
+		g.p("\tLEAQ %d(%s), R13", i, line)
+		g.p("\tXORQ %d(AX), R13", offR0X)
+		g.bcastGPR("R13", x.s[0])
+		g.mov(c.lo, x.s[1])
+		g.p("\tVPSRLQ $32, %s, %s", x.t[0], x.s[2])
+		if g.v.avx512 {
+			g.p("\tVPTERNLOGD.BCST $0x96, %d(AX), %s, %s", offRK+40, c.c3, x.s[2])
+		} else {
+			g.p("\tVPXOR %s, %s, %s", c.c3, x.s[2], x.s[2])
+			g.p("\tVPBROADCASTD %d(AX), %s", offRK+40, c.k)
+			g.p("\tVPXOR %s, %s, %s", c.k, x.s[2], x.s[2])
+		}
+		x.s[3], x.t[0] = x.t[0], x.s[3]
 	}
 }
 
-// rounds emits the ten Philox rounds on every group, interleaved. AVX2 needs
-// the multipliers in m0, m1 and a scratch register k for the round keys.
-func (g *gen) rounds(gs []*group, m0, m1, k string) {
-	for r := 0; r < 10; r++ {
+// rounds emits firstRound and the other nine Philox rounds on every group,
+// interleaved. AVX2 needs the multipliers in m0, m1 and a scratch register k
+// for the round keys.
+func (g *gen) rounds(gs []*group, c0, line string, c constRegs) {
+	g.firstRound(gs, c0, line, c)
+	m0, m1, k := c.m0, c.m1, c.k
+	for r := 1; r < 10; r++ {
 		if g.v.avx512 {
 			g.each(gs, func(x *group) { g.p("\tVPMULUDQ.BCST mult<>+0(SB), %s, %s", x.s[0], x.t[0]) })
 			g.each(gs, func(x *group) { g.p("\tVPMULUDQ.BCST mult<>+8(SB), %s, %s", x.s[2], x.t[1]) })
@@ -214,19 +229,19 @@ func (g *gen) newGroup(first int) *group {
 	return &group{s: [4]string{r[0], r[1], r[2], r[3]}, t: [2]string{r[4], r[5]}}
 }
 
-// constants loads c2 and c3 (and, for AVX2, the mask and multipliers) into
+// constants loads the first round's constant low product and c3 (and, for AVX2, the mask and multipliers) into
 // the registers the variant's functions keep them in.
-type constRegs struct{ c0, c2, c3, mask, m0, m1, k string }
+type constRegs struct{ c0, lo, c3, mask, m0, m1, k string }
 
 func (g *gen) constants() constRegs {
 	if g.v.avx512 {
-		c := constRegs{c0: "Z28", c2: "Z29", c3: "Z30"}
-		g.p("\tVPBROADCASTQ %d(AX), %s", offC2, c.c2)
+		c := constRegs{c0: "Z28", lo: "Z29", c3: "Z30"}
+		g.p("\tVPBROADCASTQ %d(AX), %s", offR0Lo, c.lo)
 		g.p("\tVPBROADCASTQ %d(AX), %s", offC3, c.c3)
 		return c
 	}
-	c := constRegs{c0: "Y8", c2: "Y9", c3: "Y10", mask: "Y11", k: "Y12", m0: "Y13", m1: "Y14"}
-	g.p("\tVPBROADCASTQ %d(AX), %s", offC2, c.c2)
+	c := constRegs{c0: "Y8", lo: "Y9", c3: "Y10", mask: "Y11", k: "Y12", m0: "Y13", m1: "Y14"}
+	g.p("\tVPBROADCASTQ %d(AX), %s", offR0Lo, c.lo)
 	g.p("\tVPBROADCASTQ %d(AX), %s", offC3, c.c3)
 	g.p("\tVPBROADCASTQ %d(AX), %s", offMask, c.mask)
 	g.p("\tVPBROADCASTQ mult<>+0(SB), %s", c.m0)
@@ -253,8 +268,7 @@ func (g *gen) blocks() {
 	}
 	g.p("loop:")
 	g.counterBase(c.c0)
-	g.initGroups([]*group{x}, c.c0, "R8", c.c2, c.c3)
-	g.rounds([]*group{x}, c.m0, c.m1, c.k)
+	g.rounds([]*group{x}, c.c0, "R8", c)
 	if g.v.avx512 {
 		// Words (0,1) and (2,3) of each block into one qword each, then
 		// the qwords of the two registers interleaved block by block.
@@ -322,8 +336,7 @@ func (g *gen) bside() {
 	g.p("\tMOVQ %d(AX), R8", offC1)
 	g.p("\tMOVQ %d(AX), R9", offLines)
 	g.p("col:")
-	g.initGroups(gs, c.c0, "R8", c.c2, c.c3)
-	g.rounds(gs, c.m0, c.m1, c.k)
+	g.rounds(gs, c.c0, "R8", c)
 	for i, x := range gs {
 		for w := 0; w < 4; w++ {
 			g.entries(x, w, c.mask)
@@ -363,8 +376,7 @@ func (g *gen) bsideAVX2(c constRegs) {
 	g.p("\tMOVQ %d(AX), R8", offC1)
 	g.p("\tMOVQ %d(AX), R9", offLines)
 	g.p("col:")
-	g.initGroups([]*group{x}, c.c0, "R8", c.c2, c.c3)
-	g.rounds([]*group{x}, c.m0, c.m1, c.k)
+	g.rounds([]*group{x}, c.c0, "R8", c)
 	g.p("\tVPBROADCASTQ (DI), %s", ra)
 	g.p("\tVPBROADCASTQ 8(DI), %s", rb)
 	for w := 0; w < 4; w++ {
@@ -422,8 +434,7 @@ func (g *gen) aside(n int) {
 	g.p("\tMOVQ %d(AX), DX", offChunks)
 	g.p("chunk:")
 	g.counterBase(c.c0)
-	g.initGroups(gs, c.c0, "R8", c.c2, c.c3)
-	g.rounds(gs, c.m0, c.m1, c.k)
+	g.rounds(gs, c.c0, "R8", c)
 	for i, x := range gs {
 		for w := 0; w < 4; w++ {
 			g.entries(x, w, c.mask)
