@@ -66,154 +66,231 @@ type AuditReport struct {
 // weights of every record whose round evidence is in this store; and
 // recomputes each epoch's consensus.
 func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
-	rep := &AuditReport{ConsensusHashes: map[uint64]string{}}
-	bad := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
-	since := uint64(0)
+	a := newAuditor(st, opts)
+	// Each phase reports what it finds; one that cannot read the store
+	// ends the audit with the report so far.
+	for _, phase := range []func() bool{a.evidenceBound, a.equivocations, a.localValidators, a.epochRecords, a.rounds} {
+		if !phase() {
+			return a.rep, nil
+		}
+	}
+	var hostProblems []string
+	a.rep.HostRounds, hostProblems = auditHosts(st, a.since, a.last, a.want)
+	a.rep.Problems = append(a.rep.Problems, hostProblems...)
+	a.consensus()
+	return a.rep, nil
+}
+
+// auditor is one Audit: its options, its report and what one phase leaves
+// the next.
+type auditor struct {
+	st          *store.Store
+	opts        AuditOptions
+	rep         *AuditReport
+	since, last uint64 // the epochs audited: since..last
+	links       proofLinks
+	local       map[peer.ID]bool    // validators whose round evidence is here
+	covered     map[coverKey]bool   // records whose rounds_root matched
+	epochs      []uint64            // the epochs with records, ascending
+	chain       map[peer.ID]*walked // each validator's record chain so far
+}
+
+type coverKey struct {
+	v peer.ID
+	e uint64
+}
+
+// walked is the walk of one validator's record chain: the IDs its next
+// record may link to, the last epoch seen and the scorer recomputing it.
+type walked struct {
+	prev      [][32]byte
+	lastEpoch uint64
+	scorer    *EpochScorer
+	skipped   bool // a local validator with records before the audit's start
+}
+
+func newAuditor(st *store.Store, opts AuditOptions) *auditor {
+	a := &auditor{st: st, opts: opts, rep: &AuditReport{ConsensusHashes: map[uint64]string{}}, last: ^uint64(0),
+		local: map[peer.ID]bool{}, covered: map[coverKey]bool{}, chain: map[peer.ID]*walked{}}
 	if opts.Since != nil {
-		since = *opts.Since
+		a.since = *opts.Since
 	}
-	want := func(e uint64) bool { return (opts.Epoch == nil || *opts.Epoch == e) && e >= since }
-	last := ^uint64(0)
 	if opts.Epoch != nil {
-		last = *opts.Epoch
+		a.last = *opts.Epoch
 	}
-	evidenceFrom, err := st.EvidenceFrom()
-	if err != nil {
-		bad("evidence bound: %v", err)
-		return rep, nil
-	}
-	rep.EvidenceFrom = evidenceFrom
-	// Weights are recomputed from the first epoch with evidence that this
-	// audit covers (bounds: of each validator); the scorer resumes from the
-	// checkpoint before it.
-	bounds := func(v peer.ID) (from, start uint64) {
-		from = evidenceFrom
-		if b, ok := opts.EvidenceFrom[v]; ok {
-			from = b
-		}
-		return from, max(since, from)
-	}
-	links, err := auditEquivocations(st, since, last, want, rep, bad)
-	if err != nil {
-		return rep, nil
-	}
+	return a
+}
 
-	local := map[peer.ID]bool{}
-	for _, v := range opts.Local {
-		local[v] = true
-	}
-	if opts.Local == nil {
-		for r, err := range st.Rounds(0, last) {
-			if err != nil {
-				bad("round records: %v", err)
-				return rep, nil
-			}
-			local[peer.ID(r.Validator)] = true
-		}
-	}
-	type coverKey struct {
-		v peer.ID
-		e uint64
-	}
-	covered := map[coverKey]bool{}
+func (a *auditor) bad(format string, args ...any) {
+	a.rep.Problems = append(a.rep.Problems, fmt.Sprintf(format, args...))
+}
 
-	prev := map[peer.ID][][32]byte{} // IDs the next record may link to
-	lastEpoch := map[peer.ID]uint64{}
-	scorers := map[peer.ID]*EpochScorer{}
-	skipped := map[peer.ID]bool{} // local validators with records before start
-	epochs := []uint64{}
-	for ent, err := range st.EpochRecords(0, last) {
+// want says whether epoch e is audited (recomputed, its rounds checked).
+func (a *auditor) want(e uint64) bool {
+	return (a.opts.Epoch == nil || *a.opts.Epoch == e) && e >= a.since
+}
+
+func (a *auditor) evidenceBound() bool {
+	from, err := a.st.EvidenceFrom()
+	if err != nil {
+		a.bad("evidence bound: %v", err)
+		return false
+	}
+	a.rep.EvidenceFrom = from
+	return true
+}
+
+// bounds are where v's evidence starts (from) and its weights are
+// recomputed from (start): the first epoch with evidence that this audit
+// covers; the scorer resumes from the checkpoint before it.
+func (a *auditor) bounds(v peer.ID) (from, start uint64) {
+	from = a.rep.EvidenceFrom
+	if b, ok := a.opts.EvidenceFrom[v]; ok {
+		from = b
+	}
+	return from, max(a.since, from)
+}
+
+func (a *auditor) equivocations() bool {
+	links, err := auditEquivocations(a.st, a.since, a.last, a.want, a.rep, a.bad)
+	a.links = links
+	return err == nil
+}
+
+// localValidators finds the validators whose round evidence this store
+// holds, unless the options name them.
+func (a *auditor) localValidators() bool {
+	for _, v := range a.opts.Local {
+		a.local[v] = true
+	}
+	if a.opts.Local != nil {
+		return true
+	}
+	for r, err := range a.st.Rounds(0, a.last) {
 		if err != nil {
-			bad("epoch records: %v", err)
-			return rep, nil
+			a.bad("round records: %v", err)
+			return false
 		}
-		rep.EpochRecords++
+		a.local[peer.ID(r.Validator)] = true
+	}
+	return true
+}
+
+// epochRecords checks every epoch record's signature and hash chain and
+// recomputes the local validators' weights.
+func (a *auditor) epochRecords() bool {
+	for ent, err := range a.st.EpochRecords(0, a.last) {
+		if err != nil {
+			a.bad("epoch records: %v", err)
+			return false
+		}
+		a.rep.EpochRecords++
 		v := peer.ID(ent.Validator)
 		open := protocol.Open
-		if ent.Epoch < since {
+		if ent.Epoch < a.since {
 			open = protocol.Decode
 		}
 		o, err := open(ent.Envelope, pb.MessageType_EPOCH_RECORD)
 		if err != nil {
-			bad("epoch record %d of %s: %v", ent.Epoch, v, err)
+			a.bad("epoch record %d of %s: %v", ent.Epoch, v, err)
 			continue
 		}
 		rec := o.Msg.(*pb.EpochRecord)
 		switch {
 		case o.Author != v:
-			bad("epoch record %d stored under %s is signed by %s", ent.Epoch, v, o.Author)
+			a.bad("epoch record %d stored under %s is signed by %s", ent.Epoch, v, o.Author)
 			continue
 		case rec.Epoch != ent.Epoch:
-			bad("epoch record stored as epoch %d says epoch %d", ent.Epoch, rec.Epoch)
+			a.bad("epoch record stored as epoch %d says epoch %d", ent.Epoch, rec.Epoch)
 			continue
 		}
-		// Another validator's chain may start after its first record: this
-		// node may have joined later. From the first record held on, and for
-		// the node's own validators from the start, links must match.
-		if p, held := prev[v]; held || local[v] {
-			if !held {
-				p = [][32]byte{{}}
-			}
-			// After a proven equivocation since the record held before,
-			// the chain may continue from either record of the proof (this
-			// node may hold neither: it ignores both once it has the proof).
-			p = append(p, links.since(v, lastEpoch[v], held, ent.Epoch)...)
-			if !slices.Contains(p, [32]byte(rec.PrevRecordHash)) {
-				bad("epoch record %d of %s: hash chain broken (a record before it was deleted, altered or reordered)", ent.Epoch, v)
-			}
+		a.link(v, ent.Epoch, rec, protocol.ID(o.Body))
+		if len(a.epochs) == 0 || a.epochs[len(a.epochs)-1] != ent.Epoch {
+			a.epochs = append(a.epochs, ent.Epoch)
 		}
-		prev[v], lastEpoch[v] = [][32]byte{protocol.ID(o.Body)}, ent.Epoch
-		if len(epochs) == 0 || epochs[len(epochs)-1] != ent.Epoch {
-			epochs = append(epochs, ent.Epoch)
-		}
-		if !local[v] {
-			continue
-		}
-		from, start := bounds(v)
-		if ent.Epoch < start {
-			if ent.Epoch < from && want(ent.Epoch) {
-				rep.Pruned++
-			}
-			skipped[v] = true
-			continue
-		}
-		s := scorers[v]
-		if s == nil {
-			// A scorer that skipped records resumes from its checkpoint.
-			s = &EpochScorer{Store: st, Validator: v, Config: opts.Scoring, Resume: skipped[v]}
-			scorers[v] = s
-			if msg := checkResume(st, v, start, from); skipped[v] && msg != "" {
-				bad("%s", msg)
-			}
-		}
-		again, _, err := s.Close(ent.Epoch)
-		if err != nil {
-			bad("epoch record %d of %s: recomputing: %v", ent.Epoch, v, err)
-			continue
-		}
-		if msg := checkCheckpoint(st, v, ent.Epoch, s); msg != "" {
-			bad("%s", msg)
-		}
-		if !want(ent.Epoch) {
-			continue
-		}
-		rep.Recomputed++
-		switch {
-		case !bytes.Equal(again.ScoringConfigHash, rec.ScoringConfigHash):
-			bad("epoch record %d of %s: scored with another scoring configuration", ent.Epoch, v)
-		case !bytes.Equal(again.RoundsRoot, rec.RoundsRoot):
-			bad("epoch record %d of %s: round evidence differs from what the record commits to (a round record was added, deleted or altered)", ent.Epoch, v)
-		case !sameWeights(again.Weights, rec.Weights):
-			bad("epoch record %d of %s: weights differ from those recomputed from the evidence", ent.Epoch, v)
-		default:
-			covered[coverKey{v, ent.Epoch}] = true
+		if a.local[v] {
+			a.recompute(v, ent.Epoch, rec)
 		}
 	}
-	// Round evidence, on every core: signatures dominate the cost. A round
-	// covered by a record whose rounds_root matched is already authenticated
-	// by the validator's signature on that record, so only the miner's
-	// commitment signature is checked again. Problems are sorted by key so
-	// the first one named does not depend on scheduling.
+	return true
+}
+
+// link checks that v's record of epoch e links to the one before it.
+// Another validator's chain may start after its first record: this node
+// may have joined later. From the first record held on, and for the node's
+// own validators from the start, links must match.
+func (a *auditor) link(v peer.ID, e uint64, rec *pb.EpochRecord, id [32]byte) {
+	w := a.chain[v]
+	if w != nil || a.local[v] {
+		p := [][32]byte{{}}
+		var lastEpoch uint64
+		if w != nil {
+			p, lastEpoch = w.prev, w.lastEpoch
+		}
+		// After a proven equivocation since the record held before, the
+		// chain may continue from either record of the proof (this node may
+		// hold neither: it ignores both once it has the proof).
+		p = append(slices.Clone(p), a.links.since(v, lastEpoch, w != nil, e)...)
+		if !slices.Contains(p, [32]byte(rec.PrevRecordHash)) {
+			a.bad("epoch record %d of %s: hash chain broken (a record before it was deleted, altered or reordered)", e, v)
+		}
+	}
+	if w == nil {
+		w = &walked{}
+		a.chain[v] = w
+	}
+	w.prev, w.lastEpoch = [][32]byte{id}, e
+}
+
+// recompute recomputes local validator v's record of epoch e from the
+// evidence and compares it with rec.
+func (a *auditor) recompute(v peer.ID, e uint64, rec *pb.EpochRecord) {
+	w := a.chain[v]
+	from, start := a.bounds(v)
+	if e < start {
+		if e < from && a.want(e) {
+			a.rep.Pruned++
+		}
+		w.skipped = true
+		return
+	}
+	if w.scorer == nil {
+		// A scorer that skipped records resumes from its checkpoint.
+		w.scorer = &EpochScorer{Store: a.st, Validator: v, Config: a.opts.Scoring, Resume: w.skipped}
+		if msg := checkResume(a.st, v, start, from); w.skipped && msg != "" {
+			a.bad("%s", msg)
+		}
+	}
+	again, _, err := w.scorer.Close(e)
+	if err != nil {
+		a.bad("epoch record %d of %s: recomputing: %v", e, v, err)
+		return
+	}
+	if msg := checkCheckpoint(a.st, v, e, w.scorer); msg != "" {
+		a.bad("%s", msg)
+	}
+	if !a.want(e) {
+		return
+	}
+	a.rep.Recomputed++
+	switch {
+	case !bytes.Equal(again.ScoringConfigHash, rec.ScoringConfigHash):
+		a.bad("epoch record %d of %s: scored with another scoring configuration", e, v)
+	case !bytes.Equal(again.RoundsRoot, rec.RoundsRoot):
+		a.bad("epoch record %d of %s: round evidence differs from what the record commits to (a round record was added, deleted or altered)", e, v)
+	case !sameWeights(again.Weights, rec.Weights):
+		a.bad("epoch record %d of %s: weights differ from those recomputed from the evidence", e, v)
+	default:
+		a.covered[coverKey{v, e}] = true
+	}
+}
+
+// rounds checks the round evidence, on every core: signatures dominate
+// the cost. A round covered by a record whose rounds_root matched is
+// already authenticated by the validator's signature on that record, so
+// only the miner's commitment signature is checked again. Problems are
+// sorted by key so the first one named does not depend on scheduling.
+func (a *auditor) rounds() bool {
 	type job struct {
 		key []byte
 		r   *store.RoundRecord
@@ -231,9 +308,9 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				n, err := auditRound(j.r, covered[coverKey{peer.ID(j.r.Validator), j.r.Epoch}])
+				n, err := auditRound(j.r, a.covered[coverKey{peer.ID(j.r.Validator), j.r.Epoch}])
 				mu.Lock()
-				rep.ProofsVerified += n
+				a.rep.ProofsVerified += n
 				if err != nil {
 					findings = append(findings, finding{j.key, fmt.Sprintf("round record epoch %d round %d miner %s: %v", j.r.Epoch, j.r.Round, peer.ID(j.r.Miner), err)})
 				}
@@ -242,43 +319,44 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 		}()
 	}
 	var scanErr error
-	for r, err := range st.Rounds(since, last) {
+	for r, err := range a.st.Rounds(a.since, a.last) {
 		if err != nil {
 			scanErr = err
 			break
 		}
-		if want(r.Epoch) {
-			rep.Rounds++
+		if a.want(r.Epoch) {
+			a.rep.Rounds++
 			jobs <- job{store.RoundKey(r.Epoch, r.Round, r.Miner), r}
 		}
 	}
 	close(jobs)
 	wg.Wait()
 	if scanErr != nil {
-		bad("round records: %v", scanErr)
-		return rep, nil
+		a.bad("round records: %v", scanErr)
+		return false
 	}
-	slices.SortFunc(findings, func(a, b finding) int { return bytes.Compare(a.key, b.key) })
+	slices.SortFunc(findings, func(x, y finding) int { return bytes.Compare(x.key, y.key) })
 	for _, f := range findings {
-		bad("%s", f.msg)
+		a.bad("%s", f.msg)
 	}
-	var hostProblems []string
-	rep.HostRounds, hostProblems = auditHosts(st, since, last, want)
-	rep.Problems = append(rep.Problems, hostProblems...)
+	return true
+}
 
-	if len(epochs) > 0 {
-		err := consensusEpochs(st, epochs[len(epochs)-1], opts.Stakes, opts.Consensus, since, func(e uint64, r *consensus.Result) error {
-			if want(e) {
-				h := r.Hash()
-				rep.ConsensusHashes[e] = hex.EncodeToString(h[:])
-			}
-			return nil
-		})
-		if err != nil {
-			bad("consensus: %v", err)
-		}
+// consensus recomputes each audited epoch's consensus.
+func (a *auditor) consensus() {
+	if len(a.epochs) == 0 {
+		return
 	}
-	return rep, nil
+	err := consensusEpochs(a.st, a.epochs[len(a.epochs)-1], a.opts.Stakes, a.opts.Consensus, a.since, func(e uint64, r *consensus.Result) error {
+		if a.want(e) {
+			h := r.Hash()
+			a.rep.ConsensusHashes[e] = hex.EncodeToString(h[:])
+		}
+		return nil
+	})
+	if err != nil {
+		a.bad("consensus: %v", err)
+	}
 }
 
 func sameWeights(a, b []*pb.MinerWeight) bool {

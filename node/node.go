@@ -218,22 +218,36 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		n.Close()
 		return nil, fmt.Errorf("gossipsub: %w", err)
 	}
-	for topic := range topicType {
-		if err := n.ps.RegisterTopicValidator(topic, n.gossipValidator(topic)); err != nil {
-			n.Close()
-			return nil, err
-		}
-		t, err := n.ps.Join(topic)
-		if err != nil {
-			n.Close()
-			return nil, err
-		}
-		n.topics[topic] = t
+	if err := n.joinTopics(); err != nil {
+		n.Close()
+		return nil, err
 	}
 	if n.stopDisc, err = startDiscovery(ctx, h, o.Config.Node, n.log); err != nil {
 		n.Close()
 		return nil, err
 	}
+	n.newRole(o)
+	n.log.Info("node started", "peer", h.ID(), "addrs", n.Addrs())
+	return n, nil
+}
+
+// joinTopics joins every gossip topic, each with its validator.
+func (n *Node) joinTopics() error {
+	for topic := range topicType {
+		if err := n.ps.RegisterTopicValidator(topic, n.gossipValidator(topic)); err != nil {
+			return err
+		}
+		t, err := n.ps.Join(topic)
+		if err != nil {
+			return err
+		}
+		n.topics[topic] = t
+	}
+	return nil
+}
+
+// newRole sets up the node's miner or validator.
+func (n *Node) newRole(o Options) {
 	switch o.Role {
 	case RoleMiner:
 		n.miner = newMiner(n, o)
@@ -242,10 +256,8 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		n.validator.scorer.Resume, n.validator.scorer.Checkpoint = true, true
 		n.validator.scorer.Scored = o.Metrics.EpochScores
 		n.validator.onHost = o.OnHost
-		n.validator.sched = newSlotSchedule(h.ID(), o.Stakes, o.Config.Network.Validators, o.Config.Validator.DutyCycle)
+		n.validator.sched = newSlotSchedule(n.host.ID(), o.Stakes, o.Config.Network.Validators, o.Config.Validator.DutyCycle)
 	}
-	n.log.Info("node started", "peer", h.ID(), "addrs", n.Addrs())
-	return n, nil
 }
 
 func shortID(p peer.ID) string {
