@@ -43,7 +43,7 @@ func TestEquivocatorProvenOnEveryNode(t *testing.T) {
 				o.OnEpochRecord = func(e uint64, v peer.ID) { events <- event{i, e, v, false} }
 				o.OnEquivocation = func(e uint64, v peer.ID) { events <- event{i, e, v, true} }
 				if equivocate {
-					o.EquivocateEpochRecord = func(r *pb.EpochRecord) {
+					o.Adversary.EquivocateEpochRecord = func(r *pb.EpochRecord) {
 						// The same miners with their weights reversed, and
 						// another rounds root, so the records always differ.
 						for j, k := 0, len(r.Weights)-1; j < k; j, k = j+1, k-1 {

@@ -617,7 +617,7 @@ func TestSlowEpochCloseSkipsNoEpoch(t *testing.T) {
 		var slowed bool
 		_, st := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
 			o.Key = key
-			o.AlterEpochRecord = func(r *pb.EpochRecord) {
+			o.Adversary.AlterEpochRecord = func(r *pb.EpochRecord) {
 				if !slowed { // the first close ends after the next epoch has
 					slowed = true
 					time.Sleep(time.Until(time.Unix(0, int64(r.Epoch+2)*int64(length)).Add(length / 4)))

@@ -32,7 +32,7 @@ func ramPair(t *testing.T, src func(*memwalk.Dataset) memwalk.Source) (*Node, *N
 	return hostPairWith(t, func(c *Config) {
 		c.Validator.HostRAMSteps = 1 << 12
 		c.Miner.RAMBytes = 64 * ramItems
-	}, func(o *Options) { o.RoundHooks.RAMSource = src })
+	}, func(o *Options) { o.Adversary.Miner.RAMSource = src })
 }
 
 // playRAM plays a RAM round claiming items items in the RAM epoch of epoch
@@ -139,7 +139,7 @@ func plotPair(t *testing.T, pl *miner.Plot, r func(plot.Reader, *plot.Plot) plot
 	if pl == nil {
 		pl = testPlot(t, t.TempDir(), id, 64)
 	}
-	return hostPairWith(t, plotNet, func(o *Options) { o.Key, o.Plot, o.RoundHooks.PlotReader = key, pl, r })
+	return hostPairWith(t, plotNet, func(o *Options) { o.Key, o.Plot, o.Adversary.Miner.PlotReader = key, pl, r })
 }
 
 func playPlot(t *testing.T, v, m *Node, pl *miner.Plot) (*hostResult, *store.HostRecord) {

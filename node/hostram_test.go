@@ -28,7 +28,7 @@ func TestRAMRoundAfterBoundaryRecord(t *testing.T) {
 		cfg.Miner.RAMBytes = 64 * ramItems
 		l, f := cfg.Network.EpochLength.Duration, cfg.Network.FinalityEpochs
 		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
-			o.AlterEpochRecord = func(r *pb.EpochRecord) {
+			o.Adversary.AlterEpochRecord = func(r *pb.EpochRecord) {
 				time.Sleep(time.Until(finalAt(r.Epoch, f, l).Add(-3 * simLatency / 2)))
 			}
 		})

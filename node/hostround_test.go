@@ -25,7 +25,7 @@ import (
 // CPU steps per chain.
 func hostPair(t *testing.T, steps uint64, prove func(*cpuwork.Params) ([][]byte, error)) (*Node, *Node) {
 	return hostPairWith(t, func(c *Config) { c.Validator.HostCPUSteps = steps },
-		func(o *Options) { o.RoundHooks.HostProve = prove })
+		func(o *Options) { o.Adversary.Miner.HostProve = prove })
 }
 
 // hostPairWith is hostPair with the configuration and the miner's options

@@ -15,8 +15,8 @@ import (
 // newMiner is the miner role of n, reaching the node through its Env.
 func newMiner(n *Node, o Options) *miner.Miner {
 	c := o.Config
-	hooks := o.RoundHooks
-	hooks.PongDelay, hooks.AlterAnnounce = o.PongDelay, o.AlterAnnounce
+	hooks := o.Adversary.Miner
+	hooks.PongDelay, hooks.AlterAnnounce = o.Adversary.PongDelay, o.Adversary.AlterAnnounce
 	return miner.New(miner.Env{
 		Host: n.host, Key: n.key, Log: n.log, Backend: o.Backend, Gossip: minerGossip{n},
 		Config: miner.Config{Workers: c.Miner.Workers, MaxOutputBytes: c.Miner.MaxOutputBytes,

@@ -71,35 +71,42 @@ type Options struct {
 	// OnGossip, if set, sees every accepted gossip message with its arrival
 	// time (testnet measures challenge latency with it).
 	OnGossip func(topic string, o *protocol.Opened, at time.Time)
-	// AlterEpochRecord, if set, edits a validator's epoch record before it
-	// is signed. Only the testnet's dishonest-validator adversary sets it.
-	AlterEpochRecord func(*pb.EpochRecord)
 	// Metrics, if set, collects the node's Prometheus metrics.
 	Metrics *metrics.Metrics
 	// OnEquivocation, if set, is called when this node first stores a proof
 	// that validator equivocated in epoch.
 	OnEquivocation func(epoch uint64, validator peer.ID)
-	// EquivocateEpochRecord, if set, makes a validator publish a second
-	// record for each epoch, its own record as this function alters it.
-	// Only the testnet's equivocator adversary sets it.
-	EquivocateEpochRecord func(*pb.EpochRecord)
-	// RoundHooks alter a miner's rounds (testnet adversaries only).
-	RoundHooks miner.Hooks
-	// PongDelay, if set, makes a miner answer each ping this late, and
-	// AlterAnnounce edits each of its announces before it is signed. Only
-	// the testnet's memory-inflate adversary sets them.
-	PongDelay     time.Duration
-	AlterAnnounce func(*pb.MinerAnnounce)
-	// Squat, if set, makes a validator challenge the miners it returns off
-	// schedule, holding their host lock and queue places (squat.go). Only
-	// the testnet's squatter adversary sets it.
-	Squat func() []peer.ID
+	// Adversary holds the hooks only the testnet's adversaries set.
+	Adversary Adversary
 	// Plot, if set, is the miner's plot (OpenPlot), for storage host rounds.
 	Plot *miner.Plot
 	// Transport, if set, replaces the TCP and QUIC transports: libp2p
 	// options that give the host its transports and sockets (the testnet's
 	// simulated network). node.listen still names what it listens on.
 	Transport []libp2p.Option
+}
+
+// Adversary makes a node misbehave, each hook in one way; only the
+// testnet's adversaries set them.
+type Adversary struct {
+	// Miner alters a miner's rounds and host rounds.
+	Miner miner.Hooks
+	// PongDelay, if set, makes a miner answer each ping this late, and
+	// AlterAnnounce edits each of its announces before it is signed (the
+	// memory-inflate adversary).
+	PongDelay     time.Duration
+	AlterAnnounce func(*pb.MinerAnnounce)
+	// AlterEpochRecord, if set, edits a validator's epoch record before it
+	// is signed (the dishonest validator).
+	AlterEpochRecord func(*pb.EpochRecord)
+	// EquivocateEpochRecord, if set, makes a validator publish a second
+	// record for each epoch, its own record as this function alters it
+	// (the equivocator).
+	EquivocateEpochRecord func(*pb.EpochRecord)
+	// Squat, if set, makes a validator challenge the miners it returns off
+	// schedule, holding their host lock and queue places (squat.go; the
+	// squatter).
+	Squat func() []peer.ID
 }
 
 // ErrStoreFailed is what Run returns, wrapping the store's fault, when the
@@ -195,11 +202,11 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		view:   newView(o.Config.Network.EpochLength.Duration, o.Config.Network.TrustAnyValidator, validators),
 		scores: map[peer.ID]float64{}, onScores: o.OnScores,
 		store: o.Store, scoring: scoring.DefaultConfig(), onEpoch: o.OnEpochRecord,
-		onGossip: o.OnGossip, alterRec: o.AlterEpochRecord, onEquivocation: o.OnEquivocation, equivocate: o.EquivocateEpochRecord,
+		onGossip: o.OnGossip, alterRec: o.Adversary.AlterEpochRecord, onEquivocation: o.OnEquivocation, equivocate: o.Adversary.EquivocateEpochRecord,
 		finality: &finality{st: o.Store, f: o.Config.Network.FinalityEpochs, length: o.Config.Network.EpochLength.Duration, started: time.Now()},
 	}
 	n.view.slots = newSlotRule(o.Stakes, o.Config)
-	n.squatOn = o.Squat
+	n.squatOn = o.Adversary.Squat
 	if o.Scoring != nil {
 		n.scoring = *o.Scoring
 	}

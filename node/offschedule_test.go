@@ -69,7 +69,7 @@ func TestSquatterRefused(t *testing.T) {
 		stakes := map[string]float64{hid.String(): 1, sid.String(): 0}
 		start := func(role Role, key crypto.PrivKey, squat func() []peer.ID) *Node {
 			n, _ := tn.startWith(role, cfg, cpu.Backend{}, func(o *Options) {
-				o.Stakes, o.Squat = stakes, squat
+				o.Stakes, o.Adversary.Squat = stakes, squat
 				if key != nil {
 					o.Key = key
 				}

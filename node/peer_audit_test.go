@@ -56,7 +56,7 @@ func TestPeerAudit(t *testing.T) {
 			o.OnEpochRecord = func(e uint64, v peer.ID) { events <- ev{e, v} }
 		})
 		dishonest, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
-			o.AlterEpochRecord = func(r *pb.EpochRecord) {
+			o.Adversary.AlterEpochRecord = func(r *pb.EpochRecord) {
 				changed := false
 				for _, w := range r.Weights {
 					changed = changed || w.Weight > 0

@@ -449,11 +449,11 @@ func (r *run) validatorOptions(o *node.Options, name string, spec minerSpec, ev 
 	o.OnScores = ev.scores
 	switch spec.adversary {
 	case "dishonest-validator":
-		o.AlterEpochRecord = skewWeights
+		o.Adversary.AlterEpochRecord = skewWeights
 	case "equivocator":
-		o.EquivocateEpochRecord = equivocate
+		o.Adversary.EquivocateEpochRecord = equivocate
 	case "squatter":
-		o.Squat = r.squatVictims
+		o.Adversary.Squat = r.squatVictims
 	}
 }
 
@@ -475,7 +475,7 @@ func (r *run) minerOptions(o *node.Options, m *member, spec minerSpec) (io.Close
 		shown = machine.ByName(spec.announce)
 	}
 	o.Hardware, o.GPUs = shown.Host, machine.AnnouncedGPUs(shown.GPU, shown.MemoryMB)
-	o.RoundHooks = spec.hooks
+	o.Adversary.Miner = spec.hooks
 	adversary.Announce(o, spec.adversary, r.cfg.EpochLength)
 	if spec.hostShare > 1 {
 		// One host split between identities: each announces the
@@ -489,18 +489,18 @@ func (r *run) minerOptions(o *node.Options, m *member, spec minerSpec) (io.Close
 		return nil, err
 	}
 	if r.sim != nil {
-		o.RoundHooks.HostTime = adversary.HostTime(p.Host, spec.adversary, spec.load)
+		o.Adversary.Miner.HostTime = adversary.HostTime(p.Host, spec.adversary, spec.load)
 		if spec.adversary == "storage-regen" {
-			o.RoundHooks.PlotReader = nil // its reads take adversary.RegenBlockNs
+			o.Adversary.Miner.PlotReader = nil // its reads take adversary.RegenBlockNs
 		}
 	}
 	switch spec.adversary {
 	case "host-overclaim":
 		o.Hardware = machine.ScaledHost(shown.Host, 4) // honest GPU, 4× its host
 	case "cpu-on-gpu":
-		o.RoundHooks.HostProve = adversary.GPUHostProve
+		o.Adversary.Miner.HostProve = adversary.GPUHostProve
 	case "intermittent":
-		o.RoundHooks.Skip = adversary.Intermittent()
+		o.Adversary.Miner.Skip = adversary.Intermittent()
 	}
 	return plotFile, nil
 }

@@ -31,10 +31,10 @@ const overannounceGPUs = 16
 func Announce(o *node.Options, adversary string, epoch time.Duration) {
 	switch adversary {
 	case "memory-inflate":
-		o.PongDelay = inflatePongDelay
+		o.Adversary.PongDelay = inflatePongDelay
 		o.Config.Miner.MaxOutputBytes = proof.MaxOutputBytes
 		own, late := o.GPUs, repeatGPUs(o.GPUs, inflateGPUs)
-		o.AlterAnnounce = func(a *pb.MinerAnnounce) {
+		o.Adversary.AlterAnnounce = func(a *pb.MinerAnnounce) {
 			a.Gpus = own
 			if time.Now().Sub(time.Unix(0, 0))%epoch >= epoch/inflateEarly {
 				a.Gpus = late

@@ -86,12 +86,12 @@ func AttachHost(o *node.Options, home string, id peer.ID, p Profile, class strin
 	o.Plot = pl
 	switch class {
 	case "ram-on-disk":
-		o.RoundHooks.RAMSource = (&adversary.DiskRAM{Path: filepath.Join(home, "ram.dataset"), Log: log}).Source
+		o.Adversary.Miner.RAMSource = (&adversary.DiskRAM{Path: filepath.Join(home, "ram.dataset"), Log: log}).Source
 	case "storage-regen":
 		// The plot was built once for its root and leaves; the audits
 		// take a regeneration's time for every block they read.
 		cost := adversary.RegenCost(&pl.Params)
-		o.RoundHooks.PlotReader = func(r plot.Reader, _ *plot.Plot) plot.Reader { return adversary.SlowRegen{Reader: r, Cost: cost} }
+		o.Adversary.Miner.PlotReader = func(r plot.Reader, _ *plot.Plot) plot.Reader { return adversary.SlowRegen{Reader: r, Cost: cost} }
 	}
 	return f, nil
 }
