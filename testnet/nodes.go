@@ -21,6 +21,7 @@ import (
 	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/netlab"
+	"github.com/pog-network/pog/testnet/procs"
 	"github.com/pog-network/pog/testnet/report"
 	"lukechampine.com/blake3"
 )
@@ -348,10 +349,10 @@ func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap
 // events receives what a node reports: in process the run itself, in a
 // child process (--procs) a writer of JSON lines the parent reads.
 type events interface {
-	round(validator string, rec *store.RoundRecord)
-	gossip(self peer.ID, topic string, o *protocol.Opened, at time.Time)
-	epochRecord(e uint64, node, validator peer.ID)
-	scores(s map[peer.ID]float64)
+	Round(validator string, rec *store.RoundRecord)
+	Gossip(self peer.ID, topic string, o *protocol.Opened, at time.Time)
+	EpochRecord(e uint64, node, validator peer.ID)
+	Scores(s map[peer.ID]float64)
 }
 
 // startNode opens m's store and runs its node until ctx ends.
@@ -375,8 +376,8 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 	var plotFile io.Closer = io.NopCloser(nil)
 	o := node.Options{Config: cfg, Role: role, Key: m.key, Store: st, Scoring: &sc, Transport: transport, Stakes: r.stakes(),
 		Logger:        r.cfg.Log.With("name", name),
-		OnEpochRecord: func(e uint64, v peer.ID) { ev.epochRecord(e, id, v) },
-		OnGossip:      func(topic string, o *protocol.Opened, at time.Time) { ev.gossip(id, topic, o, at) },
+		OnEpochRecord: func(e uint64, v peer.ID) { ev.EpochRecord(e, id, v) },
+		OnGossip:      func(topic string, o *protocol.Opened, at time.Time) { ev.Gossip(id, topic, o, at) },
 	}
 	switch role {
 	case node.RoleValidator:
@@ -445,8 +446,8 @@ func (r *run) nodeNetwork(m *member, cfg *node.Config, spec minerSpec, dd *netla
 // validatorOptions reports validator name's rounds and scores to ev, and
 // plays spec's adversary, if any.
 func (r *run) validatorOptions(o *node.Options, name string, spec minerSpec, ev events) {
-	o.OnRecord = func(rec *store.RoundRecord) { ev.round(name, rec) }
-	o.OnScores = ev.scores
+	o.OnRecord = func(rec *store.RoundRecord) { ev.Round(name, rec) }
+	o.OnScores = ev.Scores
 	switch spec.adversary {
 	case "dishonest-validator":
 		o.Adversary.AlterEpochRecord = skewWeights
@@ -534,35 +535,14 @@ func skewWeights(rec *pb.EpochRecord) {
 	}
 }
 
-func (r *run) round(validator string, rec *store.RoundRecord) {
-	r.onRound(roundEventOf(validator, rec))
+// Round, Gossip, EpochRecord and Scores take what the nodes in this
+// process report (events); RoundEvent, Received, EpochRecord and Scores
+// what child processes do (procs.Sink).
+func (r *run) Round(validator string, rec *store.RoundRecord) {
+	r.RoundEvent(procs.RoundOf(validator, rec))
 }
 
-// roundEventOf summarises a stored round for the run's bookkeeping.
-func roundEventOf(validator string, rec *store.RoundRecord) roundEvent {
-	ev := roundEvent{Epoch: rec.Epoch, Round: rec.Round, Validator: validator, Miner: peer.ID(rec.Miner).String(),
-		Verified: rec.Verdict == store.VerdictVerified, Missed: node.MissedRound(rec), Reason: rec.Reason, TFLOPS: rec.TFLOPS, Sent: rec.SentUnixNano}
-	if o, err := protocol.Decode(rec.Challenge, pb.MessageType_CHALLENGE); err == nil {
-		id := protocol.ID(o.Body)
-		ev.Challenge = id[:]
-	}
-	return ev
-}
-
-// roundEvent is a round verdict as a node reports it.
-type roundEvent struct {
-	Epoch, Round uint64
-	Validator    string // name
-	Miner        string // peer ID
-	Verified     bool
-	Missed       bool // unanswered: lowers availability, proves no fault
-	Reason       string
-	TFLOPS       float64
-	Sent         int64  // challenge publication, unix ns
-	Challenge    []byte // its ID
-}
-
-func (r *run) onRound(e roundEvent) {
+func (r *run) RoundEvent(e procs.Round) {
 	now := time.Since(r.start).Seconds()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -594,22 +574,22 @@ func (r *run) onRound(e roundEvent) {
 	}
 }
 
-func (r *run) gossip(self peer.ID, topic string, o *protocol.Opened, at time.Time) {
+func (r *run) Gossip(self peer.ID, topic string, o *protocol.Opened, at time.Time) {
 	if topic != protocol.TopicChallenge {
 		return
 	}
 	if c := o.Msg.(*pb.Challenge); peer.ID(c.Miner) == self {
-		r.onReceived(protocol.ID(o.Body), at)
+		r.Received(protocol.ID(o.Body), at)
 	}
 }
 
-func (r *run) onReceived(id [32]byte, at time.Time) {
+func (r *run) Received(id [32]byte, at time.Time) {
 	r.mu.Lock()
 	r.received[id] = at
 	r.mu.Unlock()
 }
 
-func (r *run) scores(s map[peer.ID]float64) {
+func (r *run) Scores(s map[peer.ID]float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for p, class := range r.attackers {
@@ -624,10 +604,10 @@ func (r *run) scores(s map[peer.ID]float64) {
 	}
 }
 
-// epochRecord counts the (node, validator) pairs with a stored record of
+// EpochRecord counts the (node, validator) pairs with a stored record of
 // e, each once; an epoch is done when every node holds every validator's
 // record.
-func (r *run) epochRecord(e uint64, node, validator peer.ID) {
+func (r *run) EpochRecord(e uint64, node, validator peer.ID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.have[e] == nil {

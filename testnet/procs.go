@@ -1,73 +1,22 @@
 package testnet
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/node/miner"
-	"github.com/pog-network/pog/protocol"
-	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/netlab"
+	"github.com/pog-network/pog/testnet/procs"
 )
-
-// childSpec is what a child process runs: one node, or a sybil pair.
-type childSpec struct {
-	Out         string        `json:"out"`
-	Scale       float64       `json:"scale"`
-	EpochLength time.Duration `json:"epoch_length"`
-	Validators  int           `json:"validators"`
-	Adversaries []string      `json:"adversaries"`
-	Members     []childMember `json:"members"`
-}
-
-type childMember struct {
-	Name      string        `json:"name"`
-	Role      string        `json:"role"`
-	Profile   string        `json:"profile,omitempty"`
-	Adversary string        `json:"adversary,omitempty"`
-	Mode      string        `json:"mode,omitempty"`
-	Announce  string        `json:"announce,omitempty"`
-	Extra     time.Duration `json:"extra,omitempty"`
-	Offset    int           `json:"offset,omitempty"`
-	Sybil     bool          `json:"sybil,omitempty"`
-	Hold      bool          `json:"hold,omitempty"`       // burst: holds its roots
-	RootDelay time.Duration `json:"root_delay,omitempty"` // distant: delays its roots and pongs
-	Delay     time.Duration `json:"delay,omitempty"`
-	// Device names the simulated device it shares with the other members
-	// of its child (timeshare); empty: its own.
-	Device string `json:"device,omitempty"`
-}
-
-// event is one JSON line from a child.
-type event struct {
-	Kind      string             `json:"k"`
-	Round     *roundEvent        `json:"round,omitempty"`
-	Challenge []byte             `json:"cid,omitempty"`
-	At        int64              `json:"at,omitempty"`
-	Epoch     uint64             `json:"epoch,omitempty"`
-	Scores    map[string]float64 `json:"scores,omitempty"`
-	Node      []byte             `json:"node,omitempty"`      // epoch: who stored it
-	Validator []byte             `json:"validator,omitempty"` // epoch: whose record
-}
-
-type child struct {
-	cmd  *exec.Cmd
-	done chan error
-}
 
 // startProcs prepares every home here and runs each node in a child
 // process; attackers stay in this process.
@@ -102,27 +51,29 @@ func (r *run) startProcs(ctx context.Context) error {
 			return err
 		}
 	}
-	return r.startAttackers(ctx, validators, connectChild)
+	return r.startAttackers(ctx, validators, func(ctx context.Context, a *adversary.Attacker, v *member) error {
+		return procs.Connect(ctx, a.Host, v.addr)
+	})
 }
 
 // childGroups are the child processes to run, each its members:
 // validators first, so every miner can bootstrap from all of them, then a
 // process per miner, the sybil pair's and the timeshare group's last. It
 // returns the miners' specs by name too.
-func (r *run) childGroups() ([][]childMember, map[string]minerSpec) {
-	var groups [][]childMember
+func (r *run) childGroups() ([][]procs.Member, map[string]minerSpec) {
+	var groups [][]procs.Member
 	nv := r.cfg.Validators
 	for i := 0; i < nv; i++ {
-		groups = append(groups, []childMember{{Name: fmt.Sprintf("validator-%d", i+1), Role: "validator", Offset: i}})
+		groups = append(groups, []procs.Member{{Name: fmt.Sprintf("validator-%d", i+1), Role: "validator", Offset: i}})
 	}
 	for i, a := range r.extraValidators() {
-		groups = append(groups, []childMember{{Name: validatorName(a), Role: "validator", Adversary: a, Offset: nv + i}})
+		groups = append(groups, []procs.Member{{Name: validatorName(a), Role: "validator", Adversary: a, Offset: nv + i}})
 	}
-	var sybil, shared []childMember
+	var sybil, shared []procs.Member
 	specs := map[string]minerSpec{}
 	for _, s := range r.minerSpecs() {
 		specs[s.name] = s
-		cm := childMember{Name: s.name, Role: "miner", Profile: s.profile, Adversary: s.adversary, Mode: s.mode,
+		cm := procs.Member{Name: s.name, Role: "miner", Profile: s.profile, Adversary: s.adversary, Mode: s.mode,
 			Announce: s.announce, Extra: s.extra, Sybil: s.share != nil, Delay: s.delay,
 			Hold: s.hooks.HoldRoots, RootDelay: s.hooks.Delay}
 		switch {
@@ -132,10 +83,10 @@ func (r *run) childGroups() ([][]childMember, map[string]minerSpec) {
 			cm.Device = s.adversary
 			shared = append(shared, cm)
 		default:
-			groups = append(groups, []childMember{cm})
+			groups = append(groups, []procs.Member{cm})
 		}
 	}
-	for _, g := range [][]childMember{sybil, shared} {
+	for _, g := range [][]procs.Member{sybil, shared} {
 		if len(g) > 0 {
 			groups = append(groups, g)
 		}
@@ -147,7 +98,7 @@ func (r *run) childGroups() ([][]childMember, map[string]minerSpec) {
 // host with --netns, and notes half the honest miners as the ones a
 // partition cuts off. It returns the validators and each group's
 // namespace.
-func (r *run) prepareGroups(groups [][]childMember, specs map[string]minerSpec) ([]*member, []string, error) {
+func (r *run) prepareGroups(groups [][]procs.Member, specs map[string]minerSpec) ([]*member, []string, error) {
 	var vaddrs []string
 	var validators []*member
 	nss := make([]string, len(groups))
@@ -191,98 +142,26 @@ func (r *run) prepareGroups(groups [][]childMember, specs map[string]minerSpec) 
 }
 
 // startChild writes group i's spec and starts its process (in namespace
-// ns with --netns), reading its events until it exits.
-func (r *run) startChild(exe string, i int, g []childMember, ns string) error {
-	spec := childSpec{Out: r.cfg.Out, Scale: r.cfg.Scale, EpochLength: r.cfg.EpochLength, Validators: r.cfg.Validators,
+// ns with --netns), passing its events to the run until it exits.
+func (r *run) startChild(exe string, i int, g []procs.Member, ns string) error {
+	spec := procs.Spec{Out: r.cfg.Out, Scale: r.cfg.Scale, EpochLength: r.cfg.EpochLength, Validators: r.cfg.Validators,
 		Adversaries: r.cfg.Adversaries, Members: g}
-	path := filepath.Join(r.cfg.Out, "nodes", fmt.Sprintf("child-%d.json", i))
-	b, _ := json.Marshal(spec)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return err
-	}
-	cmd := exec.Command(exe, "testnet-node", "--spec", path)
-	if r.lab != nil {
-		cmd = exec.Command("ip", "netns", "exec", ns, exe, "testnet-node", "--spec", path)
-	}
-	cmd.Stderr = io.Discard
-	out, err := cmd.StdoutPipe()
+	c, err := procs.Start(exe, filepath.Join(r.cfg.Out, "nodes", fmt.Sprintf("child-%d.json", i)), ns, spec, r)
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", exe, err)
-	}
-	c := &child{cmd: cmd, done: make(chan error, 1)}
 	r.children = append(r.children, c)
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var ev event
-			if json.Unmarshal(sc.Bytes(), &ev) == nil {
-				r.onEvent(ev)
-			}
-		}
-		c.done <- cmd.Wait()
-	}()
 	return nil
-}
-
-// connectChild connects attacker a to validator v in its child process,
-// which may still be starting: it retries briefly.
-func connectChild(ctx context.Context, a *adversary.Attacker, v *member) error {
-	info, err := peer.AddrInfoFromString(v.addr)
-	if err != nil {
-		return err
-	}
-	for i := 0; ; i++ {
-		if err = a.Host.Connect(ctx, *info); err == nil || i == 50 {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-func (r *run) onEvent(ev event) {
-	switch ev.Kind {
-	case "round":
-		if ev.Round != nil {
-			r.onRound(*ev.Round)
-		}
-	case "recv":
-		if len(ev.Challenge) == 32 {
-			r.onReceived([32]byte(ev.Challenge), time.Unix(0, ev.At))
-		}
-	case "epoch":
-		r.epochRecord(ev.Epoch, peer.ID(ev.Node), peer.ID(ev.Validator))
-	case "scores":
-		s := map[peer.ID]float64{}
-		for k, v := range ev.Scores {
-			if p, err := peer.Decode(k); err == nil {
-				s[p] = v
-			}
-		}
-		r.scores(s)
-	}
 }
 
 // stopChildren asks every child to stop and waits for it, then opens the
 // homes' stores for the summary.
 func (r *run) stopChildren() {
 	for _, c := range r.children {
-		c.cmd.Process.Signal(syscall.SIGTERM)
+		c.Terminate()
 	}
 	for _, c := range r.children {
-		select {
-		case <-c.done:
-		case <-time.After(30 * time.Second):
-			c.cmd.Process.Kill()
-			<-c.done
-		}
+		c.Wait(30 * time.Second)
 	}
 	if r.lab != nil {
 		r.lab.Close()
@@ -296,62 +175,18 @@ func (r *run) stopChildren() {
 	}
 }
 
-// emitter writes a child's events as JSON lines.
-type emitter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (e *emitter) emit(ev event) {
-	b, _ := json.Marshal(ev)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.w.Write(append(b, '\n'))
-}
-
-func (e *emitter) round(validator string, rec *store.RoundRecord) {
-	ev := roundEventOf(validator, rec)
-	e.emit(event{Kind: "round", Round: &ev})
-}
-
-func (e *emitter) gossip(self peer.ID, topic string, o *protocol.Opened, at time.Time) {
-	if topic != protocol.TopicChallenge {
-		return
-	}
-	if c := o.Msg.(*pb.Challenge); peer.ID(c.Miner) == self {
-		id := protocol.ID(o.Body)
-		e.emit(event{Kind: "recv", Challenge: id[:], At: at.UnixNano()})
-	}
-}
-
-func (e *emitter) epochRecord(ep uint64, node, validator peer.ID) {
-	e.emit(event{Kind: "epoch", Epoch: ep, Node: []byte(node), Validator: []byte(validator)})
-}
-
-func (e *emitter) scores(s map[peer.ID]float64) {
-	out := map[string]float64{}
-	for p, v := range s {
-		out[p.String()] = v
-	}
-	e.emit(event{Kind: "scores", Scores: out})
-}
-
 // RunChild runs the nodes a --procs parent described in specPath until ctx
 // ends, writing events to w.
 func RunChild(ctx context.Context, specPath string, w io.Writer) error {
-	b, err := os.ReadFile(specPath)
+	spec, err := procs.ReadSpec(specPath)
 	if err != nil {
 		return err
-	}
-	var spec childSpec
-	if err := json.Unmarshal(b, &spec); err != nil {
-		return fmt.Errorf("spec %s: %w", specPath, err)
 	}
 	cfg := DefaultConfig()
 	cfg.Out, cfg.Scale, cfg.EpochLength, cfg.Validators, cfg.Adversaries = spec.Out, spec.Scale, spec.EpochLength, spec.Validators, spec.Adversaries
 	cfg.Log = nopLogger()
 	r := &run{cfg: cfg, start: time.Now(), byID: map[peer.ID]*member{}}
-	em := &emitter{w: w}
+	em := procs.NewEmitter(w)
 	var share *adversary.SybilShare
 	devices := map[string]*adversary.Device{}
 	for _, cm := range spec.Members {

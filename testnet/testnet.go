@@ -32,6 +32,7 @@ import (
 	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/netlab"
+	"github.com/pog-network/pog/testnet/procs"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -184,7 +185,7 @@ type run struct {
 	attackers  map[peer.ID]string             // attacker host → adversary class
 	stopping   bool                           // shutting down: round streams break as nodes stop
 	epochsDone chan uint64
-	children   []*child           // --procs
+	children   []*procs.Child     // --procs
 	sim        *netlab.Sim        // Sim
 	lab        *netlab.Namespaces // --netns
 	cut        []int              // --netns: lab hosts of the partitioned miners
