@@ -21,6 +21,7 @@ import (
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/protocol/syncwire"
 	"github.com/pog-network/pog/store"
 	"google.golang.org/protobuf/proto"
 )
@@ -217,9 +218,9 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	// Those who may challenge are those who may publish epoch records.
 	n.sync = recordsync.New(h, o.Store, n.log, n.view.acceptsChallenges, func() uint64 { return n.view.epochAt(time.Now()) }, n.onEpochRecord)
 	n.sync.DeliverProof = func(ctx context.Context, p *pb.EquivocationProof) { n.addEquivocation(ctx, p, false) }
-	h.SetStreamHandler(recordsync.SyncProtocol, n.sync.Serve)
+	h.SetStreamHandler(syncwire.SyncProtocol, n.sync.Serve)
 	n.sync.OwnEvidence = o.Role == RoleValidator
-	h.SetStreamHandler(recordsync.EvidenceProtocol, n.sync.ServeEvidence)
+	h.SetStreamHandler(syncwire.EvidenceProtocol, n.sync.ServeEvidence)
 	n.ps, err = newPubSub(ctx, h, n.setScores, func(p peer.ID) float64 { return n.view.appScore(p, time.Now()) })
 	if err != nil {
 		n.Close()

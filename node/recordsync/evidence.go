@@ -17,6 +17,7 @@ import (
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/record"
+	"github.com/pog-network/pog/protocol/syncwire"
 	"github.com/pog-network/pog/store"
 )
 
@@ -26,43 +27,10 @@ import (
 // its weights. Requests and responses are bounded; every frame a side
 // holds is reserved in the stream's resource scope first.
 
-// EvidenceProtocol is the evidence stream protocol.
-const EvidenceProtocol = "/pog/evidence/1.0.0"
-
-// Evidence request kinds.
+// How a node serves evidence (its frames and their bounds are syncwire's).
 const (
-	evidenceRounds    byte = 1
-	evidenceAnnounces byte = 2
-	evidenceHosts     byte = 3 // host records (SPEC §23.8)
-	// evidenceCheckpoint asks for the validator's scorer checkpoint of the
-	// epoch (SPEC §21): what a public audit of its pruned evidence
-	// resumes from.
-	evidenceCheckpoint byte = 4
-)
-
-// Evidence response status.
-const (
-	evidenceOK     byte = 0
-	evidenceNone   byte = 1 // this node is no validator: it keeps no round evidence
-	evidencePruned byte = 2 // the epoch's evidence was pruned (SPEC §21)
-)
-
-// Bounds: a request is evidenceRequestLen bytes; a response is a header
-// and at most maxEvidenceItems frames (round records of at most
-// store.MaxRoundLen bytes, announces of at most store.MaxAnnounceLen), at
-// most maxEvidenceBytes together unless its one record is larger.
-const (
-	evidenceRequestLen  = 1 + 8 + 4
-	evidenceHeaderLen   = 1 + 4 + 4
-	maxEvidenceItems    = 64
-	maxEvidenceBytes    = 16 << 20
 	evidenceMaxServing  = 4
 	evidenceStreamLimit = 30 * time.Second
-	// A client takes at most maxEpochEvidenceItems items of each kind and
-	// maxEpochEvidenceBytes in all for one epoch, so a peer that pages on
-	// forever is refused rather than followed.
-	maxEpochEvidenceItems = 1 << 18
-	maxEpochEvidenceBytes = 1 << 30
 )
 
 // ErrNoEvidence: the peer keeps no round evidence of that epoch.
@@ -82,13 +50,13 @@ func (y *Syncer) ServeEvidence(s network.Stream) {
 	}
 	defer release()
 	s.SetDeadline(time.Now().Add(evidenceStreamLimit))
-	req, err := protocol.ReadFrame(bufio.NewReader(s), evidenceRequestLen)
-	if err != nil || len(req) != evidenceRequestLen || (req[0] < evidenceRounds || req[0] > evidenceCheckpoint) {
+	req, err := protocol.ReadFrame(bufio.NewReader(s), syncwire.RequestLen)
+	kind, e, from, ok := syncwire.DecodeEvidenceRequest(req)
+	if err != nil || !ok {
 		s.Reset()
 		return
 	}
-	e, from := binary.BigEndian.Uint64(req[1:]), int(binary.BigEndian.Uint32(req[9:]))
-	status, items, next, err := y.evidencePage(s, req[0], e, from)
+	status, items, next, err := y.evidencePage(s, kind, e, from)
 	reserved := 0 // items come back reserved, even with an error
 	for _, it := range items {
 		reserved += len(it)
@@ -100,8 +68,7 @@ func (y *Syncer) ServeEvidence(s network.Stream) {
 		return
 	}
 	w := bufio.NewWriter(s)
-	hdr := binary.BigEndian.AppendUint32([]byte{status}, uint32(len(items)))
-	err = protocol.WriteFrame(w, binary.BigEndian.AppendUint32(hdr, uint32(next)))
+	err = protocol.WriteFrame(w, syncwire.EvidenceHeader(status, len(items), next))
 	for _, it := range items {
 		if err == nil {
 			err = protocol.WriteFrame(w, it)
@@ -122,15 +89,15 @@ func (y *Syncer) ServeEvidence(s network.Stream) {
 // to ask from next, or 0 when none follow.
 func (y *Syncer) evidencePage(s network.Stream, kind byte, e uint64, from int) (byte, [][]byte, int, error) {
 	if !y.OwnEvidence {
-		return evidenceNone, nil, 0, nil
+		return syncwire.StatusNone, nil, 0, nil
 	}
-	if kind == evidenceCheckpoint {
+	if kind == syncwire.KindCheckpoint {
 		return y.checkpointPage(s, e)
 	}
 	if bound, err := y.st.EvidenceFrom(); err != nil {
 		return 0, nil, 0, err
 	} else if e < bound {
-		return evidencePruned, nil, 0, nil
+		return syncwire.StatusPruned, nil, 0, nil
 	}
 	var items [][]byte
 	size, i, full := 0, 0, false
@@ -140,7 +107,7 @@ func (y *Syncer) evidencePage(s network.Stream, kind byte, e uint64, from int) (
 		if i < from {
 			return true, nil
 		}
-		if len(items) == maxEvidenceItems || len(items) > 0 && size+len(b) > maxEvidenceBytes {
+		if len(items) == syncwire.MaxItems || len(items) > 0 && size+len(b) > syncwire.MaxBytes {
 			full = true
 			return false, nil
 		}
@@ -157,11 +124,11 @@ func (y *Syncer) evidencePage(s network.Stream, kind byte, e uint64, from int) (
 	self := []byte(y.h.ID())
 	var err error
 	switch kind {
-	case evidenceRounds:
+	case syncwire.KindRounds:
 		err = addEach(y.st.Rounds(e, e), func(r *store.RoundRecord) []byte {
 			return ownEncoding(r.Validator, self, record.EncodeRound, r)
 		}, add)
-	case evidenceHosts:
+	case syncwire.KindHosts:
 		err = addEach(y.st.HostRounds(e, e), func(r *store.HostRecord) []byte {
 			return ownEncoding(r.Validator, self, record.EncodeHost, r)
 		}, add)
@@ -175,7 +142,7 @@ func (y *Syncer) evidencePage(s network.Stream, kind byte, e uint64, from int) (
 	if full {
 		next = from + len(items)
 	}
-	return evidenceOK, items, next, nil
+	return syncwire.StatusOK, items, next, nil
 }
 
 // checkpointPage is this validator's checkpoint of epoch e as one item
@@ -183,7 +150,7 @@ func (y *Syncer) evidencePage(s network.Stream, kind byte, e uint64, from int) (
 func (y *Syncer) checkpointPage(s network.Stream, e uint64) (byte, [][]byte, int, error) {
 	cp, found, err := y.st.LatestCheckpoint([]byte(y.h.ID()), e+1)
 	if err != nil || !found || cp.Epoch != e {
-		return evidenceOK, nil, 0, err
+		return syncwire.StatusOK, nil, 0, err
 	}
 	b, err := store.EncodeCheckpointState(cp.Penalties)
 	if err != nil {
@@ -192,7 +159,7 @@ func (y *Syncer) checkpointPage(s network.Stream, e uint64) (byte, [][]byte, int
 	if err := s.Scope().ReserveMemory(len(b), network.ReservationPriorityMedium); err != nil {
 		return 0, nil, 0, fmt.Errorf("evidence stream memory budget: %w", err)
 	}
-	return evidenceOK, [][]byte{b}, 0, nil
+	return syncwire.StatusOK, [][]byte{b}, 0, nil
 }
 
 // addEach hands add the encoding of each item of seq (nil: skipped) until
@@ -241,16 +208,16 @@ func FetchEvidence(ctx context.Context, h host.Host, v peer.ID, e uint64) (*Epoc
 	ev := &EpochEvidence{}
 	var lastKey []byte
 	size := 0
-	for _, kind := range []byte{evidenceRounds, evidenceAnnounces, evidenceHosts} {
+	for _, kind := range []byte{syncwire.KindRounds, syncwire.KindAnnounces, syncwire.KindHosts} {
 		for from := 0; ; {
 			next, err := fetchEvidencePage(ctx, h, v, kind, e, from, func(b []byte) error {
-				if size += len(b); size > maxEpochEvidenceBytes {
-					return badPeer("evidence of epoch %d over %d bytes", e, maxEpochEvidenceBytes)
+				if size += len(b); size > syncwire.MaxEpochBytes {
+					return badPeer("evidence of epoch %d over %d bytes", e, syncwire.MaxEpochBytes)
 				}
-				if kind == evidenceAnnounces {
+				if kind == syncwire.KindAnnounces {
 					return ev.addAnnounce(e, b)
 				}
-				if kind == evidenceHosts {
+				if kind == syncwire.KindHosts {
 					return ev.addHost(v, e, b)
 				}
 				r, err := record.DecodeRound(b)
@@ -274,8 +241,8 @@ func FetchEvidence(ctx context.Context, h host.Host, v peer.ID, e uint64) (*Epoc
 			if next == 0 {
 				break
 			}
-			if next > maxEpochEvidenceItems {
-				return nil, badPeer("evidence of epoch %d: over %d items", e, maxEpochEvidenceItems)
+			if next > syncwire.MaxEpochItems {
+				return nil, badPeer("evidence of epoch %d: over %d items", e, syncwire.MaxEpochItems)
 			}
 			from = next
 		}
@@ -288,7 +255,7 @@ func FetchEvidence(ctx context.Context, h host.Host, v peer.ID, e uint64) (*Epoc
 // an audit resuming from it recomputes every later record, which catches
 // one that changes a penalty that matters.
 func FetchCheckpoint(ctx context.Context, h host.Host, v peer.ID, e uint64) (cp store.Checkpoint, found bool, err error) {
-	next, err := fetchEvidencePage(ctx, h, v, evidenceCheckpoint, e, 0, func(b []byte) error {
+	next, err := fetchEvidencePage(ctx, h, v, syncwire.KindCheckpoint, e, 0, func(b []byte) error {
 		if found {
 			return badPeer("two checkpoints of epoch %d", e)
 		}
@@ -342,39 +309,38 @@ func (ev *EpochEvidence) addAnnounce(e uint64, b []byte) error {
 // fetchEvidencePage sends one request and hands each item to take; it
 // returns where the next page starts (0: none).
 func fetchEvidencePage(ctx context.Context, h host.Host, v peer.ID, kind byte, e uint64, from int, take func([]byte) error) (int, error) {
-	s, err := h.NewStream(ctx, v, EvidenceProtocol)
+	s, err := h.NewStream(ctx, v, syncwire.EvidenceProtocol)
 	if err != nil {
 		return 0, err
 	}
 	defer s.Reset() // after a full read, a no-op
 	s.SetDeadline(time.Now().Add(evidenceStreamLimit))
-	req := binary.BigEndian.AppendUint64([]byte{kind}, e)
-	if err := protocol.WriteFrame(s, binary.BigEndian.AppendUint32(req, uint32(from))); err != nil {
+	if err := protocol.WriteFrame(s, syncwire.EncodeEvidenceRequest(kind, e, from)); err != nil {
 		return 0, err
 	}
 	s.CloseWrite()
 	r := bufio.NewReader(s)
-	hdr, err := readFrame(r, evidenceHeaderLen)
+	hdr, err := readFrame(r, syncwire.HeaderLen)
 	if err != nil {
 		return 0, err
 	}
-	if len(hdr) != evidenceHeaderLen {
+	status, n, next, ok := syncwire.ParseEvidenceHeader(hdr)
+	if !ok {
 		return 0, badPeer("evidence header of %d bytes", len(hdr))
 	}
-	status, n, next := hdr[0], binary.BigEndian.Uint32(hdr[1:]), int(binary.BigEndian.Uint32(hdr[5:]))
 	switch {
-	case status == evidenceNone:
+	case status == syncwire.StatusNone:
 		return 0, fmt.Errorf("%w (it is not a validator)", ErrNoEvidence)
-	case status == evidencePruned:
+	case status == syncwire.StatusPruned:
 		return 0, ErrEvidencePruned
-	case status != evidenceOK || n > maxEvidenceItems || next != 0 && next != from+int(n) || next != 0 && n == 0:
+	case status != syncwire.StatusOK || n > syncwire.MaxItems || next != 0 && next != from+int(n) || next != 0 && n == 0:
 		return 0, badPeer("evidence header: status %d, %d items, next %d from %d", status, n, next, from)
 	}
 	max := store.MaxRoundLen
 	switch kind {
-	case evidenceAnnounces:
+	case syncwire.KindAnnounces:
 		max = store.MaxAnnounceLen
-	case evidenceCheckpoint:
+	case syncwire.KindCheckpoint:
 		max = store.MaxCheckpointLen
 	}
 	size := 0
@@ -383,8 +349,8 @@ func fetchEvidencePage(ctx context.Context, h host.Host, v peer.ID, kind byte, e
 		if err != nil {
 			return 0, err
 		}
-		if size += len(b); size > maxEvidenceBytes+max {
-			return 0, badPeer("evidence response over %d bytes", maxEvidenceBytes)
+		if size += len(b); size > syncwire.MaxBytes+max {
+			return 0, badPeer("evidence response over %d bytes", syncwire.MaxBytes)
 		}
 		if err := take(b); err != nil {
 			return 0, err

@@ -17,6 +17,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/record"
+	"github.com/pog-network/pog/protocol/syncwire"
 	"github.com/pog-network/pog/store"
 )
 
@@ -47,27 +48,27 @@ func TestFetchEvidenceRefusesBadData(t *testing.T) {
 		none       bool
 		checkpoint bool // FetchCheckpoint's request, not FetchEvidence's
 	}{
-		{"not a validator", [][]byte{header(evidenceNone, 0, 0)}, nil, false, true, false},
-		{"pruned", [][]byte{header(evidencePruned, 0, 0)}, nil, false, true, false},
+		{"not a validator", [][]byte{header(syncwire.StatusNone, 0, 0)}, nil, false, true, false},
+		{"pruned", [][]byte{header(syncwire.StatusPruned, 0, 0)}, nil, false, true, false},
 		{"unknown status", [][]byte{header(9, 0, 0)}, nil, true, false, false},
-		{"too many items", [][]byte{header(evidenceOK, maxEvidenceItems+1, 0)}, nil, true, false, false},
-		{"next not after the page", [][]byte{header(evidenceOK, 1, 5), rec(me, e, 1)}, nil, true, false, false},
-		{"garbage record", [][]byte{header(evidenceOK, 1, 0), {1, 2, 3}}, nil, true, false, false},
-		{"another validator's record", [][]byte{header(evidenceOK, 1, 0), rec("other", e, 1)}, nil, true, false, false},
-		{"another epoch's record", [][]byte{header(evidenceOK, 1, 0), rec(me, e+1, 1)}, nil, true, false, false},
-		{"records out of order", [][]byte{header(evidenceOK, 2, 0), rec(me, e, 2), rec(me, e, 1)}, nil, true, false, false},
-		{"frame over the bound", [][]byte{header(evidenceOK, 1, 0)}, binary.AppendUvarint(nil, store.MaxRoundLen+1), true, false, false},
-		{"trailing data", [][]byte{header(evidenceOK, 0, 0)}, []byte{0}, true, false, false},
-		{"checkpoint: not canonical", [][]byte{header(evidenceOK, 1, 0), append(slices.Clone(cp), 0)}, nil, true, false, true},
-		{"checkpoint: two of one epoch", [][]byte{header(evidenceOK, 2, 0), cp, cp}, nil, true, false, true},
-		{"checkpoint: paged", [][]byte{header(evidenceOK, 1, 1), cp}, nil, true, false, true},
-		{"checkpoint: pruned", [][]byte{header(evidencePruned, 0, 0)}, nil, false, true, true},
+		{"too many items", [][]byte{header(syncwire.StatusOK, syncwire.MaxItems+1, 0)}, nil, true, false, false},
+		{"next not after the page", [][]byte{header(syncwire.StatusOK, 1, 5), rec(me, e, 1)}, nil, true, false, false},
+		{"garbage record", [][]byte{header(syncwire.StatusOK, 1, 0), {1, 2, 3}}, nil, true, false, false},
+		{"another validator's record", [][]byte{header(syncwire.StatusOK, 1, 0), rec("other", e, 1)}, nil, true, false, false},
+		{"another epoch's record", [][]byte{header(syncwire.StatusOK, 1, 0), rec(me, e+1, 1)}, nil, true, false, false},
+		{"records out of order", [][]byte{header(syncwire.StatusOK, 2, 0), rec(me, e, 2), rec(me, e, 1)}, nil, true, false, false},
+		{"frame over the bound", [][]byte{header(syncwire.StatusOK, 1, 0)}, binary.AppendUvarint(nil, store.MaxRoundLen+1), true, false, false},
+		{"trailing data", [][]byte{header(syncwire.StatusOK, 0, 0)}, []byte{0}, true, false, false},
+		{"checkpoint: not canonical", [][]byte{header(syncwire.StatusOK, 1, 0), append(slices.Clone(cp), 0)}, nil, true, false, true},
+		{"checkpoint: two of one epoch", [][]byte{header(syncwire.StatusOK, 2, 0), cp, cp}, nil, true, false, true},
+		{"checkpoint: paged", [][]byte{header(syncwire.StatusOK, 1, 1), cp}, nil, true, false, true},
+		{"checkpoint: pruned", [][]byte{header(syncwire.StatusPruned, 0, 0)}, nil, false, true, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			server.SetStreamHandler(EvidenceProtocol, func(s network.Stream) {
+			server.SetStreamHandler(syncwire.EvidenceProtocol, func(s network.Stream) {
 				defer s.Close()
-				protocol.ReadFrame(bufio.NewReader(s), evidenceRequestLen)
+				protocol.ReadFrame(bufio.NewReader(s), syncwire.RequestLen)
 				w := bufio.NewWriter(s)
 				for _, f := range c.frames {
 					protocol.WriteFrame(w, f)
@@ -116,7 +117,7 @@ func TestEvidencePages(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	const e, n = 3, 2*maxEvidenceItems + 5
+	const e, n = 3, 2*syncwire.MaxItems + 5
 	for i := range n {
 		r := &store.RoundRecord{Epoch: e, Round: uint64(i + 1), Miner: []byte{1}, Validator: []byte(server.ID()),
 			Challenge: []byte{3}, Verdict: store.VerdictFailed, Reason: "x"}
@@ -131,7 +132,7 @@ func TestEvidencePages(t *testing.T) {
 	}
 	y := New(server, st, slog.New(slog.DiscardHandler), func(peer.ID) bool { return true }, func() uint64 { return e }, nil)
 	y.OwnEvidence = true
-	server.SetStreamHandler(EvidenceProtocol, y.ServeEvidence)
+	server.SetStreamHandler(syncwire.EvidenceProtocol, y.ServeEvidence)
 	client := bareHost(t)
 	defer client.Close()
 	if err := client.Connect(context.Background(), peer.AddrInfo{ID: server.ID(), Addrs: server.Addrs()}); err != nil {

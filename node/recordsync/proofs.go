@@ -3,11 +3,11 @@ package recordsync
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/syncwire"
 	"github.com/pog-network/pog/store"
 	"google.golang.org/protobuf/proto"
 )
@@ -17,11 +17,6 @@ import (
 // would count an equivocator's stake that every other node ignores.
 
 const (
-	syncProofs byte = 3
-	// maxSyncProofs is the most proofs one response carries; an epoch with
-	// more equivocators than that is served only its first maxSyncProofs.
-	maxSyncProofs  = 16
-	maxProofsBytes = 8 << 20
 	// syncProofRequests bounds one pass's proof requests to one peer.
 	syncProofRequests = 16
 )
@@ -36,20 +31,20 @@ func (y *Syncer) writeProofs(w *bufio.Writer, from uint64) error {
 		if err != nil {
 			return err
 		}
-		if len(proofs) == maxSyncProofs || size+len(q.Proof) > maxProofsBytes {
+		if len(proofs) == syncwire.MaxProofs || size+len(q.Proof) > syncwire.MaxProofsBytes {
 			next = last + 1
 			break
 		}
 		proofs, size, last = append(proofs, q.Proof), size+len(q.Proof), q.Epoch
 	}
-	return writeList(w, proofs, next)
+	return syncwire.WriteList(w, proofs, next)
 }
 
 // fetchProofs asks p for proofs of epochs from on; each must check
 // (CheckEquivocation: two validly signed, different records of one
 // validator for one epoch) and be for an epoch ≥ from and in order.
 func (y *Syncer) fetchProofs(ctx context.Context, p peer.ID, from uint64) ([]*pb.EquivocationProof, uint64, error) {
-	s, r, err := y.request(ctx, p, binary.BigEndian.AppendUint64([]byte{syncProofs}, from))
+	s, r, err := y.request(ctx, p, syncwire.EncodeProofsRequest(from))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -58,7 +53,7 @@ func (y *Syncer) fetchProofs(ctx context.Context, p peer.ID, from uint64) ([]*pb
 	if err != nil {
 		return nil, 0, err
 	}
-	if n > maxSyncProofs || (next != 0 && next <= from) {
+	if n > syncwire.MaxProofs || (next != 0 && next <= from) {
 		return nil, 0, badPeer("proofs header: %d proofs, next %d for from %d", n, next, from)
 	}
 	var out []*pb.EquivocationProof
@@ -68,8 +63,8 @@ func (y *Syncer) fetchProofs(ctx context.Context, p peer.ID, from uint64) ([]*pb
 		if err != nil {
 			return nil, 0, err
 		}
-		if size += len(b); size > maxProofsBytes {
-			return nil, 0, badPeer("proofs response over %d bytes", maxProofsBytes)
+		if size += len(b); size > syncwire.MaxProofsBytes {
+			return nil, 0, badPeer("proofs response over %d bytes", syncwire.MaxProofsBytes)
 		}
 		var m pb.EquivocationProof
 		if err := proto.Unmarshal(b, &m); err != nil {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/syncwire"
 	"github.com/pog-network/pog/store"
 	"google.golang.org/protobuf/proto"
 )
@@ -30,26 +30,9 @@ import (
 // successor's prev_record_hash names, so only records on a validator's
 // signed chain are stored, whichever peer serves them.
 
-// SyncProtocol is the record sync stream protocol.
-const SyncProtocol = "/pog/sync/1.0.0"
-
-// Sync request types (the first byte of a request).
+// How a node serves and walks record sync (its frames and their bounds
+// are syncwire's).
 const (
-	syncHeads   byte = 1
-	syncRecords byte = 2
-)
-
-// Bounds of the sync protocol, so neither side allocates for a hostile
-// length: a request is one small frame; a heads response one frame of at
-// most maxSyncHeads entries; a records response a header and at most
-// maxSyncRecords envelopes of at most store.MaxEpochRecordLen each and
-// maxSyncBytes in all.
-const (
-	maxSyncRequest = 1 + 1 + store.MaxPeerIDLen + 8 + 1
-	maxSyncHeads   = 1024
-	maxHeadsFrame  = 4 + maxSyncHeads*(1+store.MaxPeerIDLen+8+32)
-	maxSyncRecords = 16
-	maxSyncBytes   = 4 << 20
 	// syncScanEpochs is how many epochs one records request looks at; a
 	// response names where it stopped, so a long absence takes more requests.
 	syncScanEpochs = 4096
@@ -63,13 +46,6 @@ const (
 	syncMaxCharges = 3
 	syncBan        = 10 * time.Minute
 )
-
-// head is the latest record a node holds of one validator.
-type head struct {
-	validator peer.ID
-	epoch     uint64
-	id        [32]byte
-}
 
 // Syncer serves and fetches epoch records.
 type Syncer struct {
@@ -149,14 +125,14 @@ func (y *Syncer) Serve(s network.Stream) {
 	}
 	defer release()
 	s.SetDeadline(time.Now().Add(syncStreamTimeout))
-	req, err := protocol.ReadFrame(bufio.NewReader(s), maxSyncRequest)
+	req, err := protocol.ReadFrame(bufio.NewReader(s), syncwire.MaxRequest)
 	if err != nil || len(req) == 0 {
 		s.Reset()
 		return
 	}
 	w := bufio.NewWriter(s)
 	switch req[0] {
-	case syncHeads:
+	case syncwire.ReqHeads:
 		if len(req) != 1 {
 			s.Reset()
 			return
@@ -167,20 +143,21 @@ func (y *Syncer) Serve(s network.Stream) {
 			s.Reset()
 			return
 		}
-		err = protocol.WriteFrame(w, encodeHeads(hs))
-	case syncRecords:
-		v, before, limit, perr := decodeRecordsRequest(req[1:])
+		err = protocol.WriteFrame(w, syncwire.EncodeHeads(hs))
+	case syncwire.ReqRecords:
+		v, before, limit, perr := syncwire.DecodeRecordsRequest(req[1:])
 		if perr != nil {
 			s.Reset()
 			return
 		}
 		err = y.writeRecords(w, v, before, limit)
-	case syncProofs:
-		if len(req) != 9 {
+	case syncwire.ReqProofs:
+		from, ok := syncwire.DecodeProofsRequest(req)
+		if !ok {
 			s.Reset()
 			return
 		}
-		err = y.writeProofs(w, binary.BigEndian.Uint64(req[1:]))
+		err = y.writeProofs(w, from)
 	default:
 		s.Reset()
 		return
@@ -205,9 +182,9 @@ func (y *Syncer) Close() {
 }
 
 // heads lists, per validator, the latest record this node holds (at most
-// maxSyncHeads validators, those with the latest heads).
-func (y *Syncer) heads() ([]head, error) {
-	by := map[peer.ID]head{}
+// syncwire.MaxHeads validators, those with the latest heads).
+func (y *Syncer) heads() ([]syncwire.Head, error) {
+	by := map[peer.ID]syncwire.Head{}
 	for ent, err := range y.st.EpochRecords(0, ^uint64(0)) {
 		if err != nil {
 			return nil, err
@@ -217,19 +194,19 @@ func (y *Syncer) heads() ([]head, error) {
 			continue // audit reports it; it is not served
 		}
 		v := peer.ID(ent.Validator)
-		by[v] = head{validator: v, epoch: ent.Epoch, id: protocol.ID(o.Body)}
+		by[v] = syncwire.Head{Validator: v, Epoch: ent.Epoch, ID: protocol.ID(o.Body)}
 	}
-	hs := make([]head, 0, len(by))
+	hs := make([]syncwire.Head, 0, len(by))
 	for _, h := range by {
 		hs = append(hs, h)
 	}
 	sort.Slice(hs, func(i, j int) bool {
-		if hs[i].epoch != hs[j].epoch {
-			return hs[i].epoch > hs[j].epoch
+		if hs[i].Epoch != hs[j].Epoch {
+			return hs[i].Epoch > hs[j].Epoch
 		}
-		return hs[i].validator < hs[j].validator
+		return hs[i].Validator < hs[j].Validator
 	})
-	return hs[:min(len(hs), maxSyncHeads)], nil
+	return hs[:min(len(hs), syncwire.MaxHeads)], nil
 }
 
 // writeRecords writes v's records below epoch before, latest first: a
@@ -252,7 +229,7 @@ func (y *Syncer) writeRecords(w *bufio.Writer, v peer.ID, before uint64, limit i
 		if err != nil {
 			return err
 		}
-		if size+len(env) > maxSyncBytes {
+		if size+len(env) > syncwire.MaxRecordsBytes {
 			break
 		}
 		recs, size = append(recs, env), size+len(env)
@@ -261,7 +238,7 @@ func (y *Syncer) writeRecords(w *bufio.Writer, v peer.ID, before uint64, limit i
 	if next <= floor {
 		next = 0 // nothing held below: the client stops here
 	}
-	return writeList(w, recs, next)
+	return syncwire.WriteList(w, recs, next)
 }
 
 // lowestRecordEpoch is the epoch of the lowest record held, of any
@@ -296,7 +273,7 @@ func readFrame(r *bufio.Reader, max int) ([]byte, error) {
 
 // request sends one request frame and returns a reader over the response.
 func (y *Syncer) request(ctx context.Context, p peer.ID, req []byte) (network.Stream, *bufio.Reader, error) {
-	s, err := y.h.NewStream(ctx, p, SyncProtocol)
+	s, err := y.h.NewStream(ctx, p, syncwire.SyncProtocol)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -309,17 +286,17 @@ func (y *Syncer) request(ctx context.Context, p peer.ID, req []byte) (network.St
 	return s, bufio.NewReader(s), nil
 }
 
-func (y *Syncer) fetchHeads(ctx context.Context, p peer.ID) ([]head, error) {
-	s, r, err := y.request(ctx, p, []byte{syncHeads})
+func (y *Syncer) fetchHeads(ctx context.Context, p peer.ID) ([]syncwire.Head, error) {
+	s, r, err := y.request(ctx, p, []byte{syncwire.ReqHeads})
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	b, err := readFrame(r, maxHeadsFrame)
+	b, err := readFrame(r, syncwire.MaxHeadsFrame)
 	if err != nil {
 		return nil, err
 	}
-	hs, err := decodeHeads(b)
+	hs, err := syncwire.DecodeHeads(b)
 	if err != nil {
 		return nil, badPeer("%v", err)
 	}
@@ -331,7 +308,7 @@ func (y *Syncer) fetchHeads(ctx context.Context, p peer.ID) ([]head, error) {
 // lower epoch than the one before it and one that has ended. next is where
 // p's scan stopped.
 func (y *Syncer) fetchRecords(ctx context.Context, p, v peer.ID, before uint64) (recs []*protocol.Opened, next uint64, err error) {
-	s, r, err := y.request(ctx, p, encodeRecordsRequest(v, before, maxSyncRecords))
+	s, r, err := y.request(ctx, p, syncwire.EncodeRecordsRequest(v, before, syncwire.MaxRecords))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -340,7 +317,7 @@ func (y *Syncer) fetchRecords(ctx context.Context, p, v peer.ID, before uint64) 
 	if err != nil {
 		return nil, 0, err
 	}
-	if n > maxSyncRecords || next > before || (n == 0 && next == before) {
+	if n > syncwire.MaxRecords || next > before || (n == 0 && next == before) {
 		return nil, 0, badPeer("records header: %d records, next %d for before %d", n, next, before)
 	}
 	last, ended, size := before, y.latestEpoch(), 0
@@ -349,8 +326,8 @@ func (y *Syncer) fetchRecords(ctx context.Context, p, v peer.ID, before uint64) 
 		if err != nil {
 			return nil, 0, err
 		}
-		if size += len(raw); size > maxSyncBytes {
-			return nil, 0, badPeer("records response over %d bytes", maxSyncBytes)
+		if size += len(raw); size > syncwire.MaxRecordsBytes {
+			return nil, 0, badPeer("records response over %d bytes", syncwire.MaxRecordsBytes)
 		}
 		o, err := protocol.Open(raw, pb.MessageType_EPOCH_RECORD)
 		if err != nil {
@@ -434,19 +411,19 @@ func (y *Syncer) SyncPeer(ctx context.Context, p peer.ID) (int, error) {
 		return stored, err
 	}
 	for _, h := range hs {
-		if !y.allowed(h.validator) || h.epoch > y.latestEpoch() {
+		if !y.allowed(h.Validator) || h.Epoch > y.latestEpoch() {
 			continue
 		}
 		y.mu.Lock()
-		done := y.complete[h.validator] == h.id
+		done := y.complete[h.Validator] == h.ID
 		y.mu.Unlock()
 		if done {
 			continue
 		}
-		c := local[h.validator]
+		c := local[h.Validator]
 		if c == nil {
 			c = &chain{ids: map[uint64][32]byte{}, prevs: map[uint64][32]byte{}}
-			local[h.validator] = c
+			local[h.Validator] = c
 		}
 		n, err := y.walk(ctx, p, h, c)
 		stored += n
@@ -462,9 +439,9 @@ func (y *Syncer) SyncPeer(ctx context.Context, p peer.ID) (int, error) {
 // one expected. It stops at the chain's first record (prev zero), when p
 // lacks the next link, or at a record that conflicts with one held (a
 // validator that signed two records for one epoch: not p's fault).
-func (y *Syncer) walk(ctx context.Context, p peer.ID, h head, c *chain) (int, error) {
-	v := h.validator
-	expect, before := h.id, h.epoch+1
+func (y *Syncer) walk(ctx context.Context, p peer.ID, h syncwire.Head, c *chain) (int, error) {
+	v := h.Validator
+	expect, before := h.ID, h.Epoch+1
 	// followLocal steps over held links; true once the chain's first
 	// record is reached.
 	followLocal := func() bool {
@@ -475,7 +452,7 @@ func (y *Syncer) walk(ctx context.Context, p peer.ID, h head, c *chain) (int, er
 			}
 			if c.prevs[e] == [32]byte{} {
 				y.mu.Lock()
-				y.complete[v] = h.id
+				y.complete[v] = h.ID
 				y.mu.Unlock()
 				return true
 			}

@@ -18,40 +18,10 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/syncwire"
 	"github.com/pog-network/pog/store"
 	"google.golang.org/protobuf/proto"
 )
-
-func TestSyncWireBounds(t *testing.T) {
-	v := peer.ID("validator-id")
-	req := encodeRecordsRequest(v, 77, 5)
-	if len(req) > maxSyncRequest {
-		t.Fatalf("request of %d bytes over its bound %d", len(req), maxSyncRequest)
-	}
-	if gv, before, limit, err := decodeRecordsRequest(req[1:]); err != nil || gv != v || before != 77 || limit != 5 {
-		t.Fatalf("round trip: %q %d %d %v", gv, before, limit, err)
-	}
-	for _, bad := range [][]byte{nil, {0}, {65}, req[1 : len(req)-1], append(slices.Clone(req[1:]), 0),
-		encodeRecordsRequest(v, 1, 0)[1:], encodeRecordsRequest(v, 1, maxSyncRecords+1)[1:]} {
-		if _, _, _, err := decodeRecordsRequest(bad); err == nil {
-			t.Errorf("records request %x accepted", bad)
-		}
-	}
-	hs := []head{{validator: "a", epoch: 3, id: [32]byte{1}}, {validator: "bb", epoch: 9, id: [32]byte{2}}}
-	enc := encodeHeads(hs)
-	if got, err := decodeHeads(enc); err != nil || !slices.Equal(got, hs) {
-		t.Fatalf("heads round trip: %v %v", got, err)
-	}
-	tooMany := binary.BigEndian.AppendUint32(nil, maxSyncHeads+1)
-	for _, bad := range [][]byte{nil, enc[:3], enc[:len(enc)-1], append(slices.Clone(enc), 0), tooMany, {0, 0, 0, 1, 0}} {
-		if _, err := decodeHeads(bad); err == nil {
-			t.Errorf("heads %x accepted", bad)
-		}
-	}
-	if full := make([]head, maxSyncHeads); len(encodeHeads(full)) > maxHeadsFrame {
-		t.Fatal("a full heads response exceeds its frame bound")
-	}
-}
 
 // syncPeerT is a bare libp2p host on 127.0.0.1 with its own store and syncer.
 type syncPeerT struct {
@@ -76,7 +46,7 @@ func newSyncPeer(t testing.TB, latest uint64) *syncPeerT {
 		st.PutEpochRecord(o.Msg.(*pb.EpochRecord).Epoch, []byte(o.Author), o.Raw) // a conflict is refused
 	}
 	t.Cleanup(func() { h.Close(); y.Close(); st.Close() })
-	h.SetStreamHandler(SyncProtocol, y.Serve)
+	h.SetStreamHandler(syncwire.SyncProtocol, y.Serve)
 	return &syncPeerT{h, st, y}
 }
 
@@ -128,7 +98,7 @@ func TestSyncFillsGaps(t *testing.T) {
 	server, client := newSyncPeer(t, 1000), newSyncPeer(t, 1000)
 	client.connect(t, server)
 	var epochs1, epochs2 []uint64
-	for e := uint64(3); e < 3+2*maxSyncRecords+5; e++ {
+	for e := uint64(3); e < 3+2*syncwire.MaxRecords+5; e++ {
 		epochs1 = append(epochs1, e)
 	}
 	for e := uint64(10); e < 1000; e += 100 { // sparse: an often-offline validator
@@ -208,9 +178,9 @@ func TestSyncStoresOnlyChainedRecords(t *testing.T) {
 
 // hostileServer answers every sync request on h with respond's bytes.
 func hostileServer(h host.Host, respond func(req []byte) [][]byte) {
-	h.SetStreamHandler(SyncProtocol, func(s network.Stream) {
+	h.SetStreamHandler(syncwire.SyncProtocol, func(s network.Stream) {
 		defer s.Close()
-		req, err := protocol.ReadFrame(bufio.NewReader(s), maxSyncRequest)
+		req, err := protocol.ReadFrame(bufio.NewReader(s), syncwire.MaxRequest)
 		if err != nil {
 			s.Reset()
 			return
@@ -234,7 +204,7 @@ func TestSyncChargesBadPeers(t *testing.T) {
 	var vid [32]byte
 	o, _ := protocol.Open(good[0], pb.MessageType_EPOCH_RECORD)
 	vid = protocol.ID(o.Body)
-	headsFrame := encodeHeads([]head{{validator: v, epoch: 5, id: vid}})
+	headsFrame := syncwire.EncodeHeads([]syncwire.Head{{Validator: v, Epoch: 5, ID: vid}})
 	hdr := func(n uint32, next uint64) []byte {
 		return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint32(nil, n), next)
 	}
@@ -247,7 +217,7 @@ func TestSyncChargesBadPeers(t *testing.T) {
 		{"signed by another key", [][]byte{hdr(1, 0), forged[0]}},
 		{"bad signature", [][]byte{hdr(1, 0), corrupt}},
 		{"epoch not begun", [][]byte{hdr(1, 0), future[0]}},
-		{"header claims too many", [][]byte{hdr(maxSyncRecords+1, 0)}},
+		{"header claims too many", [][]byte{hdr(syncwire.MaxRecords+1, 0)}},
 		{"next above before", [][]byte{hdr(0, 7)}},
 		{"oversized header", [][]byte{make([]byte, 13)}},
 		{"oversized record", [][]byte{hdr(1, 0), make([]byte, store.MaxEpochRecordLen+1)}},
@@ -257,7 +227,7 @@ func TestSyncChargesBadPeers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
 			hostileServer(server.h, func(req []byte) [][]byte {
-				if req[0] == syncHeads {
+				if req[0] == syncwire.ReqHeads {
 					if c.records == nil {
 						return [][]byte{{0, 0, 0, 1, 9}}
 					}
@@ -339,7 +309,7 @@ func TestSyncFetchesProofs(t *testing.T) {
 	k, _, _ := crypto.GenerateEd25519Key(nil)
 	v, _ := peer.IDFromPrivateKey(k)
 	var proofs [][]byte
-	for e := uint64(1); e <= maxSyncProofs+3; e++ { // more than one response
+	for e := uint64(1); e <= syncwire.MaxProofs+3; e++ { // more than one response
 		a := recordChain(t, k, []uint64{e})[0]
 		b, _ := protocol.Seal(k, &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: []byte("01234567890123456789012345678901"),
 			ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)})
@@ -369,12 +339,12 @@ func TestSyncFetchesProofs(t *testing.T) {
 	bad, victim := newSyncPeer(t, 100), newSyncPeer(t, 100)
 	victim.y.DeliverProof = client.y.DeliverProof
 	hostileServer(bad.h, func(req []byte) [][]byte {
-		if req[0] == syncProofs {
+		if req[0] == syncwire.ReqProofs {
 			forged := append([]byte{}, proofs[0]...)
 			forged[len(forged)-1] ^= 1
 			return [][]byte{binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint32(nil, 1), 0), forged}
 		}
-		return [][]byte{encodeHeads(nil)}
+		return [][]byte{syncwire.EncodeHeads(nil)}
 	})
 	victim.connect(t, bad)
 	if _, err := victim.y.SyncPeer(context.Background(), bad.h.ID()); !errors.Is(err, ErrBadPeer) {
@@ -395,7 +365,7 @@ func TestSyncProofsSpreadOverPasses(t *testing.T) {
 	}
 	k, _, _ := crypto.GenerateEd25519Key(nil)
 	v, _ := peer.IDFromPrivateKey(k)
-	const total = syncProofRequests*maxSyncProofs + 3
+	const total = syncProofRequests*syncwire.MaxProofs + 3
 	for e := uint64(1); e <= total; e++ {
 		a := recordChain(t, k, []uint64{e})[0]
 		b, _ := protocol.Seal(k, &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: []byte("01234567890123456789012345678901"),
@@ -409,7 +379,7 @@ func TestSyncProofsSpreadOverPasses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for i, want := range []int{syncProofRequests * maxSyncProofs, 3, 0} {
+	for i, want := range []int{syncProofRequests * syncwire.MaxProofs, 3, 0} {
 		if n, err := client.y.SyncPeer(context.Background(), server.h.ID()); err != nil || n != want {
 			t.Fatalf("pass %d: fetched %d, want %d: %v", i+1, n, want, err)
 		}
@@ -480,7 +450,7 @@ func TestSyncScanStopsAtLowestRecord(t *testing.T) {
 	} {
 		var buf bytes.Buffer
 		w := bufio.NewWriter(&buf)
-		if err := server.y.writeRecords(w, v, c.before, maxSyncRecords); err != nil {
+		if err := server.y.writeRecords(w, v, c.before, syncwire.MaxRecords); err != nil {
 			t.Fatal(err)
 		}
 		w.Flush()
