@@ -160,7 +160,7 @@ func (r *run) adversaryChecks(s *report.Summary, first uint64, nodes map[string]
 		case a == "far" || a == "timeshare":
 			// honest, or cheats without a detectable fault: latencyChecks
 		case a == "squatter":
-			out = append(out, squatterCheck(s))
+			out = append(out, adversary.SquatterCheck(s, victimName, "miner-1"))
 		case slices.Contains(adversary.ByPay, a):
 			out = append(out, adversary.PaidCheck(a, s))
 		default:
@@ -258,4 +258,11 @@ func hostRanking(s *report.Summary, honest []report.Node) (bool, string) {
 // more of one.
 func biggerHost(a, b *pb.Hardware) bool {
 	return a.RamBytes >= b.RamBytes && a.StorageBytes >= b.StorageBytes && (a.RamBytes > b.RamBytes || a.StorageBytes > b.StorageBytes)
+}
+
+func orEmpty(prefix string, s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return prefix + strings.Join(s, ", ")
 }

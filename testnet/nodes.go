@@ -450,9 +450,9 @@ func (r *run) validatorOptions(o *node.Options, name string, spec minerSpec, ev 
 	o.OnScores = ev.Scores
 	switch spec.adversary {
 	case "dishonest-validator":
-		o.Adversary.AlterEpochRecord = skewWeights
+		o.Adversary.AlterEpochRecord = adversary.SkewWeights
 	case "equivocator":
-		o.Adversary.EquivocateEpochRecord = equivocate
+		o.Adversary.EquivocateEpochRecord = adversary.Equivocate
 	case "squatter":
 		o.Adversary.Squat = r.squatVictims
 	}
@@ -513,26 +513,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// skewWeights is the dishonest validator: whatever its evidence says, it
-// gives all weight to the miner it weighed least.
-func skewWeights(rec *pb.EpochRecord) {
-	if len(rec.Weights) == 0 {
-		return
-	}
-	low := 0
-	for i, w := range rec.Weights {
-		if w.Weight < rec.Weights[low].Weight {
-			low = i
-		}
-	}
-	for i, w := range rec.Weights {
-		w.Weight = 0
-		if i == low {
-			w.Weight = 1
-		}
-	}
 }
 
 // Round, Gossip, EpochRecord and Scores take what the nodes in this

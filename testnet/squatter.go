@@ -6,7 +6,6 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
-	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -14,13 +13,10 @@ import (
 // challenges the squatted miner (an honest twin of miner-1) off schedule,
 // holding its host lock and a queue place. Honest owners' rounds with the
 // victim must not miss for it (SPEC.md §16), so the victim earns as its
-// twin does.
+// twin does (adversary.SquatterCheck).
 const (
 	squatterName = "validator-squatter"
 	victimName   = "squatted"
-	// squatBound is the least share of its twin's incentive the victim
-	// keeps.
-	squatBound = 0.95
 )
 
 // stakes are every node's genesis stakes when a squatter runs: each listed
@@ -69,21 +65,4 @@ func (r *run) detectSquatter(at float64) {
 				Detail: fmt.Sprintf("%d challenges or round streams refused as off schedule", c), AtSeconds: at})
 		}
 	}
-}
-
-// squatterCheck compares the victim's mean incentive with its twin's, and
-// states what the squatter's miners gained: it controls none.
-func squatterCheck(s *report.Summary) report.Check {
-	name := fmt.Sprintf("the squatter's victim keeps ≥ %.2f of its honest incentive, and the squatter's miners gain nothing", squatBound)
-	v, m := adversary.MeanIncentive(s, victimName), adversary.MeanIncentive(s, "miner-1")
-	ratio := v / m
-	var refused int
-	for _, d := range s.Detections {
-		if d.Adversary == "squatter" {
-			refused++
-		}
-	}
-	return report.Check{Name: name, OK: m > 0 && ratio >= squatBound,
-		Detail: fmt.Sprintf("%s ÷ miner-1 mean incentive %.4f ÷ %.4f = %.3f; the squatter controls no miner; %d nodes refused its off-schedule challenges",
-			victimName, v, m, ratio, refused)}
 }

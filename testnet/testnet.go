@@ -9,8 +9,9 @@
 // (in process or as child processes), collecting their events, and
 // summarising and checking the result. What it runs them on lives in its
 // subpackages: the simulated machines (machine), the networks and their
-// faults (netlab), the adversaries and their gains (adversary); fault
-// exploration (explore) and the report (report) sit on top.
+// faults (netlab), the adversaries and their gains (adversary); the child
+// processes of --procs (procs) and the public auditor (auditor) serve it;
+// fault exploration (explore) and the report (report) sit on top.
 package testnet
 
 import (
@@ -30,6 +31,7 @@ import (
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/adversary"
+	"github.com/pog-network/pog/testnet/auditor"
 	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/procs"
@@ -197,7 +199,7 @@ type run struct {
 	// network.validators.
 	validatorIDs []string
 	// audits are the public audits by validator name (peeraudit.go).
-	audits map[string]peerAudit
+	audits map[string]auditor.Result
 }
 
 func (r *run) progress(format string, args ...any) {

@@ -6,8 +6,11 @@
 // DiskRAM, SlowRegen), rounds skipped (intermittent; Intermittent), a
 // miner present only in its owned slots (absent; Absence), announces that
 // inflate (memory-inflate, gpu-overannounce; Announce), a CPU job beside
-// an honest miner (loaded; Load) and bare gossip peers (spammer, forger;
-// Attacker). It also holds what an adversary may gain: each one's gain
+// an honest miner (loaded; Load), bare gossip peers (spammer, forger;
+// Attacker) and validators that sign what their evidence does not support
+// or two records an epoch (dishonest-validator, equivocator; SkewWeights,
+// Equivocate), with the checks that their victims are unharmed
+// (EquivocatorIgnored, SquatterCheck). It also holds what an adversary may gain: each one's gain
 // over honest work on its real hardware, and the limits it is judged
 // against (Profitability, PaidCheck). Package testnet decides who plays
 // which, runs them and checks the rest.

@@ -1,0 +1,40 @@
+package auditor
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node"
+)
+
+// TestChecks: an honest validator with a clean, recomputed audit passes;
+// one whose audit failed fails the check; the dishonest validator's bad
+// records are named, and only its own.
+func TestChecks(t *testing.T) {
+	bad := peer.ID("dishonest")
+	clean := &node.PeerAuditReport{AuditReport: &node.AuditReport{EpochRecords: 3, Recomputed: 3}, Audited: []string{"v1"}}
+	found := &node.PeerAuditReport{AuditReport: &node.AuditReport{EpochRecords: 3, Recomputed: 3,
+		Problems: []string{"epoch 2: epoch record of " + bad.String() + " contradicts its evidence", "epoch 2: epoch record of someone else"}},
+		Audited: []string{"v1"}}
+	vs := []Validator{{Name: "v1", ID: "v1"}, {Name: "v2", ID: "v2"}, {Name: "bad", ID: bad, Adversary: "dishonest-validator"}}
+
+	checks := Checks(vs, map[string]Result{"v1": {Report: clean}, "v2": {Report: clean}, "bad": {Report: found}})
+	if len(checks) != 2 || !checks[0].OK || !checks[1].OK {
+		t.Fatalf("all clean, dishonest found: %+v", checks)
+	}
+	if !strings.HasPrefix(checks[1].Detail, "1 bad records named") {
+		t.Errorf("only the dishonest validator's record is its own: %s", checks[1].Detail)
+	}
+
+	checks = Checks(vs, map[string]Result{"v1": {Report: clean}, "v2": {Err: errors.New("unreachable")}, "bad": {Report: clean}})
+	if checks[0].OK || !strings.Contains(checks[0].Detail, "v2: unreachable") || checks[1].OK {
+		t.Errorf("v2 unreachable, dishonest unnamed: %+v", checks)
+	}
+
+	vs[1].Down = true // a fault stopped it: not judged
+	if checks = Checks(vs, map[string]Result{"v1": {Report: clean}, "v2": {Err: errors.New("unreachable")}, "bad": {Report: found}}); !checks[0].OK {
+		t.Errorf("a validator down by a fault is not judged: %+v", checks[0])
+	}
+}
