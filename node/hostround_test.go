@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/event"
+	p2phost "github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
+	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/cpuwork"
@@ -38,7 +42,35 @@ func hostPairWith(t *testing.T, edit func(*Config), miner func(*Options)) (*Node
 	v := tn.start(RoleValidator, cfg, nil)
 	m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, miner)
 	tn.connect(m, v)
+	// runHost is called directly: the miner's Run must have registered its
+	// host stream first.
+	waitProtocol(t, m.Host(), hostround.Protocol)
 	return v, m
+}
+
+// waitProtocol blocks until h serves p, which a role registers when Run
+// starts it.
+func waitProtocol(t *testing.T, h p2phost.Host, p libp2pprotocol.ID) {
+	t.Helper()
+	sub, err := h.EventBus().Subscribe(new(event.EvtLocalProtocolsUpdated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if slices.Contains(h.Mux().Protocols(), p) {
+		return
+	}
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case e := <-sub.Out():
+			if slices.Contains(e.(event.EvtLocalProtocolsUpdated).Added, p) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("%s never served", p)
+		}
+	}
 }
 
 func TestHostRoundVerified(t *testing.T) {
