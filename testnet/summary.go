@@ -51,7 +51,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 func (r *run) newSummary() *report.Summary {
 	return &report.Summary{Seed: r.cfg.Seed, EpochLength: r.cfg.EpochLength.String(), Rounds: r.rounds,
 		DurationSeconds: time.Since(r.start).Seconds(), StartedAt: r.start.UTC().Format(time.RFC3339Nano), Scale: r.cfg.Scale,
-		HostScale: r.hostScaleNote(), Simulated: r.cfg.Sim, WallSeconds: (wallNow() - r.wallStart).Seconds()}
+		HostScale: r.params().HostScaleNote(), Simulated: r.cfg.Sim, WallSeconds: (wallNow() - r.wallStart).Seconds()}
 }
 
 // byRole lists every member in s and counts the validators and miners,
@@ -276,7 +276,7 @@ func (r *run) judge(s *report.Summary, from, to uint64, audits map[string][]stri
 	shareLimit, enforceShare := r.shareLimit()
 	var unjudged []string
 	r.setPresence(s, from, to)
-	s.Settings = r.settings()
+	s.Settings = r.params().Settings()
 	s.Profitability, unjudged = adversary.Profitability(s, r.struck(), shareLimit, enforceShare)
 	s.JudgedByPay = adversary.JudgedByPay(r.cfg.Adversaries)
 	s.Checks = append(r.checks(s, from, audits, missing, unjudged), r.latencyChecks(s)...)

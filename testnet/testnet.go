@@ -9,9 +9,10 @@
 // (in process or as child processes), collecting their events, and
 // summarising and checking the result. What it runs them on lives in its
 // subpackages: the simulated machines (machine), the networks and their
-// faults (netlab), the adversaries and their gains (adversary); the child
-// processes of --procs (procs) and the public auditor (auditor) serve it;
-// fault exploration (explore) and the report (report) sit on top.
+// faults (netlab), the adversaries and their gains (adversary), the node
+// and scoring configuration scaled to them (scaled); the child processes
+// of --procs (procs) and the public auditor (auditor) serve it; fault
+// exploration (explore) and the report (report) sit on top.
 package testnet
 
 import (
@@ -32,10 +33,10 @@ import (
 	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/auditor"
-	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/procs"
 	"github.com/pog-network/pog/testnet/report"
+	"github.com/pog-network/pog/testnet/scaled"
 )
 
 // Adversaries lists every adversary class, in the order they join.
@@ -346,78 +347,14 @@ func nopLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func epochAt(t time.Time, l time.Duration) uint64 { return uint64(t.UnixNano() / int64(l)) }
 
-// testnetConfig is the local profile with the run's epoch length and a
-// deadline the slowest simulated profile meets.
-func (r *run) nodeConfig() node.Config {
-	c := node.LocalConfig()
-	c.Node.Listen = []string{"/ip4/127.0.0.1/tcp/0"}
-	c.Network.EpochLength = node.Duration{Duration: r.cfg.EpochLength}
-	c.Network.Validators = slices.Clone(r.validatorIDs)
-	c.Validator.Deadline = node.Duration{Duration: 10 * time.Second}
-	c.Validator.ProofTimeout = node.Duration{Duration: 10 * time.Second}
-	c.Validator.MinerTTL = node.Duration{Duration: 30 * time.Second}
-	// The public audits run after the last epoch while the network goes on,
-	// and fetch every validator's evidence from its first record: keep it
-	// for the whole run (the audits take up to two epochs on 2 cores), so
-	// that every audit recomputes every epoch (a validator that pruned is
-	// audited from its checkpoint, SPEC §22.3, recomputing fewer).
-	c.Node.RetainEvidence = r.cfg.Epochs + 4
-	if r.cfg.RoundInterval > 0 {
-		c.Validator.RoundInterval = node.Duration{Duration: r.cfg.RoundInterval}
-	}
-	// A short inner dimension keeps the simulated CPU miner's probe (22
-	// steps) within the deadline.
-	c.Validator.K = 32
-	// Rounds of 22 steps of about 45 ms. The slot schedule keeps every
-	// miner under some validator's round in 95 % of its 1.25 s slots; on
-	// the machine's two shared cores that takes about 1.5 of them for
-	// the full network. Without it, each validator keeps a miner under
-	// its rounds 10 % of the time, at random times.
-	c.Validator.RoundTarget = node.Duration{Duration: time.Second}
-	c.Validator.RoundTargetCPU = node.Duration{Duration: time.Second}
-	c.Validator.DutyCycle = 0.1
-	if r.cfg.SlotSchedule {
-		c.Validator.DutyCycle = 0.95
-	}
-	if r.cfg.DutyCycle > 0 {
-		c.Validator.DutyCycle = min(1, r.cfg.DutyCycle)
-	}
-	c.Miner.Workers = 1
-	// One chain per CPU host round: miners prove with one worker on cores
-	// every node shares, so more chains would only measure the queue.
-	c.Validator.HostCPUMaxChains = 1
-	// 2^17 steps: about 4 ms of one core, over 20 loopback round trips
-	// and long against the miner's table setup.
-	c.Validator.HostCPUSteps = 1 << 17
-	machine.HostConfig(&c)
-	if r.cfg.HostMaxRound > 0 {
-		c.Validator.HostMaxRound, c.Validator.HostRounds = node.Duration{Duration: r.cfg.HostMaxRound}, 1
-	}
-	return c
+// params is what the run's node and scoring configurations are scaled
+// from.
+func (r *run) params() scaled.Params {
+	c := r.cfg
+	return scaled.Params{EpochLength: c.EpochLength, Epochs: c.Epochs, Validators: r.validatorIDs, RoundInterval: c.RoundInterval,
+		SlotSchedule: c.SlotSchedule, DutyCycle: c.DutyCycle, HostMaxRound: c.HostMaxRound, Scale: c.Scale, Sim: c.Sim}
 }
 
-// scoringConfig scales the reference and GPU classes by the run's scale so
-// simulated throughput scores like the real hardware it stands for.
-func (r *run) scoringConfig() scoring.Config {
-	c := scoring.DefaultConfig()
-	c.Reference.GPUFP16TFLOPS *= r.cfg.Scale
-	c.Reference.GPUFP32TFLOPS *= r.cfg.Scale
-	machine.ScaleHostReference(&c, r.bandwidthSlack())
-	mem := r.cfg.Scale * stepBytesPerFLOP(r.nodeConfig().Validator) / stepBytesPerFLOP(node.DefaultConfig().Validator)
-	c.Reference.GPUMemoryBytes = uint64(float64(c.Reference.GPUMemoryBytes) * mem)
-	for i := range c.Classes {
-		c.Classes[i].FP16TFLOPS *= r.cfg.Scale
-		c.Classes[i].FP32TFLOPS *= r.cfg.Scale
-		c.Classes[i].MemoryBytes = uint64(float64(c.Classes[i].MemoryBytes) * mem)
-	}
-	return c
-}
+func (r *run) nodeConfig() node.Config { return r.params().Node() }
 
-// stepBytesPerFLOP is the working set per FLOP of a full-size fp16 step
-// under v: 2/K + 2/size (output as int32, inputs as fp16). GPU memory
-// scales as throughput does, times its ratio for the testnet's small
-// steps to the default's, so that a simulated miner is credited the share
-// of its memory a real one is.
-func stepBytesPerFLOP(v node.ValidatorConfig) float64 {
-	return 2/float64(v.K) + 2/float64(v.Size)
-}
+func (r *run) scoringConfig() scoring.Config { return r.params().Scoring() }

@@ -1,4 +1,4 @@
-package testnet
+package scaled
 
 import (
 	"fmt"
@@ -51,10 +51,10 @@ var settings = []setting{
 	{"node.retain_evidence_epochs", func(c node.Config) (string, float64) { return count(max(0, c.Node.RetainEvidence)) }},
 }
 
-// settings compares the run's node settings, and the simulated hardware's
+// Settings compares the run's node settings, and the simulated hardware's
 // scale, with production: what the report says is scaled, and by how much.
-func (r *run) settings() []report.Setting {
-	run, prod := r.nodeConfig(), node.DefaultConfig()
+func (p Params) Settings() []report.Setting {
+	run, prod := p.Node(), node.DefaultConfig()
 	var out []report.Setting
 	for _, s := range settings {
 		rv, rn := s.get(run)
@@ -62,7 +62,7 @@ func (r *run) settings() []report.Setting {
 		out = append(out, report.Setting{Name: s.name, Run: rv, Production: pv, Scale: scale(rn, pn)})
 	}
 	return append(out,
-		report.Setting{Name: "simulated device TFLOPS (of the profile's)", Run: strconv.FormatFloat(r.cfg.Scale, 'g', 3, 64), Production: "1", Scale: scale(r.cfg.Scale, 1)},
+		report.Setting{Name: "simulated device TFLOPS (of the profile's)", Run: strconv.FormatFloat(p.Scale, 'g', 3, 64), Production: "1", Scale: scale(p.Scale, 1)},
 		report.Setting{Name: "simulated RAM and reference RAM bytes", Run: fmt.Sprintf("1/%d", machine.RAMScale), Production: "1", Scale: scale(1.0/machine.RAMScale, 1)},
 		report.Setting{Name: "simulated storage and reference storage bytes", Run: fmt.Sprintf("1/%d", machine.StorageScale), Production: "1", Scale: scale(1.0/machine.StorageScale, 1)})
 }
@@ -80,19 +80,19 @@ func scale(run, prod float64) string {
 
 // bandwidthSlack is what the reference bandwidths are divided by beyond
 // the walks: none where hosts are simulated (Sim).
-func (r *run) bandwidthSlack() float64 {
-	if r.cfg.Sim {
+func (p Params) bandwidthSlack() float64 {
+	if p.Sim {
 		return 1
 	}
 	return machine.BandwidthSlack
 }
 
-// hostScaleNote states the host scaling in the report.
-func (r *run) hostScaleNote() string {
+// HostScaleNote states the host scaling in the report.
+func (p Params) HostScaleNote() string {
 	note := fmt.Sprintf("Simulated hosts: each miner holds a RAM dataset of its profile's RAM ÷ %d and a plot of its storage ÷ %d "+
 		"(%d-byte blocks of %d rounds); host rounds run one CPU chain, one RAM walk and one storage walk, and the scoring "+
 		"reference is divided likewise", machine.RAMScale, machine.StorageScale, 1<<machine.PlotBlockLog, machine.PlotRounds)
-	if r.cfg.Sim {
+	if p.Sim {
 		return note + fmt.Sprintf(". Each step takes its profile's time in virtual time: a CPU chain step 64 cycles at the profile's clock, "+
 			"a RAM step %d ns (ram-on-disk %d ns), a block read %d µs (storage-regen %.1f ms).", adversary.DRAMReadNs, adversary.PageCacheReadNs, adversary.FlashReadNs/1000, adversary.RegenBlockNs/1e6)
 	}

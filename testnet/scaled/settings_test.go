@@ -1,17 +1,18 @@
-package testnet
+package scaled
 
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSettingsAgainstProduction: the report names each protocol setting
 // the testnet changes with its production value and scale, and marks
 // those it keeps at production with "=".
 func TestSettingsAgainstProduction(t *testing.T) {
-	r := &run{cfg: DefaultConfig()}
+	p := Params{EpochLength: 40 * time.Second, Epochs: 3, SlotSchedule: true, Scale: 4.6e-7} // pog testnet's defaults
 	got := map[string][3]string{}
-	for _, s := range r.settings() {
+	for _, s := range p.Settings() {
 		got[s.Name] = [3]string{s.Run, s.Production, s.Scale}
 	}
 	for name, want := range map[string][3]string{
@@ -29,7 +30,7 @@ func TestSettingsAgainstProduction(t *testing.T) {
 			t.Errorf("%s: %v, want %v", name, g, want)
 		}
 	}
-	if s := got["network.epoch_length"]; s[0] != r.cfg.EpochLength.String() || !strings.HasPrefix(s[2], "×") {
+	if s := got["network.epoch_length"]; s[0] != p.EpochLength.String() || !strings.HasPrefix(s[2], "×") {
 		t.Errorf("epoch length: %v", s)
 	}
 }

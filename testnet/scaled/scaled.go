@@ -1,0 +1,108 @@
+// Package scaled is the testnet's node and scoring configuration: the
+// local profile with a run's epoch length, shorter rounds and deadlines a
+// 2-core machine meets, and the scoring reference scaled to the
+// simulated hardware, so that simulated throughput scores like the real
+// hardware it stands for. It also states, for the report, each setting
+// against production (Settings, HostScaleNote).
+package scaled
+
+import (
+	"slices"
+	"time"
+
+	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/testnet/machine"
+)
+
+// Params are what a run's configurations follow from (testnet.Config's
+// fields of the same names).
+type Params struct {
+	EpochLength time.Duration
+	Epochs      int      // full epochs run: evidence is kept for all of them
+	Validators  []string // network.validators (the slot schedule); nil: none
+	// RoundInterval, DutyCycle and HostMaxRound replace the testnet's
+	// own values when set.
+	RoundInterval time.Duration
+	DutyCycle     float64
+	HostMaxRound  time.Duration
+	SlotSchedule  bool
+	Scale         float64 // simulated TFLOPS per real one
+	Sim           bool    // virtual time: hosts are simulated too
+}
+
+// Node is the local profile with the run's epoch length and a deadline
+// the slowest simulated profile meets.
+func (p Params) Node() node.Config {
+	c := node.LocalConfig()
+	c.Node.Listen = []string{"/ip4/127.0.0.1/tcp/0"}
+	c.Network.EpochLength = node.Duration{Duration: p.EpochLength}
+	c.Network.Validators = slices.Clone(p.Validators)
+	c.Validator.Deadline = node.Duration{Duration: 10 * time.Second}
+	c.Validator.ProofTimeout = node.Duration{Duration: 10 * time.Second}
+	c.Validator.MinerTTL = node.Duration{Duration: 30 * time.Second}
+	// The public audits run after the last epoch while the network goes on,
+	// and fetch every validator's evidence from its first record: keep it
+	// for the whole run (the audits take up to two epochs on 2 cores), so
+	// that every audit recomputes every epoch (a validator that pruned is
+	// audited from its checkpoint, SPEC §22.3, recomputing fewer).
+	c.Node.RetainEvidence = p.Epochs + 4
+	if p.RoundInterval > 0 {
+		c.Validator.RoundInterval = node.Duration{Duration: p.RoundInterval}
+	}
+	// A short inner dimension keeps the simulated CPU miner's probe (22
+	// steps) within the deadline.
+	c.Validator.K = 32
+	// Rounds of 22 steps of about 45 ms. The slot schedule keeps every
+	// miner under some validator's round in 95 % of its 1.25 s slots; on
+	// the machine's two shared cores that takes about 1.5 of them for
+	// the full network. Without it, each validator keeps a miner under
+	// its rounds 10 % of the time, at random times.
+	c.Validator.RoundTarget = node.Duration{Duration: time.Second}
+	c.Validator.RoundTargetCPU = node.Duration{Duration: time.Second}
+	c.Validator.DutyCycle = 0.1
+	if p.SlotSchedule {
+		c.Validator.DutyCycle = 0.95
+	}
+	if p.DutyCycle > 0 {
+		c.Validator.DutyCycle = min(1, p.DutyCycle)
+	}
+	c.Miner.Workers = 1
+	// One chain per CPU host round: miners prove with one worker on cores
+	// every node shares, so more chains would only measure the queue.
+	c.Validator.HostCPUMaxChains = 1
+	// 2^17 steps: about 4 ms of one core, over 20 loopback round trips
+	// and long against the miner's table setup.
+	c.Validator.HostCPUSteps = 1 << 17
+	machine.HostConfig(&c)
+	if p.HostMaxRound > 0 {
+		c.Validator.HostMaxRound, c.Validator.HostRounds = node.Duration{Duration: p.HostMaxRound}, 1
+	}
+	return c
+}
+
+// Scoring scales the reference and GPU classes by the run's scale so
+// simulated throughput scores like the real hardware it stands for.
+func (p Params) Scoring() scoring.Config {
+	c := scoring.DefaultConfig()
+	c.Reference.GPUFP16TFLOPS *= p.Scale
+	c.Reference.GPUFP32TFLOPS *= p.Scale
+	machine.ScaleHostReference(&c, p.bandwidthSlack())
+	mem := p.Scale * stepBytesPerFLOP(p.Node().Validator) / stepBytesPerFLOP(node.DefaultConfig().Validator)
+	c.Reference.GPUMemoryBytes = uint64(float64(c.Reference.GPUMemoryBytes) * mem)
+	for i := range c.Classes {
+		c.Classes[i].FP16TFLOPS *= p.Scale
+		c.Classes[i].FP32TFLOPS *= p.Scale
+		c.Classes[i].MemoryBytes = uint64(float64(c.Classes[i].MemoryBytes) * mem)
+	}
+	return c
+}
+
+// stepBytesPerFLOP is the working set per FLOP of a full-size fp16 step
+// under v: 2/K + 2/size (output as int32, inputs as fp16). GPU memory
+// scales as throughput does, times its ratio for the testnet's small
+// steps to the default's, so that a simulated miner is credited the share
+// of its memory a real one is.
+func stepBytesPerFLOP(v node.ValidatorConfig) float64 {
+	return 2/float64(v.K) + 2/float64(v.Size)
+}
