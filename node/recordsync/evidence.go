@@ -44,15 +44,13 @@ var ErrEvidencePruned = fmt.Errorf("%w: pruned", ErrNoEvidence)
 
 // ServeEvidence answers one evidence request.
 func (y *Syncer) ServeEvidence(s network.Stream) {
-	release, ok := y.admit(s, y.evidenceServing)
+	req, release, ok := y.readRequest(s, y.evidenceServing, evidenceStreamLimit, syncwire.RequestLen)
 	if !ok {
 		return
 	}
 	defer release()
-	s.SetDeadline(time.Now().Add(evidenceStreamLimit))
-	req, err := protocol.ReadFrame(bufio.NewReader(s), syncwire.RequestLen)
 	kind, e, from, ok := syncwire.DecodeEvidenceRequest(req)
-	if err != nil || !ok {
+	if !ok {
 		s.Reset()
 		return
 	}

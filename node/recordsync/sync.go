@@ -115,21 +115,38 @@ func (y *Syncer) admit(s network.Stream, slots chan struct{}) (release func(), o
 	}
 }
 
+// readRequest admits a request on s to one of slots' places (admit), sets
+// the stream's deadline and reads its one frame of at most max bytes. If
+// ok, the caller answers and then calls release; else s is already ended.
+func (y *Syncer) readRequest(s network.Stream, slots chan struct{}, limit time.Duration, max int) (req []byte, release func(), ok bool) {
+	release, ok = y.admit(s, slots)
+	if !ok {
+		return nil, nil, false
+	}
+	s.SetDeadline(time.Now().Add(limit))
+	req, err := protocol.ReadFrame(bufio.NewReader(s), max)
+	if err != nil {
+		s.Reset()
+		release()
+		return nil, nil, false
+	}
+	return req, release, true
+}
+
 // Serve answers one request on s. Requests are one bounded frame; the
 // response is written under a deadline, and excess concurrent requests are
 // refused.
 func (y *Syncer) Serve(s network.Stream) {
-	release, ok := y.admit(s, y.serving)
+	req, release, ok := y.readRequest(s, y.serving, syncStreamTimeout, syncwire.MaxRequest)
 	if !ok {
 		return
 	}
 	defer release()
-	s.SetDeadline(time.Now().Add(syncStreamTimeout))
-	req, err := protocol.ReadFrame(bufio.NewReader(s), syncwire.MaxRequest)
-	if err != nil || len(req) == 0 {
+	if len(req) == 0 {
 		s.Reset()
 		return
 	}
+	var err error
 	w := bufio.NewWriter(s)
 	switch req[0] {
 	case syncwire.ReqHeads:
