@@ -28,9 +28,9 @@ test:
 	$(GO) test -count=1 $(PKGS)
 
 # Regenerate the configuration reference in docs/operator/configuration.md
-# from the code; go test ./node fails while it is stale.
+# from the code; go test ./node/config fails while it is stale.
 docs:
-	$(GO) test -count=1 ./node -run 'TestConfigReference$$' -update-docs
+	$(GO) test -count=1 ./node/config -run 'TestConfigReference$$' -update-docs
 
 # The commit for `pog version` where Go's VCS stamp is off or unavailable.
 LDCOMMIT := -X main.ldCommit=$(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -modified)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -145,8 +145,8 @@ func TestDockerfiles(t *testing.T) {
 // The POG_* variables the deploy files set are config keys (or POG_HOME):
 // a renamed key cannot leave them behind.
 func TestDeployEnvNames(t *testing.T) {
-	known := map[string]bool{node.EnvHome: true}
-	for _, v := range node.EnvVars() {
+	known := map[string]bool{config.EnvHome: true}
+	for _, v := range config.EnvVars() {
 		known[v.Name] = true
 	}
 	re := regexp.MustCompile(`POG_[A-Z0-9_]+`)

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
@@ -107,7 +108,7 @@ func TestValidatorPrunesOldEvidence(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
-		cfg.Network.EpochLength = Duration{2 * time.Second}
+		cfg.Network.EpochLength = config.Duration{Duration: 2 * time.Second}
 		cfg.Network.FinalityEpochs, cfg.Node.RetainEvidence = 1, 0
 		type closed struct {
 			e uint64

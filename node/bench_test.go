@@ -33,6 +33,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
@@ -372,7 +373,7 @@ func benchChallengeValidator(v *view, rejected *atomic.Int64) pubsub.ValidatorEx
 
 // benchChallenge builds and seals a challenge the way validator.runRound
 // does, with a fresh nonce and secret.
-func benchChallenge(b *testing.B, cfg Config, v *view, key crypto.PrivKey, miner peer.ID, ann *pb.MinerAnnounce, round uint64) []byte {
+func benchChallenge(b *testing.B, cfg config.Config, v *view, key crypto.PrivKey, miner peer.ID, ann *pb.MinerAnnounce, round uint64) []byte {
 	plan, err := planChallenge(cfg.Validator, miner, ann, 0, proof.FP16, 0, 0, 0, rand.Reader)
 	if err != nil {
 		b.Fatal(err)
@@ -477,7 +478,7 @@ func BenchmarkRoundOverhead(b *testing.B) {
 		b.Run(fmt.Sprintf("size=%d/k=%d/tile=%dKiB", c.size, c.k, c.tile>>10), func(b *testing.B) {
 			cfg := testConfig()
 			cfg.Validator.Size, cfg.Validator.K, cfg.Validator.TileBytes = c.size, c.k, c.tile
-			cfg.Miner.ProofWindow = Duration{5 * time.Second} // the validator fetches at once; free outputs early
+			cfg.Miner.ProofWindow = config.Duration{Duration: 5 * time.Second} // the validator fetches at once; free outputs early
 			benchRoundOverhead(b, cfg)
 		})
 	}
@@ -488,7 +489,7 @@ type benchRoundStats struct {
 	samples                                              int
 }
 
-func benchRoundOverhead(b *testing.B, cfg Config) {
+func benchRoundOverhead(b *testing.B, cfg config.Config) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() {
@@ -552,7 +553,7 @@ func benchRoundOverhead(b *testing.B, cfg Config) {
 
 // benchStartNode is testNet.start for benchmarks: a node with a fresh key
 // and an in-memory store; a validator's records go to records.
-func benchStartNode(b *testing.B, ctx context.Context, wg *sync.WaitGroup, role Role, cfg Config, be kernels.Backend, records chan<- *store.RoundRecord) *Node {
+func benchStartNode(b *testing.B, ctx context.Context, wg *sync.WaitGroup, role Role, cfg config.Config, be kernels.Backend, records chan<- *store.RoundRecord) *Node {
 	b.Helper()
 	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
@@ -28,7 +29,7 @@ type epochEvent struct {
 func runEpochs(t *testing.T) (*testNet, []*Node, []*store.Store, uint64) {
 	tn := newSimTestNet(t)
 	cfg := testConfig()
-	cfg.Network.EpochLength = Duration{2 * time.Second}
+	cfg.Network.EpochLength = config.Duration{Duration: 2 * time.Second}
 	events := make(chan epochEvent, 1024)
 	var nodes []*Node
 	var stores []*store.Store

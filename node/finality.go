@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
@@ -322,8 +323,8 @@ func consensusEpochs(st *store.Store, upto uint64, stakes map[string]float64, p 
 // stake 1, or nil (equal stakes for every validator that has published:
 // local testing only, since nodes holding different records then measure
 // against different sets).
-func StakeSet(home string, c Config) (map[string]float64, error) {
-	stakes, err := LoadGenesis(home, c)
+func StakeSet(home string, c config.Config) (map[string]float64, error) {
+	stakes, err := config.LoadGenesis(home, c)
 	if err != nil || stakes != nil || len(c.Network.Validators) == 0 {
 		return stakes, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
@@ -508,7 +509,7 @@ func TestAuditEquivocation(t *testing.T) {
 
 func TestStakeSet(t *testing.T) {
 	home := t.TempDir()
-	c := DefaultConfig()
+	c := config.DefaultConfig()
 	if s, err := StakeSet(home, c); s != nil || err != nil {
 		t.Fatalf("no genesis, no validators: %v %v", s, err)
 	}
@@ -558,8 +559,8 @@ func TestStalledRoundDoesNotDelayEpochRecord(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
-		cfg.Network.EpochLength = Duration{2 * time.Second}
-		cfg.Validator.Deadline = Duration{time.Minute} // the stall would hold the epoch open far past finality
+		cfg.Network.EpochLength = config.Duration{Duration: 2 * time.Second}
+		cfg.Validator.Deadline = config.Duration{Duration: time.Minute} // the stall would hold the epoch open far past finality
 		type stored struct {
 			epoch uint64
 			at    time.Time
@@ -610,7 +611,7 @@ func TestSlowEpochCloseSkipsNoEpoch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
-		cfg.Network.EpochLength = Duration{time.Second}
+		cfg.Network.EpochLength = config.Duration{Duration: time.Second}
 		length := cfg.Network.EpochLength.Duration
 		own := make(chan uint64, 64)
 		key, id := testKey(t)

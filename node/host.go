@@ -24,6 +24,7 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"lukechampine.com/blake3"
@@ -37,7 +38,7 @@ import (
 // another process holds cannot be bound twice; and every configured address
 // must be bound, where libp2p alone gives up only if all of them fail.
 // transport, if not empty, replaces the TCP and QUIC transports (Options.Transport).
-func newHost(key crypto.PrivKey, cfg NodeConfig, transport ...libp2p.Option) (host.Host, error) {
+func newHost(key crypto.PrivKey, cfg config.NodeConfig, transport ...libp2p.Option) (host.Host, error) {
 	cm, err := connmgr.NewConnManager(cfg.LowWater, cfg.HighWater, connmgr.WithGracePeriod(time.Minute))
 	if err != nil {
 		return nil, err
@@ -240,7 +241,7 @@ func (n mdnsNotifee) HandlePeerFound(pi peer.AddrInfo) {
 
 // startDiscovery runs the opt-in discovery services: mDNS on the LAN, and a
 // kad-dht under the /pog prefix so pog nodes never join the public IPFS DHT.
-func startDiscovery(ctx context.Context, h host.Host, cfg NodeConfig, log *slog.Logger) (func(), error) {
+func startDiscovery(ctx context.Context, h host.Host, cfg config.NodeConfig, log *slog.Logger) (func(), error) {
 	var closers []func() error
 	if cfg.MDNS {
 		svc := mdns.NewMdnsService(h, "pog-mdns", mdnsNotifee{ctx, h, log})

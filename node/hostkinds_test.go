@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/host/cpuwork"
@@ -29,7 +30,7 @@ const ramItems = 1024
 // ramPair is a validator and a miner holding a ramItems dataset, RAM host
 // rounds of 2^12 steps, the miner's source replaced by src if set.
 func ramPair(t *testing.T, src func(*memwalk.Dataset) memwalk.Source) (*Node, *Node) {
-	return hostPairWith(t, func(c *Config) {
+	return hostPairWith(t, func(c *config.Config) {
 		c.Validator.HostRAMSteps = 1 << 12
 		c.Miner.RAMBytes = 64 * ramItems
 	}, func(o *Options) { o.Adversary.Miner.RAMSource = src })
@@ -114,7 +115,7 @@ func TestRAMHostRoundBadProofs(t *testing.T) {
 
 // plotNet is testConfig with storage rounds over small plots: 4 KiB blocks
 // of 2 rounds.
-func plotNet(c *Config) {
+func plotNet(c *config.Config) {
 	c.Network.PlotBlockLog, c.Network.PlotRounds = 12, 2
 	c.Validator.HostPlotSteps = 1 << 6
 }
@@ -271,8 +272,8 @@ func TestEpochScoreProvenRAMAndStorage(t *testing.T) {
 // (256 cores announced, a 30 TB plot, a 2^40-item dataset), each kind's
 // opening bound fits a host record, so no honest opening is cut off.
 func TestHostOpeningsFitTheStore(t *testing.T) {
-	c := DefaultConfig()
-	c.Validator.HostRAMMaxWalks, c.Validator.HostPlotMaxWalks = maxHostChains, maxHostChains
+	c := config.DefaultConfig()
+	c.Validator.HostRAMMaxWalks, c.Validator.HostPlotMaxWalks = config.MaxHostChains, config.MaxHostChains
 	_, id := seededKey(t, 2)
 	pl := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.Network.PlotBlockLog), Rounds: c.Network.PlotRounds, Blocks: 30e12 >> c.Network.PlotBlockLog}
 	ann := &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 256}, RamItems: memwalk.MaxItems, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
@@ -298,8 +299,8 @@ func TestHostOpeningsFitTheStore(t *testing.T) {
 // speed up to 3.4× the bound lasts at least 19 round trips and at most
 // host_max_round.
 func TestFarPlansValid(t *testing.T) {
-	c := DefaultConfig()
-	c.Validator.HostRAMMaxWalks, c.Validator.HostPlotMaxWalks = maxHostChains, maxHostChains
+	c := config.DefaultConfig()
+	c.Validator.HostRAMMaxWalks, c.Validator.HostPlotMaxWalks = config.MaxHostChains, config.MaxHostChains
 	longest := c.Validator.HostMaxRound.Duration
 	_, id := seededKey(t, 2)
 	pl := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.Network.PlotBlockLog), Rounds: c.Network.PlotRounds, Blocks: 1 << 20}
@@ -435,7 +436,7 @@ func TestHostDueSetsAndRetries(t *testing.T) {
 	c := testConfig()
 	plotNet(&c)
 	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps, c.Validator.HostRounds = 1<<10, 1<<10, 3
-	c.Network.EpochLength = Duration{time.Minute}
+	c.Network.EpochLength = config.Duration{Duration: time.Minute}
 	_, id := seededKey(t, 2)
 	pl := plot.Plot{Miner: []byte(id), BlockLog: 12, Rounds: 2, Blocks: 64}
 	e := &minerEntry{epoch: 5, classes: map[proof.Precision]int{proof.FP16: 1},

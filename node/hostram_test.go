@@ -8,6 +8,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
 )
@@ -21,8 +22,8 @@ func TestRAMRoundAfterBoundaryRecord(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
-		cfg.Validator.RoundOffset = Duration{time.Hour} // runHost is called directly
-		cfg.Network.EpochLength = Duration{time.Second}
+		cfg.Validator.RoundOffset = config.Duration{Duration: time.Hour} // runHost is called directly
+		cfg.Network.EpochLength = config.Duration{Duration: time.Second}
 		cfg.Network.RAMPeriodEpochs, cfg.Network.FinalityEpochs = 2, 1
 		cfg.Validator.HostRAMSteps = 1 << 12
 		cfg.Miner.RAMBytes = 64 * ramItems

@@ -12,6 +12,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/internal/stream"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/host"
@@ -34,13 +35,9 @@ import (
 
 // Host round sizes.
 const (
-	// hostCheckpoints is the number of segments per CPU chain: the
-	// validator recomputes hostSamples of them, 1/16 of one chain.
-	hostCheckpoints = 256
-	// hostSamples is the number of segments the validator recomputes.
+	// hostSamples is the number of segments the validator recomputes, of
+	// config.HostCheckpoints per CPU chain.
 	hostSamples = 16
-	// maxHostChains bounds the chains or walks of any host round.
-	maxHostChains = 256
 	// ramSegment is a RAM walk's steps per checkpoint: committing a
 	// checkpoint (a derive-key, about 0.6 µs) costs a few per cent of its
 	// 64 steps' reads, and the validator recomputes hostSamples × 64 items
@@ -51,9 +48,9 @@ const (
 	// CPU segment when a distant miner's round grows: 16 × 2^16 chain
 	// steps (30 ms).
 	maxCPUSegment = 1 << 16
-	// plotSegment is a storage audit's steps per segment, plotSamples its
-	// sampled segments: at most 32 blocks (2 MiB at 64 KiB) per opening.
-	plotSegment = 4
+	// plotSamples is a storage audit's sampled segments of
+	// config.PlotSegment steps: at most 32 blocks (2 MiB at 64 KiB) per
+	// opening.
 	plotSamples = 8
 )
 
@@ -94,7 +91,7 @@ func (v *validator) hostKinds(p peer.ID, ann *pb.MinerAnnounce) []byte {
 
 // announcedPlot is the miner's announced plot and root, if the plot is the
 // miner's own and of the network's block size and rounds.
-func announcedPlot(p peer.ID, ann *pb.MinerAnnounce, c NetworkConfig) (*plot.Plot, commit.CV, bool) {
+func announcedPlot(p peer.ID, ann *pb.MinerAnnounce, c config.NetworkConfig) (*plot.Plot, commit.CV, bool) {
 	if len(ann.GetPlot()) == 0 || len(ann.GetPlotRoot()) != len(commit.CV{}) {
 		return nil, commit.CV{}, false
 	}
@@ -163,7 +160,7 @@ func pow2AtLeast(x uint64) uint64 { return uint64(1) << bits.Len64(max(1, x)-1) 
 // none). The root is due after the round trip, a second of slack and a
 // multiple of the work at the step bound (a root that late earns little
 // credit anyway).
-func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram memwalk.Epoch, rtt time.Duration, stepNs float64, draws io.Reader) (*hostPlan, error) {
+func planHost(c config.Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram memwalk.Epoch, rtt time.Duration, stepNs float64, draws io.Reader) (*hostPlan, error) {
 	cfg := c.Validator
 	p := &hostPlan{rtt: rtt}
 	var seed [32]byte
@@ -187,9 +184,9 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram mem
 		// At most hostround.MaxWork steps in all, and segments of N ÷ 256
 		// steps, at most maxCPUSegment: no more than host.MaxLeaves
 		// checkpoints.
-		n := grow(cfg.HostCPUSteps, cpuwork.StepBoundNs, hostCheckpoints, min(hostround.MaxWork, host.MaxLeaves*maxCPUSegment)/c)
+		n := grow(cfg.HostCPUSteps, cpuwork.StepBoundNs, config.HostCheckpoints, min(hostround.MaxWork, host.MaxLeaves*maxCPUSegment)/c)
 		pr = hostround.CPUProof{Params: &cpuwork.Params{Seed: seed, Miner: []byte(miner), TableLog: cpuwork.DefaultTableLog,
-			Shape: host.Shape{Chains: c, Steps: n, Segment: max(1, min(n/hostCheckpoints, maxCPUSegment))}}}
+			Shape: host.Shape{Chains: c, Steps: n, Segment: max(1, min(n/config.HostCheckpoints, maxCPUSegment))}}}
 	case hostround.KindRAM:
 		w := hostChains(ann, cfg.HostRAMMaxWalks)
 		n := grow(cfg.HostRAMSteps, memwalk.StepBoundNs, ramSegment, hostround.MaxWork/w)
@@ -202,9 +199,9 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram mem
 			return nil, errors.New("no valid plot announced")
 		}
 		w := hostChains(ann, cfg.HostPlotMaxWalks)
-		n := grow(cfg.HostPlotSteps, plot.StepBoundNs, plotSegment, min(hostround.MaxPlotWork, host.MaxLeaves*plotSegment)/w)
+		n := grow(cfg.HostPlotSteps, plot.StepBoundNs, config.PlotSegment, min(hostround.MaxPlotWork, host.MaxLeaves*config.PlotSegment)/w)
 		pr = hostround.PlotProof{Audit: &plot.Audit{Plot: *pl, Root: root, Seed: seed,
-			Shape: host.Shape{Chains: w, Steps: n, Segment: plotSegment}}}
+			Shape: host.Shape{Chains: w, Steps: n, Segment: config.PlotSegment}}}
 		samples = plotSamples
 	default:
 		return nil, fmt.Errorf("host round of unknown kind %d", kind)
@@ -226,7 +223,7 @@ func planHost(c Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram mem
 // set of records is counted alike by every node (one published at a
 // finality time is in some final sets only), and a miner whose seed
 // differs from a validator's refuses its RAM rounds for the whole period.
-func periodEpoch(c NetworkConfig, p uint64) memwalk.Epoch {
+func periodEpoch(c config.NetworkConfig, p uint64) memwalk.Epoch {
 	return memwalk.Epoch{Seed: memwalk.PeriodSeed(p), CacheLog: uint8(c.RAMCacheLog), Rounds: c.RAMItemRounds}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
@@ -28,16 +29,16 @@ import (
 // proving with prove (nil: cpuwork.Prove), connected, host rounds of steps
 // CPU steps per chain.
 func hostPair(t *testing.T, steps uint64, prove func(*cpuwork.Params) ([][]byte, error)) (*Node, *Node) {
-	return hostPairWith(t, func(c *Config) { c.Validator.HostCPUSteps = steps },
+	return hostPairWith(t, func(c *config.Config) { c.Validator.HostCPUSteps = steps },
 		func(o *Options) { o.Adversary.Miner.HostProve = prove })
 }
 
 // hostPairWith is hostPair with the configuration and the miner's options
 // edited.
-func hostPairWith(t *testing.T, edit func(*Config), miner func(*Options)) (*Node, *Node) {
+func hostPairWith(t *testing.T, edit func(*config.Config), miner func(*Options)) (*Node, *Node) {
 	tn := newTestNet(t)
 	cfg := testConfig()
-	cfg.Validator.RoundOffset = Duration{time.Hour} // runHost is called directly
+	cfg.Validator.RoundOffset = config.Duration{Duration: time.Hour} // runHost is called directly
 	edit(&cfg)
 	v := tn.start(RoleValidator, cfg, nil)
 	m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, miner)
@@ -140,14 +141,14 @@ func TestHostRoundBadProofs(t *testing.T) {
 
 // cpuHostConfig is testConfig with CPU host rounds of steps per chain, at
 // most chains chains.
-func cpuHostConfig(steps uint64, chains int) Config {
+func cpuHostConfig(steps uint64, chains int) config.Config {
 	c := testConfig()
 	c.Validator.HostCPUSteps, c.Validator.HostCPUMaxChains = steps, chains
 	return c
 }
 
 func TestHostChallengeDecode(t *testing.T) {
-	p, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostround.KindCPU, "miner-id", nil, memwalk.Epoch{}, time.Millisecond, 0, rand.Reader)
+	p, err := planHost(cpuHostConfig(1<<10, config.MaxHostChains), hostround.KindCPU, "miner-id", nil, memwalk.Epoch{}, time.Millisecond, 0, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestHostChallengeDecode(t *testing.T) {
 // arriving stepNs per chain step after the challenge (no round trip).
 func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *store.HostRecord {
 	t.Helper()
-	plan, err := planHost(cpuHostConfig(1<<10, maxHostChains), hostround.KindCPU, m, nil, memwalk.Epoch{}, 0, 0, rand.Reader)
+	plan, err := planHost(cpuHostConfig(1<<10, config.MaxHostChains), hostround.KindCPU, m, nil, memwalk.Epoch{}, 0, 0, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}

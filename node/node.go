@@ -15,6 +15,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/metrics"
 	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/node/recordsync"
@@ -46,7 +47,7 @@ func ParseRole(s string) (Role, error) {
 
 // Options configure New.
 type Options struct {
-	Config  Config
+	Config  config.Config
 	Role    Role
 	Key     crypto.PrivKey
 	Logger  *slog.Logger
@@ -116,7 +117,7 @@ var ErrStoreFailed = errors.New("evidence store failed")
 
 // Node is a running pog peer.
 type Node struct {
-	cfg    Config
+	cfg    config.Config
 	role   Role
 	key    crypto.PrivKey
 	log    *slog.Logger

@@ -20,6 +20,7 @@ import (
 	"github.com/marcopolo/simnet"
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
@@ -28,17 +29,17 @@ import (
 
 // testConfig is the local profile shrunk so a round takes well under a
 // second on two cores.
-func testConfig() Config {
-	c := LocalConfig()
+func testConfig() config.Config {
+	c := config.LocalConfig()
 	c.Node.Listen = []string{"/ip4/127.0.0.1/tcp/0"}
-	c.Miner.AnnounceInterval = Duration{300 * time.Millisecond}
+	c.Miner.AnnounceInterval = config.Duration{Duration: 300 * time.Millisecond}
 	c.Miner.Workers = 1
-	c.Validator.RoundInterval = Duration{400 * time.Millisecond}
+	c.Validator.RoundInterval = config.Duration{Duration: 400 * time.Millisecond}
 	c.Validator.Size, c.Validator.K, c.Validator.TileBytes = 128, 128, 4096
-	c.Validator.Deadline = Duration{5 * time.Second}
+	c.Validator.Deadline = config.Duration{Duration: 5 * time.Second}
 	c.Validator.MinSteps, c.Validator.MaxSteps = 6, 12
 	// Rounds of about 300 ms: several per 2-second epoch (epoch_test.go).
-	c.Validator.RoundTarget, c.Validator.RoundTargetCPU = Duration{300 * time.Millisecond}, Duration{300 * time.Millisecond}
+	c.Validator.RoundTarget, c.Validator.RoundTargetCPU = config.Duration{Duration: 300 * time.Millisecond}, config.Duration{Duration: 300 * time.Millisecond}
 	// hostround_test.go turns host rounds on.
 	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps, c.Validator.HostPlotSteps = 0, 0, 0
 	return c
@@ -77,7 +78,7 @@ func newTestNet(t *testing.T) *testNet {
 }
 
 // start creates a node with a fresh key and runs it until the test ends.
-func (tn *testNet) start(role Role, cfg Config, be kernels.Backend) *Node {
+func (tn *testNet) start(role Role, cfg config.Config, be kernels.Backend) *Node {
 	tn.t.Helper()
 	n, _ := tn.startWith(role, cfg, be, nil)
 	return n
@@ -85,7 +86,7 @@ func (tn *testNet) start(role Role, cfg Config, be kernels.Backend) *Node {
 
 // startWith is start with a hook to adjust the node's options; it also
 // returns the node's store.
-func (tn *testNet) startWith(role Role, cfg Config, be kernels.Backend, adjust func(*Options)) (*Node, *store.Store) {
+func (tn *testNet) startWith(role Role, cfg config.Config, be kernels.Backend, adjust func(*Options)) (*Node, *store.Store) {
 	tn.t.Helper()
 	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
 	if err != nil {
@@ -254,7 +255,7 @@ func TestMinerStopsMidRound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
-		cfg.Validator.Deadline = Duration{2 * time.Second}
+		cfg.Validator.Deadline = config.Duration{Duration: 2 * time.Second}
 		v := tn.start(RoleValidator, cfg, nil)
 		started := make(chan struct{}, 1)
 		m := tn.start(RoleMiner, cfg, stallingBackend{started: started})
@@ -384,7 +385,7 @@ func TestValidatorRestartKeepsRoundNumbers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
-		cfg.Network.EpochLength = Duration{time.Hour} // one epoch for the whole test
+		cfg.Network.EpochLength = config.Duration{Duration: time.Hour} // one epoch for the whole test
 		var mu sync.Mutex
 		var first []uint64          // rounds the first run challenged
 		next := make(chan struct{}) // closed at its first challenge after two verified rounds

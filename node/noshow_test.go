@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/store"
 )
 
@@ -19,7 +20,7 @@ func TestAbsentMinerRecordedAsNoShow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
-		cfg.Network.EpochLength = Duration{time.Hour} // one epoch for the whole test
+		cfg.Network.EpochLength = config.Duration{Duration: time.Hour} // one epoch for the whole test
 		key, vid := seededKey(t, 7)
 		cfg.Network.Validators, cfg.Network.TrustAnyValidator = []string{vid.String()}, false
 		v, st := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key = key })

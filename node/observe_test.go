@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/metrics"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -56,7 +57,7 @@ func TestMinerLogsOwnWeightAndMetricsCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
-		cfg.Network.EpochLength = Duration{2 * time.Second}
+		cfg.Network.EpochLength = config.Duration{Duration: 2 * time.Second}
 		m := metrics.New()
 		v, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Metrics = m })
 		tap := &logTap{ch: make(chan slog.Record, 4096)}

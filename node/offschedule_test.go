@@ -9,6 +9,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/round"
 )
 
@@ -17,7 +18,7 @@ import (
 // the owner's in its window, and counts each refusal against its signer.
 func TestOffScheduleGossipRule(t *testing.T) {
 	a, b, zero, miner := testPeer(t), testPeer(t), testPeer(t), testPeer(t)
-	cfg := DefaultConfig() // slots of 12.5 s: longer than the opening lag
+	cfg := config.DefaultConfig() // slots of 12.5 s: longer than the opening lag
 	cfg.Network.TrustAnyValidator = false
 	cfg.Validator.RoundTargetCPU = cfg.Validator.RoundTarget // either kind's slots, the same
 	v := newView(time.Minute, false, []peer.ID{a, b, zero})

@@ -13,6 +13,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/recordsync"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
@@ -63,7 +64,7 @@ func NewAuditHost(transport ...libp2p.Option) (host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	nc := DefaultConfig().Node
+	nc := config.DefaultConfig().Node
 	nc.Listen = nil
 	return newHost(key, nc, transport...)
 }

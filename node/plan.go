@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
@@ -55,7 +56,7 @@ const (
 // steps between MinSteps and MaxSteps and each step at least 1.25 round
 // trips. The miner never reports a size back. Nonces and the secret come
 // from rnd.
-func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, classMemory uint64, prec proof.Precision, prevTFLOPS, floorTFLOPS float64, rtt time.Duration, rnd io.Reader) (challengePlan, error) {
+func planChallenge(cfg config.ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, classMemory uint64, prec proof.Precision, prevTFLOPS, floorTFLOPS float64, rtt time.Duration, rnd io.Reader) (challengePlan, error) {
 	var pl challengePlan
 	var err error
 	t := uint32(0)
@@ -128,13 +129,13 @@ func planChallenge(cfg ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, cl
 // more than leave min_steps steps within the round's roots: more GPUs must
 // not shorten the chain, which bounds what bursting gains (SPEC §10.1).
 // A miner with more GPUs runs the sub-challenges on as many of them.
-func subChallenges(cfg ValidatorConfig, ann *pb.MinerAnnounce) int {
+func subChallenges(cfg config.ValidatorConfig, ann *pb.MinerAnnounce) int {
 	return max(1, min(len(ann.Gpus), protocol.MaxSubChallenges, proof.MaxRoundRoots/max(1, cfg.MinSteps)))
 }
 
 // roundTarget is the nominal round length for a miner: round_target for
 // a GPU miner, round_target_cpu for a CPU-only one.
-func roundTarget(cfg ValidatorConfig, ann *pb.MinerAnnounce) time.Duration {
+func roundTarget(cfg config.ValidatorConfig, ann *pb.MinerAnnounce) time.Duration {
 	if len(ann.Gpus) > 0 {
 		return cfg.RoundTarget.Duration
 	}
@@ -262,7 +263,7 @@ func stepArrivals(rec *store.RoundRecord) []time.Duration {
 
 // nominalRound is how long a round with round trip rtt is sized to last:
 // its target, and at least min_rtt_multiple round trips (SPEC §10.1).
-func nominalRound(cfg ValidatorConfig, ann *pb.MinerAnnounce, rtt time.Duration) time.Duration {
+func nominalRound(cfg config.ValidatorConfig, ann *pb.MinerAnnounce, rtt time.Duration) time.Duration {
 	return max(roundTarget(cfg, ann), time.Duration(cfg.MinRTTMultiple*float64(rtt)))
 }
 

@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/protocol/pb"
 )
 
 func TestPlanChallenge(t *testing.T) {
 	miner := newActor(t).id
-	cfg := LocalConfig().Validator // size 256, k 256, 16 KiB tiles (t = 64)
+	cfg := config.LocalConfig().Validator // size 256, k 256, 16 KiB tiles (t = 64)
 	tests := []struct {
 		name     string
 		ann      *pb.MinerAnnounce
@@ -73,7 +74,7 @@ func TestPlanChallenge(t *testing.T) {
 // than about 1.25 round trips, and never shorter than MinRTTMultiple round trips.
 func TestPlanSizing(t *testing.T) {
 	miner := newActor(t).id
-	cfg := DefaultConfig().Validator
+	cfg := config.DefaultConfig().Validator
 	gpu := &pb.MinerAnnounce{Precisions: []uint32{1, 2}, MaxOutputBytes: 256 << 30, Gpus: []*pb.GPU{{Name: "H200"}}}
 	cpuAnn := &pb.MinerAnnounce{Precisions: []uint32{1, 2}, MaxOutputBytes: 1 << 30}
 	rnd := bytes.NewReader(bytes.Repeat([]byte{9, 4, 1}, 100000))
@@ -154,7 +155,7 @@ func TestNextGap(t *testing.T) {
 // than its nominal length) does not space the next ones out further.
 func TestPauseKeepsDutyCycle(t *testing.T) {
 	c := testConfig()
-	c.Validator.DutyCycle, c.Validator.RoundTarget, c.Validator.MinRTTMultiple = 0.2, Duration{time.Second}, 20
+	c.Validator.DutyCycle, c.Validator.RoundTarget, c.Validator.MinRTTMultiple = 0.2, config.Duration{Duration: time.Second}, 20
 	v := &validator{n: &Node{cfg: c}}
 	ann := &pb.MinerAnnounce{Gpus: []*pb.GPU{{Name: "NVIDIA H100 80GB HBM3"}}}
 	for _, tt := range []struct {
@@ -233,8 +234,8 @@ func arrivalsOf(n int, gap func(i int) int64) []int64 {
 // configured K (up to the exactness limit) so that a far miner's step
 // still outlasts 1.25 round trips; the deadlines assume the slower floor.
 func TestFarStepFillsK(t *testing.T) {
-	cfg := LocalConfig().Validator
-	cfg.K, cfg.RoundTarget = 32, Duration{time.Second}
+	cfg := config.LocalConfig().Validator
+	cfg.K, cfg.RoundTarget = 32, config.Duration{Duration: time.Second}
 	ann := &pb.MinerAnnounce{Precisions: []uint32{uint32(proof.FP16)}, MaxOutputBytes: 4 << 20, Gpus: []*pb.GPU{{}}}
 	const tflops = 2.8e-4
 	rtt := 400 * time.Millisecond
@@ -279,7 +280,7 @@ func TestStepFillsBudget(t *testing.T) {
 // 1/(D − 2)), and a sub-challenge's output stays within its announced GPUs'
 // class memory.
 func TestPlanStepsFloor(t *testing.T) {
-	cfg := DefaultConfig().Validator
+	cfg := config.DefaultConfig().Validator
 	rnd := bytes.NewReader(bytes.Repeat([]byte{5, 3, 8}, 100000))
 	for _, n := range []int{1, 8, 11, 12, 16} {
 		ann := &pb.MinerAnnounce{Precisions: []uint32{1}, MaxOutputBytes: proof.MaxOutputBytes, Gpus: make([]*pb.GPU, n)}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol"
 	"google.golang.org/protobuf/proto"
 )
@@ -16,7 +17,7 @@ import (
 func TestRAMSeedAgreesAcrossViews(t *testing.T) {
 	c := testConfig()
 	c.Network.RAMPeriodEpochs, c.Network.FinalityEpochs = 10, 2
-	c.Network.EpochLength = Duration{time.Minute}
+	c.Network.EpochLength = config.Duration{Duration: time.Minute}
 	const p, b = 3, 26
 	l := c.Network.EpochLength.Duration
 	final := finalAt(b, c.Network.FinalityEpochs, l)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
 )
@@ -80,7 +81,7 @@ func (s *slotSchedule) forMiner(target time.Duration) round.Schedule {
 // nextSlot is the start of the first slot self owns with miner p that can
 // still be started at or after t: a slot is startable in its first eighth,
 // so that a round never runs into the next owner's slot.
-func (s *slotSchedule) nextSlot(p peer.ID, ann *pb.MinerAnnounce, cfg ValidatorConfig, t time.Time) time.Time {
+func (s *slotSchedule) nextSlot(p peer.ID, ann *pb.MinerAnnounce, cfg config.ValidatorConfig, t time.Time) time.Time {
 	r := s.forMiner(roundTarget(cfg, ann))
 	from := r.SlotAt(t)
 	if t.After(r.Start(from).Add(r.Slot / 8)) {
@@ -95,7 +96,7 @@ func (s *slotSchedule) nextSlot(p peer.ID, ann *pb.MinerAnnounce, cfg ValidatorC
 
 // due says whether self may start a round with miner p at now, moving the
 // entry's next slot on if it was missed.
-func (s *slotSchedule) due(p peer.ID, e *minerEntry, cfg ValidatorConfig, now time.Time) bool {
+func (s *slotSchedule) due(p peer.ID, e *minerEntry, cfg config.ValidatorConfig, now time.Time) bool {
 	slot := s.forMiner(roundTarget(cfg, e.ann)).Slot
 	if e.next.IsZero() || now.After(e.next.Add(slot/8)) {
 		e.next = s.nextSlot(p, e.ann, cfg, now)
@@ -115,7 +116,7 @@ type slotRule struct {
 // newSlotRule is the rule of the configured validator set, nil without
 // one (local testing): validators schedule their rounds whenever the set
 // is known, trust_any_validator or not.
-func newSlotRule(stakes map[string]float64, c Config) *slotRule {
+func newSlotRule(stakes map[string]float64, c config.Config) *slotRule {
 	r, ok := scheduleOf(stakes, c.Network.Validators, 1)
 	if !ok {
 		return nil

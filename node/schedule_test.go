@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/pb"
 )
 
@@ -28,7 +29,7 @@ func TestSlotScheduleDisjoint(t *testing.T) {
 	if s := newSlotSchedule(a, nil, []string{a.String(), b.String()}, 1); s == nil || len(s.Stakes) != 2 || s.Stakes[0] != 1 {
 		t.Fatal("network.validators should give every listed validator stake 1")
 	}
-	cfg := DefaultConfig().Validator
+	cfg := config.DefaultConfig().Validator
 	ann := &pb.MinerAnnounce{Gpus: []*pb.GPU{{}}}
 	slot := sa.forMiner(roundTarget(cfg, ann)).Slot
 	miner := testPeer(t)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
@@ -22,7 +23,7 @@ func TestOfflineAndLateNodesCatchUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
-		cfg.Network.EpochLength = Duration{2 * time.Second}
+		cfg.Network.EpochLength = config.Duration{Duration: 2 * time.Second}
 		// No epoch becomes final during the test: a node that froze an epoch
 		// before a record reached it would rightly differ (SPEC §20), and that
 		// is finality's subject, not sync's.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
 )
 
 // watch turns what a node sees over time into operator warnings: a miner
@@ -56,12 +57,12 @@ const quietRounds = 3
 // it (at most 2·round_target·(1−u)/u for duty cycle u, SPEC §16) and one
 // tick of round_interval. A miner judges by its own config's validator
 // section, the network's defaults.
-func roundGap(v ValidatorConfig) time.Duration {
+func roundGap(v config.ValidatorConfig) time.Duration {
 	d, u := float64(v.RoundTarget.Duration), v.DutyCycle
 	return v.RoundInterval.Duration + v.RoundTarget.Duration + time.Duration(2*d*(1-u)/u)
 }
 
-func newWatch(c Config, role Role, bootstrap []peer.ID) *watch {
+func newWatch(c config.Config, role Role, bootstrap []peer.ID) *watch {
 	w := &watch{miner: role == RoleMiner, interval: roundGap(c.Validator), bootstrapGrace: bootstrapGrace,
 		noValidators: len(c.Network.Validators) == 0 && c.Network.Genesis == "" && !c.Network.TrustAnyValidator,
 		validators:   map[peer.ID]*watchedValidator{}, bootstrap: map[peer.ID]*watchedPeer{}}

@@ -3,12 +3,13 @@ package node
 import (
 	"crypto/rand"
 	"fmt"
-	"github.com/libp2p/go-libp2p/core/crypto"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
 )
 
 // watchStep is one moment of a watch script: at t, with these peers
@@ -63,7 +64,7 @@ func testIDs(t *testing.T, names ...string) map[string]peer.ID {
 }
 
 func TestWatchNoValidatorsConfigured(t *testing.T) {
-	c := DefaultConfig()
+	c := config.DefaultConfig()
 	w := newWatch(c, RoleMiner, nil)
 	runWatch(t, w, nil, []watchStep{
 		{t: 0, want: "WARN no validators configured: no challenge will be accepted, so this miner earns nothing " +
@@ -78,13 +79,13 @@ func TestWatchNoValidatorsConfigured(t *testing.T) {
 	// trust_any_validator or a list does not warn.
 	for _, tc := range []struct {
 		role Role
-		edit func(*Config)
+		edit func(*config.Config)
 	}{
-		{RoleValidator, func(*Config) {}},
-		{RoleMiner, func(c *Config) { c.Network.TrustAnyValidator = true }},
-		{RoleMiner, func(c *Config) { c.Network.Genesis = "genesis.toml" }},
+		{RoleValidator, func(*config.Config) {}},
+		{RoleMiner, func(c *config.Config) { c.Network.TrustAnyValidator = true }},
+		{RoleMiner, func(c *config.Config) { c.Network.Genesis = "genesis.toml" }},
 	} {
-		c := DefaultConfig()
+		c := config.DefaultConfig()
 		tc.edit(&c)
 		runWatch(t, newWatch(c, tc.role, nil), nil, []watchStep{{t: 0, want: ""}})
 	}
@@ -92,7 +93,7 @@ func TestWatchNoValidatorsConfigured(t *testing.T) {
 
 func TestWatchBootstrapUnreachable(t *testing.T) {
 	ids := testIDs(t, "B")
-	c := LocalConfig()
+	c := config.LocalConfig()
 	w := newWatch(c, RoleValidator, []peer.ID{ids["B"]})
 	runWatch(t, w, ids, []watchStep{
 		{t: 0, want: ""},
@@ -117,10 +118,10 @@ func TestWatchBootstrapUnreachable(t *testing.T) {
 
 func TestWatchNoChallengeAndValidatorLost(t *testing.T) {
 	ids := testIDs(t, "V1", "V2")
-	c := LocalConfig()
+	c := config.LocalConfig()
 	// A round gap of 0.5 s interval + 0.5 s round + at most 1 s pause:
 	// quiet after 6 s.
-	c.Validator.RoundInterval, c.Validator.RoundTarget, c.Validator.DutyCycle = Duration{500 * time.Millisecond}, Duration{500 * time.Millisecond}, 0.5
+	c.Validator.RoundInterval, c.Validator.RoundTarget, c.Validator.DutyCycle = config.Duration{Duration: 500 * time.Millisecond}, config.Duration{Duration: 500 * time.Millisecond}, 0.5
 	w := newWatch(c, RoleMiner, nil)
 	both := []string{"V1", "V2"}
 	runWatch(t, w, ids, []watchStep{
@@ -146,7 +147,7 @@ func TestWatchNoChallengeAndValidatorLost(t *testing.T) {
 }
 
 func TestWatchBoundsValidators(t *testing.T) {
-	w := newWatch(LocalConfig(), RoleMiner, nil)
+	w := newWatch(config.LocalConfig(), RoleMiner, nil)
 	at := time.Unix(1_800_000_000, 0)
 	for i := 0; i < maxWatchedValidators+10; i++ {
 		_, id := newTestKey(t)

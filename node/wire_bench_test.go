@@ -9,6 +9,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/protocol"
@@ -31,7 +32,7 @@ func BenchmarkRoundWire(b *testing.B) {
 	ann := &pb.MinerAnnounce{Precisions: []uint32{1, 2}, MaxOutputBytes: 16 << 30, Gpus: []*pb.GPU{{Name: "H200"}}}
 	var total, tiles, control float64
 	for b.Loop() {
-		pl, err := planChallenge(DefaultConfig().Validator, miner, ann, 0, proof.FP16, 600, 600, 20*time.Millisecond, rand.Reader)
+		pl, err := planChallenge(config.DefaultConfig().Validator, miner, ann, 0, proof.FP16, 600, 600, 20*time.Millisecond, rand.Reader)
 		if err != nil {
 			b.Fatal(err)
 		}

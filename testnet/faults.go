@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/report"
@@ -61,7 +62,7 @@ func (r *run) nodeStopped(m *member, err error) {
 		return
 	}
 	_ = m.store.Close() // the injected fault again
-	dir := filepath.Join(m.home, node.StoreDir)
+	dir := filepath.Join(m.home, config.StoreDir)
 	fresh := vfs.NewMem()
 	if _, err := vfs.Clone(r.sim.StoreFS(dir), fresh, dir, dir); err != nil {
 		r.progress("%s: copying its store: %v", m.info.Name, err)
@@ -101,7 +102,7 @@ func (r *run) crashRestart(ctx context.Context, c netlab.Crash) {
 		r.progress("%s: closing its store: %v", m.info.Name, err)
 	}
 	if !waitUntil(ctx, r.start.Add(c.Restart)) {
-		dir := filepath.Join(m.home, node.StoreDir)
+		dir := filepath.Join(m.home, config.StoreDir)
 		st, err := store.Open(dir, store.Options{FS: r.sim.StoreFS(dir)})
 		r.mu.Lock()
 		m.store, m.err = st, err

@@ -14,6 +14,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
@@ -264,7 +265,7 @@ func (r *run) createHome(home string) (crypto.PrivKey, error) {
 	}
 	h := blake3.New(32, nil)
 	fmt.Fprintf(h, "pog testnet key\x00%d\x00%s", r.cfg.Seed, filepath.Base(home))
-	return node.CreateKeyFrom(home, h.XOF())
+	return config.CreateKeyFrom(home, h.XOF())
 }
 
 // createValidatorKeys makes every validator's home and key before any
@@ -293,13 +294,13 @@ func (r *run) createValidatorKeys() error {
 
 // prepareHome writes a node's key and config; bootstrap peers, if any, go
 // into the config.
-func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap []string, listen string) (*member, node.Config, error) {
+func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap []string, listen string) (*member, config.Config, error) {
 	home := filepath.Join(r.cfg.Out, "nodes", name)
 	cfg := r.nodeConfig()
 	var key crypto.PrivKey
 	var err error
 	if role == node.RoleValidator {
-		key, err = node.LoadKey(home) // createValidatorKeys made it
+		key, err = config.LoadKey(home) // createValidatorKeys made it
 	} else {
 		key, err = r.createHome(home)
 	}
@@ -308,7 +309,7 @@ func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap
 	}
 	if role == node.RoleValidator {
 		n := r.cfg.Validators + len(r.extraValidators())
-		cfg.Validator.RoundOffset = node.Duration{Duration: cfg.Validator.RoundInterval.Duration * time.Duration(spec.offset) / time.Duration(n)}
+		cfg.Validator.RoundOffset = config.Duration{Duration: cfg.Validator.RoundInterval.Duration * time.Duration(spec.offset) / time.Duration(n)}
 	}
 	if role == node.RoleMiner && machine.ByName(spec.profile).GPU == "" {
 		cfg.Miner.MaxOutputBytes = 64 << 10 // a CPU miner takes the smallest challenges
@@ -324,7 +325,7 @@ func (r *run) prepareHome(name string, role node.Role, spec minerSpec, bootstrap
 		}
 		cfg.Node.Listen = []string{fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port)}
 	}
-	if err := node.WriteConfig(home, cfg, "testnet"); err != nil {
+	if err := config.WriteConfig(home, cfg, "testnet"); err != nil {
 		return nil, cfg, err
 	}
 	id, _ := peer.IDFromPrivateKey(key)
@@ -356,7 +357,7 @@ type events interface {
 }
 
 // startNode opens m's store and runs its node until ctx ends.
-func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec minerSpec, ev events) error {
+func (r *run) startNode(ctx context.Context, m *member, cfg config.Config, spec minerSpec, ev events) error {
 	dd := &netlab.DelayedDialer{}
 	transport, storeOpts, err := r.nodeNetwork(m, &cfg, spec, dd)
 	if err != nil {
@@ -364,7 +365,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 		return err
 	}
 	m.bootstrap = cfg.Node.Bootstrap
-	st, err := store.Open(filepath.Join(m.home, node.StoreDir), storeOpts)
+	st, err := store.Open(filepath.Join(m.home, config.StoreDir), storeOpts)
 	if err != nil {
 		dd.Close()
 		return err
@@ -419,7 +420,7 @@ func (r *run) startNode(ctx context.Context, m *member, cfg node.Config, spec mi
 // on loopback a delayed miner reaches its bootstrap peers through delay
 // proxies (dd) and listens on nothing, so that every message it sends or
 // receives is delayed.
-func (r *run) nodeNetwork(m *member, cfg *node.Config, spec minerSpec, dd *netlab.DelayedDialer) ([]libp2p.Option, store.Options, error) {
+func (r *run) nodeNetwork(m *member, cfg *config.Config, spec minerSpec, dd *netlab.DelayedDialer) ([]libp2p.Option, store.Options, error) {
 	storeOpts := store.Options{}
 	if r.sim != nil {
 		// Simulated links carry the delay; the store lives in memory.
@@ -429,7 +430,7 @@ func (r *run) nodeNetwork(m *member, cfg *node.Config, spec minerSpec, dd *netla
 			transport = append(transport, libp2p.ConnectionGater(r.absence.Gater()))
 		}
 		cfg.Node.Listen = []string{listen}
-		storeOpts.FS = r.storeFaultFS(m, r.sim.StoreFS(filepath.Join(m.home, node.StoreDir)))
+		storeOpts.FS = r.storeFaultFS(m, r.sim.StoreFS(filepath.Join(m.home, config.StoreDir)))
 		return transport, storeOpts, nil
 	}
 	if spec.delay > 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/adversary"
@@ -168,7 +169,7 @@ func (r *run) stopChildren() {
 	}
 	for _, m := range r.members {
 		if m.home != "" && m.store == nil {
-			if st, err := store.Open(filepath.Join(m.home, node.StoreDir), store.Options{}); err == nil {
+			if st, err := store.Open(filepath.Join(m.home, config.StoreDir), store.Options{}); err == nil {
 				m.store = st
 			}
 		}
@@ -191,11 +192,11 @@ func RunChild(ctx context.Context, specPath string, w io.Writer) error {
 	devices := map[string]*adversary.Device{}
 	for _, cm := range spec.Members {
 		home := filepath.Join(spec.Out, "nodes", cm.Name)
-		key, err := node.LoadKey(home)
+		key, err := config.LoadKey(home)
 		if err != nil {
 			return err
 		}
-		ncfg, err := node.LoadConfig(home)
+		ncfg, err := config.LoadConfig(home)
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -26,7 +26,7 @@ func (r *run) stakes() map[string]float64 {
 	if !containsStr(r.cfg.Adversaries, "squatter") || len(r.validatorIDs) == 0 {
 		return nil
 	}
-	key, err := node.LoadKey(filepath.Join(r.cfg.Out, "nodes", squatterName))
+	key, err := config.LoadKey(filepath.Join(r.cfg.Out, "nodes", squatterName))
 	if err != nil {
 		return nil
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/adversary"
@@ -158,7 +159,7 @@ type member struct {
 	// bootstrap is what it dials: its bootstrap peers, or for a delayed
 	// miner the delay proxies in front of them.
 	bootstrap []string
-	cfg       node.Config        // what it was started with, for a restart
+	cfg       config.Config      // what it was started with, for a restart
 	spec      minerSpec          //
 	halt      context.CancelFunc // stops its node (crash fault)
 	done      chan struct{}      // closed when its node has stopped
@@ -355,6 +356,6 @@ func (r *run) params() scaled.Params {
 		SlotSchedule: c.SlotSchedule, DutyCycle: c.DutyCycle, HostMaxRound: c.HostMaxRound, Scale: c.Scale, Sim: c.Sim}
 }
 
-func (r *run) nodeConfig() node.Config { return r.params().Node() }
+func (r *run) nodeConfig() config.Config { return r.params().Node() }
 
 func (r *run) scoringConfig() scoring.Config { return r.params().Scoring() }

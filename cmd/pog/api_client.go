@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 )
 
 // apiClient asks a running node's API.
@@ -38,7 +38,7 @@ func runningAPI(home string) (*apiClient, error) {
 		return nil, err
 	}
 	var token string
-	if cfg, err := node.LoadConfig(home); err == nil {
+	if cfg, err := config.LoadConfig(home); err == nil {
 		if token, err = apiToken(home, cfg.Node); err != nil {
 			return nil, err
 		}
@@ -108,7 +108,7 @@ func isDialError(err error) bool {
 
 // homePeer is the peer ID of home's key, or "" if it has none.
 func homePeer(home string) string {
-	key, err := node.LoadKey(home)
+	key, err := config.LoadKey(home)
 	if err != nil {
 		return ""
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/node/api"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/metrics"
 	"github.com/pog-network/pog/store"
 )
@@ -23,7 +24,7 @@ import (
 const APIAddrFile = "api.addr"
 
 // apiToken reads the configured token file, relative to the home.
-func apiToken(home string, c node.NodeConfig) (string, error) {
+func apiToken(home string, c config.NodeConfig) (string, error) {
 	if c.APITokenFile == "" {
 		return "", nil
 	}
@@ -36,7 +37,7 @@ func apiToken(home string, c node.NodeConfig) (string, error) {
 
 // checkAPIConfig reads the token and checks the address before the node
 // starts, so a refused setting stops it before it joins the network.
-func checkAPIConfig(home string, c node.NodeConfig) (token string, err error) {
+func checkAPIConfig(home string, c config.NodeConfig) (token string, err error) {
 	if token, err = apiToken(home, c); err != nil {
 		return "", err
 	}
@@ -45,8 +46,8 @@ func checkAPIConfig(home string, c node.NodeConfig) (token string, err error) {
 
 // startAPI serves the API on the configured address and records the
 // address it bound in the home. stop shuts it down and removes the file.
-func startAPI(home, token string, cfg node.Config, n *node.Node, st *store.Store, stakes map[string]float64, m *metrics.Metrics, log *slog.Logger) (stop func(), err error) {
-	storeDir := filepath.Join(home, node.StoreDir)
+func startAPI(home, token string, cfg config.Config, n *node.Node, st *store.Store, stakes map[string]float64, m *metrics.Metrics, log *slog.Logger) (stop func(), err error) {
+	storeDir := filepath.Join(home, config.StoreDir)
 	m.AddGauges(metrics.Gauges{
 		Peers:      func() float64 { return float64(len(n.Host().Network().Peers())) },
 		StoreBytes: func() float64 { return float64(dirSize(storeDir)) },

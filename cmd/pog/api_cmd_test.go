@@ -10,8 +10,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/node/api"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
@@ -24,11 +24,11 @@ func TestOfflineCommandsSameThroughAPI(t *testing.T) {
 	if code, _, errs := runPog("init", "--home", home, "--profile", "local"); code != 0 {
 		t.Fatal(errs)
 	}
-	key, err := node.LoadKey(home)
+	key, err := config.LoadKey(home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(filepath.Join(home, node.StoreDir), store.Options{})
+	st, err := store.Open(filepath.Join(home, config.StoreDir), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

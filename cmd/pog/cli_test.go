@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 )
 
 func TestHelpOnStdout(t *testing.T) {
@@ -70,7 +70,7 @@ func TestVersion(t *testing.T) {
 // Without --home, commands use $POG_HOME.
 func TestPOGHome(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "h")
-	t.Setenv(node.EnvHome, home)
+	t.Setenv(config.EnvHome, home)
 	if code, _, errs := runPog("init", "--profile", "local"); code != 0 {
 		t.Fatalf("init: exit %d: %s", code, errs)
 	}
@@ -116,16 +116,16 @@ stake = 10.0
 	if code != 0 || !strings.Contains(out, "network  test: 1 validators, 1 bootstrap peers") || !strings.Contains(out, "profile local") {
 		t.Fatalf("exit %d: %s%s", code, out, errs)
 	}
-	cfg, err := node.LoadConfig(miner)
+	cfg, err := config.LoadConfig(miner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stakes, err := node.LoadGenesis(miner, cfg)
+	stakes, err := config.LoadGenesis(miner, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(cfg.Network.Validators, []string{id}) || cfg.Network.TrustAnyValidator || cfg.Network.EpochLength.Seconds() != 30 ||
-		len(cfg.Node.Bootstrap) != 1 || stakes[id] != 10 || cfg.Validator.Size != node.LocalConfig().Validator.Size {
+		len(cfg.Node.Bootstrap) != 1 || stakes[id] != 10 || cfg.Validator.Size != config.LocalConfig().Validator.Size {
 		t.Fatalf("config %+v, stakes %v", cfg.Network, stakes)
 	}
 
@@ -154,11 +154,11 @@ stake = 10.0
 
 // The shipped example network file is valid.
 func TestExampleNetwork(t *testing.T) {
-	n, err := node.ReadNetwork("../../networks/example.toml")
+	n, err := config.ReadNetwork("../../networks/example.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := node.DefaultConfig()
+	c := config.DefaultConfig()
 	if err := n.Apply(&c); err != nil || len(c.Network.Validators) != 2 {
 		t.Fatalf("%v: %+v", err, c.Network)
 	}
@@ -171,7 +171,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	os.Setenv(node.EnvHome, filepath.Join(dir, "default-home"))
+	os.Setenv(config.EnvHome, filepath.Join(dir, "default-home"))
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -20,7 +20,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
@@ -46,14 +46,14 @@ func validatorHome(t *testing.T, dir string, flushed bool) string {
 	if code, _, errs := runPog("init", "--home", home, "--profile", "local"); code != 0 {
 		t.Fatal(errs)
 	}
-	key, err := node.LoadKey(home)
+	key, err := config.LoadKey(home)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id, _ := peer.IDFromPrivateKey(key)
 	mkey, _, _ := crypto.GenerateEd25519Key(rand.Reader)
 	miner, _ := peer.IDFromPrivateKey(mkey)
-	st, err := store.Open(filepath.Join(home, node.StoreDir), store.Options{})
+	st, err := store.Open(filepath.Join(home, config.StoreDir), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func flipFile(t *testing.T, path string, frac float64, skipZeros bool) {
 
 func glob(t *testing.T, home, pattern string) string {
 	t.Helper()
-	m, _ := filepath.Glob(filepath.Join(home, node.StoreDir, pattern))
+	m, _ := filepath.Glob(filepath.Join(home, config.StoreDir, pattern))
 	if len(m) == 0 {
 		t.Fatalf("no %s", pattern)
 	}
@@ -165,22 +165,22 @@ func TestDamagedHomes(t *testing.T) {
 		}},
 		{"MANIFEST marker deleted", false, func(t *testing.T, h string) { os.Remove(glob(t, h, "marker.manifest.*")) }},
 		{"sst flip", true, func(t *testing.T, h string) { flipFile(t, glob(t, h, "*.sst"), 0.3, false) }},
-		{"head deleted", false, func(t *testing.T, h string) { os.Remove(filepath.Join(h, node.StoreDir, store.HeadFile)) }},
+		{"head deleted", false, func(t *testing.T, h string) { os.Remove(filepath.Join(h, config.StoreDir, store.HeadFile)) }},
 		{"store is a file", false, func(t *testing.T, h string) {
-			os.RemoveAll(filepath.Join(h, node.StoreDir))
-			os.WriteFile(filepath.Join(h, node.StoreDir), []byte("x"), 0o600)
+			os.RemoveAll(filepath.Join(h, config.StoreDir))
+			os.WriteFile(filepath.Join(h, config.StoreDir), []byte("x"), 0o600)
 		}},
-		{"key flip", false, func(t *testing.T, h string) { flipFile(t, filepath.Join(h, node.KeyFile), 0.7, false) }},
+		{"key flip", false, func(t *testing.T, h string) { flipFile(t, filepath.Join(h, config.KeyFile), 0.7, false) }},
 		{"key FIFO", false, func(t *testing.T, h string) {
-			os.Remove(filepath.Join(h, node.KeyFile))
-			syscall.Mkfifo(filepath.Join(h, node.KeyFile), 0o600)
+			os.Remove(filepath.Join(h, config.KeyFile))
+			syscall.Mkfifo(filepath.Join(h, config.KeyFile), 0o600)
 		}},
 		{"config FIFO", false, func(t *testing.T, h string) {
-			os.Remove(filepath.Join(h, node.ConfigFile))
-			syscall.Mkfifo(filepath.Join(h, node.ConfigFile), 0o600)
+			os.Remove(filepath.Join(h, config.ConfigFile))
+			syscall.Mkfifo(filepath.Join(h, config.ConfigFile), 0o600)
 		}},
 		{"config garbage", false, func(t *testing.T, h string) {
-			os.WriteFile(filepath.Join(h, node.ConfigFile), []byte("\x00\xff[[["), 0o600)
+			os.WriteFile(filepath.Join(h, config.ConfigFile), []byte("\x00\xff[[["), 0o600)
 		}},
 	}
 	for _, d := range damages {
@@ -193,7 +193,7 @@ func TestDamagedHomes(t *testing.T) {
 				out, code := pogRun(t, bin, 20*time.Second, append(args, "--home", home)...)
 				// A config.toml that does not parse is a settings error:
 				// exit 2 naming the file, as for pog run below.
-				if !(d.name == "config garbage" && code == 2 && strings.Contains(out, "config "+filepath.Join(home, node.ConfigFile))) {
+				if !(d.name == "config garbage" && code == 2 && strings.Contains(out, "config "+filepath.Join(home, config.ConfigFile))) {
 					checkOutput(t, args, out, code)
 				}
 				t.Logf("pog %v: exit %d: %s", args[0], code, firstLine(out))
@@ -223,7 +223,7 @@ func TestDamagedHomes(t *testing.T) {
 				return
 			}
 			if d.name == "config garbage" {
-				if code != 2 || !strings.Contains(out, "pog run: config "+filepath.Join(home, node.ConfigFile)) {
+				if code != 2 || !strings.Contains(out, "pog run: config "+filepath.Join(home, config.ConfigFile)) {
 					t.Errorf("pog run on a home with %s: exit %d, want 2 naming the file: %s", d.name, code, out)
 				}
 				return

@@ -7,7 +7,7 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 )
 
 func init() {
@@ -22,9 +22,9 @@ func runEnv(args []string, stdout, stderr io.Writer) int {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VARIABLE\tKEY\tTYPE\tSET TO")
-	home, _ := os.LookupEnv(node.EnvHome)
-	fmt.Fprintf(tw, "%s\t(--home default)\tpath\t%s\n", node.EnvHome, home)
-	for _, v := range node.EnvVars() {
+	home, _ := os.LookupEnv(config.EnvHome)
+	fmt.Fprintf(tw, "%s\t(--home default)\tpath\t%s\n", config.EnvHome, home)
+	for _, v := range config.EnvVars() {
 		val, _ := os.LookupEnv(v.Name)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, v.Key, v.Type, val)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
@@ -33,7 +34,7 @@ func openHome(stderr io.Writer, name, home string) (*store.Store, map[string]flo
 		fmt.Fprintf(stderr, "pog %s: --home is required\n", name)
 		return nil, nil, 2
 	}
-	cfg, err := node.LoadConfig(home)
+	cfg, err := config.LoadConfig(home)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
 		return nil, nil, exitCode(err)
@@ -43,7 +44,7 @@ func openHome(stderr io.Writer, name, home string) (*store.Store, map[string]flo
 		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
 		return nil, nil, exitCode(err)
 	}
-	dir := filepath.Join(home, node.StoreDir)
+	dir := filepath.Join(home, config.StoreDir)
 	if _, err := os.Stat(dir); err != nil {
 		fmt.Fprintf(stderr, "pog %s: no store at %s (has a node run with this home?)\n", name, dir)
 		return nil, nil, 1
@@ -292,7 +293,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	opts := node.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Stakes: stakes}
-	if key, err := node.LoadKey(*home); err == nil {
+	if key, err := config.LoadKey(*home); err == nil {
 		id, _ := peer.IDFromPrivateKey(key)
 		opts.Local = []peer.ID{id}
 	}

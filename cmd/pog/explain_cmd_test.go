@@ -13,6 +13,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
@@ -30,12 +31,12 @@ func explainHome(t *testing.T) (string, []peer.ID, []scoring.Score) {
 	if code, _, errs := runPog("init", "--home", home, "--profile", "local"); code != 0 {
 		t.Fatal(errs)
 	}
-	vkey, err := node.LoadKey(home)
+	vkey, err := config.LoadKey(home)
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := peerOf(t, vkey)
-	st, err := store.Open(filepath.Join(home, node.StoreDir), store.Options{})
+	st, err := store.Open(filepath.Join(home, config.StoreDir), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestWeightsMiner(t *testing.T) {
 // running node's API as from its store.
 func TestExplainThroughAPI(t *testing.T) {
 	home, miners, _ := explainHome(t)
-	st, err := store.Open(filepath.Join(home, node.StoreDir), store.Options{})
+	st, err := store.Open(filepath.Join(home, config.StoreDir), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

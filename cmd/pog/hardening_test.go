@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/store"
 )
 
@@ -133,7 +134,7 @@ func TestRunStoreFault(t *testing.T) {
 			go func() {
 				done <- runWithReopen(context.Background(), o.Logger, []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}, func() error {
 					runs++
-					return runOnce(context.Background(), filepath.Join(home, node.StoreDir), o, failDisk)
+					return runOnce(context.Background(), filepath.Join(home, config.StoreDir), o, failDisk)
 				})
 			}()
 			var err error
@@ -160,15 +161,15 @@ func sumDurations(ds []time.Duration) (total time.Duration) {
 // homeOptions are the options pog run gives a validator on home.
 func homeOptions(t *testing.T, home string) node.Options {
 	t.Helper()
-	cfg, err := node.LoadConfig(home)
+	cfg, err := config.LoadConfig(home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := node.LoadKey(home)
+	key, err := config.LoadKey(home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stakes, err := node.LoadGenesis(home, cfg)
+	stakes, err := config.LoadGenesis(home, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

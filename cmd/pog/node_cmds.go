@@ -20,6 +20,7 @@ import (
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/kernels/hw"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/metrics"
 	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol/pb"
@@ -54,13 +55,13 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 }
 
 func homeFlag(fs *flag.FlagSet) *string {
-	return fs.String("home", defaultHome(), "node home directory (key, config.toml, store); $"+node.EnvHome+" sets the default")
+	return fs.String("home", defaultHome(), "node home directory (key, config.toml, store); $"+config.EnvHome+" sets the default")
 }
 
 // defaultHome is $POG_HOME, else ~/.pog, else empty (no home directory
 // known: --home is then required).
 func defaultHome() string {
-	if h := os.Getenv(node.EnvHome); h != "" {
+	if h := os.Getenv(config.EnvHome); h != "" {
 		return h
 	}
 	if u, err := os.UserHomeDir(); err == nil {
@@ -71,7 +72,7 @@ func defaultHome() string {
 
 func needHome(stderr io.Writer, name, home string) int {
 	if home == "" {
-		fmt.Fprintf(stderr, "pog %s: --home is required (no $%s and no home directory)\n", name, node.EnvHome)
+		fmt.Fprintf(stderr, "pog %s: --home is required (no $%s and no home directory)\n", name, config.EnvHome)
 		return 2
 	}
 	return 0
@@ -82,7 +83,7 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	home := homeFlag(fs)
 	profile := fs.String("profile", "default", "configuration profile: default (a real network) or local (small, fast rounds on 127.0.0.1); a network file may name one")
-	network := fs.String("network", "", "join this network: a network file, or NAME for NAME.toml in "+strings.Join(node.NetworkSearchPath, " or ")+
+	network := fs.String("network", "", "join this network: a network file, or NAME for NAME.toml in "+strings.Join(config.NetworkSearchPath, " or ")+
 		" (sets bootstrap peers, validators and genesis)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -99,11 +100,11 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pog init: %v\n", err)
 		return 1
 	}
-	if _, err := os.Stat(filepath.Join(*home, node.KeyFile)); err == nil {
-		fmt.Fprintf(stderr, "pog init: %s already holds a node (key %s); refusing to overwrite\n", *home, node.KeyFile)
+	if _, err := os.Stat(filepath.Join(*home, config.KeyFile)); err == nil {
+		fmt.Fprintf(stderr, "pog init: %s already holds a node (key %s); refusing to overwrite\n", *home, config.KeyFile)
 		return 1
 	}
-	key, err := node.CreateKey(*home)
+	key, err := config.CreateKey(*home)
 	var id peer.ID
 	if err == nil {
 		id, _ = peer.IDFromPrivateKey(key)
@@ -113,17 +114,17 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		err = net.WriteGenesis(*home)
 	}
 	if err == nil {
-		err = node.WriteConfig(*home, cfg, *profile)
+		err = config.WriteConfig(*home, cfg, *profile)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pog init: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "peer ID  %s\nkey      %s (mode 0600)\nconfig   %s (profile %s)\n", id,
-		filepath.Join(*home, node.KeyFile), filepath.Join(*home, node.ConfigFile), *profile)
+		filepath.Join(*home, config.KeyFile), filepath.Join(*home, config.ConfigFile), *profile)
 	if net != nil {
 		fmt.Fprintf(stdout, "network  %s: %d validators, %d bootstrap peers, genesis %s\n", net.Name, len(net.Validators),
-			len(net.Bootstrap), filepath.Join(*home, node.GenesisFile))
+			len(net.Bootstrap), filepath.Join(*home, config.GenesisFile))
 	}
 	return 0
 }
@@ -131,28 +132,28 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 // initConfig is the config pog init writes: the profile's defaults with
 // the network file's settings, if one is named. A network file's profile
 // replaces the default unless --profile was given.
-func initConfig(profile *string, network string, profileGiven bool) (node.Config, *node.Network, error) {
-	var net *node.Network
+func initConfig(profile *string, network string, profileGiven bool) (config.Config, *config.Network, error) {
+	var net *config.Network
 	if network != "" {
-		path, err := node.FindNetwork(network)
+		path, err := config.FindNetwork(network)
 		if err == nil {
-			net, err = node.ReadNetwork(path)
+			net, err = config.ReadNetwork(path)
 		}
 		if err != nil {
-			return node.Config{}, nil, err
+			return config.Config{}, nil, err
 		}
 		if net.Profile != "" && !profileGiven {
 			*profile = net.Profile
 		}
 	}
-	mk, ok := node.Profiles[*profile]
+	mk, ok := config.Profiles[*profile]
 	if !ok {
-		return node.Config{}, nil, fmt.Errorf("unknown profile %q (want default or local)", *profile)
+		return config.Config{}, nil, fmt.Errorf("unknown profile %q (want default or local)", *profile)
 	}
 	cfg := mk()
 	if net != nil {
 		if err := net.Apply(&cfg); err != nil {
-			return node.Config{}, nil, err
+			return config.Config{}, nil, err
 		}
 	}
 	return cfg, net, nil
@@ -186,9 +187,9 @@ func runID(args []string, stdout, stderr io.Writer) int {
 // loadKey is node.LoadKey, a missing key being a usage error: --home names
 // no node, and the message says to run pog init.
 func loadKey(home string) (crypto.PrivKey, error) {
-	key, err := node.LoadKey(home)
-	if _, serr := os.Stat(filepath.Join(home, node.KeyFile)); err != nil && errors.Is(serr, os.ErrNotExist) {
-		return nil, &node.ConfigError{Err: err}
+	key, err := config.LoadKey(home)
+	if _, serr := os.Stat(filepath.Join(home, config.KeyFile)); err != nil && errors.Is(serr, os.ErrNotExist) {
+		return nil, &config.ConfigError{Err: err}
 	}
 	return key, err
 }
@@ -217,13 +218,13 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 // the flags' overrides, checked: a bad setting is blamed on its file,
 // variable or flag. --bootstrap adds to the config's list, so its values
 // are checked on their own.
-func (f *runFlags) config(home string) (node.Config, error) {
+func (f *runFlags) config(home string) (config.Config, error) {
 	for _, a := range f.bootstrap {
 		if _, err := peer.AddrInfoFromString(a); err != nil {
-			return node.Config{}, &node.ConfigError{Err: fmt.Errorf("flag --bootstrap %q: want a multiaddr ending in /p2p/<peer id>: %v", a, err)}
+			return config.Config{}, &config.ConfigError{Err: fmt.Errorf("flag --bootstrap %q: want a multiaddr ending in /p2p/<peer id>: %v", a, err)}
 		}
 	}
-	cfg, origins, err := node.ReadConfig(home)
+	cfg, origins, err := config.ReadConfig(home)
 	if err != nil {
 		return cfg, err
 	}
@@ -293,7 +294,7 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 		}
 		defer closePlot()
 	}
-	if o.Stakes, err = node.LoadGenesis(*home, cfg); err != nil {
+	if o.Stakes, err = config.LoadGenesis(*home, cfg); err != nil {
 		log.Error("cannot start", "err", err)
 		return exitCode(err)
 	}
@@ -305,7 +306,7 @@ func runNode(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	err = runWithReopen(ctx, log, reopenBackoff, func() error {
-		return runOnce(ctx, filepath.Join(*home, node.StoreDir), o, withAPI)
+		return runOnce(ctx, filepath.Join(*home, config.StoreDir), o, withAPI)
 	})
 	if err != nil {
 		log.Error("stopped with an error", "err", err)
@@ -408,7 +409,7 @@ func announcedHardware(r *hw.Report) (*pb.Hardware, []*pb.GPU) {
 	return h, gpus
 }
 
-func newLogger(w io.Writer, cfg node.NodeConfig) *slog.Logger {
+func newLogger(w io.Writer, cfg config.NodeConfig) *slog.Logger {
 	var level slog.Level
 	level.UnmarshalText([]byte(cfg.LogLevel))
 	opts := &slog.HandlerOptions{Level: level}
@@ -441,7 +442,7 @@ func runRounds(args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
-	dir := filepath.Join(*home, node.StoreDir)
+	dir := filepath.Join(*home, config.StoreDir)
 	if _, err := os.Stat(dir); err != nil {
 		fmt.Fprintf(stderr, "pog rounds: no evidence store at %s (has a validator run with this home?)\n", dir)
 		return 1
@@ -493,7 +494,7 @@ func openBackend(name string, log *slog.Logger) (kernels.Backend, error) {
 
 // openPlot opens, or builds at first start, the miner's plot at
 // miner.plot_path (relative to home).
-func openPlot(home string, cfg node.Config, key crypto.PrivKey, log *slog.Logger) (*miner.Plot, io.Closer, error) {
+func openPlot(home string, cfg config.Config, key crypto.PrivKey, log *slog.Logger) (*miner.Plot, io.Closer, error) {
 	id, err := peer.IDFromPrivateKey(key)
 	if err != nil {
 		return nil, nil, err

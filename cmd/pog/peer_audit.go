@@ -10,6 +10,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/scoring"
 )
@@ -89,7 +90,7 @@ func peerAuditOptions(validator, home string, epoch int64) (node.PeerAuditOption
 		opts.Epoch = &e
 	}
 	if home != "" { // only its genesis stakes: its store may be in use
-		cfg, err := node.LoadConfig(home)
+		cfg, err := config.LoadConfig(home)
 		if err != nil {
 			return opts, exitCode(err), err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/store"
 )
 
@@ -26,9 +27,9 @@ func TestAuditPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := node.LocalConfig()
+	cfg := config.LocalConfig()
 	cfg.Node.Listen = []string{"/ip4/127.0.0.1/tcp/0"}
-	cfg.Network.EpochLength = node.Duration{Duration: time.Second}
+	cfg.Network.EpochLength = config.Duration{Duration: time.Second}
 	records := make(chan uint64, 16)
 	n, err := node.New(ctx, node.Options{Config: cfg, Role: node.RoleValidator, Key: key, Store: st,
 		Logger: slog.New(slog.DiscardHandler), OnEpochRecord: func(e uint64, _ peer.ID) { records <- e }})

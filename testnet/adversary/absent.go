@@ -12,6 +12,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/round"
 )
 
@@ -34,7 +35,7 @@ type Absence struct {
 
 // NewAbsence builds the validators' schedule as the nodes do: the
 // validators of network.validators with stake (stakes; nil: one each).
-func NewAbsence(cfg node.Config, self peer.ID, stakes map[string]float64) *Absence {
+func NewAbsence(cfg config.Config, self peer.ID, stakes map[string]float64) *Absence {
 	a := &Absence{self: []byte(self), epoch: cfg.Network.EpochLength.Duration}
 	for _, v := range cfg.Network.Validators {
 		if id, err := peer.Decode(v); err == nil && (stakes == nil || stakes[v] > 0) {

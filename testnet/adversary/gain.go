@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -122,7 +122,7 @@ func TimeshareLimit(c float64, k int) float64 {
 // it has and bursts: one step of its chain, 1/(D − 2) at the testnet's
 // min_steps D, which no GPU count may shorten (SPEC.md §10.1, §16).
 func OverannounceLimit() float64 {
-	return 1 + 1/float64(node.LocalConfig().Validator.MinSteps-2)
+	return 1 + 1/float64(config.LocalConfig().Validator.MinSteps-2)
 }
 
 // ProfitCheck fails if any adversary's gain is over its enforced limit;

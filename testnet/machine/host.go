@@ -8,6 +8,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/proof/host/plot"
 	"github.com/pog-network/pog/protocol/scoring"
@@ -49,7 +50,7 @@ const (
 
 // HostConfig sets a run's host rounds: one walk each, a few milliseconds
 // of work, plots of PlotBlockLog and PlotRounds.
-func HostConfig(c *node.Config) {
+func HostConfig(c *config.Config) {
 	c.Network.PlotBlockLog, c.Network.PlotRounds = PlotBlockLog, PlotRounds
 	c.Validator.HostRAMMaxWalks, c.Validator.HostPlotMaxWalks = 1, 1
 	// 2^17 steps: 4–12 ms over a resident dataset; 2^8 block reads. Three
@@ -62,7 +63,7 @@ func HostConfig(c *node.Config) {
 	// of a few ms would grow every round, and the load with them, and the
 	// far and distant miners' (400 ms) to seconds of work. Those two lose
 	// host credit instead.
-	c.Validator.HostMaxRound = node.Duration{Duration: time.Millisecond}
+	c.Validator.HostMaxRound = config.Duration{Duration: time.Millisecond}
 }
 
 // ScaleHostReference divides the reference host's RAM and storage by the

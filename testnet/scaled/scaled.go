@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/testnet/machine"
 )
@@ -33,14 +33,14 @@ type Params struct {
 
 // Node is the local profile with the run's epoch length and a deadline
 // the slowest simulated profile meets.
-func (p Params) Node() node.Config {
-	c := node.LocalConfig()
+func (p Params) Node() config.Config {
+	c := config.LocalConfig()
 	c.Node.Listen = []string{"/ip4/127.0.0.1/tcp/0"}
-	c.Network.EpochLength = node.Duration{Duration: p.EpochLength}
+	c.Network.EpochLength = config.Duration{Duration: p.EpochLength}
 	c.Network.Validators = slices.Clone(p.Validators)
-	c.Validator.Deadline = node.Duration{Duration: 10 * time.Second}
-	c.Validator.ProofTimeout = node.Duration{Duration: 10 * time.Second}
-	c.Validator.MinerTTL = node.Duration{Duration: 30 * time.Second}
+	c.Validator.Deadline = config.Duration{Duration: 10 * time.Second}
+	c.Validator.ProofTimeout = config.Duration{Duration: 10 * time.Second}
+	c.Validator.MinerTTL = config.Duration{Duration: 30 * time.Second}
 	// The public audits run after the last epoch while the network goes on,
 	// and fetch every validator's evidence from its first record: keep it
 	// for the whole run (the audits take up to two epochs on 2 cores), so
@@ -48,7 +48,7 @@ func (p Params) Node() node.Config {
 	// audited from its checkpoint, SPEC §22.3, recomputing fewer).
 	c.Node.RetainEvidence = p.Epochs + 4
 	if p.RoundInterval > 0 {
-		c.Validator.RoundInterval = node.Duration{Duration: p.RoundInterval}
+		c.Validator.RoundInterval = config.Duration{Duration: p.RoundInterval}
 	}
 	// A short inner dimension keeps the simulated CPU miner's probe (22
 	// steps) within the deadline.
@@ -58,8 +58,8 @@ func (p Params) Node() node.Config {
 	// the machine's two shared cores that takes about 1.5 of them for
 	// the full network. Without it, each validator keeps a miner under
 	// its rounds 10 % of the time, at random times.
-	c.Validator.RoundTarget = node.Duration{Duration: time.Second}
-	c.Validator.RoundTargetCPU = node.Duration{Duration: time.Second}
+	c.Validator.RoundTarget = config.Duration{Duration: time.Second}
+	c.Validator.RoundTargetCPU = config.Duration{Duration: time.Second}
 	c.Validator.DutyCycle = 0.1
 	if p.SlotSchedule {
 		c.Validator.DutyCycle = 0.95
@@ -76,7 +76,7 @@ func (p Params) Node() node.Config {
 	c.Validator.HostCPUSteps = 1 << 17
 	machine.HostConfig(&c)
 	if p.HostMaxRound > 0 {
-		c.Validator.HostMaxRound, c.Validator.HostRounds = node.Duration{Duration: p.HostMaxRound}, 1
+		c.Validator.HostMaxRound, c.Validator.HostRounds = config.Duration{Duration: p.HostMaxRound}, 1
 	}
 	return c
 }
@@ -88,7 +88,7 @@ func (p Params) Scoring() scoring.Config {
 	c.Reference.GPUFP16TFLOPS *= p.Scale
 	c.Reference.GPUFP32TFLOPS *= p.Scale
 	machine.ScaleHostReference(&c, p.bandwidthSlack())
-	mem := p.Scale * stepBytesPerFLOP(p.Node().Validator) / stepBytesPerFLOP(node.DefaultConfig().Validator)
+	mem := p.Scale * stepBytesPerFLOP(p.Node().Validator) / stepBytesPerFLOP(config.DefaultConfig().Validator)
 	c.Reference.GPUMemoryBytes = uint64(float64(c.Reference.GPUMemoryBytes) * mem)
 	for i := range c.Classes {
 		c.Classes[i].FP16TFLOPS *= p.Scale
@@ -103,6 +103,6 @@ func (p Params) Scoring() scoring.Config {
 // scales as throughput does, times its ratio for the testnet's small
 // steps to the default's, so that a simulated miner is credited the share
 // of its memory a real one is.
-func stepBytesPerFLOP(v node.ValidatorConfig) float64 {
+func stepBytesPerFLOP(v config.ValidatorConfig) float64 {
 	return 2/float64(v.K) + 2/float64(v.Size)
 }

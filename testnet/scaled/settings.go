@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/report"
@@ -15,46 +15,46 @@ import (
 // (0: not a magnitude).
 type setting struct {
 	name string
-	get  func(node.Config) (string, float64)
+	get  func(config.Config) (string, float64)
 }
 
-func dur(d node.Duration) (string, float64) { return d.String(), float64(d.Duration) }
+func dur(d config.Duration) (string, float64) { return d.String(), float64(d.Duration) }
 func count[T int | uint32 | uint64](v T) (string, float64) {
 	return strconv.FormatUint(uint64(v), 10), float64(v)
 }
 
 var settings = []setting{
-	{"network.epoch_length", func(c node.Config) (string, float64) { return dur(c.Network.EpochLength) }},
-	{"network.ram_period_epochs", func(c node.Config) (string, float64) { return count(c.Network.RAMPeriodEpochs) }},
-	{"network.plot_block_log", func(c node.Config) (string, float64) { return count(c.Network.PlotBlockLog) }},
-	{"network.plot_rounds", func(c node.Config) (string, float64) { return count(c.Network.PlotRounds) }},
-	{"validator.round_target", func(c node.Config) (string, float64) { return dur(c.Validator.RoundTarget) }},
-	{"validator.round_target_cpu", func(c node.Config) (string, float64) { return dur(c.Validator.RoundTargetCPU) }},
-	{"validator.duty_cycle", func(c node.Config) (string, float64) {
+	{"network.epoch_length", func(c config.Config) (string, float64) { return dur(c.Network.EpochLength) }},
+	{"network.ram_period_epochs", func(c config.Config) (string, float64) { return count(c.Network.RAMPeriodEpochs) }},
+	{"network.plot_block_log", func(c config.Config) (string, float64) { return count(c.Network.PlotBlockLog) }},
+	{"network.plot_rounds", func(c config.Config) (string, float64) { return count(c.Network.PlotRounds) }},
+	{"validator.round_target", func(c config.Config) (string, float64) { return dur(c.Validator.RoundTarget) }},
+	{"validator.round_target_cpu", func(c config.Config) (string, float64) { return dur(c.Validator.RoundTargetCPU) }},
+	{"validator.duty_cycle", func(c config.Config) (string, float64) {
 		return strconv.FormatFloat(c.Validator.DutyCycle, 'g', -1, 64), c.Validator.DutyCycle
 	}},
-	{"validator.min_steps", func(c node.Config) (string, float64) { return count(c.Validator.MinSteps) }},
-	{"validator.max_steps", func(c node.Config) (string, float64) { return count(c.Validator.MaxSteps) }},
-	{"validator.size", func(c node.Config) (string, float64) { return count(c.Validator.Size) }},
-	{"validator.k", func(c node.Config) (string, float64) { return count(c.Validator.K) }},
-	{"validator.deadline", func(c node.Config) (string, float64) { return dur(c.Validator.Deadline) }},
-	{"validator.proof_timeout", func(c node.Config) (string, float64) { return dur(c.Validator.ProofTimeout) }},
-	{"validator.miner_ttl", func(c node.Config) (string, float64) { return dur(c.Validator.MinerTTL) }},
-	{"validator.host_rounds", func(c node.Config) (string, float64) { return count(c.Validator.HostRounds) }},
-	{"validator.host_max_round", func(c node.Config) (string, float64) { return dur(c.Validator.HostMaxRound) }},
-	{"validator.host_cpu_steps", func(c node.Config) (string, float64) { return count(c.Validator.HostCPUSteps) }},
-	{"validator.host_cpu_max_chains", func(c node.Config) (string, float64) { return count(c.Validator.HostCPUMaxChains) }},
-	{"validator.host_ram_steps", func(c node.Config) (string, float64) { return count(c.Validator.HostRAMSteps) }},
-	{"validator.host_ram_max_walks", func(c node.Config) (string, float64) { return count(c.Validator.HostRAMMaxWalks) }},
-	{"validator.host_plot_steps", func(c node.Config) (string, float64) { return count(c.Validator.HostPlotSteps) }},
-	{"validator.host_plot_max_walks", func(c node.Config) (string, float64) { return count(c.Validator.HostPlotMaxWalks) }},
-	{"node.retain_evidence_epochs", func(c node.Config) (string, float64) { return count(max(0, c.Node.RetainEvidence)) }},
+	{"validator.min_steps", func(c config.Config) (string, float64) { return count(c.Validator.MinSteps) }},
+	{"validator.max_steps", func(c config.Config) (string, float64) { return count(c.Validator.MaxSteps) }},
+	{"validator.size", func(c config.Config) (string, float64) { return count(c.Validator.Size) }},
+	{"validator.k", func(c config.Config) (string, float64) { return count(c.Validator.K) }},
+	{"validator.deadline", func(c config.Config) (string, float64) { return dur(c.Validator.Deadline) }},
+	{"validator.proof_timeout", func(c config.Config) (string, float64) { return dur(c.Validator.ProofTimeout) }},
+	{"validator.miner_ttl", func(c config.Config) (string, float64) { return dur(c.Validator.MinerTTL) }},
+	{"validator.host_rounds", func(c config.Config) (string, float64) { return count(c.Validator.HostRounds) }},
+	{"validator.host_max_round", func(c config.Config) (string, float64) { return dur(c.Validator.HostMaxRound) }},
+	{"validator.host_cpu_steps", func(c config.Config) (string, float64) { return count(c.Validator.HostCPUSteps) }},
+	{"validator.host_cpu_max_chains", func(c config.Config) (string, float64) { return count(c.Validator.HostCPUMaxChains) }},
+	{"validator.host_ram_steps", func(c config.Config) (string, float64) { return count(c.Validator.HostRAMSteps) }},
+	{"validator.host_ram_max_walks", func(c config.Config) (string, float64) { return count(c.Validator.HostRAMMaxWalks) }},
+	{"validator.host_plot_steps", func(c config.Config) (string, float64) { return count(c.Validator.HostPlotSteps) }},
+	{"validator.host_plot_max_walks", func(c config.Config) (string, float64) { return count(c.Validator.HostPlotMaxWalks) }},
+	{"node.retain_evidence_epochs", func(c config.Config) (string, float64) { return count(max(0, c.Node.RetainEvidence)) }},
 }
 
 // Settings compares the run's node settings, and the simulated hardware's
 // scale, with production: what the report says is scaled, and by how much.
 func (p Params) Settings() []report.Setting {
-	run, prod := p.Node(), node.DefaultConfig()
+	run, prod := p.Node(), config.DefaultConfig()
 	var out []report.Setting
 	for _, s := range settings {
 		rv, rn := s.get(run)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 )
@@ -43,7 +43,7 @@ type capacity struct {
 // nodeCapacity is the capacity at node.DefaultConfig's validator settings
 // for a check of coreSeconds per round.
 func nodeCapacity(coreSeconds float64) capacity {
-	v := node.DefaultConfig().Validator
+	v := config.DefaultConfig().Validator
 	t := v.RoundTarget.Duration
 	c := capacity{RoundTargetSeconds: t.Seconds(), SlotSeconds: (t + t/4).Seconds(), DutyCycle: v.DutyCycle}
 	c.CoreSecondsPerMinerHour = 3600 * c.DutyCycle / c.SlotSeconds * coreSeconds

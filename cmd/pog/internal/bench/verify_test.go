@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/proof"
 )
 
@@ -29,7 +29,7 @@ func benchJSON(t *testing.T, wantCode int, args ...string) *benchResult {
 // the first kernel's CPU time by the formula the summary states.
 func checkCapacity(t *testing.T, r *benchResult) {
 	t.Helper()
-	v := node.DefaultConfig().Validator
+	v := config.DefaultConfig().Validator
 	slot := v.RoundTarget.Duration + v.RoundTarget.Duration/4
 	if r.RoundTargetSeconds != v.RoundTarget.Seconds() || r.SlotSeconds != slot.Seconds() || r.DutyCycle != v.DutyCycle {
 		t.Errorf("round target %v, slot %v, duty %v; the node's %v, %v, %v", r.RoundTargetSeconds, r.SlotSeconds, r.DutyCycle,

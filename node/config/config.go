@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"bytes"
@@ -221,7 +221,7 @@ func DefaultConfig() Config {
 			Size: 16384, K: 8192, TileBytes: 64 << 10,
 			Deadline: Duration{2 * time.Minute}, ProofTimeout: Duration{time.Minute},
 			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute},
-			HostCPUSteps: 1 << 20, HostCPUMaxChains: maxHostChains,
+			HostCPUSteps: 1 << 20, HostCPUMaxChains: MaxHostChains,
 			HostRAMSteps: 1 << 20, HostRAMMaxWalks: 16, HostPlotSteps: 1 << 11, HostPlotMaxWalks: 8,
 			HostMaxRound: Duration{10 * time.Second}, HostRounds: 3},
 	}
@@ -369,14 +369,14 @@ func (c *Config) problems() []settingError {
 	if v.MaxSteps < v.MinSteps {
 		relation([]string{"validator.max_steps", "validator.min_steps"}, "%d < validator.min_steps %d", v.MaxSteps, v.MinSteps)
 	}
-	if v.HostCPUSteps%hostCheckpoints != 0 {
-		bad("validator.host_cpu_steps", "%d: want a multiple of %d", v.HostCPUSteps, hostCheckpoints)
+	if v.HostCPUSteps%HostCheckpoints != 0 {
+		bad("validator.host_cpu_steps", "%d: want a multiple of %d", v.HostCPUSteps, HostCheckpoints)
 	}
 	if v.HostRAMSteps&(v.HostRAMSteps-1) != 0 {
 		bad("validator.host_ram_steps", "%d: want a power of two", v.HostRAMSteps)
 	}
-	if v.HostPlotSteps%plotSegment != 0 {
-		bad("validator.host_plot_steps", "%d: want a multiple of %d", v.HostPlotSteps, plotSegment)
+	if v.HostPlotSteps%PlotSegment != 0 {
+		bad("validator.host_plot_steps", "%d: want a multiple of %d", v.HostPlotSteps, PlotSegment)
 	}
 	if !(v.DetectFraction > 0 && v.DetectFraction < 1 && v.DetectProbability > 0 && v.DetectProbability < 1) {
 		relation([]string{"validator.detect_fraction", "validator.detect_probability"}, "and detect_probability must be in (0, 1)")

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"fmt"
@@ -15,6 +15,17 @@ import (
 
 // maxConfigBytes bounds config.toml.
 const maxConfigBytes = 1 << 20
+
+// Host round shapes the validator settings must fit; the validator's
+// planning sizes its challenges by them.
+const (
+	// HostCheckpoints is the number of segments per CPU chain.
+	HostCheckpoints = 256
+	// MaxHostChains bounds the chains or walks of any host round.
+	MaxHostChains = 256
+	// PlotSegment is a storage audit's steps per segment.
+	PlotSegment = 4
+)
 
 // rangeKind says how a setting's values read.
 type rangeKind int
@@ -92,11 +103,11 @@ var configRanges = []configRange{
 	{"validator.min_rtt_multiple", fraction, 1, 1000, func(c *Config) any { return c.Validator.MinRTTMultiple }},
 	{"validator.first_root_slack", duration, float64(time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Validator.FirstRootSlack }},
 	{"validator.host_cpu_steps", count, 0, hostround.MaxWork, func(c *Config) any { return c.Validator.HostCPUSteps }},
-	{"validator.host_cpu_max_chains", count, 1, maxHostChains, func(c *Config) any { return c.Validator.HostCPUMaxChains }},
+	{"validator.host_cpu_max_chains", count, 1, MaxHostChains, func(c *Config) any { return c.Validator.HostCPUMaxChains }},
 	{"validator.host_ram_steps", count, 0, hostround.MaxWork, func(c *Config) any { return c.Validator.HostRAMSteps }},
-	{"validator.host_ram_max_walks", count, 1, maxHostChains, func(c *Config) any { return c.Validator.HostRAMMaxWalks }},
+	{"validator.host_ram_max_walks", count, 1, MaxHostChains, func(c *Config) any { return c.Validator.HostRAMMaxWalks }},
 	{"validator.host_plot_steps", count, 0, 1 << 20, func(c *Config) any { return c.Validator.HostPlotSteps }},
-	{"validator.host_plot_max_walks", count, 1, maxHostChains, func(c *Config) any { return c.Validator.HostPlotMaxWalks }},
+	{"validator.host_plot_max_walks", count, 1, MaxHostChains, func(c *Config) any { return c.Validator.HostPlotMaxWalks }},
 	{"validator.host_rounds", count, 1, 16, func(c *Config) any { return c.Validator.HostRounds }},
 	{"validator.host_max_round", duration, float64(time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Validator.HostMaxRound }},
 	{"network.ram_period_epochs", count, 1, 1 << 20, func(c *Config) any { return c.Network.RAMPeriodEpochs }},

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"bufio"
@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	// The default profile names the cpu backend, which a binary registers
+	// by linking it.
+	_ "github.com/pog-network/pog/kernels/cpu"
 )
 
 // TestConfigRefused loads each refused setting of testdata/config_refused.txt
