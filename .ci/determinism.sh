@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Cross-architecture determinism: the golden epoch-record test
-# (node/epoch_golden_test.go) built for arm64, where Go fuses multiply-adds
+# (node/epoch/epoch_golden_test.go) built for arm64, where Go fuses multiply-adds
 # unless the source forbids it, runs under qemu-user and must write the same
-# bytes as the amd64 run, and both must match node/testdata/epoch_golden.txt;
+# bytes as the amd64 run, and both must match node/epoch/testdata/epoch_golden.txt;
 # the scoring, consensus (its golden hash) and proof (its verdicts and spec
 # vectors) tests run on arm64 too.
 # Skips with a notice when qemu-user cannot be installed.
@@ -21,12 +21,12 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 run='^TestEpochRecordGolden$'
-POG_GOLDEN_OUT="$tmp/native.txt" go test -count=1 -run "$run" ./node
-# node is pure Go, so it cross-builds without a C toolchain; the test binary
+POG_GOLDEN_OUT="$tmp/native.txt" go test -count=1 -run "$run" ./node/epoch
+# node/epoch is pure Go, so it cross-builds without a C toolchain; the test binary
 # runs directly under qemu (no binfmt needed), from the package directory as
 # go test would.
-GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go test -c -o "$tmp/node.arm64" ./node
-(cd node && POG_GOLDEN_OUT="$tmp/arm64.txt" qemu-aarch64-static "$tmp/node.arm64" -test.run "$run" -test.count=1 -test.v) | tail -3
+GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go test -c -o "$tmp/node.arm64" ./node/epoch
+(cd node/epoch && POG_GOLDEN_OUT="$tmp/arm64.txt" qemu-aarch64-static "$tmp/node.arm64" -test.run "$run" -test.count=1 -test.v) | tail -3
 # The pure packages' own tests (consensus's TestGoldenHash among them) on
 # arm64 too; -test.short skips the tests that shell out to the go tool.
 # proof's tests there cover the generic verification kernel, which amd64's

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
@@ -105,7 +106,7 @@ type coverKey struct {
 type walked struct {
 	prev      [][32]byte
 	lastEpoch uint64
-	scorer    *EpochScorer
+	scorer    *epoch.EpochScorer
 	skipped   bool // a local validator with records before the audit's start
 }
 
@@ -256,7 +257,7 @@ func (a *auditor) recompute(v peer.ID, e uint64, rec *pb.EpochRecord) {
 	}
 	if w.scorer == nil {
 		// A scorer that skipped records resumes from its checkpoint.
-		w.scorer = &EpochScorer{Store: a.st, Validator: v, Config: a.opts.Scoring, Resume: w.skipped}
+		w.scorer = &epoch.EpochScorer{Store: a.st, Validator: v, Config: a.opts.Scoring, Resume: w.skipped}
 		if msg := checkResume(a.st, v, start, from); w.skipped && msg != "" {
 			a.bad("%s", msg)
 		}
@@ -347,7 +348,7 @@ func (a *auditor) consensus() {
 	if len(a.epochs) == 0 {
 		return
 	}
-	err := consensusEpochs(a.st, a.epochs[len(a.epochs)-1], a.opts.Stakes, a.opts.Consensus, a.since, func(e uint64, r *consensus.Result) error {
+	err := epoch.ConsensusEpochsFrom(a.st, a.epochs[len(a.epochs)-1], a.opts.Stakes, a.opts.Consensus, a.since, func(e uint64, r *consensus.Result) error {
 		if a.want(e) {
 			h := r.Hash()
 			a.rep.ConsensusHashes[e] = hex.EncodeToString(h[:])

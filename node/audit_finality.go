@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
@@ -102,7 +103,7 @@ func noCheckpoint(v peer.ID, from uint64) string {
 
 // checkCheckpoint compares a stored checkpoint of epoch e, if any, with the
 // state the audit's scorer recomputed.
-func checkCheckpoint(st *store.Store, v peer.ID, e uint64, s *EpochScorer) string {
+func checkCheckpoint(st *store.Store, v peer.ID, e uint64, s *epoch.EpochScorer) string {
 	cp, found, err := st.LatestCheckpoint([]byte(v), e+1)
 	if err != nil {
 		return fmt.Sprintf("scorer checkpoint of %s: %v", v, err)
@@ -111,7 +112,7 @@ func checkCheckpoint(st *store.Store, v peer.ID, e uint64, s *EpochScorer) strin
 		return ""
 	}
 	got := 0
-	for m, p := range s.penalties {
+	for m, p := range s.Penalties() {
 		if p > 0 {
 			got++
 			if cp.Penalties[m] != p {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/sample"
@@ -38,7 +39,7 @@ func synthStore(b *testing.B, epochs, miners, rounds int) (*store.Store, peer.ID
 		ms[i].key, _, _ = crypto.GenerateEd25519Key(rand.Reader)
 		ms[i].id, _ = peer.IDFromPrivateKey(ms[i].key)
 	}
-	scorer := &EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig(), Checkpoint: true}
+	scorer := &epoch.EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig(), Checkpoint: true}
 	for e := 1; e <= epochs; e++ {
 		for r := 1; r <= rounds; r++ {
 			for _, m := range ms {
@@ -104,7 +105,7 @@ func BenchmarkEpochClose1000(b *testing.B) {
 	key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s := &EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig()}
+		s := &epoch.EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig()}
 		rec, _, err := s.Close(1)
 		if err != nil {
 			b.Fatal(err)
@@ -153,7 +154,7 @@ func BenchmarkScorerStartup(b *testing.B) {
 		name := map[bool]string{false: "replay", true: "checkpoint"}[resume]
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				s := &EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig(), Resume: resume}
+				s := &epoch.EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig(), Resume: resume}
 				if _, _, err := s.Close(uint64(epochs + 1)); err != nil {
 					b.Fatal(err)
 				}

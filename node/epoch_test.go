@@ -11,6 +11,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
@@ -90,7 +91,7 @@ func TestConsensusIdenticalOnEveryNode(t *testing.T) {
 		_, nodes, stores, e := runEpochs(t)
 		var want [32]byte
 		for i, st := range stores {
-			res, err := Consensus(st, e, nil, consensus.DefaultParams())
+			res, err := epoch.Consensus(st, e, nil, consensus.DefaultParams())
 			if err != nil {
 				t.Fatalf("node %d: %v", i, err)
 			}

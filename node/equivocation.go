@@ -70,7 +70,7 @@ func checkStored(st *store.Store, self peer.ID, o *protocol.Opened) decision {
 // if a different one is stored.
 func (n *Node) onEpochRecord(ctx context.Context, o *protocol.Opened) {
 	rec := o.Msg.(*pb.EpochRecord)
-	err := n.finality.putRecord(time.Now(), rec.Epoch, []byte(o.Author), o.Raw)
+	err := n.finality.PutRecord(time.Now(), rec.Epoch, []byte(o.Author), o.Raw)
 	if errors.Is(err, store.ErrExists) {
 		stored, err := n.store.EpochRecord(rec.Epoch, []byte(o.Author))
 		if err != nil {
@@ -119,7 +119,7 @@ func (n *Node) addEquivocation(ctx context.Context, p *pb.EquivocationProof, pub
 	body, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
 	if err == nil {
 		var first bool
-		first, err = n.finality.putProof(time.Now(), eq.Epoch, []byte(eq.Validator), body)
+		first, err = n.finality.PutProof(time.Now(), eq.Epoch, []byte(eq.Validator), body)
 		if err == nil && !first {
 			return
 		}

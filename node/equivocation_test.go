@@ -6,6 +6,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/pog-network/pog/node/epoch"
+	"github.com/pog-network/pog/node/internal/nodetest"
+
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
@@ -110,7 +113,7 @@ func TestEquivocatorProvenOnEveryNode(t *testing.T) {
 		tn.wg.Wait()
 		var want [32]byte
 		for i, st := range stores {
-			res, err := Consensus(st, e, nil, consensus.DefaultParams())
+			res, err := epoch.Consensus(st, e, nil, consensus.DefaultParams())
 			if err != nil {
 				t.Fatalf("node %d: %v", i, err)
 			}
@@ -149,14 +152,14 @@ func TestEquivocationGossipRules(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	v := newView(time.Minute, false, []peer.ID{val.id, self.id})
 	e := v.epochAt(now) - 1
-	st := memStore(t)
-	x, _ := testEpochRecord(t, val.key, e, [32]byte{}, nil)
-	y, _ := testEpochRecord(t, val.key, e, [32]byte{1}, nil)
-	z, _ := testEpochRecord(t, val.key, e, [32]byte{2}, nil)
-	future, _ := testEpochRecord(t, val.key, e+2, [32]byte{}, nil)
-	mine, _ := testEpochRecord(t, self.key, e, [32]byte{}, nil)
-	stranger, _ := testEpochRecord(t, other.key, e, [32]byte{}, nil)
-	strangerB, _ := testEpochRecord(t, other.key, e, [32]byte{3}, nil)
+	st := nodetest.MemStore(t)
+	x, _ := nodetest.EpochRecord(t, val.key, e, [32]byte{}, nil)
+	y, _ := nodetest.EpochRecord(t, val.key, e, [32]byte{1}, nil)
+	z, _ := nodetest.EpochRecord(t, val.key, e, [32]byte{2}, nil)
+	future, _ := nodetest.EpochRecord(t, val.key, e+2, [32]byte{}, nil)
+	mine, _ := nodetest.EpochRecord(t, self.key, e, [32]byte{}, nil)
+	stranger, _ := nodetest.EpochRecord(t, other.key, e, [32]byte{}, nil)
+	strangerB, _ := nodetest.EpochRecord(t, other.key, e, [32]byte{3}, nil)
 	proofOf := func(a, b []byte) []byte {
 		p, err := protocol.NewEquivocationProof(a, b)
 		if err != nil {

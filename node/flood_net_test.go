@@ -6,6 +6,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/pog-network/pog/node/internal/nodetest"
+
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -27,12 +29,12 @@ func TestChallengeFloodEndToEnd(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
 		cfg.Network.TrustAnyValidator = false
-		fkey, fid := testKey(t)
+		fkey, fid := nodetest.Key(t)
 		keys := make([]crypto.PrivKey, 2)
 		stakes := map[string]float64{fid.String(): 0.01}
 		for i := range keys {
 			var id peer.ID
-			keys[i], id = testKey(t)
+			keys[i], id = nodetest.Key(t)
 			stakes[id.String()] = 1
 		}
 		start := func(role Role, key crypto.PrivKey) *Node {

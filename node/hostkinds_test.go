@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pog-network/pog/node/epoch"
+	"github.com/pog-network/pog/node/internal/nodetest"
+
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/miner"
@@ -59,20 +62,20 @@ func TestRAMHostRoundVerified(t *testing.T) {
 	if err := auditHostRecord(rec); err != nil {
 		t.Fatalf("its record: %v", err)
 	}
-	k, got, ok := hostMeasurement(rec)
+	k, got, ok := epoch.HostMeasurement(rec)
 	want := 64 * ramItems * recordCredit(rec, memwalk.StepBoundNs)
 	if !ok || k != hostround.KindRAM || got.RAMBytes < 0.95*want || got.RAMBytes > want*1.05 || !(got.RAMBytesPerSecond > 0) || got.CPUChains != 0 {
 		t.Fatalf("measured %+v (kind %d), want about %.0f credited bytes", got, k, want)
 	}
 }
 
-// recordCredit is min(1, bound ÷ step) over a record's hostElapsed.
+// recordCredit is min(1, bound ÷ step) over a record's epoch.HostElapsed.
 func recordCredit(r *store.HostRecord, boundNs float64) float64 {
 	ch, err := hostround.DecodeChallenge(r.Challenge)
 	if err != nil {
 		panic(err)
 	}
-	return min(1, boundNs/(float64(hostElapsed(r).Nanoseconds())/float64(ch.Proof.Dims().Steps)))
+	return min(1, boundNs/(float64(epoch.HostElapsed(r).Nanoseconds())/float64(ch.Proof.Dims().Steps)))
 }
 
 // TestRAMHostRoundBadProofs: a wrong item is a proven fault naming the
@@ -136,7 +139,7 @@ func testPlot(t *testing.T, dir string, id peer.ID, blocks uint64) *miner.Plot {
 // plotPair is a validator and a miner (key seed 2) with the plot pl (nil:
 // its own of 64 blocks), the miner's reader replaced by r if set.
 func plotPair(t *testing.T, pl *miner.Plot, r func(plot.Reader, *plot.Plot) plot.Reader) (*Node, *Node) {
-	key, id := seededKey(t, 2)
+	key, id := nodetest.SeededKey(t, 2)
 	if pl == nil {
 		pl = testPlot(t, t.TempDir(), id, 64)
 	}
@@ -163,7 +166,7 @@ func TestPlotHostRoundVerified(t *testing.T) {
 	if err := auditHostRecord(rec); err != nil {
 		t.Fatalf("its record: %v", err)
 	}
-	k, got, ok := hostMeasurement(rec)
+	k, got, ok := epoch.HostMeasurement(rec)
 	want := float64(pl.Params.Bytes()) * recordCredit(rec, plot.StepBoundNs)
 	if !ok || k != hostround.KindPlot || got.StorageBytes < 0.95*want || got.StorageBytes > 1.05*want || !(got.StorageBytesPerSecond > 0) {
 		t.Fatalf("measured %+v (kind %d), want about %.0f credited bytes", got, k, want)
@@ -173,8 +176,8 @@ func TestPlotHostRoundVerified(t *testing.T) {
 // TestPlotHostRoundBadProofs: an audit answered from another identity's
 // plot, or from altered blocks, is a proven fault with its reason.
 func TestPlotHostRoundBadProofs(t *testing.T) {
-	_, me := seededKey(t, 2)
-	_, them := seededKey(t, 3)
+	_, me := nodetest.SeededKey(t, 2)
+	_, them := nodetest.SeededKey(t, 3)
 	theirs := testPlot(t, t.TempDir(), them, 64)
 	copied := *theirs // their plot's blocks, root and leaves, announced as mine
 	copied.Params.Miner = []byte(me)
@@ -212,7 +215,7 @@ func (f flipped) ReadBlock(b uint64, dst []byte) error {
 // root from its leaves file; a leaves file of the wrong size or contents
 // is refused with advice to rebuild.
 func TestOpenPlotReopensAndChecksLeaves(t *testing.T) {
-	_, id := seededKey(t, 2)
+	_, id := nodetest.SeededKey(t, 2)
 	dir := t.TempDir()
 	built := testPlot(t, dir, id, 16)
 	again := testPlot(t, dir, id, 16)
@@ -257,7 +260,7 @@ func TestEpochScoreProvenRAMAndStorage(t *testing.T) {
 	_, ram := playRAM(t, rv, rm, ramItems, 0)
 	pv, pm := plotPair(t, nil, nil)
 	_, stor := playPlot(t, pv, pm, pm.miner.Plot)
-	hw := provenHost([]*store.HostRecord{ram, stor})
+	hw := epoch.ProvenHost([]*store.HostRecord{ram, stor})
 	if !(hw.RAMBytes > 0 && hw.RAMGBps > 0 && hw.StorageBytes > 0 && hw.StorageMBps > 0) || hw.CPUCores != 0 {
 		t.Fatalf("proven host %+v: want RAM and storage, no CPU", hw)
 	}
@@ -274,7 +277,7 @@ func TestEpochScoreProvenRAMAndStorage(t *testing.T) {
 func TestHostOpeningsFitTheStore(t *testing.T) {
 	c := config.DefaultConfig()
 	c.Validator.HostRAMMaxWalks, c.Validator.HostPlotMaxWalks = config.MaxHostChains, config.MaxHostChains
-	_, id := seededKey(t, 2)
+	_, id := nodetest.SeededKey(t, 2)
 	pl := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.Network.PlotBlockLog), Rounds: c.Network.PlotRounds, Blocks: 30e12 >> c.Network.PlotBlockLog}
 	ann := &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 256}, RamItems: memwalk.MaxItems, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
 	for _, k := range []byte{hostround.KindCPU, hostround.KindRAM, hostround.KindPlot} {
@@ -302,7 +305,7 @@ func TestFarPlansValid(t *testing.T) {
 	c := config.DefaultConfig()
 	c.Validator.HostRAMMaxWalks, c.Validator.HostPlotMaxWalks = config.MaxHostChains, config.MaxHostChains
 	longest := c.Validator.HostMaxRound.Duration
-	_, id := seededKey(t, 2)
+	_, id := nodetest.SeededKey(t, 2)
 	pl := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.Network.PlotBlockLog), Rounds: c.Network.PlotRounds, Blocks: 1 << 20}
 	for _, cores := range []uint32{1, 8, 37, 256} {
 		ann := &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: cores}, RamItems: 1 << 30, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
@@ -407,7 +410,7 @@ func TestFarRoundsSizedAtMeasuredSpeed(t *testing.T) {
 	credit := func(bound, s, measured float64) (float64, float64) {
 		n := farSteps(1<<10, rtt, expectedStepNs(measured, bound), 1, hostround.MaxWork, 10*time.Second)
 		rec := &store.HostRecord{RootNanos: int64(float64(n)*s) + rtt.Nanoseconds(), RTTNanos: rtt.Nanoseconds()}
-		return s * float64(n) / float64(hostElapsed(rec).Nanoseconds()), sizingStepNs(rec, n)
+		return s * float64(n) / float64(epoch.HostElapsed(rec).Nanoseconds()), sizingStepNs(rec, n)
 	}
 	for _, c := range []struct {
 		kind         string
@@ -437,7 +440,7 @@ func TestHostDueSetsAndRetries(t *testing.T) {
 	plotNet(&c)
 	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps, c.Validator.HostRounds = 1<<10, 1<<10, 3
 	c.Network.EpochLength = config.Duration{Duration: time.Minute}
-	_, id := seededKey(t, 2)
+	_, id := nodetest.SeededKey(t, 2)
 	pl := plot.Plot{Miner: []byte(id), BlockLog: 12, Rounds: 2, Blocks: 64}
 	e := &minerEntry{epoch: 5, classes: map[proof.Precision]int{proof.FP16: 1},
 		ann: &pb.MinerAnnounce{RamItems: 100, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}}

@@ -9,6 +9,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
 )
@@ -30,7 +31,7 @@ func TestRAMRoundAfterBoundaryRecord(t *testing.T) {
 		l, f := cfg.Network.EpochLength.Duration, cfg.Network.FinalityEpochs
 		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
 			o.Adversary.AlterEpochRecord = func(r *pb.EpochRecord) {
-				time.Sleep(time.Until(finalAt(r.Epoch, f, l).Add(-3 * simLatency / 2)))
+				time.Sleep(time.Until(epoch.FinalAt(r.Epoch, f, l).Add(-3 * simLatency / 2)))
 			}
 		})
 		v, vs := tn.startWith(RoleValidator, cfg, nil, nil)
@@ -39,7 +40,7 @@ func TestRAMRoundAfterBoundaryRecord(t *testing.T) {
 		tn.connect(m, v)
 		b := v.view.epochAt(time.Now()) + 1
 		b += b % 2 // b + F + 2 starts a period
-		time.Sleep(time.Until(finalAt(b+1, f, l)))
+		time.Sleep(time.Until(epoch.FinalAt(b+1, f, l)))
 		counts := func(st *store.Store) bool {
 			set, err := st.Final(b)
 			return err == nil && !set.IsExcluded([]byte(a.ID())) && slices.ContainsFunc(set.Included,

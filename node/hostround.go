@@ -13,6 +13,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/internal/stream"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/host"
@@ -124,7 +125,7 @@ func farSteps(n uint64, rtt time.Duration, stepNs float64, granule, limit uint64
 
 // sizingStepNs is a verified record's step time for sizing the next
 // round: its root's arrival less the whole round trip, per step of one
-// chain. Unlike the credit's (hostElapsed), the subtraction is not
+// chain. Unlike the credit's (epoch.HostElapsed), the subtraction is not
 // capped, so one round measures a distant miner's real speed; 0 if the
 // round trip exceeds the arrival.
 func sizingStepNs(r *store.HostRecord, steps uint64) float64 {
@@ -439,11 +440,11 @@ const maxHostRetries = 4
 
 // playHost runs the host rounds kinds, numbered from rnd, in a miner's
 // slot and reports each before the rounds' epoch can close.
-func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce) {
+func (v *validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce) {
 	defer v.wg.Done()
 	start := time.Now()
 	net := v.n.cfg.Network
-	rctx, cancel := context.WithDeadlineCause(ctx, roundsCutoff(epoch, net.FinalityEpochs, net.EpochLength.Duration), errRoundCutoff)
+	rctx, cancel := context.WithDeadlineCause(ctx, epoch.RoundsCutoff(ep, net.FinalityEpochs, net.EpochLength.Duration), errRoundCutoff)
 	defer cancel()
 	var recs []*store.HostRecord
 	var missed []byte
@@ -454,17 +455,17 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint6
 	}
 	v.mu.Unlock()
 	for i, k := range kinds {
-		res, err := v.runHost(rctx, k, p, ann, epoch, rnd+uint64(i), stepNs[k])
+		res, err := v.runHost(rctx, k, p, ann, ep, rnd+uint64(i), stepNs[k])
 		switch {
 		case ctx.Err() != nil || rctx.Err() != nil:
 			// Shutdown or the epoch's cutoff: no evidence either way.
 		case err != nil:
-			v.n.log.Warn("host round not played", "miner", p, "epoch", epoch, "kind", k, "err", err)
+			v.n.log.Warn("host round not played", "miner", p, "epoch", ep, "kind", k, "err", err)
 		default:
 			if res.out.Missed {
 				missed = append(missed, k)
 			}
-			if rec := v.reportHost(epoch, rnd+uint64(i), p, res); rec != nil {
+			if rec := v.reportHost(ep, rnd+uint64(i), p, res); rec != nil {
 				recs = append(recs, rec)
 				if rec.Verdict == store.VerdictVerified {
 					stepNs[k] = sizingStepNs(rec, res.plan.ch.Proof.Dims().Steps)
@@ -476,7 +477,7 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint6
 	if e := v.miners[p]; e != nil {
 		e.busy = false
 		e.hostStepNs = stepNs
-		v.nextHostSet(e, p, epoch, missed, time.Now())
+		v.nextHostSet(e, p, ep, missed, time.Now())
 		if v.sched != nil {
 			v.pause(e, p, ann, start, 0)
 		} else {
@@ -485,7 +486,7 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint6
 			e.next = later(e.next, start.Add(challengeEvery))
 		}
 	}
-	v.epochs.End(epoch)
+	v.epochs.End(ep)
 	v.closed.Broadcast()
 	v.mu.Unlock()
 	for _, rec := range recs {
@@ -497,22 +498,22 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, epoch, rnd uint6
 
 // reportHost logs and stores a played host round; it returns the stored
 // record, nil if storing failed.
-func (v *validator) reportHost(epoch, rnd uint64, p peer.ID, res *hostResult) *store.HostRecord {
-	rec := res.record(epoch, rnd, p, v.n.ID())
+func (v *validator) reportHost(ep, rnd uint64, p peer.ID, res *hostResult) *store.HostRecord {
+	rec := res.record(ep, rnd, p, v.n.ID())
 	stored := rec
 	if err := v.store.PutHost(rec); err != nil {
 		v.n.log.Error("storing host evidence failed", "miner", p, "err", err)
 		stored = nil
 	}
 	o, pr := res.out, res.plan.ch.Proof
-	if _, m, ok := hostMeasurement(rec); ok {
+	if _, m, ok := epoch.HostMeasurement(rec); ok {
 		h := m.ProvenHost()
-		v.n.log.Info("host round verified", "miner", p, "epoch", epoch, "kind", pr.Name(), "chains", pr.Dims().Chains,
-			"step_ns", fmt.Sprintf("%.1f", float64(hostElapsed(rec).Nanoseconds())/float64(pr.Dims().Steps)),
+		v.n.log.Info("host round verified", "miner", p, "epoch", ep, "kind", pr.Name(), "chains", pr.Dims().Chains,
+			"step_ns", fmt.Sprintf("%.1f", float64(epoch.HostElapsed(rec).Nanoseconds())/float64(pr.Dims().Steps)),
 			"cores", h.CPUCores, "core_ghz", fmt.Sprintf("%.3g", h.CPUGHz), "ram_bytes", h.RAMBytes, "ram_gbps", fmt.Sprintf("%.3g", h.RAMGBps),
 			"storage_bytes", h.StorageBytes, "storage_mbps", fmt.Sprintf("%.3g", h.StorageMBps), "verify_ms", res.verifyNanos/1e6)
 	} else {
-		v.n.log.Warn("host round failed", "miner", p, "epoch", epoch, "kind", pr.Name(), "missed", o.Missed, "reason", o.Reason)
+		v.n.log.Warn("host round failed", "miner", p, "epoch", ep, "kind", pr.Name(), "missed", o.Missed, "reason", o.Reason)
 	}
 	return stored
 }

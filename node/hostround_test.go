@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pog-network/pog/node/epoch"
+	"github.com/pog-network/pog/node/internal/nodetest"
+
 	"github.com/libp2p/go-libp2p/core/event"
 	p2phost "github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -215,8 +218,8 @@ func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *s
 }
 
 func TestAuditHostRecord(t *testing.T) {
-	_, v := seededKey(t, 1)
-	_, m := seededKey(t, 2)
+	_, v := nodetest.SeededKey(t, 1)
+	_, m := nodetest.SeededKey(t, 2)
 	if err := auditHostRecord(localHostRecord(t, v, m, 1, 1, 30)); err != nil {
 		t.Fatalf("honest record: %v", err)
 	}
@@ -243,17 +246,17 @@ func TestAuditHostRecord(t *testing.T) {
 // verified host records only, faster chains scoring more, and the epoch's
 // rounds_root commits to them.
 func TestEpochScoreProvenCPU(t *testing.T) {
-	vk, v := seededKey(t, 1)
-	_, m := seededKey(t, 2)
-	_, other := seededKey(t, 3)
+	vk, v := nodetest.SeededKey(t, 1)
+	_, m := nodetest.SeededKey(t, 2)
+	_, other := nodetest.SeededKey(t, 3)
 	score := func(hosts ...*store.HostRecord) (float64, []byte) {
 		st, err := store.Open("db", store.Options{FS: memFS()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		rng := splitmix64(1)
-		rec := goldenRound(t, &rng, vk, v, m, 5, 1)
+		rng := nodetest.SplitMix64(1)
+		rec := nodetest.GoldenRound(t, &rng, vk, v, m, 5, 1)
 		rec.Verdict, rec.Reason, rec.TFLOPS = store.VerdictVerified, "", 100
 		if err := st.PutRound(rec); err != nil {
 			t.Fatal(err)
@@ -263,7 +266,7 @@ func TestEpochScoreProvenCPU(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		s := &EpochScorer{Store: st, Validator: v, Config: scoring.DefaultConfig()}
+		s := &epoch.EpochScorer{Store: st, Validator: v, Config: scoring.DefaultConfig()}
 		er, scores, err := s.Close(5)
 		if err != nil || len(scores) != 1 {
 			t.Fatalf("close: %v, %d scores", err, len(scores))
@@ -326,7 +329,7 @@ func TestHostRoundsScheduledAndStored(t *testing.T) {
 			gpu++
 		}
 	}
-	if hw := provenHost([]*store.HostRecord{r}); stored != 1 || gpu == 0 || hw.CPUCores != 2 || !(hw.CPUGHz > 0) {
+	if hw := epoch.ProvenHost([]*store.HostRecord{r}); stored != 1 || gpu == 0 || hw.CPUCores != 2 || !(hw.CPUGHz > 0) {
 		t.Fatalf("stored %d, %d GPU rounds before it, proven %d cores at %v GHz", stored, gpu, hw.CPUCores, hw.CPUGHz)
 	}
 }
@@ -344,7 +347,7 @@ func TestHostElapsedCapsRTT(t *testing.T) {
 		{2e6, 1e5 + 1, 19e5},    // just over
 		{1e9, 49e6, 1e9 - 49e6}, // under
 	} {
-		if got := hostElapsed(&store.HostRecord{RootNanos: c.root, RTTNanos: c.rtt}); got.Nanoseconds() != c.want {
+		if got := epoch.HostElapsed(&store.HostRecord{RootNanos: c.root, RTTNanos: c.rtt}); got.Nanoseconds() != c.want {
 			t.Errorf("root %d rtt %d: elapsed %d, want %d", c.root, c.rtt, got.Nanoseconds(), c.want)
 		}
 	}

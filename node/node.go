@@ -16,6 +16,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/metrics"
 	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/node/recordsync"
@@ -141,8 +142,8 @@ type Node struct {
 	sync      *recordsync.Syncer
 	obs       *observer
 
-	// Finality and equivocation (finality.go, equivocation.go).
-	finality       *finality
+	// Finality (node/epoch) and equivocation (equivocation.go).
+	finality       *epoch.Finality
 	onEquivocation func(uint64, peer.ID)
 	equivocate     func(*pb.EpochRecord)
 
@@ -205,7 +206,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		scores: map[peer.ID]float64{}, onScores: o.OnScores,
 		store: o.Store, scoring: scoring.DefaultConfig(), onEpoch: o.OnEpochRecord,
 		onGossip: o.OnGossip, alterRec: o.Adversary.AlterEpochRecord, onEquivocation: o.OnEquivocation, equivocate: o.Adversary.EquivocateEpochRecord,
-		finality: &finality{st: o.Store, f: o.Config.Network.FinalityEpochs, length: o.Config.Network.EpochLength.Duration, started: time.Now()},
+		finality: epoch.NewFinality(o.Store, o.Config.Network.FinalityEpochs, o.Config.Network.EpochLength.Duration, time.Now()),
 	}
 	n.view.slots = newSlotRule(o.Stakes, o.Config)
 	n.squatOn = o.Adversary.Squat

@@ -6,6 +6,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/pog-network/pog/node/epoch"
+	"github.com/pog-network/pog/node/internal/nodetest"
+
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/store"
@@ -21,7 +24,7 @@ func TestAbsentMinerRecordedAsNoShow(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
 		cfg.Network.EpochLength = config.Duration{Duration: time.Hour} // one epoch for the whole test
-		key, vid := seededKey(t, 7)
+		key, vid := nodetest.SeededKey(t, 7)
 		cfg.Network.Validators, cfg.Network.TrustAnyValidator = []string{vid.String()}, false
 		v, st := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key = key })
 		m := tn.start(RoleMiner, cfg, cpu.Backend{})
@@ -47,10 +50,10 @@ func TestAbsentMinerRecordedAsNoShow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.HasPrefix(r.Reason, noShowPrefix) {
+			if strings.HasPrefix(r.Reason, epoch.NoShowPrefix) {
 				noShows[r.SentUnixNano] = true
-				if !MissedRound(r) || r.Verdict != store.VerdictFailed || len(r.Challenge) == 0 {
-					t.Fatalf("no-show record %d: verdict %v, missed %v, challenge %d bytes", r.Round, r.Verdict, MissedRound(r), len(r.Challenge))
+				if !epoch.MissedRound(r) || r.Verdict != store.VerdictFailed || len(r.Challenge) == 0 {
+					t.Fatalf("no-show record %d: verdict %v, missed %v, challenge %d bytes", r.Round, r.Verdict, epoch.MissedRound(r), len(r.Challenge))
 				}
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/metrics"
 	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol/consensus"
@@ -163,7 +164,7 @@ func (ob *observer) run(ctx context.Context) {
 // ownWeight computes epoch e's consensus from the stored records, as
 // `pog weights` does, and logs and exports this miner's share.
 func (ob *observer) ownWeight(e uint64) {
-	res, err := Consensus(ob.n.store, e, ob.stakes, consensus.DefaultParams())
+	res, err := epoch.Consensus(ob.n.store, e, ob.stakes, consensus.DefaultParams())
 	if err != nil {
 		ob.n.log.Warn("cannot compute this epoch's weights", "epoch", e, "err", err)
 		return

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/metrics"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -76,7 +77,7 @@ func TestMinerLogsOwnWeightAndMetricsCount(t *testing.T) {
 			}
 		}
 		e := attr(weighed, "epoch").Uint64()
-		res, err := Consensus(mst, e, nil, consensus.DefaultParams())
+		res, err := epoch.Consensus(mst, e, nil, consensus.DefaultParams())
 		if err != nil {
 			t.Fatal(err)
 		}

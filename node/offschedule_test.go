@@ -5,6 +5,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/pog-network/pog/node/internal/nodetest"
+
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -17,7 +19,7 @@ import (
 // one from a staked validator outside its slots' opening windows, accepts
 // the owner's in its window, and counts each refusal against its signer.
 func TestOffScheduleGossipRule(t *testing.T) {
-	a, b, zero, miner := testPeer(t), testPeer(t), testPeer(t), testPeer(t)
+	a, b, zero, miner := nodetest.Peer(t), nodetest.Peer(t), nodetest.Peer(t), nodetest.Peer(t)
 	cfg := config.DefaultConfig() // slots of 12.5 s: longer than the opening lag
 	cfg.Network.TrustAnyValidator = false
 	cfg.Validator.RoundTargetCPU = cfg.Validator.RoundTarget // either kind's slots, the same
@@ -65,8 +67,8 @@ func TestSquatterRefused(t *testing.T) {
 		cfg := testConfig()
 		cfg.Network.TrustAnyValidator = false
 		cfg.Validator.HostCPUSteps = 1 << 12 // the squatter's host rounds
-		hk, hid := testKey(t)
-		sk, sid := testKey(t)
+		hk, hid := nodetest.Key(t)
+		sk, sid := nodetest.Key(t)
 		stakes := map[string]float64{hid.String(): 1, sid.String(): 0}
 		start := func(role Role, key crypto.PrivKey, squat func() []peer.ID) *Node {
 			n, _ := tn.startWith(role, cfg, cpu.Backend{}, func(o *Options) {

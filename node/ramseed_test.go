@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pog-network/pog/node/epoch"
+	"github.com/pog-network/pog/node/internal/nodetest"
+
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol"
@@ -20,14 +23,14 @@ func TestRAMSeedAgreesAcrossViews(t *testing.T) {
 	c.Network.EpochLength = config.Duration{Duration: time.Minute}
 	const p, b = 3, 26
 	l := c.Network.EpochLength.Duration
-	final := finalAt(b, c.Network.FinalityEpochs, l)
+	final := epoch.FinalAt(b, c.Network.FinalityEpochs, l)
 	ended, before, after := time.Unix(0, int64(b+1)*int64(l)), final.Add(-time.Second), final.Add(time.Second)
 
-	kh, h := testKey(t)
-	kx, x := testKey(t)
-	honest, _ := testEpochRecord(t, kh, b, [32]byte{}, nil)
-	late, _ := testEpochRecord(t, kx, b, [32]byte{}, nil)
-	other, _ := testEpochRecord(t, kx, b, [32]byte{1}, nil)
+	kh, h := nodetest.Key(t)
+	kx, x := nodetest.Key(t)
+	honest, _ := nodetest.EpochRecord(t, kh, b, [32]byte{}, nil)
+	late, _ := nodetest.EpochRecord(t, kx, b, [32]byte{}, nil)
+	other, _ := nodetest.EpochRecord(t, kx, b, [32]byte{1}, nil)
 	m, err := protocol.NewEquivocationProof(late, other)
 	if err != nil {
 		t.Fatal(err)
@@ -56,19 +59,19 @@ func TestRAMSeedAgreesAcrossViews(t *testing.T) {
 	}
 	var want [2]string
 	for i, v := range views {
-		st := memStore(t)
-		z := &finality{st: st, f: c.Network.FinalityEpochs, length: l, started: v.started}
+		st := nodetest.MemStore(t)
+		z := epoch.NewFinality(st, c.Network.FinalityEpochs, l, v.started)
 		for _, d := range v.got {
 			if d.isProof {
-				_, err = z.putProof(d.at, b, []byte(d.v), d.raw)
+				_, err = z.PutProof(d.at, b, []byte(d.v), d.raw)
 			} else {
-				err = z.putRecord(d.at, b, []byte(d.v), d.raw)
+				err = z.PutRecord(d.at, b, []byte(d.v), d.raw)
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := z.tick(final.Add(2 * l)); err != nil {
+		if err := z.Tick(final.Add(2 * l)); err != nil {
 			t.Fatal(err)
 		}
 		n := &Node{cfg: c, store: st}

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pog-network/pog/node/internal/nodetest"
+
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/pb"
@@ -13,7 +15,7 @@ import (
 // its stake share; a validator outside the set owns no slot, and a set
 // without stake is no schedule.
 func TestSlotScheduleDisjoint(t *testing.T) {
-	a, b, out := testPeer(t), testPeer(t), testPeer(t)
+	a, b, out := nodetest.Peer(t), nodetest.Peer(t), nodetest.Peer(t)
 	stakes := map[string]float64{a.String(): 1, b.String(): 3}
 	sa, sb := newSlotSchedule(a, stakes, nil, 0.9), newSlotSchedule(b, stakes, nil, 0.9)
 	if sa == nil || sb == nil {
@@ -32,7 +34,7 @@ func TestSlotScheduleDisjoint(t *testing.T) {
 	cfg := config.DefaultConfig().Validator
 	ann := &pb.MinerAnnounce{Gpus: []*pb.GPU{{}}}
 	slot := sa.forMiner(roundTarget(cfg, ann)).Slot
-	miner := testPeer(t)
+	miner := nodetest.Peer(t)
 	taken := map[time.Time]peer.ID{}
 	count := map[peer.ID]int{}
 	start := time.Unix(1_800_000_000, 0)

@@ -8,6 +8,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
@@ -113,12 +114,12 @@ func TestOfflineAndLateNodesCatchUp(t *testing.T) {
 		}
 		// Consensus of an epoch both validators had published well before.
 		e := last - 1
-		a, err := Consensus(stores[0], e, nil, consensus.DefaultParams())
+		a, err := epoch.Consensus(stores[0], e, nil, consensus.DefaultParams())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, i := range []int{4, 5} {
-			b, err := Consensus(stores[i], e, nil, consensus.DefaultParams())
+			b, err := epoch.Consensus(stores[i], e, nil, consensus.DefaultParams())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/internal/stream"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
@@ -44,7 +45,7 @@ type validator struct {
 	seed    [32]byte
 	started int64 // unix ns: a restart's draws differ from before it
 	wg      sync.WaitGroup
-	scorer  *EpochScorer
+	scorer  *epoch.EpochScorer
 	sched   *slotSchedule // nil: random pauses (schedule.go)
 }
 
@@ -93,7 +94,7 @@ func (e *minerEntry) pick(shares []classShare, epoch uint64) proof.Precision {
 
 func newValidator(n *Node, st *store.Store, onRecord func(*store.RoundRecord)) *validator {
 	v := &validator{n: n, store: st, onRecord: onRecord, miners: map[peer.ID]*minerEntry{},
-		scorer: &EpochScorer{Store: st, Validator: n.ID(), Config: n.scoring}, started: time.Now().UnixNano()}
+		scorer: &epoch.EpochScorer{Store: st, Validator: n.ID(), Config: n.scoring}, started: time.Now().UnixNano()}
 	raw, _ := n.key.Raw() // New checked the key
 	blake3.DeriveKey(v.seed[:], "pog 2026-12-02 validator draws v1", raw)
 	v.closed = sync.NewCond(&v.mu)
@@ -258,25 +259,21 @@ func (v *validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, no
 	e.next = v.sched.nextSlot(p, e.ann, cfg, now)
 }
 
-// noShowPrefix starts the reason of a no-show: an owned slot whose opening
-// window passed with the miner not connected to this validator.
-const noShowPrefix = "no-show: "
-
 // noShow stores the record of an owned slot the miner was absent for: the
 // challenge the validator would have sent at the slot's start, signed, and
 // the reason. Like a missed round it lowers availability (MissedRound).
-func (v *validator) noShow(ctx context.Context, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, tflops, floor float64, slot time.Time) {
+func (v *validator) noShow(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, tflops, floor float64, slot time.Time) {
 	defer v.wg.Done()
-	rec := &store.RoundRecord{Epoch: epoch, Round: rnd, Miner: []byte(p), Validator: []byte(v.n.ID()), Verdict: store.VerdictFailed,
-		SentUnixNano: slot.UnixNano(), Reason: noShowPrefix + "not connected in the owned slot's opening window"}
+	rec := &store.RoundRecord{Epoch: ep, Round: rnd, Miner: []byte(p), Validator: []byte(v.n.ID()), Verdict: store.VerdictFailed,
+		SentUnixNano: slot.UnixNano(), Reason: epoch.NoShowPrefix + "not connected in the owned slot's opening window"}
 	_, _, _, err := v.challenge(rec, ann, proof.FP16, tflops, floor, 0)
 	stored := false
 	switch {
 	case err != nil:
-		v.n.log.Warn("no-show not recorded", "miner", p, "epoch", epoch, "round", rnd, "err", err)
+		v.n.log.Warn("no-show not recorded", "miner", p, "epoch", ep, "round", rnd, "err", err)
 	case ctx.Err() != nil:
 	default:
-		v.n.log.Info("no-show", "miner", p, "epoch", epoch, "round", rnd)
+		v.n.log.Info("no-show", "miner", p, "epoch", ep, "round", rnd)
 		if err := v.store.PutRound(rec); err != nil {
 			v.n.log.Error("storing round evidence failed", "miner", p, "err", err)
 		} else {
@@ -284,7 +281,7 @@ func (v *validator) noShow(ctx context.Context, epoch, rnd uint64, p peer.ID, an
 		}
 	}
 	v.mu.Lock()
-	v.epochs.End(epoch)
+	v.epochs.End(ep)
 	v.closed.Broadcast()
 	v.mu.Unlock()
 	if stored && v.onRecord != nil {
@@ -310,18 +307,18 @@ func (v *validator) reserveRounds(n int) {
 	v.marked = mark
 }
 
-// errRoundCutoff ends a round still running at its epoch's roundsCutoff.
+// errRoundCutoff ends a round still running at its epoch's epoch.RoundsCutoff.
 var errRoundCutoff = errors.New("round abandoned unrecorded: its epoch's record is due")
 
 // play runs one round and stores its record before the round's epoch can
 // close.
-func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64) {
+func (v *validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64) {
 	defer v.wg.Done()
 	start := time.Now()
 	net := v.n.cfg.Network
-	rctx, cancel := context.WithDeadlineCause(ctx, roundsCutoff(epoch, net.FinalityEpochs, net.EpochLength.Duration), errRoundCutoff)
+	rctx, cancel := context.WithDeadlineCause(ctx, epoch.RoundsCutoff(ep, net.FinalityEpochs, net.EpochLength.Duration), errRoundCutoff)
 	defer cancel()
-	rec := v.runRound(rctx, epoch, rnd, p, ann, prec, tflops, floor)
+	rec := v.runRound(rctx, ep, rnd, p, ann, prec, tflops, floor)
 	stored := false
 	switch {
 	case ctx.Err() != nil:
@@ -352,7 +349,7 @@ func (v *validator) play(ctx context.Context, epoch, rnd uint64, p peer.ID, ann 
 		}
 		v.pause(e, p, ann, start, time.Duration(rec.RTTNanos))
 	}
-	v.epochs.End(epoch)
+	v.epochs.End(ep)
 	v.closed.Broadcast()
 	v.mu.Unlock()
 	if stored && v.onRecord != nil {

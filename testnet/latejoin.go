@@ -7,6 +7,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/testnet/report"
 )
@@ -135,11 +136,11 @@ func (r *run) lateJoinChecks(v *member, from, to uint64, sc node.AuditOptions) [
 func (r *run) sameConsensus(m, v *member, from, to uint64) report.Check {
 	name := "late joiner computes the same consensus as " + v.info.Name
 	for e := from; e <= to; e++ {
-		a, err := node.Consensus(v.store, e, nil, consensus.DefaultParams())
+		a, err := epoch.Consensus(v.store, e, nil, consensus.DefaultParams())
 		if err != nil {
 			return report.Check{Name: name, OK: false, Detail: fmt.Sprintf("%s, epoch %d: %v", v.info.Name, e, err)}
 		}
-		b, err := node.Consensus(m.store, e, nil, consensus.DefaultParams())
+		b, err := epoch.Consensus(m.store, e, nil, consensus.DefaultParams())
 		if err != nil {
 			return report.Check{Name: name, OK: false, Detail: fmt.Sprintf("epoch %d: %v", e, err)}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
@@ -26,9 +27,9 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	validators, miners := r.byRole(s)
 	sc := r.scoringConfig()
 	es := &epochSummary{r: r, s: s, validators: validators, nodes: append(slices.Clone(validators), miners...),
-		scorers: map[*member]*node.EpochScorer{}, flagged: map[string]bool{}, missing: map[string][]uint64{}}
+		scorers: map[*member]*epoch.EpochScorer{}, flagged: map[string]bool{}, missing: map[string][]uint64{}}
 	for _, v := range validators {
-		es.scorers[v] = &node.EpochScorer{Store: v.store, Validator: v.id, Config: sc}
+		es.scorers[v] = &epoch.EpochScorer{Store: v.store, Validator: v.id, Config: sc}
 	}
 	es.full = fullHistories(es.nodes, from)
 	for e := from; e <= to; e++ {
@@ -108,7 +109,7 @@ type epochSummary struct {
 	s          *report.Summary
 	validators []*member
 	nodes      []*member // validators, then miners
-	scorers    map[*member]*node.EpochScorer
+	scorers    map[*member]*epoch.EpochScorer
 	full       map[*member]bool    // fullHistories
 	flagged    map[string]bool     // node and flag prefix, reported once
 	missing    map[string][]uint64 // node → epochs whose records it lacks
@@ -162,7 +163,7 @@ func (es *epochSummary) consensus(ep *report.Epoch) error {
 		if !es.full[m] {
 			continue // joined after an earlier record: another bond history
 		}
-		res, err := node.Consensus(m.store, ep.Epoch, nil, consensus.DefaultParams())
+		res, err := epoch.Consensus(m.store, ep.Epoch, nil, consensus.DefaultParams())
 		if err != nil {
 			return fmt.Errorf("consensus of epoch %d on %s: %w", ep.Epoch, m.info.Name, err)
 		}

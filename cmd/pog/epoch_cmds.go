@@ -14,6 +14,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
@@ -39,7 +40,7 @@ func openHome(stderr io.Writer, name, home string) (*store.Store, map[string]flo
 		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
 		return nil, nil, exitCode(err)
 	}
-	stakes, err := node.StakeSet(home, cfg)
+	stakes, err := epoch.StakeSet(home, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog %s: %v\n", name, err)
 		return nil, nil, exitCode(err)
@@ -124,14 +125,14 @@ type weightsOut struct {
 	Miners    []weightRow        `json:"miners"`
 	Trust     map[string]float64 `json:"validator_trust"`
 	Dividends map[string]float64 `json:"validator_dividends"`
-	Scores    []node.MinerScore  `json:"scores,omitempty"` // --miner: its score's breakdown
+	Scores    []epoch.MinerScore `json:"scores,omitempty"` // --miner: its score's breakdown
 }
 
 func runWeights(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pog weights", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	home := homeFlag(fs)
-	epoch := fs.Int64("epoch", -1, "the epoch (required unless a node runs on this home: then the latest)")
+	ep := fs.Int64("epoch", -1, "the epoch (required unless a node runs on this home: then the latest)")
 	jsonOut := fs.Bool("json", false, "print JSON")
 	miner := fs.String("miner", "", "only this miner (peer ID), with its score's breakdown from this home's round evidence, as pog explain prints it")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -142,8 +143,8 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 	}
 	var out weightsOut
 	path := "/api/v1/weights"
-	if *epoch >= 0 {
-		path += fmt.Sprintf("?epoch=%d", *epoch)
+	if *ep >= 0 {
+		path += fmt.Sprintf("?epoch=%d", *ep)
 	}
 	if ok, code := fromRunningNode(stderr, "weights", *home, path, &out); ok {
 		if code == 0 {
@@ -151,7 +152,7 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
-	if *epoch < 0 {
+	if *ep < 0 {
 		fmt.Fprintln(stderr, "pog weights: --epoch is required")
 		return 2
 	}
@@ -160,15 +161,15 @@ func runWeights(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer st.Close()
-	e := uint64(*epoch)
-	res, err := node.Consensus(st, e, stakes, consensus.DefaultParams())
+	e := uint64(*ep)
+	res, err := epoch.Consensus(st, e, stakes, consensus.DefaultParams())
 	if err != nil {
 		fmt.Fprintf(stderr, "pog weights: %v\n", err)
 		return 1
 	}
 	h := res.Hash()
 	out = weightsOut{Epoch: e, Hash: hex.EncodeToString(h[:]), Miners: []weightRow{}, Trust: map[string]float64{}, Dividends: map[string]float64{}}
-	per, err := node.RecordWeights(st, e)
+	per, err := epoch.RecordWeights(st, e)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog weights: %v\n", err)
 		return 1
@@ -236,7 +237,7 @@ func runPricing(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer st.Close()
-	rows, err := node.Pricing(st, scoring.DefaultConfig(), *utilisation)
+	rows, err := epoch.Pricing(st, scoring.DefaultConfig(), *utilisation)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog pricing: %v\n", err)
 		return 1

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
 )
@@ -82,7 +82,7 @@ func checkMiner(stderr io.Writer, name, miner string) int {
 // scoresOf returns the score breakdowns of epoch e (nil: the latest with
 // round evidence), only miner's if miner is set: from st if it is open,
 // else from the node running on home, else from home's store.
-func scoresOf(stderr io.Writer, name, home string, st *store.Store, miner string, e *uint64) ([]node.MinerScore, int) {
+func scoresOf(stderr io.Writer, name, home string, st *store.Store, miner string, e *uint64) ([]epoch.MinerScore, int) {
 	if st == nil {
 		if out, ok, code := scoresFromAPI(stderr, name, home, miner, e); ok {
 			return out, code
@@ -93,7 +93,7 @@ func scoresOf(stderr io.Writer, name, home string, st *store.Store, miner string
 		}
 		defer st.Close()
 	}
-	scores, epoch, err := node.Explain(st, scoring.DefaultConfig(), e)
+	scores, ep, err := epoch.Explain(st, scoring.DefaultConfig(), e)
 	if err != nil {
 		return nil, fail(stderr, name, err)
 	}
@@ -102,34 +102,34 @@ func scoresOf(stderr io.Writer, name, home string, st *store.Store, miner string
 	}
 	for _, s := range scores {
 		if s.Miner == miner {
-			return []node.MinerScore{s}, 0
+			return []epoch.MinerScore{s}, 0
 		}
 	}
-	fmt.Fprintf(stderr, "pog %s: miner %s has no score in epoch %d of this home's round evidence\n", name, miner, epoch)
+	fmt.Fprintf(stderr, "pog %s: miner %s has no score in epoch %d of this home's round evidence\n", name, miner, ep)
 	return nil, 1
 }
 
 // scoresFromAPI asks the node running on home, if there is one.
-func scoresFromAPI(stderr io.Writer, name, home, miner string, e *uint64) ([]node.MinerScore, bool, int) {
+func scoresFromAPI(stderr io.Writer, name, home, miner string, e *uint64) ([]epoch.MinerScore, bool, int) {
 	query := ""
 	if e != nil {
 		query = fmt.Sprintf("?epoch=%d", *e)
 	}
 	if miner == "" {
-		var all []node.MinerScore
+		var all []epoch.MinerScore
 		ok, code := fromRunningNode(stderr, name, home, "/api/v1/scores"+query, &all)
 		return all, ok, code
 	}
-	var one node.MinerScore
+	var one epoch.MinerScore
 	ok, code := fromRunningNode(stderr, name, home, "/api/v1/miners/"+url.PathEscape(miner)+"/score"+query, &one)
-	return []node.MinerScore{one}, ok, code
+	return []epoch.MinerScore{one}, ok, code
 }
 
 // printExplain prints each miner's breakdown: the parts and their terms,
 // each with its raw figure, reference, cap, value, weight and contribution
 // (six significant digits; --json prints them exactly), then availability,
 // penalty, flags and the rounds.
-func printExplain(w io.Writer, scores []node.MinerScore) {
+func printExplain(w io.Writer, scores []epoch.MinerScore) {
 	for i, s := range scores {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -163,7 +163,7 @@ var termHows = map[string]string{
 
 // printPart prints a part's row and its terms' (the GPU part's throughput
 // followed by the classes it blends).
-func printPart(tw io.Writer, s node.MinerScore, p scoring.Part) {
+func printPart(tw io.Writer, s epoch.MinerScore, p scoring.Part) {
 	how := fmt.Sprintf("(%s) × availability %s", added(p.Terms), fig(p.Availability))
 	if p.Name == "gpu" {
 		how += fmt.Sprintf(" × (1 − penalty %s)", fig(p.Penalty))
@@ -221,7 +221,7 @@ var roundUses = map[scoring.Use]string{
 	scoring.UseFailed:  "failed: zeroes the GPU part",
 }
 
-func printScoredRounds(w io.Writer, rounds []node.ScoredRound) {
+func printScoredRounds(w io.Writer, rounds []epoch.ScoredRound) {
 	if len(rounds) == 0 {
 		fmt.Fprintln(w, "no rounds this epoch (scored for a carried penalty or host proofs)")
 		return

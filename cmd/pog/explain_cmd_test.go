@@ -12,8 +12,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
@@ -47,7 +47,7 @@ func explainHome(t *testing.T) (string, []peer.ID, []scoring.Score) {
 		k, _, _ := crypto.GenerateEd25519Key(rand.Reader)
 		mkeys, miners = append(mkeys, k), append(miners, peerOf(t, k))
 	}
-	sc := &node.EpochScorer{Store: st, Validator: v, Config: scoring.DefaultConfig()}
+	sc := &epoch.EpochScorer{Store: st, Validator: v, Config: scoring.DefaultConfig()}
 	var scores []scoring.Score
 	for e := uint64(1); e <= 2; e++ {
 		for i, k := range mkeys {
@@ -120,7 +120,7 @@ func TestExplain(t *testing.T) {
 	home, miners, scores := explainHome(t)
 	for _, args := range [][]string{{"--epoch", "2"}, {}} { // the latest closed epoch by default
 		code, out, errs := runPog(append([]string{"explain", "--home", home, "--json"}, args...)...)
-		var got []node.MinerScore
+		var got []epoch.MinerScore
 		if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got) != len(scores) {
 			t.Fatalf("explain %v: %d %v %s %s", args, code, err, errs, out)
 		}

@@ -11,6 +11,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/scoring"
 )
@@ -76,7 +77,7 @@ const peerDialTimeout = 30 * time.Second
 // peerAuditOptions turns the flags into the audit's options. On failure it
 // also returns the exit code: 2 for a malformed --validator, the config's
 // own code for an unreadable home.
-func peerAuditOptions(validator, home string, epoch int64) (node.PeerAuditOptions, int, error) {
+func peerAuditOptions(validator, home string, ep int64) (node.PeerAuditOptions, int, error) {
 	opts := node.PeerAuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()}
 	if validator != "" {
 		v, err := peer.Decode(validator)
@@ -85,8 +86,8 @@ func peerAuditOptions(validator, home string, epoch int64) (node.PeerAuditOption
 		}
 		opts.Validators = []peer.ID{v}
 	}
-	if epoch >= 0 {
-		e := uint64(epoch)
+	if ep >= 0 {
+		e := uint64(ep)
 		opts.Epoch = &e
 	}
 	if home != "" { // only its genesis stakes: its store may be in use
@@ -94,7 +95,7 @@ func peerAuditOptions(validator, home string, epoch int64) (node.PeerAuditOption
 		if err != nil {
 			return opts, exitCode(err), err
 		}
-		if opts.Stakes, err = node.StakeSet(home, cfg); err != nil {
+		if opts.Stakes, err = epoch.StakeSet(home, cfg); err != nil {
 			return opts, exitCode(err), err
 		}
 	}

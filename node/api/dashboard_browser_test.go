@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/epoch"
 )
 
 // The dashboard in headless Chromium: these tests serve the API and the
@@ -160,7 +161,7 @@ func TestDashboardShowsMinersOwnWork(t *testing.T) {
 // weight of the miner is listed.
 func checkScore(t *testing.T, dom string, f *fixture) {
 	t.Helper()
-	score := getJSON[node.MinerScore](t, New(Options{Live: f, Store: f.st}), "/api/v1/miners/"+f.miners[0].String()+"/score")
+	score := getJSON[epoch.MinerScore](t, New(Options{Live: f, Store: f.st}), "/api/v1/miners/"+f.miners[0].String()+"/score")
 	parts := rows(t, dom, "score-parts")
 	if len(parts) != len(score.Parts) {
 		t.Fatalf("score parts: %q, the API's %+v", parts, score.Parts)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
@@ -277,13 +278,13 @@ func latestEpoch(st *store.Store) (uint64, error) {
 // EpochWeights computes epoch e's consensus from st as `pog weights` does,
 // with each validator's weight of each miner.
 func EpochWeights(st *store.Store, e uint64, stakes map[string]float64) (*Weights, error) {
-	res, err := node.Consensus(st, e, stakes, consensus.DefaultParams())
+	res, err := epoch.Consensus(st, e, stakes, consensus.DefaultParams())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNotFound, err)
 	}
 	h := res.Hash()
 	out := &Weights{Epoch: e, Hash: hex.EncodeToString(h[:]), Miners: []MinerWeight{}, Trust: map[string]float64{}, Dividends: map[string]float64{}}
-	per, err := node.RecordWeights(st, e)
+	per, err := epoch.RecordWeights(st, e)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +320,7 @@ func (s *server) weightsHistory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	err = node.ConsensusEpochs(s.o.Store, upto, s.o.Stakes, consensus.DefaultParams(), func(e uint64, res *consensus.Result) error {
+	err = epoch.ConsensusEpochs(s.o.Store, upto, s.o.Stakes, consensus.DefaultParams(), func(e uint64, res *consensus.Result) error {
 		ec := EpochConsensus{Epoch: e, Miners: map[string]float64{}}
 		for j, m := range res.Miners {
 			ec.Miners[m] = res.Consensus[j]
@@ -357,7 +358,7 @@ func (s *server) pricing(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rows, err := node.Pricing(s.o.Store, scoring.DefaultConfig(), u)
+	rows, err := epoch.Pricing(s.o.Store, scoring.DefaultConfig(), u)
 	if err != nil {
 		writeError(w, http.StatusNotFound, err)
 		return
@@ -399,7 +400,7 @@ func (s *server) minerScore(w http.ResponseWriter, r *http.Request) {
 
 // explain computes the breakdowns of the epoch asked for, or answers the
 // error and reports false.
-func (s *server) explain(w http.ResponseWriter, r *http.Request) ([]node.MinerScore, uint64, bool) {
+func (s *server) explain(w http.ResponseWriter, r *http.Request) ([]epoch.MinerScore, uint64, bool) {
 	var e *uint64
 	if v := r.URL.Query().Get("epoch"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
@@ -409,15 +410,15 @@ func (s *server) explain(w http.ResponseWriter, r *http.Request) ([]node.MinerSc
 		}
 		e = &n
 	}
-	out, epoch, err := node.Explain(s.o.Store, scoring.DefaultConfig(), e)
-	if errors.Is(err, node.ErrNoStoredEvidence) {
+	out, ep, err := epoch.Explain(s.o.Store, scoring.DefaultConfig(), e)
+	if errors.Is(err, epoch.ErrNoStoredEvidence) {
 		writeError(w, http.StatusNotFound, err)
 		return nil, 0, false
 	} else if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return nil, 0, false
 	}
-	return out, epoch, true
+	return out, ep, true
 }
 
 // HardwareSummary is what a miner announces about its machine.

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol/scoring"
 )
 
@@ -15,8 +15,8 @@ import (
 func TestScores(t *testing.T) {
 	f := newFixture(t)
 	h := New(Options{Live: f, Store: f.st})
-	all := getJSON[[]node.MinerScore](t, h, "/api/v1/scores")
-	rows, err := node.Pricing(f.st, scoring.DefaultConfig(), 0.7)
+	all := getJSON[[]epoch.MinerScore](t, h, "/api/v1/scores")
+	rows, err := epoch.Pricing(f.st, scoring.DefaultConfig(), 0.7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,14 +34,14 @@ func TestScores(t *testing.T) {
 		t.Errorf("miner 0's rounds: %+v", r)
 	}
 	path := "/api/v1/miners/" + f.miners[1].String() + "/score"
-	one := getJSON[node.MinerScore](t, h, path)
+	one := getJSON[epoch.MinerScore](t, h, path)
 	if r := one.Rounds; len(r) != 1 || r[0].Use != scoring.UseFailed || r[0].Reason != "no commitment within 5s" {
 		t.Errorf("miner 1's rounds: %+v", r)
 	}
 	if one.CarriedPenalty != 1 || one.Penalty != 1 || one.Parts[1].Note == "" || one.Total != 0 {
 		t.Errorf("miner 1 failed in epoch 4 and 5: %+v", one)
 	}
-	if e4 := getJSON[node.MinerScore](t, h, path+"?epoch=4"); e4.Epoch != 4 || e4.CarriedPenalty != 0 {
+	if e4 := getJSON[epoch.MinerScore](t, h, path+"?epoch=4"); e4.Epoch != 4 || e4.CarriedPenalty != 0 {
 		t.Errorf("epoch 4: %+v", e4)
 	}
 	for p, want := range map[string]int{

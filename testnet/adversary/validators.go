@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
@@ -89,7 +89,7 @@ func EquivocatorIgnored(eq peer.ID, hs []Holder, last uint64) (bool, string) {
 				bad = append(bad, fmt.Sprintf("%s has no proof for epoch %d", h.Name, ent.Epoch))
 			}
 		}
-		res, err := node.Consensus(h.Store, last, nil, consensus.DefaultParams())
+		res, err := epoch.Consensus(h.Store, last, nil, consensus.DefaultParams())
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("%s: %v", h.Name, err))
 			continue

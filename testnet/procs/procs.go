@@ -19,7 +19,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
@@ -101,7 +101,7 @@ type Round struct {
 // RoundOf summarises a round validator stored, for the run's bookkeeping.
 func RoundOf(validator string, rec *store.RoundRecord) Round {
 	ev := Round{Epoch: rec.Epoch, Round: rec.Round, Validator: validator, Miner: peer.ID(rec.Miner).String(),
-		Verified: rec.Verdict == store.VerdictVerified, Missed: node.MissedRound(rec), Reason: rec.Reason, TFLOPS: rec.TFLOPS, Sent: rec.SentUnixNano}
+		Verified: rec.Verdict == store.VerdictVerified, Missed: epoch.MissedRound(rec), Reason: rec.Reason, TFLOPS: rec.TFLOPS, Sent: rec.SentUnixNano}
 	if o, err := protocol.Decode(rec.Challenge, pb.MessageType_CHALLENGE); err == nil {
 		id := protocol.ID(o.Body)
 		ev.Challenge = id[:]

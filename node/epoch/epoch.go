@@ -1,4 +1,4 @@
-package node
+package epoch
 
 import (
 	"bytes"
@@ -236,7 +236,7 @@ func (s *EpochScorer) inputs(e uint64, rounds []*store.RoundRecord) ([]scoring.I
 			return
 		}
 		ins[i] = scoringInput(m, byMiner[m], ann, s.penalties[m.String()])
-		ins[i].ProvenHost = provenHost(hosts[m])
+		ins[i].ProvenHost = ProvenHost(hosts[m])
 		recs[i] = byMiner[m]
 	})
 	if err := errors.Join(errs...); err != nil {
@@ -297,7 +297,7 @@ func Consensus(st *store.Store, e uint64, stakes map[string]float64, p consensus
 // record counts are skipped.
 func ConsensusEpochs(st *store.Store, upto uint64, stakes map[string]float64, p consensus.Params,
 	visit func(uint64, *consensus.Result) error) error {
-	return consensusEpochs(st, upto, stakes, p, 0, visit)
+	return ConsensusEpochsFrom(st, upto, stakes, p, 0, visit)
 }
 
 // PriceRow is one miner's rental price from the latest scored epoch.

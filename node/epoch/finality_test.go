@@ -1,20 +1,18 @@
-package node
+package epoch
 
 import (
 	"bytes"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
-	"testing/synctest"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/internal/nodetest"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
@@ -145,7 +143,7 @@ func TestSelectRecords(t *testing.T) {
 }
 
 func TestEpochInputStakes(t *testing.T) {
-	a, b, c := testPeer(t), testPeer(t), testPeer(t)
+	a, b, c := nodetest.Peer(t), nodetest.Peer(t), nodetest.Peer(t)
 	rows := []recordRow{{validator: []byte(a), weights: map[string]float64{"m": 1}}}
 	// Genesis: the whole set stays; an excluded validator's stake is zero.
 	genesis := map[string]float64{a.String(): 2, b.String(): 3, c.String(): 5}
@@ -170,7 +168,7 @@ func TestPruneBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	v, other := testPeer(t), testPeer(t)
+	v, other := nodetest.Peer(t), nodetest.Peer(t)
 	// v checkpointed epochs 3, 5 and 9 (down or behind in between); other
 	// only 19.
 	for _, c := range []struct {
@@ -198,55 +196,11 @@ func TestPruneBound(t *testing.T) {
 		{v, 12, 2, 4, 6, true},      // up to the checkpoint of 5, not into the gap
 		{v, 20, 2, 4, 10, true},     // no further than one past its latest checkpoint
 	} {
-		bound, ok, err := pruneBound(st, c.v, c.current, c.f, c.retain)
+		bound, ok, err := PruneBound(st, c.v, c.current, c.f, c.retain)
 		if err != nil || ok != c.ok || (ok && bound != c.bound) {
 			t.Errorf("%+v: bound %d %v %v", c, bound, ok, err)
 		}
 	}
-}
-
-func testPeer(t *testing.T) peer.ID {
-	_, id := testKey(t)
-	return id
-}
-
-func testKey(t *testing.T) (crypto.PrivKey, peer.ID) {
-	t.Helper()
-	k, _, err := crypto.GenerateEd25519Key(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, _ := peer.IDFromPrivateKey(k)
-	return k, id
-}
-
-// testRecord signs an epoch record of weights over miners, linked to prev.
-func testEpochRecord(t *testing.T, key crypto.PrivKey, e uint64, prev [32]byte, weights map[peer.ID]float64) ([]byte, [32]byte) {
-	t.Helper()
-	rec := &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: make([]byte, 32), ScoringConfigHash: make([]byte, 32), PrevRecordHash: prev[:]}
-	for m, w := range weights {
-		rec.Weights = append(rec.Weights, &pb.MinerWeight{Miner: []byte(m), Weight: w})
-	}
-	slices.SortFunc(rec.Weights, func(a, b *pb.MinerWeight) int { return bytes.Compare(a.Miner, b.Miner) })
-	raw, err := protocol.Seal(key, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := protocol.Open(raw, pb.MessageType_EPOCH_RECORD)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw, protocol.ID(o.Body)
-}
-
-func memStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open("db", store.Options{FS: vfs.NewMem()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
 }
 
 type signed struct {
@@ -273,37 +227,37 @@ func TestFinalityAgreesDespiteLateRecords(t *testing.T) {
 	ids := make([]peer.ID, 3)
 	stakes := map[string]float64{}
 	for i := range keys {
-		keys[i], ids[i] = testKey(t)
+		keys[i], ids[i] = nodetest.Key(t)
 		stakes[ids[i].String()] = 1
 	}
-	m1, m2 := testPeer(t), testPeer(t)
+	m1, m2 := nodetest.Peer(t), nodetest.Peer(t)
 	var recs []signed
 	var prev [3][32]byte
 	for e := uint64(5); e <= 6; e++ {
 		for i := range keys {
 			w := map[peer.ID]float64{m1: 0.5 + 0.1*float64(i), m2: 0.5 - 0.1*float64(i)}
-			raw, id := testEpochRecord(t, keys[i], e, prev[i], w)
+			raw, id := nodetest.EpochRecord(t, keys[i], e, prev[i], w)
 			prev[i] = id
 			recs = append(recs, signed{e, ids[i], raw})
 		}
 	}
 	// F = 2, L = 10 s: epoch 5 is final at 80 s, epoch 6 at 90 s.
-	newFinality := func(st *store.Store, started int64) *finality {
-		return &finality{st: st, f: 2, length: testLength, started: at(started)}
+	newFinality := func(st *store.Store, started int64) *Finality {
+		return &Finality{st: st, f: 2, length: testLength, started: at(started)}
 	}
-	put := func(z *finality, now int64, r signed) {
+	put := func(z *Finality, now int64, r signed) {
 		t.Helper()
-		if err := z.putRecord(at(now), r.e, []byte(r.v), r.raw); err != nil {
+		if err := z.PutRecord(at(now), r.e, []byte(r.v), r.raw); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tick := func(z *finality, now int64) {
+	tick := func(z *Finality, now int64) {
 		t.Helper()
-		if err := z.tick(at(now)); err != nil {
+		if err := z.Tick(at(now)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	a, b, c := memStore(t), memStore(t), memStore(t)
+	a, b, c := nodetest.MemStore(t), nodetest.MemStore(t), nodetest.MemStore(t)
 	za, zb, zc := newFinality(a, 0), newFinality(b, 0), newFinality(c, 200)
 	// A: everything for epoch 5 in time, in order.
 	put(za, 61, recs[0])
@@ -338,7 +292,7 @@ func TestFinalityAgreesDespiteLateRecords(t *testing.T) {
 	}
 	// D gets what B got, in another order: validator 2's epoch-5 record
 	// also after finality.
-	d := memStore(t)
+	d := nodetest.MemStore(t)
 	zd := newFinality(d, 0)
 	put(zd, 65, recs[0])
 	put(zd, 66, recs[1])
@@ -372,24 +326,24 @@ func TestEquivocatorStakeIgnored(t *testing.T) {
 	ids := make([]peer.ID, 3)
 	stakes := map[string]float64{}
 	for i := range keys {
-		keys[i], ids[i] = testKey(t)
+		keys[i], ids[i] = nodetest.Key(t)
 		stakes[ids[i].String()] = float64(i + 1)
 	}
-	m1, m2 := testPeer(t), testPeer(t)
-	r0, _ := testEpochRecord(t, keys[0], 5, [32]byte{}, map[peer.ID]float64{m1: 1})
-	r1, _ := testEpochRecord(t, keys[1], 5, [32]byte{}, map[peer.ID]float64{m1: 0.5, m2: 0.5})
-	x, _ := testEpochRecord(t, keys[2], 5, [32]byte{}, map[peer.ID]float64{m1: 1})
-	y, _ := testEpochRecord(t, keys[2], 5, [32]byte{}, map[peer.ID]float64{m2: 1})
+	m1, m2 := nodetest.Peer(t), nodetest.Peer(t)
+	r0, _ := nodetest.EpochRecord(t, keys[0], 5, [32]byte{}, map[peer.ID]float64{m1: 1})
+	r1, _ := nodetest.EpochRecord(t, keys[1], 5, [32]byte{}, map[peer.ID]float64{m1: 0.5, m2: 0.5})
+	x, _ := nodetest.EpochRecord(t, keys[2], 5, [32]byte{}, map[peer.ID]float64{m1: 1})
+	y, _ := nodetest.EpochRecord(t, keys[2], 5, [32]byte{}, map[peer.ID]float64{m2: 1})
 	p, err := protocol.NewEquivocationProof(x, y)
 	if err != nil {
 		t.Fatal(err)
 	}
 	proof, _ := proto.Marshal(p)
 	half := func(mine []byte, withProof bool) *store.Store {
-		st := memStore(t)
-		z := &finality{st: st, f: 2, length: testLength, started: at(0)}
+		st := nodetest.MemStore(t)
+		z := &Finality{st: st, f: 2, length: testLength, started: at(0)}
 		for _, r := range []signed{{5, ids[0], r0}, {5, ids[1], r1}, {5, ids[2], mine}} {
-			if err := z.putRecord(at(61), r.e, []byte(r.v), r.raw); err != nil {
+			if err := z.PutRecord(at(61), r.e, []byte(r.v), r.raw); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -398,11 +352,11 @@ func TestEquivocatorStakeIgnored(t *testing.T) {
 		if bytes.Equal(mine, y) {
 			other = x
 		}
-		if err := z.putRecord(at(62), 5, []byte(ids[2]), other); !errors.Is(err, store.ErrExists) {
+		if err := z.PutRecord(at(62), 5, []byte(ids[2]), other); !errors.Is(err, store.ErrExists) {
 			t.Fatalf("second record: %v", err)
 		}
 		if withProof {
-			if first, err := z.putProof(at(63), 5, []byte(ids[2]), proof); !first || err != nil {
+			if first, err := z.PutProof(at(63), 5, []byte(ids[2]), proof); !first || err != nil {
 				t.Fatal(first, err)
 			}
 		}
@@ -426,84 +380,13 @@ func TestEquivocatorStakeIgnored(t *testing.T) {
 	// A proof that arrives after the epoch was frozen changes nothing: the
 	// final set named the equivocator's record.
 	late := half(x, false)
-	z := &finality{st: late, f: 2, length: testLength, started: at(0)}
+	z := &Finality{st: late, f: 2, length: testLength, started: at(0)}
 	before := consensusHash(t, late, 5, stakes)
-	if _, err := z.putProof(at(81), 5, []byte(ids[2]), proof); err != nil {
+	if _, err := z.PutProof(at(81), 5, []byte(ids[2]), proof); err != nil {
 		t.Fatal(err)
 	}
 	if consensusHash(t, late, 5, stakes) != before {
 		t.Fatal("a proof stored after finality changed the final consensus")
-	}
-}
-
-// Audit accepts a chain that continues from either record of a proven
-// equivocation, checks stored proofs, and flags a forged one.
-func TestAuditEquivocation(t *testing.T) {
-	key, v := testKey(t)
-	m := testPeer(t)
-	x, idx := testEpochRecord(t, key, 5, [32]byte{}, map[peer.ID]float64{m: 1})
-	y, idy := testEpochRecord(t, key, 5, [32]byte{}, map[peer.ID]float64{m: 0.5})
-	next, _ := testEpochRecord(t, key, 6, idy, map[peer.ID]float64{m: 1}) // continues from y
-	_ = idx
-	st := memStore(t)
-	for _, r := range []signed{{5, v, x}, {6, v, next}} {
-		if err := st.PutEpochRecord(r.e, []byte(r.v), r.raw); err != nil {
-			t.Fatal(err)
-		}
-	}
-	audit := func() *AuditReport {
-		rep, err := Audit(st, AuditOptions{Consensus: consensus.DefaultParams(), Local: []peer.ID{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
-	}
-	if rep := audit(); len(rep.Problems) != 1 || !bytes.Contains([]byte(rep.Problems[0]), []byte("hash chain broken")) {
-		t.Fatalf("without the proof: %v", rep.Problems)
-	}
-	p, _ := protocol.NewEquivocationProof(x, y)
-	raw, _ := proto.Marshal(p)
-	if _, err := st.PutEquivocation(5, []byte(v), raw); err != nil {
-		t.Fatal(err)
-	}
-	if rep := audit(); len(rep.Problems) != 0 || rep.Equivocations != 1 {
-		t.Fatalf("with the proof: %v (%d proofs)", rep.Problems, rep.Equivocations)
-	}
-	// Replace the proof with one whose second record is altered.
-	forged := proto.Clone(p).(*pb.EquivocationProof)
-	forged.RecordB = bytes.Clone(forged.RecordB)
-	forged.RecordB[len(forged.RecordB)-1] ^= 1
-	fraw, _ := proto.Marshal(forged)
-	key5 := append([]byte{'q', 0, 0, 0, 0, 0, 0, 0, 5}, []byte(v)...)
-	if err := st.Tamper(func(db *pebble.DB) error { return db.Set(key5, append([]byte{1}, fraw...), pebble.Sync) }); err != nil {
-		t.Fatal(err)
-	}
-	if rep := audit(); len(rep.Problems) == 0 {
-		t.Fatal("forged proof passed audit")
-	}
-
-	// A node that got the proof before either record ignores both: it
-	// holds the validator's records before and after, and the proof.
-	prevRec, prevID := testEpochRecord(t, key, 4, [32]byte{}, map[peer.ID]float64{m: 1})
-	x2, _ := testEpochRecord(t, key, 5, prevID, map[peer.ID]float64{m: 1})
-	y2, idy2 := testEpochRecord(t, key, 5, prevID, map[peer.ID]float64{m: 0.5})
-	next2, _ := testEpochRecord(t, key, 6, idy2, map[peer.ID]float64{m: 1})
-	p2, _ := protocol.NewEquivocationProof(x2, y2)
-	raw2, _ := proto.Marshal(p2)
-	st = memStore(t)
-	for _, r := range []signed{{4, v, prevRec}, {6, v, next2}} {
-		if err := st.PutEpochRecord(r.e, []byte(r.v), r.raw); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if rep := audit(); len(rep.Problems) != 1 {
-		t.Fatalf("gap without the proof: %v", rep.Problems)
-	}
-	if _, err := st.PutEquivocation(5, []byte(v), raw2); err != nil {
-		t.Fatal(err)
-	}
-	if rep := audit(); len(rep.Problems) != 0 {
-		t.Fatalf("gap covered by a proof: %v", rep.Problems)
 	}
 }
 
@@ -513,7 +396,7 @@ func TestStakeSet(t *testing.T) {
 	if s, err := StakeSet(home, c); s != nil || err != nil {
 		t.Fatalf("no genesis, no validators: %v %v", s, err)
 	}
-	a, b := testPeer(t), testPeer(t)
+	a, b := nodetest.Peer(t), nodetest.Peer(t)
 	c.Network.Validators = []string{a.String(), b.String()}
 	s, err := StakeSet(home, c)
 	if err != nil || len(s) != 2 || s[a.String()] != 1 || s[b.String()] != 1 {
@@ -524,22 +407,22 @@ func TestStakeSet(t *testing.T) {
 // A frozen epoch that holds a record of a validator outside the genesis
 // set computes as if the record were absent.
 func TestFinalSetWithOutsider(t *testing.T) {
-	key, v := testKey(t)
-	okey, _ := testKey(t)
-	m := testPeer(t)
-	in, _ := testEpochRecord(t, key, 5, [32]byte{}, map[peer.ID]float64{m: 1})
-	out, _ := testEpochRecord(t, okey, 5, [32]byte{}, map[peer.ID]float64{m: 1})
+	key, v := nodetest.Key(t)
+	okey, _ := nodetest.Key(t)
+	m := nodetest.Peer(t)
+	in, _ := nodetest.EpochRecord(t, key, 5, [32]byte{}, map[peer.ID]float64{m: 1})
+	out, _ := nodetest.EpochRecord(t, okey, 5, [32]byte{}, map[peer.ID]float64{m: 1})
 	stakes := map[string]float64{v.String(): 1}
 	hash := func(recs ...[]byte) [32]byte {
-		st := memStore(t)
-		z := &finality{st: st, f: 2, length: testLength, started: at(0)}
+		st := nodetest.MemStore(t)
+		z := &Finality{st: st, f: 2, length: testLength, started: at(0)}
 		for _, raw := range recs {
 			o, _ := protocol.Open(raw, pb.MessageType_EPOCH_RECORD)
-			if err := z.putRecord(at(61), 5, []byte(o.Author), raw); err != nil {
+			if err := z.PutRecord(at(61), 5, []byte(o.Author), raw); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := z.tick(at(80)); err != nil {
+		if err := z.Tick(at(80)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.Final(5); err != nil {
@@ -550,105 +433,4 @@ func TestFinalSetWithOutsider(t *testing.T) {
 	if hash(in, out) != hash(in) {
 		t.Fatal("an outsider's record changed a final epoch's consensus")
 	}
-}
-
-// A validator whose round stalls does not sign its epoch record late: the
-// round is abandoned at the cutoff, unrecorded, and the record is stored
-// before the epoch is final, so it counts on every node.
-func TestStalledRoundDoesNotDelayEpochRecord(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tn := newSimTestNet(t)
-		cfg := testConfig()
-		cfg.Network.EpochLength = config.Duration{Duration: 2 * time.Second}
-		cfg.Validator.Deadline = config.Duration{Duration: time.Minute} // the stall would hold the epoch open far past finality
-		type stored struct {
-			epoch uint64
-			at    time.Time
-		}
-		own := make(chan stored, 64)
-		key, id := testKey(t)
-		v, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
-			o.Key = key
-			o.OnEpochRecord = func(e uint64, by peer.ID) {
-				if by == id {
-					own <- stored{e, time.Now()}
-				}
-			}
-		})
-		started := make(chan struct{}, 1)
-		m := tn.start(RoleMiner, cfg, stallingBackend{started: started})
-		tn.connect(m, v)
-		select {
-		case <-started:
-		case <-time.After(60 * time.Second):
-			t.Fatal("miner never received a challenge")
-		}
-		stalled := v.view.epochAt(time.Now())
-		deadline := time.After(60 * time.Second)
-		for seen := 0; seen < 2; {
-			select {
-			case r := <-own:
-				if r.epoch < stalled {
-					continue
-				}
-				if at := finalAt(r.epoch, cfg.Network.FinalityEpochs, cfg.Network.EpochLength.Duration); !r.at.Before(at) {
-					t.Fatalf("record for epoch %d stored %v after the epoch was final", r.epoch, r.at.Sub(at))
-				}
-				seen++
-			case r := <-tn.records:
-				t.Fatalf("stalled round stored as evidence: %v %q", r.Verdict, r.Reason)
-			case <-deadline:
-				t.Fatal("no epoch record while a round stalled")
-			}
-		}
-	})
-}
-
-// A validator whose epoch close overruns the next epoch still closes that
-// epoch: every epoch gets a record and a checkpoint, which pruning and
-// audit rely on.
-func TestSlowEpochCloseSkipsNoEpoch(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tn := newSimTestNet(t)
-		cfg := testConfig()
-		cfg.Network.EpochLength = config.Duration{Duration: time.Second}
-		length := cfg.Network.EpochLength.Duration
-		own := make(chan uint64, 64)
-		key, id := testKey(t)
-		var slowed bool
-		_, st := tn.startWith(RoleValidator, cfg, nil, func(o *Options) {
-			o.Key = key
-			o.Adversary.AlterEpochRecord = func(r *pb.EpochRecord) {
-				if !slowed { // the first close ends after the next epoch has
-					slowed = true
-					time.Sleep(time.Until(time.Unix(0, int64(r.Epoch+2)*int64(length)).Add(length / 4)))
-				}
-			}
-			o.OnEpochRecord = func(e uint64, by peer.ID) {
-				if by == id {
-					own <- e
-				}
-			}
-		})
-		var got []uint64
-		deadline := time.After(30 * time.Second)
-		for len(got) < 4 {
-			select {
-			case e := <-own:
-				got = append(got, e)
-			case <-deadline:
-				t.Fatalf("records for epochs %v only", got)
-			}
-		}
-		for i := 1; i < len(got); i++ {
-			if got[i] != got[i-1]+1 {
-				t.Fatalf("record epochs %v: an epoch was skipped", got)
-			}
-		}
-		for _, e := range got {
-			if cp, found, err := st.LatestCheckpoint([]byte(id), e+1); err != nil || !found || cp.Epoch != e {
-				t.Fatalf("no checkpoint at epoch %d: %v", e, err)
-			}
-		}
-	})
 }

@@ -1,9 +1,7 @@
-package node
+package epoch
 
 import (
 	"bytes"
-	"crypto/ed25519"
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"os"
@@ -11,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/node/internal/nodetest"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
@@ -28,60 +27,30 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata golden files")
 // must produce these bytes: .ci/determinism.sh runs this test for arm64 under
 // qemu, where the Go compiler would fuse multiply-adds that amd64 rounds
 // separately. A deliberate change to scoring, encoding or consensus
-// regenerates it with `go test ./node -run TestEpochRecordGolden -update`.
+// regenerates it with `go test ./node/epoch -run TestEpochRecordGolden -update`.
 const goldenEpochFile = "testdata/epoch_golden.txt"
-
-// splitmix64 is a fixed generator, so the inputs do not depend on
-// math/rand's algorithms.
-type splitmix64 uint64
-
-func (s *splitmix64) next() uint64 {
-	*s += 0x9e3779b97f4a7c15
-	z := uint64(*s)
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}
-
-// unit is uniform in [0, 1) with 53 random bits.
-func (s *splitmix64) unit() float64 { return float64(s.next()>>11) / (1 << 53) }
-
-// seededKey is an Ed25519 key from a fixed seed (Ed25519 signatures are
-// deterministic, so the sealed bytes are too).
-func seededKey(t *testing.T, i byte) (crypto.PrivKey, peer.ID) {
-	seed := bytes.Repeat([]byte{i}, ed25519.SeedSize)
-	k, err := crypto.UnmarshalEd25519PrivateKey(ed25519.NewKeyFromSeed(seed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := peer.IDFromPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k, id
-}
 
 // goldenEpochLines builds the fixed store and returns one line per signed
 // epoch record and per consensus result.
 func goldenEpochLines(t *testing.T) []string {
 	const epochs, validators, miners = 4, 3, 10
-	st, err := store.Open("db", store.Options{FS: memFS()})
+	st, err := store.Open("db", store.Options{FS: vfs.NewMem()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	rng := splitmix64(0x706f672d65706f63)
+	rng := nodetest.SplitMix64(0x706f672d65706f63)
 	type key struct {
 		k  crypto.PrivKey
 		id peer.ID
 	}
 	var vs, ms []key
 	for i := range validators {
-		k, id := seededKey(t, byte(1+i))
+		k, id := nodetest.SeededKey(t, byte(1+i))
 		vs = append(vs, key{k, id})
 	}
 	for i := range miners {
-		k, id := seededKey(t, byte(100+i))
+		k, id := nodetest.SeededKey(t, byte(100+i))
 		ms = append(ms, key{k, id})
 	}
 	gpus := []string{"H200", "NVIDIA H100 80GB HBM3", "RTX 4090", "A100-SXM4-80GB", "Mystery GPU"}
@@ -91,9 +60,9 @@ func goldenEpochLines(t *testing.T) []string {
 			// are sums of inexact products.
 			a := &pb.MinerAnnounce{Version: protocol.Version, Seq: e, Precisions: []uint32{1, 2}, Backend: "golden",
 				MaxOutputBytes: 1 << 30, Hardware: &pb.Hardware{
-					CpuCores: uint32(1 + rng.next()%128), CpuGhz: 1 + 3*rng.unit(),
-					RamBytes: rng.next() % 3e12, RamGbps: 400 * rng.unit(),
-					StorageBytes: rng.next() % 40e12, StorageMbps: 9000 * rng.unit()}}
+					CpuCores: uint32(1 + rng.Next()%128), CpuGhz: 1 + 3*rng.Unit(),
+					RamBytes: rng.Next() % 3e12, RamGbps: 400 * rng.Unit(),
+					StorageBytes: rng.Next() % 40e12, StorageMbps: 9000 * rng.Unit()}}
 			for g := range 1 + i%3 {
 				a.Gpus = append(a.Gpus, &pb.GPU{Name: gpus[(i+g)%len(gpus)]})
 			}
@@ -111,7 +80,7 @@ func goldenEpochLines(t *testing.T) []string {
 					if (mi+vi+int(r))%7 == 0 {
 						continue // not every validator reaches every miner
 					}
-					if err := st.PutRound(goldenRound(t, &rng, v.k, v.id, m.id, e, uint64(vi)*10+r)); err != nil {
+					if err := st.PutRound(nodetest.GoldenRound(t, &rng, v.k, v.id, m.id, e, uint64(vi)*10+r)); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -145,34 +114,6 @@ func goldenEpochLines(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return lines
-}
-
-// goldenRound is one round record: mostly verified, at fp16 or fp32, with
-// an irregular TFLOPS figure; one in nine failed.
-func goldenRound(t *testing.T, rng *splitmix64, vk crypto.PrivKey, v, m peer.ID, e, r uint64) *store.RoundRecord {
-	prec := proof.FP16
-	if rng.next()%3 == 0 {
-		prec = proof.FP32
-	}
-	p := proof.Params{Precision: prec, Batch: uint32(1 + rng.next()%4), M: 256, K: 256, N: 512, Tile: 64, Miner: []byte(m)}
-	binary.LittleEndian.PutUint64(p.Nonce[:], rng.next())
-	pb1, err := p.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := protocol.Seal(vk, &pb.Challenge{Version: protocol.Version, Epoch: e, Round: r, Miner: []byte(m),
-		Params: [][]byte{pb1}, SecretCommitment: make([]byte, 32), Samples: 4, DeadlineMs: 5000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &store.RoundRecord{Epoch: e, Round: r, Miner: []byte(m), Validator: []byte(v), Challenge: ch,
-		Commitment: []byte{1}, CommitNanos: int64(1 + rng.next()%1e9), FLOPs: p.FLOPs(), Verdict: store.VerdictVerified}
-	if rng.next()%9 == 0 {
-		rec.Verdict, rec.Reason = store.VerdictFailed, "golden failure"
-	} else {
-		rec.TFLOPS = 2000 * rng.unit()
-	}
-	return rec
 }
 
 // TestEpochRecordGolden checks the epoch records and consensus hashes of a

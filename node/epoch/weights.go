@@ -1,4 +1,4 @@
-package node
+package epoch
 
 import (
 	"github.com/libp2p/go-libp2p/core/peer"

@@ -1,4 +1,4 @@
-package node
+package epoch
 
 import (
 	"bytes"
@@ -23,15 +23,15 @@ import (
 // e that arrive later are stored but change nothing. A node that was not
 // running at e's finality time writes no set for e and counts what it holds.
 
-// finalAt is when epoch e becomes final: the end of epoch e+f.
-func finalAt(e, f uint64, length time.Duration) time.Time {
+// FinalAt is when epoch e becomes final: the end of epoch e+f.
+func FinalAt(e, f uint64, length time.Duration) time.Time {
 	return time.Unix(0, int64(e+f+1)*int64(length))
 }
 
-// roundsCutoff is when a validator abandons epoch e's unfinished rounds:
+// RoundsCutoff is when a validator abandons epoch e's unfinished rounds:
 // half the finality window after e ends, so its record for e is signed
 // with the other half left to reach every node before e is final.
-func roundsCutoff(e, f uint64, length time.Duration) time.Time {
+func RoundsCutoff(e, f uint64, length time.Duration) time.Time {
 	return time.Unix(0, int64(e+1)*int64(length)+int64(f)*int64(length)/2)
 }
 
@@ -40,10 +40,10 @@ func roundsCutoff(e, f uint64, length time.Duration) time.Time {
 // become final, and so must write its final set before storing anything
 // more for e. A node that started after e's end cannot tell which of e's
 // records came late: it counts all it holds, as one started after e's
-// finality does (a node started at a finality time once froze a set it
+// Finality does (a node started at a finality time once froze a set it
 // had had no time to sync).
 func freezeRule(e, f uint64, length time.Duration, started, now time.Time) (final, freeze bool) {
-	final = !now.Before(finalAt(e, f, length))
+	final = !now.Before(FinalAt(e, f, length))
 	return final, final && !started.After(time.Unix(0, int64(e+1)*int64(length)))
 }
 
@@ -77,10 +77,10 @@ func finalSetOf(records []store.FinalRecord, proven [][]byte) store.FinalSet {
 	return f
 }
 
-// finality writes final sets and is the only writer of other validators'
+// Finality writes final sets and is the only writer of other validators'
 // epoch records and of equivocation proofs, so that a late record can never
 // be stored before its epoch's final set.
-type finality struct {
+type Finality struct {
 	st      *store.Store
 	f       uint64
 	length  time.Duration
@@ -89,9 +89,15 @@ type finality struct {
 	next    uint64 // epochs below it are frozen, if they were to be
 }
 
-// tick freezes every epoch that became final since the node started and has
+// NewFinality is the finality of a store whose epochs, of the given
+// length, are final f epochs after they end, for a node started at started.
+func NewFinality(st *store.Store, f uint64, length time.Duration, started time.Time) *Finality {
+	return &Finality{st: st, f: f, length: length, started: started}
+}
+
+// Tick freezes every epoch that became final since the node started and has
 // no final set yet.
-func (z *finality) tick(now time.Time) error {
+func (z *Finality) Tick(now time.Time) error {
 	from, to, ok := freezeRange(z.f, z.length, z.started, now)
 	if !ok {
 		return nil
@@ -108,7 +114,7 @@ func (z *finality) tick(now time.Time) error {
 }
 
 // before runs before anything is stored for epoch e; z.mu is held.
-func (z *finality) before(e uint64, now time.Time) error {
+func (z *Finality) before(e uint64, now time.Time) error {
 	if _, freeze := freezeRule(e, z.f, z.length, z.started, now); freeze {
 		return z.freeze(e)
 	}
@@ -116,7 +122,7 @@ func (z *finality) before(e uint64, now time.Time) error {
 }
 
 // freeze writes e's final set from what the store holds, unless it has one.
-func (z *finality) freeze(e uint64) error {
+func (z *Finality) freeze(e uint64) error {
 	if _, err := z.st.Final(e); !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
@@ -153,8 +159,8 @@ func heldSet(st *store.Store, e uint64) (store.FinalSet, error) {
 	return finalSetOf(recs, proven), nil
 }
 
-// putRecord stores a validator's epoch record (Open checked it).
-func (z *finality) putRecord(now time.Time, e uint64, validator, raw []byte) error {
+// PutRecord stores a validator's epoch record (Open checked it).
+func (z *Finality) PutRecord(now time.Time, e uint64, validator, raw []byte) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if err := z.before(e, now); err != nil {
@@ -163,9 +169,9 @@ func (z *finality) putRecord(now time.Time, e uint64, validator, raw []byte) err
 	return z.st.PutEpochRecord(e, validator, raw)
 }
 
-// putProof stores an equivocation proof (CheckEquivocation passed),
+// PutProof stores an equivocation proof (CheckEquivocation passed),
 // reporting whether it was the first for its key.
-func (z *finality) putProof(now time.Time, e uint64, validator, proof []byte) (bool, error) {
+func (z *Finality) PutProof(now time.Time, e uint64, validator, proof []byte) (bool, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if err := z.before(e, now); err != nil {
@@ -239,10 +245,10 @@ func epochInput(counted []recordRow, excluded [][]byte, stakes, equal map[string
 	return in
 }
 
-// consensusEpochs is ConsensusEpochs; records of epochs below verifyFrom
+// ConsensusEpochsFrom is ConsensusEpochs; records of epochs below verifyFrom
 // are decoded without re-checking their signatures (an incremental audit
 // checked them before).
-func consensusEpochs(st *store.Store, upto uint64, stakes map[string]float64, p consensus.Params, verifyFrom uint64,
+func ConsensusEpochsFrom(st *store.Store, upto uint64, stakes map[string]float64, p consensus.Params, verifyFrom uint64,
 	visit func(uint64, *consensus.Result) error) error {
 	var prevBonds map[string]map[string]float64
 	equal := map[string]float64{}

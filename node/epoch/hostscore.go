@@ -1,4 +1,4 @@
-package node
+package epoch
 
 import (
 	"time"
@@ -13,18 +13,18 @@ import (
 // timing, recomputed from the record alone, is the miner's proven CPU, RAM
 // or storage.
 
-// hostElapsed is a host record's elapsed time: the root's arrival less the
+// HostElapsed is a host record's elapsed time: the root's arrival less the
 // round trip, at most 1/hostround.MaxRTTDivisor of the arrival (a miner
 // that delays its pings gains at most 1/0.95), as the round's machine
 // computed it.
-func hostElapsed(r *store.HostRecord) time.Duration {
+func HostElapsed(r *store.HostRecord) time.Duration {
 	return time.Duration(max(r.RootNanos-min(r.RTTNanos, r.RootNanos/hostround.MaxRTTDivisor), 1))
 }
 
-// hostMeasurement is what a verified host record credits (hostround.Proof's
-// credited over hostElapsed) and its kind. ok is false for a failed record
+// HostMeasurement is what a verified host record credits (hostround.Proof's
+// credited over HostElapsed) and its kind. ok is false for a failed record
 // or an undecodable challenge.
-func hostMeasurement(r *store.HostRecord) (kind byte, m scoring.HostMeasurement, ok bool) {
+func HostMeasurement(r *store.HostRecord) (kind byte, m scoring.HostMeasurement, ok bool) {
 	if r.Verdict != store.VerdictVerified {
 		return 0, m, false
 	}
@@ -32,16 +32,16 @@ func hostMeasurement(r *store.HostRecord) (kind byte, m scoring.HostMeasurement,
 	if err != nil {
 		return 0, m, false
 	}
-	return ch.Proof.Kind(), ch.Proof.Credited(hostElapsed(r)), true
+	return ch.Proof.Kind(), ch.Proof.Credited(HostElapsed(r)), true
 }
 
-// provenHost is a miner's proven host of one epoch: for each kind the best
+// ProvenHost is a miner's proven host of one epoch: for each kind the best
 // of its verified host records (one CPU measured several times is not
 // several CPUs), the kinds summed.
-func provenHost(hosts []*store.HostRecord) scoring.Hardware {
+func ProvenHost(hosts []*store.HostRecord) scoring.Hardware {
 	var best [hostround.KindPlot + 1]scoring.HostMeasurement
 	for _, r := range hosts {
-		if k, m, ok := hostMeasurement(r); ok && hostRank(m) > hostRank(best[k]) {
+		if k, m, ok := HostMeasurement(r); ok && hostRank(m) > hostRank(best[k]) {
 			best[k] = m
 		}
 	}

@@ -1,4 +1,4 @@
-package node
+package epoch
 
 import (
 	"regexp"
@@ -7,13 +7,17 @@ import (
 	"github.com/pog-network/pog/store"
 )
 
+// NoShowPrefix starts the reason of a no-show: an owned slot whose opening
+// window passed with the miner not connected to this validator.
+const NoShowPrefix = "no-show: "
+
 // missedPrefixes start the reasons of rounds the miner never answered in
 // time: the stream could not be opened or written, it closed, no first root
 // or no commitment came, or a root came after its bound. None proves a
 // fault (a crash, a restart, a cut link or a loaded machine look the
 // same), so they lower availability instead of failing the epoch.
 var missedPrefixes = []string{
-	noShowPrefix, // not connected in an owned slot
+	NoShowPrefix, // not connected in an owned slot
 	"open round stream:",
 	"sending challenge:",
 	"publishing challenge:", // the validator's own gossip failed

@@ -1,11 +1,9 @@
-package node
+package epoch
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
-	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/store"
@@ -45,14 +43,14 @@ func (s *EpochScorer) checkpoint(e uint64) error {
 	return err
 }
 
-// pruneBound is the first epoch whose round evidence must be kept at
+// PruneBound is the first epoch whose round evidence must be kept at
 // epoch current: evidence of epoch e is kept for retain epochs after e is
 // final (the end of e+f), so epochs below current−f−retain may go. A
 // validator's scorer and audit resume from a checkpoint, so a validator
 // (v non-empty) prunes exactly up to its latest checkpoint below that
 // bound, which a gap (epochs it was down or behind) does not move, and
 // without one prunes nothing. ok is false when nothing may be pruned.
-func pruneBound(st *store.Store, v peer.ID, current, f uint64, retain int) (uint64, bool, error) {
+func PruneBound(st *store.Store, v peer.ID, current, f uint64, retain int) (uint64, bool, error) {
 	if retain < 0 || current < f+uint64(retain)+1 {
 		return 0, false, nil
 	}
@@ -67,36 +65,6 @@ func pruneBound(st *store.Store, v peer.ID, current, f uint64, retain int) (uint
 	return cp.Epoch + 1, true, nil
 }
 
-// finalityLoop freezes each epoch as it becomes final and prunes evidence
-// past its retention, at every epoch boundary, until ctx ends.
-func (n *Node) finalityLoop(ctx context.Context) {
-	length := n.cfg.Network.EpochLength.Duration
-	for {
-		now := time.Now()
-		if err := n.finality.tick(now); err != nil {
-			n.log.Error("finalising epochs failed", "err", err)
-		}
-		if err := n.prune(now); err != nil {
-			n.log.Error("pruning evidence failed", "err", err)
-		}
-		next := time.Unix(0, (now.UnixNano()/int64(length)+1)*int64(length))
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Until(next)):
-		}
-	}
-}
-
-// prune deletes round evidence past the retention.
-func (n *Node) prune(now time.Time) error {
-	var v peer.ID
-	if n.validator != nil {
-		v = n.ID()
-	}
-	bound, ok, err := pruneBound(n.store, v, n.view.epochAt(now), n.cfg.Network.FinalityEpochs, n.cfg.Node.RetainEvidence)
-	if err != nil || !ok {
-		return err
-	}
-	return n.store.PruneEvidence(bound)
-}
+// Penalties are the miners' penalties the scorer carries into its next
+// epoch, what a checkpoint stores; the caller must not modify them.
+func (s *EpochScorer) Penalties() map[string]float64 { return s.penalties }
