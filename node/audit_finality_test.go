@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/scoring"
@@ -24,15 +25,15 @@ func TestAuditIncrementalAndPruned(t *testing.T) {
 	tn.cancel()
 	tn.wg.Wait()
 	st, v := stores[0], nodes[0].ID()
-	audit := func(since *uint64) *AuditReport {
+	auditNow := func(since *uint64) *audit.AuditReport {
 		t.Helper()
-		rep, err := Audit(st, AuditOptions{Since: since, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{v}})
+		rep, err := audit.Audit(st, audit.AuditOptions{Since: since, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{v}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return rep
 	}
-	full := audit(nil)
+	full := auditNow(nil)
 	if len(full.Problems) > 0 || full.Recomputed < 2 {
 		t.Fatalf("full audit: %+v", full)
 	}
@@ -40,7 +41,7 @@ func TestAuditIncrementalAndPruned(t *testing.T) {
 		t.Fatalf("the validator stored no checkpoint before epoch %d: %v", e, err)
 	}
 
-	inc := audit(&e)
+	inc := auditNow(&e)
 	if len(inc.Problems) > 0 || inc.Rounds == 0 || inc.Rounds >= full.Rounds || inc.Recomputed == 0 {
 		t.Fatalf("audit --since %d: %+v (full: %d rounds)", e, inc, full.Rounds)
 	}
@@ -53,7 +54,7 @@ func TestAuditIncrementalAndPruned(t *testing.T) {
 	if err := st.PruneEvidence(e); err != nil {
 		t.Fatal(err)
 	}
-	pruned := audit(nil)
+	pruned := auditNow(nil)
 	if len(pruned.Problems) > 0 || pruned.Pruned == 0 || pruned.EvidenceFrom != e || pruned.Rounds != inc.Rounds {
 		t.Fatalf("audit after pruning below %d: %+v", e, pruned)
 	}
@@ -87,7 +88,7 @@ func TestAuditIncrementalAndPruned(t *testing.T) {
 	// It is caught by e's recomputed weights, or, where the penalty did not
 	// change them, by e's own checkpoint,
 	// which the forged one's penalty carries into.
-	rep := audit(nil)
+	rep := auditNow(nil)
 	if all := strings.Join(rep.Problems, "\n"); !strings.Contains(all, "weights differ") && !strings.Contains(all, "differs from the evidence") {
 		t.Fatalf("forged checkpoint not caught: %v", rep.Problems)
 	}
@@ -95,7 +96,7 @@ func TestAuditIncrementalAndPruned(t *testing.T) {
 	if err := st.Tamper(func(db *pebble.DB) error { return db.Delete(key, pebble.Sync) }); err != nil {
 		t.Fatal(err)
 	}
-	rep = audit(nil)
+	rep = auditNow(nil)
 	if len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "no scorer checkpoint") {
 		t.Fatalf("missing checkpoint: %v", rep.Problems)
 	}
@@ -150,7 +151,7 @@ func TestValidatorPrunesOldEvidence(t *testing.T) {
 		for r, err := range st.Rounds(0, from-1) {
 			t.Fatalf("round of epoch %d survived pruning below %d (%v)", r.Epoch, from, err)
 		}
-		rep, err := Audit(st, AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{v.ID()}})
+		rep, err := audit.Audit(st, audit.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{v.ID()}})
 		if err != nil || len(rep.Problems) > 0 || rep.Pruned == 0 || rep.Recomputed == 0 {
 			t.Fatalf("audit of the pruned home: %v %v (%d pruned, %d recomputed)", err, rep.Problems, rep.Pruned, rep.Recomputed)
 		}

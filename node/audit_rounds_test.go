@@ -11,6 +11,7 @@ import (
 
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/protocol"
@@ -104,7 +105,7 @@ func correctTile(t *testing.T, r *store.RoundRecord, pos int) *store.TileData {
 	ch := co.Msg.(*pb.Challenge)
 	params, _ := protocol.ChallengeParams(ch)
 	chain := proof.Chain{ID: protocol.ID(co.Body), Template: params, Steps: int(ch.Steps)}
-	roots, err := openCommitment(r, chain)
+	roots, err := audit.OpenCommitment(r, chain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestAuditRoundEvidence(t *testing.T) {
 	var verified, bad *store.RoundRecord
 	synctest.Test(t, func(t *testing.T) { verified, bad = liveRounds(t) })
 	for name, r := range map[string]*store.RoundRecord{"verified": verified, "failed with a wrong tile": bad} {
-		if _, err := auditRound(r, false); err != nil {
+		if _, err := audit.Round(r, false); err != nil {
 			t.Fatalf("%s round fails its audit: %v", name, err)
 		}
 	}
@@ -165,12 +166,12 @@ func TestAuditRoundEvidence(t *testing.T) {
 			r := clone(c.from)
 			r.StepArrivals = slices.Clone(c.from.StepArrivals)
 			c.edit(r)
-			_, err := auditRound(r, false)
+			_, err := audit.Round(r, false)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("audit: %v, want an error containing %q", err, c.want)
 			}
 			// The first three are failures the evidence does not show.
-			if noFailure := strings.Contains(c.want, "tile is") || strings.Contains(c.want, "A·B") || strings.Contains(c.want, "no wrong tile"); noFailure != errors.Is(err, errNoFailure) {
+			if noFailure := strings.Contains(c.want, "tile is") || strings.Contains(c.want, "A·B") || strings.Contains(c.want, "no wrong tile"); noFailure != errors.Is(err, audit.ErrNoFailure) {
 				t.Fatalf("%v: wraps errNoFailure: %v, want %v", err, !noFailure, noFailure)
 			}
 		})
@@ -179,7 +180,7 @@ func TestAuditRoundEvidence(t *testing.T) {
 	r := clone(verified)
 	failIt(r)
 	r.Commitment, r.CommitNanos = nil, 0
-	if _, err := auditRound(r, false); err != nil {
+	if _, err := audit.Round(r, false); err != nil {
 		t.Fatalf("a failed round without a commitment: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
@@ -128,7 +129,7 @@ func BenchmarkAudit1000x100(b *testing.B) {
 	defer st.Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		rep, err := Audit(st, AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{vid}})
+		rep, err := audit.Audit(st, audit.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{vid}})
 		if err != nil || len(rep.Problems) > 0 {
 			b.Fatalf("audit: %v %v", err, rep.Problems)
 		}
@@ -177,7 +178,7 @@ func BenchmarkAuditSince(b *testing.B) {
 		name := map[bool]string{true: "full", false: "since-last"}[since == nil]
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				rep, err := Audit(st, AuditOptions{Since: since, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{vid}})
+				rep, err := audit.Audit(st, audit.AuditOptions{Since: since, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{vid}})
 				if err != nil || len(rep.Problems) > 0 {
 					b.Fatalf("audit: %v %v", err, rep.Problems)
 				}

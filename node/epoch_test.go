@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol/consensus"
@@ -112,7 +113,7 @@ func TestConsensusIdenticalOnEveryNode(t *testing.T) {
 			}
 		}
 		for i := 0; i < 3; i++ {
-			rep, err := Audit(stores[i], AuditOptions{Epoch: &e, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
+			rep, err := audit.Audit(stores[i], audit.AuditOptions{Epoch: &e, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
 			if err != nil || len(rep.Problems) > 0 {
 				t.Fatalf("validator %d audit: %v %v", i, err, rep.Problems)
 			}
@@ -131,14 +132,14 @@ func TestAuditDetectsTampering(t *testing.T) {
 		tn.cancel()
 		tn.wg.Wait()
 		st := stores[0]
-		audit := func() []string {
-			rep, err := Audit(st, AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
+		auditNow := func() []string {
+			rep, err := audit.Audit(st, audit.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return rep.Problems
 		}
-		if p := audit(); len(p) > 0 {
+		if p := auditNow(); len(p) > 0 {
 			t.Fatalf("untampered store fails its audit: %v", p)
 		}
 		var rounds [][]byte
@@ -209,7 +210,7 @@ func TestAuditDetectsTampering(t *testing.T) {
 			if err := st.Tamper(tt.tamper); err != nil {
 				t.Fatalf("%s: %v", tt.name, err)
 			}
-			if p := audit(); len(p) == 0 {
+			if p := auditNow(); len(p) == 0 {
 				t.Errorf("%s: not detected", tt.name)
 			} else {
 				t.Logf("%s: %s", tt.name, p[0])
@@ -217,7 +218,7 @@ func TestAuditDetectsTampering(t *testing.T) {
 			if err := st.Tamper(tt.undo); err != nil {
 				t.Fatal(err)
 			}
-			if p := audit(); len(p) > 0 {
+			if p := auditNow(); len(p) > 0 {
 				t.Fatalf("after undoing %s: %v", tt.name, p)
 			}
 		}

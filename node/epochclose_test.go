@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/internal/nodetest"
 
@@ -40,14 +41,14 @@ func TestAuditEquivocation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	audit := func() *AuditReport {
-		rep, err := Audit(st, AuditOptions{Consensus: consensus.DefaultParams(), Local: []peer.ID{}})
+	auditNow := func() *audit.AuditReport {
+		rep, err := audit.Audit(st, audit.AuditOptions{Consensus: consensus.DefaultParams(), Local: []peer.ID{}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return rep
 	}
-	if rep := audit(); len(rep.Problems) != 1 || !bytes.Contains([]byte(rep.Problems[0]), []byte("hash chain broken")) {
+	if rep := auditNow(); len(rep.Problems) != 1 || !bytes.Contains([]byte(rep.Problems[0]), []byte("hash chain broken")) {
 		t.Fatalf("without the proof: %v", rep.Problems)
 	}
 	p, _ := protocol.NewEquivocationProof(x, y)
@@ -55,7 +56,7 @@ func TestAuditEquivocation(t *testing.T) {
 	if _, err := st.PutEquivocation(5, []byte(v), raw); err != nil {
 		t.Fatal(err)
 	}
-	if rep := audit(); len(rep.Problems) != 0 || rep.Equivocations != 1 {
+	if rep := auditNow(); len(rep.Problems) != 0 || rep.Equivocations != 1 {
 		t.Fatalf("with the proof: %v (%d proofs)", rep.Problems, rep.Equivocations)
 	}
 	// Replace the proof with one whose second record is altered.
@@ -67,7 +68,7 @@ func TestAuditEquivocation(t *testing.T) {
 	if err := st.Tamper(func(db *pebble.DB) error { return db.Set(key5, append([]byte{1}, fraw...), pebble.Sync) }); err != nil {
 		t.Fatal(err)
 	}
-	if rep := audit(); len(rep.Problems) == 0 {
+	if rep := auditNow(); len(rep.Problems) == 0 {
 		t.Fatal("forged proof passed audit")
 	}
 
@@ -85,13 +86,13 @@ func TestAuditEquivocation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if rep := audit(); len(rep.Problems) != 1 {
+	if rep := auditNow(); len(rep.Problems) != 1 {
 		t.Fatalf("gap without the proof: %v", rep.Problems)
 	}
 	if _, err := st.PutEquivocation(5, []byte(v), raw2); err != nil {
 		t.Fatal(err)
 	}
-	if rep := audit(); len(rep.Problems) != 0 {
+	if rep := auditNow(); len(rep.Problems) != 0 {
 		t.Fatalf("gap covered by a proof: %v", rep.Problems)
 	}
 }

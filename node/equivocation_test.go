@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/internal/nodetest"
 
@@ -128,7 +129,7 @@ func TestEquivocatorProvenOnEveryNode(t *testing.T) {
 			}
 		}
 		for i := 0; i < 2; i++ {
-			rep, err := Audit(stores[i], AuditOptions{Epoch: &e, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{nodes[i].ID()}})
+			rep, err := audit.Audit(stores[i], audit.AuditOptions{Epoch: &e, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{nodes[i].ID()}})
 			if err != nil || len(rep.Problems) > 0 || rep.Equivocations == 0 {
 				t.Fatalf("validator %d audit: %v %v (%d proofs)", i, err, rep.Problems, rep.Equivocations)
 			}

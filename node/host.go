@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net"
@@ -298,4 +299,17 @@ func findPeers(ctx context.Context, h host.Host, rd *drouting.RoutingDiscovery, 
 		case <-t.C:
 		}
 	}
+}
+
+// NewAuditHost is a libp2p host for an auditor: a fresh identity that
+// listens on nothing, on the given transport (as Options.Transport) or TCP
+// and QUIC.
+func NewAuditHost(transport ...libp2p.Option) (host.Host, error) {
+	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	nc := config.DefaultConfig().Node
+	nc.Listen = nil
+	return newHost(key, nc, transport...)
 }

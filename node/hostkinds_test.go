@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/internal/nodetest"
 
@@ -59,7 +60,7 @@ func TestRAMHostRoundVerified(t *testing.T) {
 	if o := res.out; !o.Verified || !(o.Credit > 0) {
 		t.Fatalf("honest RAM round: verified %v credit %v reason %q", o.Verified, o.Credit, o.Reason)
 	}
-	if err := auditHostRecord(rec); err != nil {
+	if err := audit.Host(rec); err != nil {
 		t.Fatalf("its record: %v", err)
 	}
 	k, got, ok := epoch.HostMeasurement(rec)
@@ -163,7 +164,7 @@ func TestPlotHostRoundVerified(t *testing.T) {
 	if o := res.out; !o.Verified || !(o.Credit > 0) {
 		t.Fatalf("honest storage round: verified %v credit %v reason %q", o.Verified, o.Credit, o.Reason)
 	}
-	if err := auditHostRecord(rec); err != nil {
+	if err := audit.Host(rec); err != nil {
 		t.Fatalf("its record: %v", err)
 	}
 	k, got, ok := epoch.HostMeasurement(rec)

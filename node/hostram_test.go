@@ -8,6 +8,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol/pb"
@@ -54,7 +55,7 @@ func TestRAMRoundAfterBoundaryRecord(t *testing.T) {
 		if !res.out.Verified {
 			t.Fatalf("RAM round of epoch %d: %q", e, res.out.Reason)
 		}
-		if err := auditHostRecord(rec); err != nil {
+		if err := audit.Host(rec); err != nil {
 			t.Fatalf("its record: %v", err)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/internal/nodetest"
 
@@ -220,7 +221,7 @@ func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *s
 func TestAuditHostRecord(t *testing.T) {
 	_, v := nodetest.SeededKey(t, 1)
 	_, m := nodetest.SeededKey(t, 2)
-	if err := auditHostRecord(localHostRecord(t, v, m, 1, 1, 30)); err != nil {
+	if err := audit.Host(localHostRecord(t, v, m, 1, 1, 30)); err != nil {
 		t.Fatalf("honest record: %v", err)
 	}
 	cases := map[string]func(*store.HostRecord){
@@ -236,7 +237,7 @@ func TestAuditHostRecord(t *testing.T) {
 	for name, f := range cases {
 		r := localHostRecord(t, v, m, 1, 1, 30)
 		f(r)
-		if err := auditHostRecord(r); err == nil {
+		if err := audit.Host(r); err == nil {
 			t.Errorf("%s: audits clean", name)
 		}
 	}
@@ -308,7 +309,7 @@ func TestHostRoundsScheduledAndStored(t *testing.T) {
 	if r.Verdict != store.VerdictVerified || peer.ID(r.Miner) != m.ID() {
 		t.Fatalf("host record %v for %s: %s", r.Verdict, peer.ID(r.Miner), r.Reason)
 	}
-	if err := auditHostRecord(r); err != nil {
+	if err := audit.Host(r); err != nil {
 		t.Fatal(err)
 	}
 	stored := 0

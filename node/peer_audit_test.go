@@ -12,6 +12,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
@@ -86,10 +87,10 @@ func TestPeerAudit(t *testing.T) {
 				t.Fatalf("records of epochs %d and %d did not arrive: %v", first, first+1, have)
 			}
 		}
-		opts := PeerAuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Log: testLogger(t)}
+		opts := audit.PeerAuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Log: testLogger(t)}
 		ctx := t.Context()
 
-		rep, err := PeerAudit(ctx, tn.auditHost(honest), honest.ID(), opts)
+		rep, err := audit.PeerAudit(ctx, tn.auditHost(honest), honest.ID(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +108,7 @@ func TestPeerAudit(t *testing.T) {
 		if err := honest.store.PruneEvidence(first + 1); err != nil {
 			t.Fatal(err)
 		}
-		rep, err = PeerAudit(ctx, tn.auditHost(honest), honest.ID(), opts)
+		rep, err = audit.PeerAudit(ctx, tn.auditHost(honest), honest.ID(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,14 +120,14 @@ func TestPeerAudit(t *testing.T) {
 		if err := honest.store.Tamper(func(db *pebble.DB) error { return db.Delete(append(key, honest.ID()...), pebble.Sync) }); err != nil {
 			t.Fatal(err)
 		}
-		if rep, err = PeerAudit(ctx, tn.auditHost(honest), honest.ID(), opts); err != nil {
+		if rep, err = audit.PeerAudit(ctx, tn.auditHost(honest), honest.ID(), opts); err != nil {
 			t.Fatal(err)
 		}
 		if len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "no scorer checkpoint") {
 			t.Fatalf("pruned validator without its checkpoint: problems %v", rep.Problems)
 		}
 
-		rep, err = PeerAudit(ctx, tn.auditHost(dishonest), dishonest.ID(), opts)
+		rep, err = audit.PeerAudit(ctx, tn.auditHost(dishonest), dishonest.ID(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +142,7 @@ func TestPeerAudit(t *testing.T) {
 			t.Fatalf("dishonest validator: %d bad records named, want at least 2: %v", named, rep.Problems)
 		}
 
-		rep, err = PeerAudit(ctx, tn.auditHost(miner), miner.ID(), opts)
+		rep, err = audit.PeerAudit(ctx, tn.auditHost(miner), miner.ID(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +155,7 @@ func TestPeerAudit(t *testing.T) {
 		if err := honest.store.PruneEvidence(honest.view.epochAt(time.Now()) + 100); err != nil {
 			t.Fatal(err)
 		}
-		if rep, err = PeerAudit(ctx, tn.auditHost(honest), honest.ID(), opts); err != nil {
+		if rep, err = audit.PeerAudit(ctx, tn.auditHost(honest), honest.ID(), opts); err != nil {
 			t.Fatal(err)
 		}
 		if len(rep.Audited) > 0 || len(rep.Unfetched) != 1 || !strings.Contains(rep.Unfetched[0], "pruned the evidence of every epoch") {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/sample"
@@ -247,18 +248,9 @@ func sizingTFLOPS(sustained float64, rtt time.Duration, arrivals []int64) float6
 // timedRate is a verified round's sustained throughput from its root
 // arrivals alone, without the challenge's min_timed.
 func timedRate(rec *store.RoundRecord) float64 {
-	arr := stepArrivals(rec)
+	arr := audit.StepArrivals(rec)
 	sustained, _ := round.Throughput(arr, rec.FLOPs/float64(max(1, len(arr))), 2, 0)
 	return sustained
-}
-
-// stepArrivals is a round record's root arrivals as durations.
-func stepArrivals(rec *store.RoundRecord) []time.Duration {
-	arr := make([]time.Duration, len(rec.StepArrivals))
-	for i, a := range rec.StepArrivals {
-		arr[i] = time.Duration(a)
-	}
-	return arr
 }
 
 // nominalRound is how long a round with round trip rtt is sized to last:

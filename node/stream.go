@@ -11,6 +11,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/internal/stream"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
@@ -121,7 +122,7 @@ func (d *vdriver) event(fr stream.Arrival) any {
 			return round.Abandon{Reason: fmt.Sprintf("commitment has %d roots for %d steps of %d", len(cm.Roots), d.chain.Steps, d.chain.Subs())}
 		}
 		d.commitment, d.commitNanos = m.Commitment, at.Nanoseconds()
-		return round.Committed{At: at, Roots: reshape(cm.Roots, d.chain.Subs())}
+		return round.Committed{At: at, Roots: audit.Reshape(cm.Roots, d.chain.Subs())}
 	}
 	return round.Abandon{Reason: fmt.Sprintf("unexpected %T frame from the miner", fr.F.Msg)}
 }

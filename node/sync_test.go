@@ -7,6 +7,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol/consensus"
@@ -126,7 +127,7 @@ func TestOfflineAndLateNodesCatchUp(t *testing.T) {
 			if a.Hash() != b.Hash() {
 				t.Fatalf("node %d's consensus for epoch %d differs", i, e)
 			}
-			rep, err := Audit(stores[i], AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
+			rep, err := audit.Audit(stores[i], audit.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
 			if err != nil || len(rep.Problems) > 0 {
 				t.Fatalf("node %d's audit: %v %v", i, err, rep.Problems)
 			}

@@ -673,16 +673,3 @@ func (v *validator) closeEpoch(ctx context.Context, e uint64) error {
 	v.n.log.Info("epoch closed", "epoch", e, "miners", len(scores), "weights", len(rec.Weights))
 	return nil
 }
-
-// reshape splits step-major roots into steps of subs.
-func reshape(roots [][]byte, subs int) [][]commit.CV {
-	out := make([][]commit.CV, 0, len(roots)/subs)
-	for i := 0; i+subs <= len(roots); i += subs {
-		step := make([]commit.CV, subs)
-		for j := range step {
-			step[j] = commit.CV(roots[i+j])
-		}
-		out = append(out, step)
-	}
-	return out
-}

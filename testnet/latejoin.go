@@ -7,6 +7,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/testnet/report"
@@ -100,7 +101,7 @@ func (r *run) lateJoiner(ctx context.Context, at uint64) {
 // lateJoinChecks reports the late joiner's catch-up, compares its
 // consensus of epochs [from, to] with validator v's, and audits its home.
 // It runs before the stores close.
-func (r *run) lateJoinChecks(v *member, from, to uint64, sc node.AuditOptions) []report.Check {
+func (r *run) lateJoinChecks(v *member, from, to uint64, sc audit.AuditOptions) []report.Check {
 	r.mu.Lock()
 	lj := r.late
 	r.mu.Unlock()
@@ -118,7 +119,7 @@ func (r *run) lateJoinChecks(v *member, from, to uint64, sc node.AuditOptions) [
 		Detail: fmt.Sprintf("joined at the start of epoch %d; at its end it lacked %d of the %d records its peer held of earlier epochs",
 			lj.epoch, len(lj.lacking), lj.want)}}
 	out = append(out, r.sameConsensus(lj.m, v, from, to))
-	rep, err := node.Audit(lj.m.store, sc)
+	rep, err := audit.Audit(lj.m.store, sc)
 	ok := err == nil && len(rep.Problems) == 0
 	var detail string
 	switch {
@@ -152,8 +153,8 @@ func (r *run) sameConsensus(m, v *member, from, to uint64) report.Check {
 }
 
 // auditOptions is how summaries audit a store.
-func (r *run) auditOptions() node.AuditOptions {
-	return node.AuditOptions{Scoring: r.scoringConfig(), Consensus: consensus.DefaultParams()}
+func (r *run) auditOptions() audit.AuditOptions {
+	return audit.AuditOptions{Scoring: r.scoringConfig(), Consensus: consensus.DefaultParams()}
 }
 
 func epochStart(e uint64, l time.Duration) time.Time { return time.Unix(0, int64(e)*int64(l)) }

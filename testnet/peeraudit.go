@@ -8,6 +8,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/multiformats/go-multiaddr"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/testnet/auditor"
 	"github.com/pog-network/pog/testnet/report"
@@ -32,7 +33,7 @@ func (r *run) peerAudits(ctx context.Context) {
 		return
 	}
 	defer h.Close()
-	opts := node.PeerAuditOptions{Scoring: r.scoringConfig(), Consensus: consensus.DefaultParams()}
+	opts := audit.PeerAuditOptions{Scoring: r.scoringConfig(), Consensus: consensus.DefaultParams()}
 	out = auditor.Audit(ctx, h, vs, opts, func(v auditor.Validator, a auditor.Result) {
 		if a.Err != nil {
 			return

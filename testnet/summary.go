@@ -10,6 +10,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
@@ -238,7 +239,7 @@ func (es *epochSummary) weights(ep *report.Epoch, v *member) {
 func (r *run) auditValidators(s *report.Summary, validators []*member, from uint64, sc scoring.Config) (map[string][]string, error) {
 	audits := map[string][]string{}
 	for _, v := range validators {
-		rep, err := node.Audit(v.store, node.AuditOptions{Scoring: sc, Consensus: consensus.DefaultParams(), Local: []peer.ID{v.id}})
+		rep, err := audit.Audit(v.store, audit.AuditOptions{Scoring: sc, Consensus: consensus.DefaultParams(), Local: []peer.ID{v.id}})
 		if err != nil {
 			return nil, err
 		}

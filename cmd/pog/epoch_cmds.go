@@ -12,7 +12,7 @@ import (
 	"slices"
 
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol"
@@ -293,7 +293,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer st.Close()
-	opts := node.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Stakes: stakes}
+	opts := audit.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Stakes: stakes}
 	if key, err := config.LoadKey(*home); err == nil {
 		id, _ := peer.IDFromPrivateKey(key)
 		opts.Local = []peer.ID{id}
@@ -310,7 +310,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pog audit: epoch %d: this store holds no records of it, so there is nothing to audit\n", *opts.Epoch)
 		return 1
 	}
-	rep, err := node.Audit(st, opts)
+	rep, err := audit.Audit(st, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog audit: %v\n", err)
 		return 1

@@ -10,6 +10,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol/consensus"
@@ -54,7 +55,7 @@ func runPeerAudit(addr, validator, home string, epoch int64, jsonOut bool, stdou
 	if err != nil {
 		return fail(1, "cannot reach %s: %v", addr, err)
 	}
-	rep, err := node.PeerAudit(ctx, h, info.ID, opts)
+	rep, err := audit.PeerAudit(ctx, h, info.ID, opts)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -77,8 +78,8 @@ const peerDialTimeout = 30 * time.Second
 // peerAuditOptions turns the flags into the audit's options. On failure it
 // also returns the exit code: 2 for a malformed --validator, the config's
 // own code for an unreadable home.
-func peerAuditOptions(validator, home string, ep int64) (node.PeerAuditOptions, int, error) {
-	opts := node.PeerAuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()}
+func peerAuditOptions(validator, home string, ep int64) (audit.PeerAuditOptions, int, error) {
+	opts := audit.PeerAuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()}
 	if validator != "" {
 		v, err := peer.Decode(validator)
 		if err != nil {
@@ -103,7 +104,7 @@ func peerAuditOptions(validator, home string, ep int64) (node.PeerAuditOptions, 
 }
 
 // printPeerAudit writes the report's table: what was fetched and checked.
-func printPeerAudit(stdout io.Writer, id peer.ID, rep *node.PeerAuditReport) {
+func printPeerAudit(stdout io.Writer, id peer.ID, rep *audit.PeerAuditReport) {
 	fmt.Fprintf(stdout, "peer           %s\nvalidators     %s (evidence of %d epochs fetched)\n", id, orNone(rep.Audited), rep.EvidenceEpochs)
 	fmt.Fprintf(stdout, "epoch records  %d (%d recomputed from evidence)\nround records  %d (%d proofs re-verified)\nequivocations  %d proofs checked\nconsensus      %d epochs recomputed\n",
 		rep.EpochRecords, rep.Recomputed, rep.Rounds, rep.ProofsVerified, rep.Equivocations, len(rep.ConsensusHashes))
@@ -122,7 +123,7 @@ func printPeerAudit(stdout io.Writer, id peer.ID, rep *node.PeerAuditReport) {
 
 // peerAuditVerdict reports the audit's failures on stderr and returns the
 // exit code: 1 if a check failed or no validator's evidence came whole.
-func peerAuditVerdict(stderr io.Writer, rep *node.PeerAuditReport) int {
+func peerAuditVerdict(stderr io.Writer, rep *audit.PeerAuditReport) int {
 	code := 0
 	if len(rep.Problems) > 0 {
 		fmt.Fprintf(stderr, "pog audit: FAILED: %s\n", rep.Problems[0])

@@ -16,7 +16,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -34,14 +34,14 @@ type Validator struct {
 
 // Result is one validator's public audit.
 type Result struct {
-	Report *node.PeerAuditReport
+	Report *audit.PeerAuditReport
 	Err    error
 }
 
 // Audit audits every validator over the network, one after another, from
 // host h, each within a minute. It passes each result to done as it
 // comes, and returns them all by validator name.
-func Audit(ctx context.Context, h host.Host, vs []Validator, opts node.PeerAuditOptions, done func(Validator, Result)) map[string]Result {
+func Audit(ctx context.Context, h host.Host, vs []Validator, opts audit.PeerAuditOptions, done func(Validator, Result)) map[string]Result {
 	out := map[string]Result{}
 	for _, v := range vs {
 		actx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -55,7 +55,7 @@ func Audit(ctx context.Context, h host.Host, vs []Validator, opts node.PeerAudit
 
 // BadRecords are the audit's problems naming validator id's epoch
 // records.
-func BadRecords(id peer.ID, rep *node.PeerAuditReport) []string {
+func BadRecords(id peer.ID, rep *audit.PeerAuditReport) []string {
 	var bad []string
 	for _, p := range rep.Problems {
 		if strings.Contains(p, id.String()) && strings.Contains(p, "epoch record") {
@@ -65,7 +65,7 @@ func BadRecords(id peer.ID, rep *node.PeerAuditReport) []string {
 	return bad
 }
 
-func auditOne(ctx context.Context, h host.Host, v Validator, opts node.PeerAuditOptions) (*node.PeerAuditReport, error) {
+func auditOne(ctx context.Context, h host.Host, v Validator, opts audit.PeerAuditOptions) (*audit.PeerAuditReport, error) {
 	addr, err := v.Addr()
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func auditOne(ctx context.Context, h host.Host, v Validator, opts node.PeerAudit
 	if err := h.Connect(ctx, *info); err != nil {
 		return nil, fmt.Errorf("cannot reach %s: %w", addr, err)
 	}
-	return node.PeerAudit(ctx, h, info.ID, opts)
+	return audit.PeerAudit(ctx, h, info.ID, opts)
 }
 
 // Checks judges the public audits of vs: every honest validator passes,

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/audit"
 )
 
 // TestChecks: an honest validator with a clean, recomputed audit passes;
@@ -14,8 +14,8 @@ import (
 // records are named, and only its own.
 func TestChecks(t *testing.T) {
 	bad := peer.ID("dishonest")
-	clean := &node.PeerAuditReport{AuditReport: &node.AuditReport{EpochRecords: 3, Recomputed: 3}, Audited: []string{"v1"}}
-	found := &node.PeerAuditReport{AuditReport: &node.AuditReport{EpochRecords: 3, Recomputed: 3,
+	clean := &audit.PeerAuditReport{AuditReport: &audit.AuditReport{EpochRecords: 3, Recomputed: 3}, Audited: []string{"v1"}}
+	found := &audit.PeerAuditReport{AuditReport: &audit.AuditReport{EpochRecords: 3, Recomputed: 3,
 		Problems: []string{"epoch 2: epoch record of " + bad.String() + " contradicts its evidence", "epoch 2: epoch record of someone else"}},
 		Audited: []string{"v1"}}
 	vs := []Validator{{Name: "v1", ID: "v1"}, {Name: "v2", ID: "v2"}, {Name: "bad", ID: bad, Adversary: "dishonest-validator"}}

@@ -1,19 +1,15 @@
-package node
+package audit
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/libp2p/go-libp2p"
-	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/recordsync"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
@@ -54,19 +50,6 @@ type PeerAuditReport struct {
 	PrunedBelow map[string]uint64 `json:"pruned_below,omitempty"`
 	// Unfetched says, one line each, what could not be fetched.
 	Unfetched []string `json:"unfetched"`
-}
-
-// NewAuditHost is a libp2p host for an auditor: a fresh identity that
-// listens on nothing, on the given transport (as Options.Transport) or TCP
-// and QUIC.
-func NewAuditHost(transport ...libp2p.Option) (host.Host, error) {
-	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	nc := config.DefaultConfig().Node
-	nc.Listen = nil
-	return newHost(key, nc, transport...)
 }
 
 // PeerAudit audits, through h, the records peer p holds and the evidence

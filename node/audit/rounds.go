@@ -1,4 +1,4 @@
-package node
+package audit
 
 import (
 	"errors"
@@ -18,8 +18,8 @@ import (
 // A round record's evidence beyond its signatures (SPEC.md §21, §22.2): the
 // work it states, a verified round's bounds, and what a failed round shows.
 
-// errNoFailure marks a failed round whose evidence shows no failure.
-var errNoFailure = errors.New("failed round whose evidence shows no failure")
+// ErrNoFailure marks a failed round whose evidence shows no failure.
+var ErrNoFailure = errors.New("failed round whose evidence shows no failure")
 
 // auditFLOPs checks the recorded work against the challenge's.
 func auditFLOPs(r *store.RoundRecord, chain proof.Chain) error {
@@ -55,7 +55,7 @@ func auditFailed(r *store.RoundRecord, ch *pb.Challenge, chain proof.Chain) (int
 	if len(r.Commitment) == 0 || len(r.StepArrivals) < chain.Steps {
 		return 0, nil // no commitment, or roots missing
 	}
-	roots, err := openCommitment(r, chain)
+	roots, err := OpenCommitment(r, chain)
 	if err != nil {
 		return 0, err
 	}
@@ -82,7 +82,7 @@ func auditFailed(r *store.RoundRecord, ch *pb.Challenge, chain proof.Chain) (int
 		}
 	}
 	if r.BadTile == nil {
-		return len(groups), fmt.Errorf("%w: every sampled tile is in the miner's root and no wrong tile is kept", errNoFailure)
+		return len(groups), fmt.Errorf("%w: every sampled tile is in the miner's root and no wrong tile is kept", ErrNoFailure)
 	}
 	if err := recheckBadTile(r, roots, chain, groups); err != nil {
 		return len(groups), err
@@ -90,9 +90,9 @@ func auditFailed(r *store.RoundRecord, ch *pb.Challenge, chain proof.Chain) (int
 	return len(groups), nil
 }
 
-// openCommitment checks a stored commitment (the validator stores only
+// OpenCommitment checks a stored commitment (the validator stores only
 // valid ones) and returns its roots, step-major.
-func openCommitment(r *store.RoundRecord, chain proof.Chain) ([][]commit.CV, error) {
+func OpenCommitment(r *store.RoundRecord, chain proof.Chain) ([][]commit.CV, error) {
 	mo, err := protocol.Open(r.Commitment, pb.MessageType_COMMITMENT)
 	if err != nil {
 		return nil, fmt.Errorf("commitment: %w", err)
@@ -106,7 +106,7 @@ func openCommitment(r *store.RoundRecord, chain proof.Chain) ([][]commit.CV, err
 	case len(cm.Roots) != chain.Steps*chain.Subs():
 		return nil, fmt.Errorf("commitment has %d roots for %d steps of %d sub-challenges", len(cm.Roots), chain.Steps, chain.Subs())
 	}
-	return reshape(cm.Roots, chain.Subs()), nil
+	return Reshape(cm.Roots, chain.Subs()), nil
 }
 
 // verifyGroup checks group g's stored batch proof (the i-th) against its
@@ -152,9 +152,31 @@ func recheckBadTile(r *store.RoundRecord, roots [][]commit.CV, chain proof.Chain
 	var f *proof.Failure
 	switch err := proof.CheckTile(ps[g.Sub], roots[g.Step][g.Sub], r.Secret, local, r.BadTile.Data); {
 	case err == nil:
-		return fmt.Errorf("%w: the kept wrong tile %d equals A·B", errNoFailure, r.BadTile.Index)
+		return fmt.Errorf("%w: the kept wrong tile %d equals A·B", ErrNoFailure, r.BadTile.Index)
 	case !errors.As(err, &f):
 		return fmt.Errorf("re-checking tile %d: %w", r.BadTile.Index, err)
 	}
 	return nil
+}
+
+// StepArrivals is a round record's root arrivals as durations.
+func StepArrivals(rec *store.RoundRecord) []time.Duration {
+	arr := make([]time.Duration, len(rec.StepArrivals))
+	for i, a := range rec.StepArrivals {
+		arr[i] = time.Duration(a)
+	}
+	return arr
+}
+
+// Reshape splits step-major roots into steps of subs.
+func Reshape(roots [][]byte, subs int) [][]commit.CV {
+	out := make([][]commit.CV, 0, len(roots)/subs)
+	for i := 0; i+subs <= len(roots); i += subs {
+		step := make([]commit.CV, subs)
+		for j := range step {
+			step[j] = commit.CV(roots[i+j])
+		}
+		out = append(out, step)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package node
+package audit
 
 import (
 	"bytes"
@@ -309,7 +309,7 @@ func (a *auditor) rounds() bool {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				n, err := auditRound(j.r, a.covered[coverKey{peer.ID(j.r.Validator), j.r.Epoch}])
+				n, err := Round(j.r, a.covered[coverKey{peer.ID(j.r.Validator), j.r.Epoch}])
 				mu.Lock()
 				a.rep.ProofsVerified += n
 				if err != nil {
@@ -366,12 +366,12 @@ func sameWeights(a, b []*pb.MinerWeight) bool {
 	})
 }
 
-// auditRound re-checks one round record's signed evidence and stated work;
+// Round re-checks one round record's signed evidence and stated work;
 // for a verified round its sample, timing and inclusion proofs, and for a
 // failed one that its evidence shows a failure (auditFailed). covered skips the
 // challenge's signature (see Audit). It returns how many proofs it
 // verified.
-func auditRound(r *store.RoundRecord, covered bool) (int, error) {
+func Round(r *store.RoundRecord, covered bool) (int, error) {
 	open := protocol.Open
 	if covered {
 		open = protocol.Decode
@@ -401,7 +401,7 @@ func auditRound(r *store.RoundRecord, covered bool) (int, error) {
 	if r.Verdict != store.VerdictVerified {
 		return auditFailed(r, ch, chain)
 	}
-	roots, err := openCommitment(r, chain)
+	roots, err := OpenCommitment(r, chain)
 	if err != nil {
 		return 0, err
 	}
@@ -436,7 +436,7 @@ func auditTiming(r *store.RoundRecord, chain proof.Chain, minTimed time.Duration
 	if len(r.StepArrivals) != chain.Steps {
 		return fmt.Errorf("%d step arrivals for %d steps", len(r.StepArrivals), chain.Steps)
 	}
-	sustained, peak := round.Throughput(stepArrivals(r), round.StepFLOPs(chain), round.PeakWindow, minTimed)
+	sustained, peak := round.Throughput(StepArrivals(r), round.StepFLOPs(chain), round.PeakWindow, minTimed)
 	if sustained != r.TFLOPS || peak != r.PeakTFLOPS {
 		return fmt.Errorf("throughput %v (peak %v) does not follow from the root arrivals: %v (peak %v)", r.TFLOPS, r.PeakTFLOPS, sustained, peak)
 	}

@@ -1,4 +1,4 @@
-package node
+package audit
 
 import (
 	"errors"
@@ -11,13 +11,13 @@ import (
 	"github.com/pog-network/pog/store"
 )
 
-// auditHostRecord re-checks a host record (SPEC §23.8): its challenge binds the
+// Host re-checks a host record (SPEC §23.8): its challenge binds the
 // miner and commits to the secret; a verified record's root arrived in
 // time and its opening verifies for the segments the secret samples; a
 // failed one with an opening shows a failure. Facts the miner did not
 // commit to (no root, no opening, a broken stream) are the validator's
 // word, as for round records.
-func auditHostRecord(r *store.HostRecord) error {
+func Host(r *store.HostRecord) error {
 	ch, err := hostround.DecodeChallenge(r.Challenge)
 	switch {
 	case err != nil:
@@ -41,7 +41,7 @@ func auditHostRecord(r *store.HostRecord) error {
 	case r.Verdict == store.VerdictVerified && verr != nil:
 		return fmt.Errorf("verified, but the opening does not verify: %w", verr)
 	case r.Verdict != store.VerdictVerified && !r.Missed && verr == nil:
-		return fmt.Errorf("%w: the kept opening verifies", errNoFailure)
+		return fmt.Errorf("%w: the kept opening verifies", ErrNoFailure)
 	}
 	return nil
 }
@@ -59,7 +59,7 @@ func auditHosts(st *store.Store, since, last uint64, want func(uint64) bool) (in
 			continue
 		}
 		n++
-		if err := auditHostRecord(r); err != nil {
+		if err := Host(r); err != nil {
 			problems = append(problems, fmt.Sprintf("host record epoch %d round %d miner %s: %v", r.Epoch, r.Round, peer.ID(r.Miner), err))
 		}
 	}
