@@ -40,7 +40,7 @@ type capacity struct {
 	MinersPerCore           float64 `json:"miners_per_validator_core"`
 }
 
-// nodeCapacity is the capacity at node.DefaultConfig's validator settings
+// nodeCapacity is the capacity at config.DefaultConfig's validator settings
 // for a check of coreSeconds per round.
 func nodeCapacity(coreSeconds float64) capacity {
 	v := config.DefaultConfig().Validator
