@@ -34,6 +34,7 @@ import (
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/plan"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
@@ -374,14 +375,14 @@ func benchChallengeValidator(v *view, rejected *atomic.Int64) pubsub.ValidatorEx
 // benchChallenge builds and seals a challenge the way validator.runRound
 // does, with a fresh nonce and secret.
 func benchChallenge(b *testing.B, cfg config.Config, v *view, key crypto.PrivKey, miner peer.ID, ann *pb.MinerAnnounce, round uint64) []byte {
-	plan, err := planChallenge(cfg.Validator, miner, ann, 0, proof.FP16, 0, 0, 0, rand.Reader)
+	pl, err := plan.Challenge(cfg.Validator, miner, ann, 0, proof.FP16, 0, 0, 0, rand.Reader)
 	if err != nil {
 		b.Fatal(err)
 	}
 	msg := &pb.Challenge{Version: protocol.Version, Epoch: v.epochAt(time.Now()), Round: round, Miner: []byte(miner),
-		SecretCommitment: commitSecret(plan.secret), Samples: uint32(plan.samples), DeadlineMs: uint32(cfg.Validator.Deadline.Milliseconds()),
-		Steps: uint32(plan.steps), FirstRootMs: uint32(plan.firstRootBy.Milliseconds())}
-	for _, p := range plan.params {
+		SecretCommitment: commitSecret(pl.Secret), Samples: uint32(pl.Samples), DeadlineMs: uint32(cfg.Validator.Deadline.Milliseconds()),
+		Steps: uint32(pl.Steps), FirstRootMs: uint32(pl.FirstRootBy.Milliseconds())}
+	for _, p := range pl.Params {
 		enc, _ := p.MarshalBinary()
 		msg.Params = append(msg.Params, enc)
 	}

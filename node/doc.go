@@ -7,6 +7,6 @@
 //
 // Decisions are kept apart from I/O: rules.go decides what gossip to accept
 // (Accept, Reject or Ignore) from a message, the node's view and a time;
-// plan.go sizes challenges; the roles wire those to libp2p, the compute
+// node/plan sizes challenges; the roles wire those to libp2p, the compute
 // backend and the evidence store. Wire formats are protocol's.
 package node

@@ -14,6 +14,7 @@ import (
 	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/internal/nodetest"
+	"github.com/pog-network/pog/node/plan"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/config"
@@ -282,15 +283,15 @@ func TestHostOpeningsFitTheStore(t *testing.T) {
 	pl := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.Network.PlotBlockLog), Rounds: c.Network.PlotRounds, Blocks: 30e12 >> c.Network.PlotBlockLog}
 	ann := &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 256}, RamItems: memwalk.MaxItems, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
 	for _, k := range []byte{hostround.KindCPU, hostround.KindRAM, hostround.KindPlot} {
-		p, err := planHost(c, k, id, ann, periodEpoch(c.Network, 0), time.Millisecond, 0, rand.Reader)
+		p, err := plan.Host(c, k, id, ann, plan.PeriodEpoch(c.Network, 0), time.Millisecond, 0, rand.Reader)
 		if err != nil {
 			t.Fatalf("kind %d: %v", k, err)
 		}
-		if n := p.ch.Proof.MaxOpening(int(p.ch.Samples)); n > store.MaxHostOpeningLen {
-			t.Errorf("%s: openings up to %d bytes, a record holds %d", p.ch.Proof.Name(), n, store.MaxHostOpeningLen)
+		if n := p.Challenge.Proof.MaxOpening(int(p.Challenge.Samples)); n > store.MaxHostOpeningLen {
+			t.Errorf("%s: openings up to %d bytes, a record holds %d", p.Challenge.Proof.Name(), n, store.MaxHostOpeningLen)
 		}
-		if b := p.ch.Encode(); len(b) > hostround.MaxChallenge || len(b) > store.MaxHostChallengeLen {
-			t.Errorf("%s: a %d-byte challenge", p.ch.Proof.Name(), len(b))
+		if b := p.Challenge.Encode(); len(b) > hostround.MaxChallenge || len(b) > store.MaxHostChallengeLen {
+			t.Errorf("%s: a %d-byte challenge", p.Challenge.Proof.Name(), len(b))
 		}
 	}
 }
@@ -312,22 +313,22 @@ func TestFarPlansValid(t *testing.T) {
 		ann := &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: cores}, RamItems: 1 << 30, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
 		for _, k := range []byte{hostround.KindCPU, hostround.KindRAM, hostround.KindPlot} {
 			for _, rtt := range []time.Duration{3 * time.Millisecond, 9 * time.Millisecond, 50 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
-				for _, speedup := range []float64{1, 3.4, 8, maxSizingSpeedup} {
-					p, err := planHost(c, k, id, ann, periodEpoch(c.Network, 0), rtt, 0, rand.Reader)
+				for _, speedup := range []float64{1, 3.4, 8, plan.MaxSizingSpeedup} {
+					p, err := plan.Host(c, k, id, ann, plan.PeriodEpoch(c.Network, 0), rtt, 0, rand.Reader)
 					if err != nil {
 						t.Fatalf("kind %d, %v at the bound: %v", k, rtt, err)
 					}
-					name, bound := p.ch.Proof.Name(), p.ch.Proof.BoundNs()
+					name, bound := p.Challenge.Proof.Name(), p.Challenge.Proof.BoundNs()
 					step := bound / speedup
-					if p, err = planHost(c, k, id, ann, periodEpoch(c.Network, 0), rtt, step, rand.Reader); err != nil {
+					if p, err = plan.Host(c, k, id, ann, plan.PeriodEpoch(c.Network, 0), rtt, step, rand.Reader); err != nil {
 						t.Fatalf("%s, %d cores, %v, %.0f ns steps: %v", name, cores, rtt, step, err)
 					}
-					sh := p.ch.Proof.Dims()
+					sh := p.Challenge.Proof.Dims()
 					work := uint64(hostround.MaxWork)
 					if k == hostround.KindPlot {
 						work = hostround.MaxPlotWork
 					}
-					if sh.Chains*sh.Steps > work || time.Duration(float64(sh.Steps)*bound) > maxGrowthAtBound*longest {
+					if sh.Chains*sh.Steps > work || time.Duration(float64(sh.Steps)*bound) > plan.MaxGrowthAtBound*longest {
 						t.Errorf("%s, %d cores, %v, %.0f ns steps: %d × %d steps", name, cores, rtt, step, sh.Chains, sh.Steps)
 					}
 					if w := time.Duration(float64(sh.Steps) * step); cores == 1 && speedup <= 3.4 && (w < 19*rtt || w > longest) {
@@ -349,11 +350,11 @@ func FuzzDecodeHostChallenge(f *testing.F) {
 	ann := &pb.MinerAnnounce{RamItems: 1000, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
 	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps = 1<<10, 1<<10
 	for _, k := range []byte{hostround.KindCPU, hostround.KindRAM, hostround.KindPlot} {
-		p, err := planHost(c, k, "miner", ann, periodEpoch(c.Network, 0), 0, 0, rand.Reader)
+		p, err := plan.Host(c, k, "miner", ann, plan.PeriodEpoch(c.Network, 0), 0, 0, rand.Reader)
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(p.ch.Encode())
+		f.Add(p.Challenge.Encode())
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ch, err := hostround.DecodeChallenge(b)
@@ -389,12 +390,12 @@ func TestFarSteps(t *testing.T) {
 		{1, time.Nanosecond, 4, 1 << 31, 5},                        // tiny: multiples of 1
 		{1 << 24, 100 * time.Millisecond, 100, 1 << 22, 1 << 24},   // configured beyond the limit: kept
 	} {
-		if got := farSteps(c.n, c.rtt, c.bound, 1, c.limit, time.Hour); got != c.want {
+		if got := plan.FarSteps(c.n, c.rtt, c.bound, 1, c.limit, time.Hour); got != c.want {
 			t.Errorf("farSteps(%d, %v, %v, %d) = %d, want %d", c.n, c.rtt, c.bound, c.limit, got, c.want)
 		}
 	}
 	// At most a second at 100 ns: 10^7 steps, in multiples of 2^21.
-	if got := farSteps(1<<20, 100*time.Millisecond, 100, 1, 1<<31, time.Second); got != 1<<23 {
+	if got := plan.FarSteps(1<<20, 100*time.Millisecond, 100, 1, 1<<31, time.Second); got != 1<<23 {
 		t.Errorf("a round of at most 1 s: %d steps, want 2^23", got)
 	}
 }
@@ -409,9 +410,9 @@ func TestFarRoundsSizedAtMeasuredSpeed(t *testing.T) {
 	// true step time s: its root arrives after the work and the round
 	// trip. It returns the true ÷ credited step time, and the sizing one.
 	credit := func(bound, s, measured float64) (float64, float64) {
-		n := farSteps(1<<10, rtt, expectedStepNs(measured, bound), 1, hostround.MaxWork, 10*time.Second)
+		n := plan.FarSteps(1<<10, rtt, plan.ExpectedStepNs(measured, bound), 1, hostround.MaxWork, 10*time.Second)
 		rec := &store.HostRecord{RootNanos: int64(float64(n)*s) + rtt.Nanoseconds(), RTTNanos: rtt.Nanoseconds()}
-		return s * float64(n) / float64(epoch.HostElapsed(rec).Nanoseconds()), sizingStepNs(rec, n)
+		return s * float64(n) / float64(epoch.HostElapsed(rec).Nanoseconds()), plan.SizingStepNs(rec, n)
 	}
 	for _, c := range []struct {
 		kind         string

@@ -5,22 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math/bits"
 	"os"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/internal/stream"
+	"github.com/pog-network/pog/node/plan"
 	"github.com/pog-network/pog/proof/commit"
-	"github.com/pog-network/pog/proof/host"
-	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
-	"github.com/pog-network/pog/proof/host/plot"
-	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
@@ -34,44 +28,6 @@ import (
 // challenge from the miner's announce and times the checkpoint root less
 // the round trip; protocol/hostround decides.
 
-// Host round sizes.
-const (
-	// hostSamples is the number of segments the validator recomputes, of
-	// config.HostCheckpoints per CPU chain.
-	hostSamples = 16
-	// ramSegment is a RAM walk's steps per checkpoint: committing a
-	// checkpoint (a derive-key, about 0.6 µs) costs a few per cent of its
-	// 64 steps' reads, and the validator recomputes hostSamples × 64 items
-	// (15 ms at 15 µs), whatever the walk's length, unless C·N/64 would
-	// pass host.MaxLeaves.
-	ramSegment = 64
-	// maxCPUSegment bounds the steps the validator recomputes per sampled
-	// CPU segment when a distant miner's round grows: 16 × 2^16 chain
-	// steps (30 ms).
-	maxCPUSegment = 1 << 16
-	// plotSamples is a storage audit's sampled segments of
-	// config.PlotSegment steps: at most 32 blocks (2 MiB at 64 KiB) per
-	// opening.
-	plotSamples = 8
-)
-
-// hostPlan is a validator's host round before it is sent.
-type hostPlan struct {
-	ch     hostround.Challenge
-	secret [32]byte
-	rtt    time.Duration
-	rootBy time.Duration
-}
-
-// hostChains is one chain or walk per announced core (1 if none is
-// announced), at most limit.
-func hostChains(ann *pb.MinerAnnounce, limit int) uint64 {
-	if h := ann.GetHardware(); h != nil && h.CpuCores > 0 {
-		return min(uint64(h.CpuCores), uint64(max(1, limit)))
-	}
-	return 1
-}
-
 // hostKinds are the host rounds a validator plays with a miner each epoch,
 // in order: CPU, then RAM if it announces a dataset, then storage if it
 // announces a plot of the network's block size and rounds.
@@ -84,159 +40,21 @@ func (v *validator) hostKinds(p peer.ID, ann *pb.MinerAnnounce) []byte {
 	if cfg.HostRAMSteps > 0 && ann.GetRamItems() >= 2 {
 		kinds = append(kinds, hostround.KindRAM)
 	}
-	if _, _, ok := announcedPlot(p, ann, v.n.cfg.Network); ok && cfg.HostPlotSteps > 0 {
+	if _, _, ok := plan.AnnouncedPlot(p, ann, v.n.cfg.Network); ok && cfg.HostPlotSteps > 0 {
 		kinds = append(kinds, hostround.KindPlot)
 	}
 	return kinds
 }
 
-// announcedPlot is the miner's announced plot and root, if the plot is the
-// miner's own and of the network's block size and rounds.
-func announcedPlot(p peer.ID, ann *pb.MinerAnnounce, c config.NetworkConfig) (*plot.Plot, commit.CV, bool) {
-	if len(ann.GetPlot()) == 0 || len(ann.GetPlotRoot()) != len(commit.CV{}) {
-		return nil, commit.CV{}, false
-	}
-	pl, err := plot.DecodePlot(ann.GetPlot())
-	if err != nil || peer.ID(pl.Miner) != p || uint32(pl.BlockLog) != c.PlotBlockLog || pl.Rounds != c.PlotRounds {
-		return nil, commit.CV{}, false
-	}
-	return pl, commit.CV(ann.GetPlotRoot()), true
-}
-
-// farSteps is n, or for a distant miner the steps that last 20 round
-// trips at stepNs, the miner's expected step time (expectedStepNs), at
-// most limit and at most longest at stepNs: the round trip subtracted from
-// a root's arrival is capped at 1/20 of it, so a round shorter than 19
-// round trips of the miner's real work costs a distant miner credit
-// (§23.8). Sized at the bound, a core 3.4× faster than it worked 5.8 round
-// trips and lost 10 %. The steps are a multiple of g, the larger of
-// granule (a power of two the kind's segment needs) and a power of two
-// ≥ need ÷ 16, need rounded up and the limits down: rounding costs at
-// most 1/8 of the round.
-func farSteps(n uint64, rtt time.Duration, stepNs float64, granule, limit uint64, longest time.Duration) uint64 {
-	need := uint64(float64(hostround.MaxRTTDivisor*rtt.Nanoseconds()) / stepNs)
-	if need <= n {
-		return n
-	}
-	g := max(granule, uint64(1)<<max(0, bits.Len64(need/8)-1))
-	limit = min(limit, uint64(float64(longest.Nanoseconds())/stepNs)) / g * g
-	return max(n, min((need+g-1)/g*g, limit))
-}
-
-// sizingStepNs is a verified record's step time for sizing the next
-// round: its root's arrival less the whole round trip, per step of one
-// chain. Unlike the credit's (epoch.HostElapsed), the subtraction is not
-// capped, so one round measures a distant miner's real speed; 0 if the
-// round trip exceeds the arrival.
-func sizingStepNs(r *store.HostRecord, steps uint64) float64 {
-	return float64(max(r.RootNanos-r.RTTNanos, 0)) / float64(max(1, steps))
-}
-
-// maxGrowthAtBound bounds a grown round's work at the step bound, in
-// host_max_round.
-const maxGrowthAtBound = 4
-
-// maxSizingSpeedup bounds how much faster than the step bound a round is
-// sized: a miner that delays its pings to look faster only lengthens its
-// own next round (its credit stays capped, §23.8), and at most this far.
-const maxSizingSpeedup = 256
-
-// expectedStepNs is what a distant miner's round is sized at: its last
-// sizing step time of the kind (sizingStepNs) if it beat the bound, at
-// most maxSizingSpeedup faster; else the bound. A miner that slowed that
-// round down only shortens its next one, below 19 round trips, and loses
-// credit.
-func expectedStepNs(measured, bound float64) float64 {
-	if measured > 0 && measured < bound {
-		return max(measured, bound/maxSizingSpeedup)
-	}
-	return bound
-}
-
-// pow2AtLeast is the smallest power of two ≥ x.
-func pow2AtLeast(x uint64) uint64 { return uint64(1) << bits.Len64(max(1, x)-1) }
-
-// planHost sizes a host round of kind for miner, ram the RAM epoch in
-// force, stepNs the miner's last measured step time of the kind (0:
-// none). The root is due after the round trip, a second of slack and a
-// multiple of the work at the step bound (a root that late earns little
-// credit anyway).
-func planHost(c config.Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram memwalk.Epoch, rtt time.Duration, stepNs float64, draws io.Reader) (*hostPlan, error) {
-	cfg := c.Validator
-	p := &hostPlan{rtt: rtt}
-	var seed [32]byte
-	for _, b := range [][]byte{p.secret[:], seed[:]} {
-		if _, err := io.ReadFull(draws, b); err != nil {
-			return nil, err
-		}
-	}
-	var pr hostround.Proof
-	samples := hostSamples
-	// grow sizes a kind for a distant miner (farSteps), its work at the
-	// bound at most maxGrowthAtBound × host_max_round: that bounds how long
-	// its root is awaited (root_by) whatever speed the miner showed.
-	grow := func(n uint64, bound float64, granule, limit uint64) uint64 {
-		limit = min(limit, uint64(maxGrowthAtBound*float64(cfg.HostMaxRound.Nanoseconds())/bound))
-		return farSteps(n, rtt, expectedStepNs(stepNs, bound), granule, limit, cfg.HostMaxRound.Duration)
-	}
-	switch kind {
-	case hostround.KindCPU:
-		c := hostChains(ann, cfg.HostCPUMaxChains)
-		// At most hostround.MaxWork steps in all, and segments of N ÷ 256
-		// steps, at most maxCPUSegment: no more than host.MaxLeaves
-		// checkpoints.
-		n := grow(cfg.HostCPUSteps, cpuwork.StepBoundNs, config.HostCheckpoints, min(hostround.MaxWork, host.MaxLeaves*maxCPUSegment)/c)
-		pr = hostround.CPUProof{Params: &cpuwork.Params{Seed: seed, Miner: []byte(miner), TableLog: cpuwork.DefaultTableLog,
-			Shape: host.Shape{Chains: c, Steps: n, Segment: max(1, min(n/config.HostCheckpoints, maxCPUSegment))}}}
-	case hostround.KindRAM:
-		w := hostChains(ann, cfg.HostRAMMaxWalks)
-		n := grow(cfg.HostRAMSteps, memwalk.StepBoundNs, ramSegment, hostround.MaxWork/w)
-		seg := min(n, max(ramSegment, pow2AtLeast((w*n+host.MaxLeaves-1)/host.MaxLeaves)))
-		pr = hostround.RAMProof{Params: &memwalk.Params{Epoch: ram, Seed: seed, Miner: []byte(miner),
-			Items: min(ann.GetRamItems(), memwalk.MaxItems), Shape: host.Shape{Chains: w, Steps: n, Segment: seg}}}
-	case hostround.KindPlot:
-		pl, root, ok := announcedPlot(miner, ann, c.Network)
-		if !ok {
-			return nil, errors.New("no valid plot announced")
-		}
-		w := hostChains(ann, cfg.HostPlotMaxWalks)
-		n := grow(cfg.HostPlotSteps, plot.StepBoundNs, config.PlotSegment, min(hostround.MaxPlotWork, host.MaxLeaves*config.PlotSegment)/w)
-		pr = hostround.PlotProof{Audit: &plot.Audit{Plot: *pl, Root: root, Seed: seed,
-			Shape: host.Shape{Chains: w, Steps: n, Segment: config.PlotSegment}}}
-		samples = plotSamples
-	default:
-		return nil, fmt.Errorf("host round of unknown kind %d", kind)
-	}
-	if err := pr.Validate(); err != nil {
-		return nil, err
-	}
-	p.ch = hostround.Challenge{Commitment: sample.Commit(p.secret), Samples: uint16(samples), Proof: pr}
-	p.rootBy = hostround.RootBy(pr, rtt)
-	p.ch.RootByMs = uint32(min(p.rootBy.Milliseconds()+1, 1<<31))
-	return p, nil
-}
-
-// The RAM host proof's epochs (SPEC §23.9): every ram_period_epochs
-// epochs the network's RAM epoch changes, miners rebuild their datasets
-// from its light cache and validators check walks against that cache.
-
-// periodEpoch is RAM period p's epoch. Its seed is the period's alone: no
-// set of records is counted alike by every node (one published at a
-// finality time is in some final sets only), and a miner whose seed
-// differs from a validator's refuses its RAM rounds for the whole period.
-func periodEpoch(c config.NetworkConfig, p uint64) memwalk.Epoch {
-	return memwalk.Epoch{Seed: memwalk.PeriodSeed(p), CacheLog: uint8(c.RAMCacheLog), Rounds: c.RAMItemRounds}
-}
-
 // ramEpoch is the RAM epoch in force at epoch e: period ⌊e ÷ P⌋'s.
 func (n *Node) ramEpoch(e uint64) (memwalk.Epoch, error) {
-	re := periodEpoch(n.cfg.Network, e/max(1, n.cfg.Network.RAMPeriodEpochs))
+	re := plan.PeriodEpoch(n.cfg.Network, e/max(1, n.cfg.Network.RAMPeriodEpochs))
 	return re, re.Validate()
 }
 
 // hostResult is a played host round: the plan and the machine's outcome.
 type hostResult struct {
-	plan        *hostPlan
+	plan        *plan.HostPlan
 	out         hostround.Outcome
 	rootNanos   int64  // the root's arrival after the challenge; 0 if none
 	opening     []byte // as received
@@ -244,7 +62,7 @@ type hostResult struct {
 }
 
 // runHost plays one host round of kind with miner over a direct stream,
-// sized for stepNs (planHost).
+// sized for stepNs (plan.Host).
 func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch, rnd uint64, stepNs float64) (*hostResult, error) {
 	var ram memwalk.Epoch
 	if kind == hostround.KindRAM {
@@ -254,14 +72,14 @@ func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 		}
 	}
 	rtt := measureRTT(ctx, v.n, miner)
-	plan, err := planHost(v.n.cfg, kind, miner, ann, ram, rtt, stepNs, v.draws("host", miner, epoch, rnd))
+	pl, err := plan.Host(v.n.cfg, kind, miner, ann, ram, rtt, stepNs, v.draws("host", miner, epoch, rnd))
 	if err != nil {
 		return nil, fmt.Errorf("cannot size a host round: %w", err)
 	}
-	res := &hostResult{plan: plan}
-	pr := plan.ch.Proof
-	m, err := hostround.NewValidator(hostround.Plan{Shape: pr.Dims(), BoundNs: pr.BoundNs(), Secret: plan.secret,
-		Params: pr.Encode(), Samples: int(plan.ch.Samples), MaxSample: pr.MaxSample(), RTT: rtt, RootBy: plan.rootBy,
+	res := &hostResult{plan: pl}
+	pr := pl.Challenge.Proof
+	m, err := hostround.NewValidator(hostround.Plan{Shape: pr.Dims(), BoundNs: pr.BoundNs(), Secret: pl.Secret,
+		Params: pr.Encode(), Samples: int(pl.Challenge.Samples), MaxSample: pr.MaxSample(), RTT: rtt, RootBy: pl.RootBy,
 		Check: func(root commit.CV, segs []uint64, b []byte) error {
 			t0 := time.Now()
 			defer func() { res.verifyNanos = time.Since(t0).Nanoseconds() }()
@@ -276,9 +94,9 @@ func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 	}
 	end := stream.End{S: s}
 	defer end.Reset()
-	d := &hdriver{s: s, r: bufio.NewReader(s), w: bufio.NewWriter(s), m: m, plan: plan,
+	d := &hdriver{s: s, r: bufio.NewReader(s), w: bufio.NewWriter(s), m: m, plan: pl,
 		proofTimeout: v.n.cfg.Validator.ProofTimeout.Duration, res: res}
-	if err := d.send(plan.ch.Encode()); err != nil {
+	if err := d.send(pl.Challenge.Encode()); err != nil {
 		return nil, fmt.Errorf("sending host challenge: %w", err)
 	}
 	d.origin = time.Now()
@@ -294,7 +112,7 @@ type hdriver struct {
 	r            *bufio.Reader
 	w            *bufio.Writer
 	m            *hostround.Validator
-	plan         *hostPlan
+	plan         *plan.HostPlan
 	origin       time.Time
 	proofTimeout time.Duration
 	res          *hostResult
@@ -311,7 +129,7 @@ func (d *hdriver) play() {
 		case hostround.SetTimer:
 			pending = append(pending, d.m.Step(d.readRoot(a.At))...)
 		case hostround.Reveal:
-			if err := d.send(d.plan.secret[:]); err != nil {
+			if err := d.send(d.plan.Secret[:]); err != nil {
 				pending = append(pending, d.m.Step(hostround.Closed{Err: err})...)
 			}
 		case hostround.Fetch:
@@ -348,7 +166,7 @@ func (d *hdriver) readRoot(at time.Duration) any {
 // readOpening reads the opening of segs segments, its memory reserved in
 // the stream's scope.
 func (d *hdriver) readOpening(segs int) any {
-	need := min(d.plan.ch.Proof.MaxOpening(segs), store.MaxHostOpeningLen)
+	need := min(d.plan.Challenge.Proof.MaxOpening(segs), store.MaxHostOpeningLen)
 	if err := d.s.Scope().ReserveMemory(need, network.ReservationPriorityHigh); err != nil {
 		return hostround.Opening{Err: fmt.Errorf("host stream memory budget: %w", err)}
 	}
@@ -468,7 +286,7 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, 
 			if rec := v.reportHost(ep, rnd+uint64(i), p, res); rec != nil {
 				recs = append(recs, rec)
 				if rec.Verdict == store.VerdictVerified {
-					stepNs[k] = sizingStepNs(rec, res.plan.ch.Proof.Dims().Steps)
+					stepNs[k] = plan.SizingStepNs(rec, res.plan.Challenge.Proof.Dims().Steps)
 				}
 			}
 		}
@@ -505,7 +323,7 @@ func (v *validator) reportHost(ep, rnd uint64, p peer.ID, res *hostResult) *stor
 		v.n.log.Error("storing host evidence failed", "miner", p, "err", err)
 		stored = nil
 	}
-	o, pr := res.out, res.plan.ch.Proof
+	o, pr := res.out, res.plan.Challenge.Proof
 	if _, m, ok := epoch.HostMeasurement(rec); ok {
 		h := m.ProvenHost()
 		v.n.log.Info("host round verified", "miner", p, "epoch", ep, "kind", pr.Name(), "chains", pr.Dims().Chains,
@@ -522,7 +340,7 @@ func (v *validator) reportHost(ep, rnd uint64, p peer.ID, res *hostResult) *stor
 func (res *hostResult) record(epoch, rnd uint64, miner, validator peer.ID) *store.HostRecord {
 	o := res.out
 	rec := &store.HostRecord{Epoch: epoch, Round: rnd, Miner: []byte(miner), Validator: []byte(validator),
-		Challenge: res.plan.ch.Encode(), Secret: res.plan.secret, RTTNanos: res.plan.rtt.Nanoseconds(),
+		Challenge: res.plan.Challenge.Encode(), Secret: res.plan.Secret, RTTNanos: res.plan.RTT.Nanoseconds(),
 		RootNanos: res.rootNanos, Root: o.Root, Opening: res.opening, VerifyNanos: res.verifyNanos,
 		Verdict: store.VerdictFailed, Missed: o.Missed, Reason: truncate(o.Reason, store.MaxReasonLen)}
 	if o.Verified {

@@ -12,6 +12,7 @@ import (
 	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/internal/nodetest"
+	"github.com/pog-network/pog/node/plan"
 
 	"github.com/libp2p/go-libp2p/core/event"
 	p2phost "github.com/libp2p/go-libp2p/core/host"
@@ -88,10 +89,10 @@ func TestHostRoundVerified(t *testing.T) {
 	if !o.Verified || o.Missed || o.Reason != "" {
 		t.Fatalf("honest host round: verified %v missed %v reason %q", o.Verified, o.Missed, o.Reason)
 	}
-	if len(o.Segments) != hostSamples || !(o.StepNs > 0) || !(o.Credit > 0 && o.Credit <= 1) {
+	if len(o.Segments) != plan.HostSamples || !(o.StepNs > 0) || !(o.Credit > 0 && o.Credit <= 1) {
 		t.Fatalf("outcome %d segments, %.1f ns/step, credit %v", len(o.Segments), o.StepNs, o.Credit)
 	}
-	if p := res.plan.ch.Proof.(hostround.CPUProof); p.Chains != 1 || !bytes.Equal(p.Miner, []byte(m.ID())) {
+	if p := res.plan.Challenge.Proof.(hostround.CPUProof); p.Chains != 1 || !bytes.Equal(p.Miner, []byte(m.ID())) {
 		t.Fatalf("plan without an announce: %d chains for %x", p.Chains, p.Miner)
 	}
 }
@@ -152,15 +153,15 @@ func cpuHostConfig(steps uint64, chains int) config.Config {
 }
 
 func TestHostChallengeDecode(t *testing.T) {
-	p, err := planHost(cpuHostConfig(1<<10, config.MaxHostChains), hostround.KindCPU, "miner-id", nil, memwalk.Epoch{}, time.Millisecond, 0, rand.Reader)
+	p, err := plan.Host(cpuHostConfig(1<<10, config.MaxHostChains), hostround.KindCPU, "miner-id", nil, memwalk.Epoch{}, time.Millisecond, 0, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	capped, err := planHost(cpuHostConfig(1<<10, 3), hostround.KindCPU, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, memwalk.Epoch{}, 0, 0, rand.Reader)
-	if err != nil || capped.ch.Proof.Dims().Chains != 3 {
-		t.Fatalf("8 announced cores under a cap of 3: %v chains, %v", capped.ch.Proof.Dims().Chains, err)
+	capped, err := plan.Host(cpuHostConfig(1<<10, 3), hostround.KindCPU, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, memwalk.Epoch{}, 0, 0, rand.Reader)
+	if err != nil || capped.Challenge.Proof.Dims().Chains != 3 {
+		t.Fatalf("8 announced cores under a cap of 3: %v chains, %v", capped.Challenge.Proof.Dims().Chains, err)
 	}
-	b := p.ch.Encode()
+	b := p.Challenge.Encode()
 	got, err := hostround.DecodeChallenge(b)
 	if err != nil {
 		t.Fatal(err)
@@ -193,11 +194,11 @@ func TestHostChallengeDecode(t *testing.T) {
 // arriving stepNs per chain step after the challenge (no round trip).
 func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *store.HostRecord {
 	t.Helper()
-	plan, err := planHost(cpuHostConfig(1<<10, config.MaxHostChains), hostround.KindCPU, m, nil, memwalk.Epoch{}, 0, 0, rand.Reader)
+	pl, err := plan.Host(cpuHostConfig(1<<10, config.MaxHostChains), hostround.KindCPU, m, nil, memwalk.Epoch{}, 0, 0, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := plan.ch.Proof.(hostround.CPUProof).Params
+	p := pl.Challenge.Proof.(hostround.CPUProof).Params
 	states, err := cpuwork.Prove(p, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +207,7 @@ func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := host.Open(p.Shape, states, leaves, host.Sample(plan.secret, root, p.Encode(), p.Shape, int(plan.ch.Samples)))
+	op, err := host.Open(p.Shape, states, leaves, host.Sample(pl.Secret, root, p.Encode(), p.Shape, int(pl.Challenge.Samples)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,8 +215,8 @@ func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &store.HostRecord{Epoch: e, Round: r, Miner: []byte(m), Validator: []byte(v), Challenge: plan.ch.Encode(),
-		Secret: plan.secret, RootNanos: int64(stepNs * float64(p.Steps)), Root: root, Opening: b, Verdict: store.VerdictVerified}
+	return &store.HostRecord{Epoch: e, Round: r, Miner: []byte(m), Validator: []byte(v), Challenge: pl.Challenge.Encode(),
+		Secret: pl.Secret, RootNanos: int64(stepNs * float64(p.Steps)), Root: root, Opening: b, Verdict: store.VerdictVerified}
 }
 
 func TestAuditHostRecord(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/plan"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
 )
@@ -82,7 +83,7 @@ func (s *slotSchedule) forMiner(target time.Duration) round.Schedule {
 // still be started at or after t: a slot is startable in its first eighth,
 // so that a round never runs into the next owner's slot.
 func (s *slotSchedule) nextSlot(p peer.ID, ann *pb.MinerAnnounce, cfg config.ValidatorConfig, t time.Time) time.Time {
-	r := s.forMiner(roundTarget(cfg, ann))
+	r := s.forMiner(plan.RoundTarget(cfg, ann))
 	from := r.SlotAt(t)
 	if t.After(r.Start(from).Add(r.Slot / 8)) {
 		from++
@@ -97,7 +98,7 @@ func (s *slotSchedule) nextSlot(p peer.ID, ann *pb.MinerAnnounce, cfg config.Val
 // due says whether self may start a round with miner p at now, moving the
 // entry's next slot on if it was missed.
 func (s *slotSchedule) due(p peer.ID, e *minerEntry, cfg config.ValidatorConfig, now time.Time) bool {
-	slot := s.forMiner(roundTarget(cfg, e.ann)).Slot
+	slot := s.forMiner(plan.RoundTarget(cfg, e.ann)).Slot
 	if e.next.IsZero() || now.After(e.next.Add(slot/8)) {
 		e.next = s.nextSlot(p, e.ann, cfg, now)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pog-network/pog/node/internal/nodetest"
+	"github.com/pog-network/pog/node/plan"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/config"
@@ -33,7 +34,7 @@ func TestSlotScheduleDisjoint(t *testing.T) {
 	}
 	cfg := config.DefaultConfig().Validator
 	ann := &pb.MinerAnnounce{Gpus: []*pb.GPU{{}}}
-	slot := sa.forMiner(roundTarget(cfg, ann)).Slot
+	slot := sa.forMiner(plan.RoundTarget(cfg, ann)).Slot
 	miner := nodetest.Peer(t)
 	taken := map[time.Time]peer.ID{}
 	count := map[peer.ID]int{}

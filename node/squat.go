@@ -11,6 +11,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/pog-network/pog/node/internal/stream"
+	"github.com/pog-network/pog/node/plan"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/protocol"
@@ -61,12 +62,12 @@ func (n *Node) squatLoop(ctx context.Context, p peer.ID, play func(context.Conte
 
 // squatHost opens a CPU host round with p and holds it until p ends it.
 func (n *Node) squatHost(ctx context.Context, p peer.ID) error {
-	pl, err := planHost(n.cfg, hostround.KindCPU, p, &pb.MinerAnnounce{}, memwalk.Epoch{}, 0, 0, rand.Reader)
+	pl, err := plan.Host(n.cfg, hostround.KindCPU, p, &pb.MinerAnnounce{}, memwalk.Epoch{}, 0, 0, rand.Reader)
 	if err != nil {
 		return err
 	}
-	pl.ch.RootByMs = math.MaxInt32
-	return n.squatStream(ctx, p, hostround.Protocol, func(w *bufio.Writer) error { return stream.WriteFlush(w, pl.ch.Encode()) })
+	pl.Challenge.RootByMs = math.MaxInt32
+	return n.squatStream(ctx, p, hostround.Protocol, func(w *bufio.Writer) error { return stream.WriteFlush(w, pl.Challenge.Encode()) })
 }
 
 // squatRound opens a probe-sized GPU round with p and holds it until p
@@ -81,14 +82,14 @@ func (n *Node) squatRound(ctx context.Context, p peer.ID) error {
 	if ann == nil {
 		return nil // not announced yet
 	}
-	pl, err := planChallenge(n.cfg.Validator, p, ann, 0, proof.FP16, 0, 0, 0, rand.Reader)
+	pl, err := plan.Challenge(n.cfg.Validator, p, ann, 0, proof.FP16, 0, 0, 0, rand.Reader)
 	if err != nil {
 		return err
 	}
 	msg := &pb.Challenge{Version: protocol.Version, Epoch: n.view.epochAt(time.Now()), Round: uint64(time.Now().UnixNano()), Miner: []byte(p),
-		SecretCommitment: commitSecret(pl.secret), Samples: uint32(pl.samples), Steps: uint32(pl.steps),
+		SecretCommitment: commitSecret(pl.Secret), Samples: uint32(pl.Samples), Steps: uint32(pl.Steps),
 		DeadlineMs: protocol.MaxDeadlineMS, FirstRootMs: protocol.MaxDeadlineMS, Probe: true}
-	for _, pp := range pl.params {
+	for _, pp := range pl.Params {
 		b, _ := pp.MarshalBinary()
 		msg.Params = append(msg.Params, b)
 	}

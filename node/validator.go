@@ -15,6 +15,7 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/internal/stream"
+	"github.com/pog-network/pog/node/plan"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/sample"
@@ -57,7 +58,7 @@ type minerEntry struct {
 	// slot); served: the owned slot the last round started in.
 	next, served time.Time
 	// tflops is the speed to size the next round of a class with
-	// (sizingTFLOPS); none: probe next. floor is the last verified
+	// (plan.SizingTFLOPS); none: probe next. floor is the last verified
 	// sustained throughput, which the deadlines assume.
 	tflops, floor map[proof.Precision]float64
 	// classes counts this epoch's rounds per class (epoch: which epoch).
@@ -73,7 +74,7 @@ type minerEntry struct {
 	hostRetries int
 	hostSets    int
 	// hostStepNs is each kind's step time in the miner's last verified
-	// host round, which sizes a distant miner's next (expectedStepNs).
+	// host round, which sizes a distant miner's next (plan.ExpectedStepNs).
 	hostStepNs [hostround.KindPlot + 1]float64
 	// rnd draws the miner's pauses and host times (minerRand).
 	rnd *mrand.Rand
@@ -83,11 +84,11 @@ type minerEntry struct {
 }
 
 // pick chooses the class of the miner's next round in epoch e.
-func (e *minerEntry) pick(shares []classShare, epoch uint64) proof.Precision {
+func (e *minerEntry) pick(shares []plan.ClassShare, epoch uint64) proof.Precision {
 	if e.classes == nil || e.epoch != epoch {
 		e.epoch, e.classes = epoch, map[proof.Precision]int{}
 	}
-	p := nextPrecision(shares, e.classes)
+	p := plan.NextPrecision(shares, e.classes)
 	e.classes[p]++
 	return p
 }
@@ -222,7 +223,7 @@ func (v *validator) startRounds(ctx context.Context) {
 				v.round += uint64(len(kinds) - 1) // one round number per host record
 				continue
 			}
-			prec := e.pick(classShares(v.n.scoring), epoch)
+			prec := e.pick(plan.ClassShares(v.n.scoring), epoch)
 			go v.play(ctx, epoch, v.round, p, e.ann, prec, e.tflops[prec], e.floor[prec])
 		}
 	}
@@ -245,7 +246,7 @@ func (v *validator) left(e *minerEntry, now time.Time) bool {
 // hold the miner through it.
 func (v *validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, now time.Time) {
 	cfg := v.n.cfg.Validator
-	slot := v.sched.forMiner(roundTarget(cfg, e.ann)).Slot
+	slot := v.sched.forMiner(plan.RoundTarget(cfg, e.ann)).Slot
 	if !e.next.IsZero() && !now.After(e.next.Add(slot/8)) {
 		return
 	}
@@ -339,13 +340,13 @@ func (v *validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb
 		e.busy = false
 		if stored && rec.Verdict == store.VerdictVerified && len(rec.StepArrivals) > 0 {
 			// Sized by what the miner did, not the credit min_timed caps.
-			measured := timedRate(rec)
+			measured := plan.TimedRate(rec)
 			e.floor[prec] = measured
-			e.tflops[prec] = sizingTFLOPS(measured, time.Duration(rec.RTTNanos), rec.StepArrivals)
+			e.tflops[prec] = plan.SizingTFLOPS(measured, time.Duration(rec.RTTNanos), rec.StepArrivals)
 		} else {
 			// Not measured (cut off, failed, missed): back off towards what
 			// was last measured, so an overshoot cannot repeat.
-			e.tflops[prec] = max(e.floor[prec], e.tflops[prec]/maxSpeedup)
+			e.tflops[prec] = max(e.floor[prec], e.tflops[prec]/plan.MaxSpeedup)
 		}
 		v.pause(e, p, ann, start, time.Duration(rec.RTTNanos))
 	}
@@ -359,7 +360,7 @@ func (v *validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb
 
 // pause sets when the miner's next round may start after one that started
 // at start with round trip rtt. The pause follows the round's nominal
-// length (nominalRound), so a slow or stalled round does not also space
+// length (plan.NominalRound), so a slow or stalled round does not also space
 // the next ones out, while one lengthened by a long round trip keeps the
 // duty cycle; rounds start no closer than the network's challenge rate
 // (flood.go), which peers would otherwise Ignore.
@@ -369,7 +370,7 @@ func (v *validator) pause(e *minerEntry, p peer.ID, ann *pb.MinerAnnounce, start
 	if v.sched != nil {
 		e.next = v.sched.nextSlot(p, ann, cfg, after)
 	} else {
-		gap := nextGap(v.minerRand(e, p), min(time.Since(start), nominalRound(cfg, ann, rtt)), cfg.DutyCycle)
+		gap := plan.NextGap(v.minerRand(e, p), min(time.Since(start), plan.NominalRound(cfg, ann, rtt)), cfg.DutyCycle)
 		e.next = later(time.Now().Add(gap), start.Add(challengeEvery))
 	}
 }
@@ -409,13 +410,13 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	ann = v.epochAnnounce(epoch, miner, ann)
 	rtt := v.sizingRTT(miner, measureRTT(ctx, v.n, miner))
 	rec.RTTNanos = rtt.Nanoseconds()
-	plan, msg, chain, err := v.challenge(rec, ann, prec, tflops, floor, rtt)
+	pl, msg, chain, err := v.challenge(rec, ann, prec, tflops, floor, rtt)
 	if err != nil {
 		return failed("%v", err)
 	}
 	raw, id := rec.Challenge, chain.ID
-	m, err := round.NewValidator(round.Plan{Chain: chain, Secret: plan.secret, Commitment: [32]byte(msg.SecretCommitment),
-		Samples: plan.samples, FirstRootBy: time.Duration(msg.FirstRootMs) * time.Millisecond,
+	m, err := round.NewValidator(round.Plan{Chain: chain, Secret: pl.Secret, Commitment: [32]byte(msg.SecretCommitment),
+		Samples: pl.Samples, FirstRootBy: time.Duration(msg.FirstRootMs) * time.Millisecond,
 		Deadline: time.Duration(msg.DeadlineMs) * time.Millisecond, Window: round.PeakWindow,
 		MinTimed:   time.Duration(msg.MinTimedMs) * time.Millisecond,
 		OtherRoots: func() map[commit.CV]bool { return v.n.view.otherRoots(miner) }})
@@ -440,13 +441,13 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	d := &vdriver{v: v, ctx: ctx, rec: rec, rs: rs, m: m, miner: miner, id: id, chain: chain, origin: origin}
 	out := d.run(round.Start{At: 0})
 	v.fill(rec, out, d)
-	if !out.Verified && !supports(ann, prec) {
+	if !out.Verified && !plan.Supports(ann, prec) {
 		// The validator chose the class; a miner that cannot compute it
 		// fails the round (the prefix keeps it from counting as missed).
 		rec.Reason = truncate(fmt.Sprintf("precision %v not announced: %s", prec, rec.Reason), store.MaxReasonLen)
 	}
 	if out.Verified {
-		v.n.log.Info("round verified", "miner", miner, "epoch", epoch, "round", rnd, "steps", plan.steps,
+		v.n.log.Info("round verified", "miner", miner, "epoch", epoch, "round", rnd, "steps", pl.Steps,
 			"tflops", fmt.Sprintf("%.4f", rec.TFLOPS), "peak_tflops", fmt.Sprintf("%.4f", rec.PeakTFLOPS),
 			"rtt_ms", rtt.Milliseconds(), "verify_ms", rec.VerifyNanos/1e6)
 	} else {
@@ -475,32 +476,32 @@ func (v *validator) epochAnnounce(epoch uint64, miner peer.ID, ann *pb.MinerAnno
 
 // challenge plans and seals the challenge of rec's round, and puts it,
 // its secret and its work in rec.
-func (v *validator) challenge(rec *store.RoundRecord, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64, rtt time.Duration) (challengePlan, *pb.Challenge, proof.Chain, error) {
+func (v *validator) challenge(rec *store.RoundRecord, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64, rtt time.Duration) (plan.ChallengePlan, *pb.Challenge, proof.Chain, error) {
 	miner := peer.ID(rec.Miner)
-	plan, err := planChallenge(v.n.cfg.Validator, miner, ann, v.n.scoring.LeastMemory(gpuNames(ann)), prec, tflops, floor, rtt, v.draws("round", miner, rec.Epoch, rec.Round))
+	pl, err := plan.Challenge(v.n.cfg.Validator, miner, ann, v.n.scoring.LeastMemory(plan.GPUNames(ann)), prec, tflops, floor, rtt, v.draws("round", miner, rec.Epoch, rec.Round))
 	if err != nil {
-		return plan, nil, proof.Chain{}, fmt.Errorf("cannot size a round: %w", err)
+		return pl, nil, proof.Chain{}, fmt.Errorf("cannot size a round: %w", err)
 	}
 	msg := &pb.Challenge{Version: protocol.Version, Epoch: rec.Epoch, Round: rec.Round, Miner: rec.Miner,
-		SecretCommitment: commitSecret(plan.secret), Samples: uint32(plan.samples), Steps: uint32(plan.steps),
-		DeadlineMs: uint32(plan.deadline.Milliseconds()), FirstRootMs: uint32(max(1, plan.firstRootBy.Milliseconds())),
-		MinTimedMs: uint32(plan.minTimed.Milliseconds()), Probe: plan.probe}
-	for _, p := range plan.params {
+		SecretCommitment: commitSecret(pl.Secret), Samples: uint32(pl.Samples), Steps: uint32(pl.Steps),
+		DeadlineMs: uint32(pl.Deadline.Milliseconds()), FirstRootMs: uint32(max(1, pl.FirstRootBy.Milliseconds())),
+		MinTimedMs: uint32(pl.MinTimed.Milliseconds()), Probe: pl.Probe}
+	for _, p := range pl.Params {
 		b, _ := p.MarshalBinary()
 		msg.Params = append(msg.Params, b)
 	}
 	raw, err := protocol.Seal(v.n.key, msg)
 	if err != nil {
-		return plan, nil, proof.Chain{}, fmt.Errorf("sealing challenge: %w", err)
+		return pl, nil, proof.Chain{}, fmt.Errorf("sealing challenge: %w", err)
 	}
 	o, err := protocol.Open(raw, pb.MessageType_CHALLENGE)
 	if err != nil {
-		return plan, nil, proof.Chain{}, fmt.Errorf("own challenge invalid: %w", err)
+		return pl, nil, proof.Chain{}, fmt.Errorf("own challenge invalid: %w", err)
 	}
-	chain := proof.Chain{ID: protocol.ID(o.Body), Template: plan.params, Steps: plan.steps}
-	rec.Secret, rec.Challenge = plan.secret, raw
-	rec.FLOPs = float64(plan.steps) * round.StepFLOPs(chain)
-	return plan, msg, chain, nil
+	chain := proof.Chain{ID: protocol.ID(o.Body), Template: pl.Params, Steps: pl.Steps}
+	rec.Secret, rec.Challenge = pl.Secret, raw
+	rec.FLOPs = float64(pl.Steps) * round.StepFLOPs(chain)
+	return pl, msg, chain, nil
 }
 
 // fill copies a finished round's outcome into its record.

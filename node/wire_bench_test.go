@@ -10,6 +10,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/plan"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/protocol"
@@ -32,13 +33,13 @@ func BenchmarkRoundWire(b *testing.B) {
 	ann := &pb.MinerAnnounce{Precisions: []uint32{1, 2}, MaxOutputBytes: 16 << 30, Gpus: []*pb.GPU{{Name: "H200"}}}
 	var total, tiles, control float64
 	for b.Loop() {
-		pl, err := planChallenge(config.DefaultConfig().Validator, miner, ann, 0, proof.FP16, 600, 600, 20*time.Millisecond, rand.Reader)
+		pl, err := plan.Challenge(config.DefaultConfig().Validator, miner, ann, 0, proof.FP16, 600, 600, 20*time.Millisecond, rand.Reader)
 		if err != nil {
 			b.Fatal(err)
 		}
-		msg := &pb.Challenge{Version: 1, Epoch: 1, Round: 1, Miner: []byte(miner), SecretCommitment: commitSecret(pl.secret),
-			Samples: uint32(pl.samples), Steps: uint32(pl.steps), DeadlineMs: uint32(pl.deadline.Milliseconds()), FirstRootMs: 1}
-		for _, p := range pl.params {
+		msg := &pb.Challenge{Version: 1, Epoch: 1, Round: 1, Miner: []byte(miner), SecretCommitment: commitSecret(pl.Secret),
+			Samples: uint32(pl.Samples), Steps: uint32(pl.Steps), DeadlineMs: uint32(pl.Deadline.Milliseconds()), FirstRootMs: 1}
+		for _, p := range pl.Params {
 			e, _ := p.MarshalBinary()
 			msg.Params = append(msg.Params, e)
 		}
@@ -48,18 +49,18 @@ func BenchmarkRoundWire(b *testing.B) {
 		frame := func(f *pb.RoundFrame) { protocol.WriteRoundFrame(w, f) }
 		frame(&pb.RoundFrame{Msg: &pb.RoundFrame_Challenge{Challenge: raw}})
 		o, _ := protocol.Open(raw, pb.MessageType_CHALLENGE)
-		chain := proof.Chain{ID: protocol.ID(o.Body), Template: pl.params, Steps: pl.steps}
-		roots := make([][]commit.CV, pl.steps)
+		chain := proof.Chain{ID: protocol.ID(o.Body), Template: pl.Params, Steps: pl.Steps}
+		roots := make([][]commit.CV, pl.Steps)
 		var flat [][]byte
 		for i := range roots {
-			for range pl.params {
+			for range pl.Params {
 				var r commit.CV
 				rand.Read(r[:])
 				roots[i] = append(roots[i], r)
 				flat = append(flat, r[:])
 			}
-			frame(&pb.RoundFrame{Msg: &pb.RoundFrame_Root{Root: &pb.StepRoot{Step: uint32(i), Roots: flat[len(flat)-len(pl.params):]}}})
-			if i+2 < pl.steps {
+			frame(&pb.RoundFrame{Msg: &pb.RoundFrame_Root{Root: &pb.StepRoot{Step: uint32(i), Roots: flat[len(flat)-len(pl.Params):]}}})
+			if i+2 < pl.Steps {
 				frame(&pb.RoundFrame{Msg: &pb.RoundFrame_Beacon{Beacon: &pb.Beacon{Step: uint32(i), Beacon: make([]byte, 32)}}})
 			}
 		}
@@ -67,20 +68,20 @@ func BenchmarkRoundWire(b *testing.B) {
 		frame(&pb.RoundFrame{Msg: &pb.RoundFrame_Commitment{Commitment: cm}})
 		frame(&pb.RoundFrame{Msg: &pb.RoundFrame_Result{Result: &pb.RoundResult{Verified: true, Tflops: 590, PeakTflops: 600}}})
 		w.Flush()
-		reveal, _ := protocol.Seal(key, &pb.Reveal{Version: 1, ChallengeId: chain.ID[:], Secret: pl.secret[:]})
-		idx, err := chain.Sample(pl.secret, [32]byte(msg.SecretCommitment), roots, pl.samples)
+		reveal, _ := protocol.Seal(key, &pb.Reveal{Version: 1, ChallengeId: chain.ID[:], Secret: pl.Secret[:]})
+		idx, err := chain.Sample(pl.Secret, [32]byte(msg.SecretCommitment), roots, pl.Samples)
 		if err != nil {
 			b.Fatal(err)
 		}
-		req, _ := protocol.Seal(key, &pb.TileRequest{Version: 1, ChallengeId: chain.ID[:], Secret: pl.secret[:], Indices: idx})
+		req, _ := protocol.Seal(key, &pb.TileRequest{Version: 1, ChallengeId: chain.ID[:], Secret: pl.Secret[:], Indices: idx})
 		resp := &pb.TileResponse{Version: 1, ChallengeId: chain.ID[:]}
 		for _, g := range chain.Groups(idx) {
-			n, _ := commit.ProofLen(pl.params[0].Tiles(), g.Tiles)
+			n, _ := commit.ProofLen(pl.Params[0].Tiles(), g.Tiles)
 			resp.Proofs = append(resp.Proofs, make([]byte, 4+32*n))
 		}
 		head, _ := protocol.Seal(key, resp)
 		control = float64(buf.Len() + len(reveal) + len(req) + len(head))
-		tiles = float64(len(idx) * (pl.params[0].TileBytes() + 3))
+		tiles = float64(len(idx) * (pl.Params[0].TileBytes() + 3))
 		total = control + tiles
 	}
 	b.ReportMetric(total, "bytes/round")

@@ -1,4 +1,4 @@
-package node
+package plan
 
 import (
 	"fmt"
@@ -19,21 +19,21 @@ import (
 	"github.com/pog-network/pog/store"
 )
 
-// challengePlan is what a validator sends one miner in one round.
-type challengePlan struct {
-	params   []proof.Params // step 0's, one per sub-challenge
-	steps    int
-	secret   [32]byte
-	samples  int
-	stepTime time.Duration // expected; 0 for a probe
+// ChallengePlan is what a validator sends one miner in one round.
+type ChallengePlan struct {
+	Params   []proof.Params // step 0's, one per sub-challenge
+	Steps    int
+	Secret   [32]byte
+	Samples  int
+	StepTime time.Duration // expected; 0 for a probe
 	// minTimed is the least time steps 1..D−1 count as taking: their
 	// expected time, so the round is never credited faster than it was
 	// sized for (SPEC.md §10.1); 0 for a probe.
-	minTimed time.Duration
-	probe    bool // no earlier measurement: a short probe that sizes the next round
+	MinTimed time.Duration
+	Probe    bool // no earlier measurement: a short probe that sizes the next round
 	// firstRootBy and deadline bound the first root's and the commitment's
 	// arrival after the challenge is sent.
-	firstRootBy, deadline time.Duration
+	FirstRootBy, Deadline time.Duration
 }
 
 // Bounds of the sizing rule (SPEC.md §10).
@@ -45,11 +45,11 @@ const (
 	probeTiles    = 4 // output edge of a probe, in tiles
 )
 
-// planChallenge sizes a round of class prec (the validator's choice,
-// nextPrecision) from the validator's limits, the miner's announced capacity
+// Challenge sizes a round of class prec (the validator's choice,
+// NextPrecision) from the validator's limits, the miner's announced capacity
 // (at most classMemory, the least class memory of its announced GPUs; 0:
 // no bound) and what the validator measured of it before in that class: prevTFLOPS
-// (its speed estimate from the last round, sizingTFLOPS; 0 if none: the
+// (its speed estimate from the last round, SizingTFLOPS; 0 if none: the
 // round is a short probe), floorTFLOPS (the last sustained throughput,
 // which bounds the deadlines, since an estimate may overshoot) and rtt.
 // One sub-challenge per announced GPU up to subChallenges' limit (one for
@@ -57,8 +57,8 @@ const (
 // steps between MinSteps and MaxSteps and each step at least 1.25 round
 // trips. The miner never reports a size back. Nonces and the secret come
 // from rnd.
-func planChallenge(cfg config.ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, classMemory uint64, prec proof.Precision, prevTFLOPS, floorTFLOPS float64, rtt time.Duration, rnd io.Reader) (challengePlan, error) {
-	var pl challengePlan
+func Challenge(cfg config.ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce, classMemory uint64, prec proof.Precision, prevTFLOPS, floorTFLOPS float64, rtt time.Duration, rnd io.Reader) (ChallengePlan, error) {
+	var pl ChallengePlan
 	var err error
 	t := uint32(0)
 	for e := uint32(proof.MinTile); e <= proof.MaxTile; e *= 2 {
@@ -82,31 +82,31 @@ func planChallenge(cfg config.ValidatorConfig, miner peer.ID, ann *pb.MinerAnnou
 	}
 	subs := subChallenges(cfg, ann)
 	shape := proof.Params{Precision: prec, Batch: 1, M: size, K: min(cfg.K, prec.MaxK()), N: size, Tile: t, Miner: []byte(miner)}
-	pl.steps = max(2, min(cfg.MinSteps, proof.MaxRoundRoots/subs))
-	pl.firstRootBy, pl.deadline = cfg.Deadline.Duration, cfg.Deadline.Duration
+	pl.Steps = max(2, min(cfg.MinSteps, proof.MaxRoundRoots/subs))
+	pl.FirstRootBy, pl.Deadline = cfg.Deadline.Duration, cfg.Deadline.Duration
 	if prevTFLOPS <= 0 {
 		// A probe: a small output at the full inner dimension, whatever
 		// the device; its throughput sizes the next round.
 		shape.M, shape.N = min(size, probeTiles*t), min(size, probeTiles*t)
-		pl.probe = true
+		pl.Probe = true
 	} else {
-		target := nominalRound(cfg, ann, rtt)
+		target := NominalRound(cfg, ann, rtt)
 		maxSteps := min(cfg.MaxSteps, proof.MaxRoundRoots/subs)
 		step := max(target/time.Duration(maxSteps), time.Duration(stepRTTMargin*float64(rtt)))
-		pl.steps = max(pl.steps, min(maxSteps, int(target/max(step, 1))))
-		perSub := prevTFLOPS * 1e12 * max(target/time.Duration(pl.steps), step).Seconds() / float64(subs)
-		shape = fitStep(shape, perSub, capacity, prec.MaxK())
-		pl.stepTime = time.Duration(float64(subs) * shape.FLOPs() / (prevTFLOPS * 1e12) * float64(time.Second))
-		pl.minTimed = time.Duration(pl.steps-1) * pl.stepTime
-		slowest := time.Duration(float64(subs) * shape.FLOPs() / (min(prevTFLOPS, max(floorTFLOPS, prevTFLOPS/maxSpeedup)) * 1e12) * float64(time.Second))
-		pl.firstRootBy = cfg.FirstRootSlack.Duration + 2*slowest + rtt
+		pl.Steps = max(pl.Steps, min(maxSteps, int(target/max(step, 1))))
+		perSub := prevTFLOPS * 1e12 * max(target/time.Duration(pl.Steps), step).Seconds() / float64(subs)
+		shape = FitStep(shape, perSub, capacity, prec.MaxK())
+		pl.StepTime = time.Duration(float64(subs) * shape.FLOPs() / (prevTFLOPS * 1e12) * float64(time.Second))
+		pl.MinTimed = time.Duration(pl.Steps-1) * pl.StepTime
+		slowest := time.Duration(float64(subs) * shape.FLOPs() / (min(prevTFLOPS, max(floorTFLOPS, prevTFLOPS/MaxSpeedup)) * 1e12) * float64(time.Second))
+		pl.FirstRootBy = cfg.FirstRootSlack.Duration + 2*slowest + rtt
 		// A liveness bound only (throughput is timed from the roots):
 		// generous, so a miner slowed by other validators' rounds is
 		// measured slower rather than failed.
-		pl.deadline = cfg.Deadline.Duration + pl.firstRootBy + 4*time.Duration(pl.steps)*slowest
-		pl.deadline = min(pl.deadline, protocol.MaxDeadlineMS*time.Millisecond)
-		pl.firstRootBy = min(pl.firstRootBy, pl.deadline)
-		pl.minTimed = min(pl.minTimed, pl.deadline)
+		pl.Deadline = cfg.Deadline.Duration + pl.FirstRootBy + 4*time.Duration(pl.Steps)*slowest
+		pl.Deadline = min(pl.Deadline, protocol.MaxDeadlineMS*time.Millisecond)
+		pl.FirstRootBy = min(pl.FirstRootBy, pl.Deadline)
+		pl.MinTimed = min(pl.MinTimed, pl.Deadline)
 	}
 	for i := 0; i < subs; i++ {
 		p := shape
@@ -116,13 +116,13 @@ func planChallenge(cfg config.ValidatorConfig, miner peer.ID, ann *pb.MinerAnnou
 		if err := p.Validate(); err != nil {
 			return pl, err
 		}
-		pl.params = append(pl.params, p)
+		pl.Params = append(pl.Params, p)
 	}
-	if _, err := io.ReadFull(rnd, pl.secret[:]); err != nil {
+	if _, err := io.ReadFull(rnd, pl.Secret[:]); err != nil {
 		return pl, err
 	}
-	tiles := uint64(pl.steps) * uint64(subs) * shape.Tiles()
-	pl.samples, err = sample.Count(cfg.DetectFraction, cfg.DetectProbability, tiles)
+	tiles := uint64(pl.Steps) * uint64(subs) * shape.Tiles()
+	pl.Samples, err = sample.Count(cfg.DetectFraction, cfg.DetectProbability, tiles)
 	return pl, err
 }
 
@@ -134,16 +134,16 @@ func subChallenges(cfg config.ValidatorConfig, ann *pb.MinerAnnounce) int {
 	return max(1, min(len(ann.Gpus), protocol.MaxSubChallenges, proof.MaxRoundRoots/max(1, cfg.MinSteps)))
 }
 
-// roundTarget is the nominal round length for a miner: round_target for
+// RoundTarget is the nominal round length for a miner: round_target for
 // a GPU miner, round_target_cpu for a CPU-only one.
-func roundTarget(cfg config.ValidatorConfig, ann *pb.MinerAnnounce) time.Duration {
+func RoundTarget(cfg config.ValidatorConfig, ann *pb.MinerAnnounce) time.Duration {
 	if len(ann.Gpus) > 0 {
 		return cfg.RoundTarget.Duration
 	}
 	return cfg.RoundTargetCPU.Duration
 }
 
-// fitStep shapes one sub-challenge to about flops of work. Too much work:
+// FitStep shapes one sub-challenge to about flops of work. Too much work:
 // halve the largest of M, N and K (M and N in whole tiles, at least two
 // tiles in all) until it fits, then grow K back to fill the budget, so the
 // product stays as square, hence as compute-bound, as it can. Too little:
@@ -153,7 +153,7 @@ func roundTarget(cfg config.ValidatorConfig, ann *pb.MinerAnnounce) time.Duratio
 // round trip (SPEC.md §10.1). Then N and M widen in whole tiles up to
 // their configured size (growEdges) and K, up to limitK, fills what is
 // left: a step takes at least 90 % of its budget.
-func fitStep(p proof.Params, flops float64, capacity uint64, limitK uint32) proof.Params {
+func FitStep(p proof.Params, flops float64, capacity uint64, limitK uint32) proof.Params {
 	maxK, maxM, maxN := p.K, p.M, p.N
 	for p.FLOPs() > flops {
 		switch {
@@ -187,7 +187,7 @@ func fitStep(p proof.Params, flops float64, capacity uint64, limitK uint32) proo
 // capacity, while the step stays within flops. Halving leaves a step
 // between half and all of its budget; a round of such steps would end
 // early, and the device would idle for the rest of its slot, time an
-// identity sharing it could use (SPEC.md §16). fitStep's K fills the
+// identity sharing it could use (SPEC.md §16). FitStep's K fills the
 // rest.
 func growEdges(p proof.Params, flops float64, capacity uint64, maxM, maxN uint32) proof.Params {
 	edges := []struct {
@@ -208,14 +208,14 @@ func growEdges(p proof.Params, flops float64, capacity uint64, maxM, maxN uint32
 	return p
 }
 
-// maxSpeedup bounds sizingTFLOPS against the measured throughput, so that
+// MaxSpeedup bounds SizingTFLOPS against the measured throughput, so that
 // a misread arrival pattern cannot make the next round much longer than
 // planned. A far miner's probe understates it about ρ/(2σ) times (14× for
 // a 15 ms step at 400 ms); an overshoot only lengthens one round, and a
 // round that then misses its epoch's cutoff resets the estimate (play).
-const maxSpeedup = 16
+const MaxSpeedup = 16
 
-// sizingTFLOPS is the speed to size a miner's next round with, from its
+// SizingTFLOPS is the speed to size a miner's next round with, from its
 // last verified round: its sustained throughput, round trip and steps'
 // root arrivals (ns after the challenge). A miner that waited for beacons
 // sends two roots a step time σ apart, then waits out the round trip ρ
@@ -226,7 +226,7 @@ const maxSpeedup = 16
 // was slowed by load, shows about the mean). Its step time is then the
 // smaller of that interval and 2p − ρ: the interval's few milliseconds
 // grow with a loaded validator's reaction time, p and ρ do not.
-func sizingTFLOPS(sustained float64, rtt time.Duration, arrivals []int64) float64 {
+func SizingTFLOPS(sustained float64, rtt time.Duration, arrivals []int64) float64 {
 	n := len(arrivals)
 	if sustained <= 0 || n < 4 {
 		return sustained
@@ -241,36 +241,37 @@ func sizingTFLOPS(sustained float64, rtt time.Duration, arrivals []int64) float6
 	if p <= 0 || p >= float64(rtt) || lq >= p/2 {
 		return sustained // not waiting
 	}
-	sigma := max(min(lq, 2*p-float64(rtt)), p/maxSpeedup)
+	sigma := max(min(lq, 2*p-float64(rtt)), p/MaxSpeedup)
 	return sustained * p / sigma
 }
 
-// timedRate is a verified round's sustained throughput from its root
+// TimedRate is a verified round's sustained throughput from its root
 // arrivals alone, without the challenge's min_timed.
-func timedRate(rec *store.RoundRecord) float64 {
+func TimedRate(rec *store.RoundRecord) float64 {
 	arr := audit.StepArrivals(rec)
 	sustained, _ := round.Throughput(arr, rec.FLOPs/float64(max(1, len(arr))), 2, 0)
 	return sustained
 }
 
-// nominalRound is how long a round with round trip rtt is sized to last:
+// NominalRound is how long a round with round trip rtt is sized to last:
 // its target, and at least min_rtt_multiple round trips (SPEC §10.1).
-func nominalRound(cfg config.ValidatorConfig, ann *pb.MinerAnnounce, rtt time.Duration) time.Duration {
-	return max(roundTarget(cfg, ann), time.Duration(cfg.MinRTTMultiple*float64(rtt)))
+func NominalRound(cfg config.ValidatorConfig, ann *pb.MinerAnnounce, rtt time.Duration) time.Duration {
+	return max(RoundTarget(cfg, ann), time.Duration(cfg.MinRTTMultiple*float64(rtt)))
 }
 
-// nextGap is the random pause after a round of length d so that rounds
+// NextGap is the random pause after a round of length d so that rounds
 // occupy a fraction duty of the miner's time on average: uniform on
 // [0, 2·d·(1−duty)/duty], so the miner cannot predict when the next one
 // starts.
-func nextGap(r *rand.Rand, d time.Duration, duty float64) time.Duration {
+func NextGap(r *rand.Rand, d time.Duration, duty float64) time.Duration {
 	if duty >= 1 {
 		return 0
 	}
 	return time.Duration(r.Float64() * 2 * float64(d) * (1 - duty) / duty)
 }
 
-func supports(ann *pb.MinerAnnounce, p proof.Precision) bool {
+// Supports reports whether the miner announces class p.
+func Supports(ann *pb.MinerAnnounce, p proof.Precision) bool {
 	for _, x := range ann.Precisions {
 		if proof.Precision(x) == p {
 			return true
@@ -279,8 +280,8 @@ func supports(ann *pb.MinerAnnounce, p proof.Precision) bool {
 	return false
 }
 
-// gpuNames are the announced GPUs' names.
-func gpuNames(ann *pb.MinerAnnounce) []string {
+// GPUNames are the announced GPUs' names.
+func GPUNames(ann *pb.MinerAnnounce) []string {
 	out := make([]string, len(ann.Gpus))
 	for i, g := range ann.Gpus {
 		out[i] = g.GetName()

@@ -1,4 +1,4 @@
-package node
+package plan
 
 import (
 	"bytes"
@@ -8,13 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pog-network/pog/node/internal/nodetest"
+
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/protocol/pb"
 )
 
 func TestPlanChallenge(t *testing.T) {
-	miner := newActor(t).id
+	miner := nodetest.Peer(t)
 	cfg := config.LocalConfig().Validator // size 256, k 256, 16 KiB tiles (t = 64)
 	tests := []struct {
 		name     string
@@ -31,24 +33,24 @@ func TestPlanChallenge(t *testing.T) {
 		{"too small to hold two tiles", &pb.MinerAnnounce{Precisions: []uint32{1}, MaxOutputBytes: 4 * 64 * 64}, 0, 0, proof.FP16, "cannot hold"},
 	}
 	for _, tt := range tests {
-		pl, err := planChallenge(cfg, miner, tt.ann, 0, tt.prec, 0, 0, 0, bytes.NewReader(bytes.Repeat([]byte{7, 1, 2}, 1000)))
+		pl, err := Challenge(cfg, miner, tt.ann, 0, tt.prec, 0, 0, 0, bytes.NewReader(bytes.Repeat([]byte{7, 1, 2}, 1000)))
 		if tt.errMatch != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.errMatch) {
 				t.Errorf("%s: got %v, want error %q", tt.name, err, tt.errMatch)
 			}
 			continue
 		}
-		if err == nil && (!pl.probe || pl.minTimed != 0) {
-			t.Errorf("%s: without a measurement, probe %v, min_timed %v: want a probe, untimed", tt.name, pl.probe, pl.minTimed)
+		if err == nil && (!pl.Probe || pl.MinTimed != 0) {
+			t.Errorf("%s: without a measurement, probe %v, min_timed %v: want a probe, untimed", tt.name, pl.Probe, pl.MinTimed)
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if len(pl.params) != tt.subs {
-			t.Fatalf("%s: %d sub-challenges, want %d", tt.name, len(pl.params), tt.subs)
+		if len(pl.Params) != tt.subs {
+			t.Fatalf("%s: %d sub-challenges, want %d", tt.name, len(pl.Params), tt.subs)
 		}
 		nonces := map[[32]byte]bool{}
-		for _, p := range pl.params {
+		for _, p := range pl.Params {
 			if p.M != tt.size || p.N != tt.size || p.Precision != tt.prec || string(p.Miner) != string(miner) {
 				t.Errorf("%s: got %v %d×%d for %s", tt.name, p.Precision, p.M, p.N, p.Miner)
 			}
@@ -60,11 +62,11 @@ func TestPlanChallenge(t *testing.T) {
 		if len(nonces) != tt.subs {
 			t.Errorf("%s: sub-challenges share a nonce", tt.name)
 		}
-		if pl.steps != cfg.MinSteps || pl.stepTime != 0 || pl.deadline != cfg.Deadline.Duration {
-			t.Errorf("%s: a probe of %d steps (%v each, deadline %v)", tt.name, pl.steps, pl.stepTime, pl.deadline)
+		if pl.Steps != cfg.MinSteps || pl.StepTime != 0 || pl.Deadline != cfg.Deadline.Duration {
+			t.Errorf("%s: a probe of %d steps (%v each, deadline %v)", tt.name, pl.Steps, pl.StepTime, pl.Deadline)
 		}
-		if want := min(66, pl.steps*tt.subs*int(pl.params[0].Tiles())); pl.samples != want {
-			t.Errorf("%s: %d samples, want %d", tt.name, pl.samples, want)
+		if want := min(66, pl.Steps*tt.subs*int(pl.Params[0].Tiles())); pl.Samples != want {
+			t.Errorf("%s: %d samples, want %d", tt.name, pl.Samples, want)
 		}
 	}
 }
@@ -73,7 +75,7 @@ func TestPlanChallenge(t *testing.T) {
 // miner's last measured throughput, in at least MinSteps steps each longer
 // than about 1.25 round trips, and never shorter than MinRTTMultiple round trips.
 func TestPlanSizing(t *testing.T) {
-	miner := newActor(t).id
+	miner := nodetest.Peer(t)
 	cfg := config.DefaultConfig().Validator
 	gpu := &pb.MinerAnnounce{Precisions: []uint32{1, 2}, MaxOutputBytes: 256 << 30, Gpus: []*pb.GPU{{Name: "H200"}}}
 	cpuAnn := &pb.MinerAnnounce{Precisions: []uint32{1, 2}, MaxOutputBytes: 1 << 30}
@@ -92,37 +94,37 @@ func TestPlanSizing(t *testing.T) {
 		{"slow CPU", cpuAnn, 0.001, 10 * time.Millisecond, 2 * time.Second},
 	} {
 		c := c
-		pl, err := planChallenge(cfg, miner, c.ann, 0, proof.FP16, c.tflops, c.tflops, c.rtt, rnd)
+		pl, err := Challenge(cfg, miner, c.ann, 0, proof.FP16, c.tflops, c.tflops, c.rtt, rnd)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		p := pl.params[0]
+		p := pl.Params[0]
 		step := time.Duration(p.FLOPs() / (c.tflops * 1e12) * float64(time.Second))
-		total := time.Duration(pl.steps) * step
+		total := time.Duration(pl.Steps) * step
 		want := max(c.target, time.Duration(float64(cfg.MinSteps)*1.25*float64(c.rtt)))
 		switch {
-		case pl.steps < cfg.MinSteps || pl.steps > cfg.MaxSteps:
-			t.Errorf("%s: %d steps", c.name, pl.steps)
+		case pl.Steps < cfg.MinSteps || pl.Steps > cfg.MaxSteps:
+			t.Errorf("%s: %d steps", c.name, pl.Steps)
 		case step < time.Duration(1.2*float64(c.rtt)):
 			t.Errorf("%s: step of %v is shorter than 1.2 round trips of %v", c.name, step, c.rtt)
 		case c.name != "slow CPU" && (total < want*7/10 || total > want*13/10):
-			t.Errorf("%s: %d steps of %v (%v) for a %v target (%d×%d×%d batch %d)", c.name, pl.steps, step, total, c.target, p.M, p.K, p.N, p.Batch)
-		case pl.firstRootBy >= pl.deadline || pl.firstRootBy > cfg.FirstRootSlack.Duration+3*step+c.rtt:
-			t.Errorf("%s: first root due after %v of a %v deadline", c.name, pl.firstRootBy, pl.deadline)
+			t.Errorf("%s: %d steps of %v (%v) for a %v target (%d×%d×%d batch %d)", c.name, pl.Steps, step, total, c.target, p.M, p.K, p.N, p.Batch)
+		case pl.FirstRootBy >= pl.Deadline || pl.FirstRootBy > cfg.FirstRootSlack.Duration+3*step+c.rtt:
+			t.Errorf("%s: first root due after %v of a %v deadline", c.name, pl.FirstRootBy, pl.Deadline)
 		case p.OutputBytes() > c.ann.MaxOutputBytes:
 			t.Errorf("%s: output %d over capacity", c.name, p.OutputBytes())
 		}
 		if c.name == "CPU" && (p.M == cfg.Size || p.K < 512) {
 			t.Errorf("%s: a CPU step of %d×%d×%d is not balanced", c.name, p.M, p.K, p.N)
 		}
-		if pl.stepTime != step {
-			t.Errorf("%s: expected step time %v, computed %v", c.name, pl.stepTime, step)
+		if pl.StepTime != step {
+			t.Errorf("%s: expected step time %v, computed %v", c.name, pl.StepTime, step)
 		}
-		if pl.probe {
+		if pl.Probe {
 			t.Errorf("%s: a sized round marked a probe", c.name)
 		}
-		if want := time.Duration(pl.steps-1) * step; pl.minTimed != want {
-			t.Errorf("%s: steps 1..D−1 timed over at least %v, want their expected %v", c.name, pl.minTimed, want)
+		if want := time.Duration(pl.Steps-1) * step; pl.MinTimed != want {
+			t.Errorf("%s: steps 1..D−1 timed over at least %v, want their expected %v", c.name, pl.MinTimed, want)
 		}
 	}
 }
@@ -133,7 +135,7 @@ func TestNextGap(t *testing.T) {
 	for _, duty := range []float64{0.1, 0.5, 0.9} {
 		var sum time.Duration
 		for range n {
-			g := nextGap(r, d, duty)
+			g := NextGap(r, d, duty)
 			if g < 0 || g > time.Duration(2*float64(d)*(1-duty)/duty)+1 {
 				t.Fatalf("gap %v out of range", g)
 			}
@@ -144,41 +146,8 @@ func TestNextGap(t *testing.T) {
 			t.Errorf("duty %v: busy %.3f of the time", duty, busy)
 		}
 	}
-	if nextGap(r, d, 1) != 0 {
+	if NextGap(r, d, 1) != 0 {
 		t.Error("full duty cycle pauses")
-	}
-}
-
-// TestPauseKeepsDutyCycle: after a round lengthened to min_rtt_multiple
-// round trips the validator pauses in proportion, so the miner stays under
-// its rounds the duty cycle's share of the time; a stalled round (longer
-// than its nominal length) does not space the next ones out further.
-func TestPauseKeepsDutyCycle(t *testing.T) {
-	c := testConfig()
-	c.Validator.DutyCycle, c.Validator.RoundTarget, c.Validator.MinRTTMultiple = 0.2, config.Duration{Duration: time.Second}, 20
-	v := &validator{n: &Node{cfg: c}}
-	ann := &pb.MinerAnnounce{Gpus: []*pb.GPU{{Name: "NVIDIA H100 80GB HBM3"}}}
-	for _, tt := range []struct {
-		name    string
-		took    time.Duration
-		rtt     time.Duration
-		meanGap time.Duration // 2·d·(1−u)/u ÷ 2, d = min(took, nominal)
-	}{
-		{"at its target", time.Second, 0, 4 * time.Second},
-		{"lengthened by a 200 ms round trip", 4 * time.Second, 200 * time.Millisecond, 16 * time.Second},
-		{"stalled", 30 * time.Second, 200 * time.Millisecond, 16 * time.Second},
-	} {
-		const n = 4000
-		var sum time.Duration
-		e := &minerEntry{} // one miner: its draws are one stream
-		for range n {
-			now := time.Now()
-			v.pause(e, "", ann, now.Add(-tt.took), tt.rtt)
-			sum += e.next.Sub(now)
-		}
-		if mean := sum / n; mean < tt.meanGap*95/100 || mean > tt.meanGap*105/100 {
-			t.Errorf("%s: mean pause %v, want about %v", tt.name, mean, tt.meanGap)
-		}
 	}
 }
 
@@ -206,17 +175,17 @@ func TestSizingTFLOPS(t *testing.T) {
 		{"waiting: σ = 100 ms at 400 ms", 400 * time.Millisecond, alternating(100*ms, 400*ms), 2.5},
 		{"waiting, short intervals stretched by a loaded validator: 2p − ρ", 400 * time.Millisecond, alternating(60*ms, 360*ms), 6.333},
 		{"round trip overstated under load, steady steps", 100 * time.Millisecond, steady(50 * ms), 1},
-		{"bounded by maxSpeedup", 400 * time.Millisecond, alternating(ms, 400*ms), maxSpeedup},
+		{"bounded by maxSpeedup", 400 * time.Millisecond, alternating(ms, 400*ms), MaxSpeedup},
 		{"too few steps", time.Second, steady(10 * ms)[:3], 1},
 	} {
 		const sustained = 0.03
-		got := sizingTFLOPS(sustained, c.rtt, c.arrivals) / sustained
+		got := SizingTFLOPS(sustained, c.rtt, c.arrivals) / sustained
 		// Alternating intervals average slightly above (σ+ρ)/2 over an odd count.
 		if math.Abs(got-c.speedup) > 0.03*c.speedup {
 			t.Errorf("%s: %.3f× the sustained figure, want %.3f×", c.name, got, c.speedup)
 		}
 	}
-	if got := sizingTFLOPS(0, time.Second, steady(10*ms)); got != 0 {
+	if got := SizingTFLOPS(0, time.Second, steady(10*ms)); got != 0 {
 		t.Errorf("no measurement: %v", got)
 	}
 }
@@ -240,22 +209,22 @@ func TestFarStepFillsK(t *testing.T) {
 	const tflops = 2.8e-4
 	rtt := 400 * time.Millisecond
 	rnd := func() *bytes.Reader { return bytes.NewReader(bytes.Repeat([]byte{7, 1, 2}, 1000)) }
-	pl, err := planChallenge(cfg, newActor(t).id, ann, 0, proof.FP16, tflops, tflops, rtt, rnd())
+	pl, err := Challenge(cfg, nodetest.Peer(t), ann, 0, proof.FP16, tflops, tflops, rtt, rnd())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := pl.params[0]
+	p := pl.Params[0]
 	step := time.Duration(p.FLOPs() / (tflops * 1e12) * float64(time.Second))
 	// 1.25 round trips less K's rounding down (one part in K).
 	if p.K <= cfg.K || p.OutputBytes() > ann.MaxOutputBytes || step < rtt*5/4*time.Duration(p.K)/time.Duration(p.K+1) {
 		t.Errorf("K=%d batch=%d output %d bytes: step %v at %v round trip", p.K, p.Batch, p.OutputBytes(), step, rtt)
 	}
-	slow, err := planChallenge(cfg, newActor(t).id, ann, 0, proof.FP16, tflops, tflops/2, rtt, rnd())
+	slow, err := Challenge(cfg, nodetest.Peer(t), ann, 0, proof.FP16, tflops, tflops/2, rtt, rnd())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if slow.deadline <= pl.deadline {
-		t.Errorf("deadline %v with a floor at half the estimate, want more than %v", slow.deadline, pl.deadline)
+	if slow.Deadline <= pl.Deadline {
+		t.Errorf("deadline %v with a floor at half the estimate, want more than %v", slow.Deadline, pl.Deadline)
 	}
 }
 
@@ -266,7 +235,7 @@ func TestStepFillsBudget(t *testing.T) {
 	shape := proof.Params{Precision: proof.FP16, Batch: 1, M: 1024, K: 32, N: 1024, Tile: 32}
 	for flops := 2 * shape.FLOPs() / 64; flops < shape.FLOPs(); flops *= 1.07 {
 		for _, capacity := range []uint64{1 << 30, 3 << 20} {
-			p := fitStep(shape, flops, capacity, proof.FP16.MaxK())
+			p := FitStep(shape, flops, capacity, proof.FP16.MaxK())
 			if p.FLOPs() > flops || p.FLOPs() < 0.9*flops || p.OutputBytes() > capacity || p.M%p.Tile != 0 || p.N%p.Tile != 0 {
 				t.Errorf("budget %.3g, capacity %d: %d×%d×%d batch %d, %.3g FLOPs, %d output bytes",
 					flops, capacity, p.M, p.K, p.N, p.Batch, p.FLOPs(), p.OutputBytes())
@@ -285,14 +254,14 @@ func TestPlanStepsFloor(t *testing.T) {
 	for _, n := range []int{1, 8, 11, 12, 16} {
 		ann := &pb.MinerAnnounce{Precisions: []uint32{1}, MaxOutputBytes: proof.MaxOutputBytes, Gpus: make([]*pb.GPU, n)}
 		for _, tflops := range []float64{0, 600 * float64(n)} {
-			pl, err := planChallenge(cfg, newActor(t).id, ann, 24e9, proof.FP16, tflops, tflops, time.Second, rnd)
+			pl, err := Challenge(cfg, nodetest.Peer(t), ann, 24e9, proof.FP16, tflops, tflops, time.Second, rnd)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pl.steps < cfg.MinSteps || pl.steps*len(pl.params) > proof.MaxRoundRoots || len(pl.params) > n {
-				t.Errorf("%d GPUs at %v TFLOPS: %d steps of %d sub-challenges", n, tflops, pl.steps, len(pl.params))
+			if pl.Steps < cfg.MinSteps || pl.Steps*len(pl.Params) > proof.MaxRoundRoots || len(pl.Params) > n {
+				t.Errorf("%d GPUs at %v TFLOPS: %d steps of %d sub-challenges", n, tflops, pl.Steps, len(pl.Params))
 			}
-			if out := pl.params[0].OutputBytes(); out > 24e9 {
+			if out := pl.Params[0].OutputBytes(); out > 24e9 {
 				t.Errorf("%d GPUs: output %d over the class memory", n, out)
 			}
 		}

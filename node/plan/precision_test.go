@@ -1,4 +1,4 @@
-package node
+package plan
 
 import (
 	"math"
@@ -13,24 +13,24 @@ import (
 func TestNextPrecisionFollowsShares(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		shares []classShare
+		shares []ClassShare
 	}{
-		{"default config", classShares(scoring.DefaultConfig())},
-		{"fp16 only", []classShare{{proof.FP16, 1}, {proof.FP32, 0}}},
-		{"thirds", []classShare{{proof.FP16, 1.0 / 3}, {proof.FP32, 2.0 / 3}}},
+		{"default config", ClassShares(scoring.DefaultConfig())},
+		{"fp16 only", []ClassShare{{proof.FP16, 1}, {proof.FP32, 0}}},
+		{"thirds", []ClassShare{{proof.FP16, 1.0 / 3}, {proof.FP32, 2.0 / 3}}},
 	} {
 		counts := map[proof.Precision]int{}
 		var seq []proof.Precision
 		for n := 1; n <= 50; n++ {
-			p := nextPrecision(tt.shares, counts)
+			p := NextPrecision(tt.shares, counts)
 			counts[p]++
 			seq = append(seq, p)
 			for _, s := range tt.shares {
-				if d := math.Abs(float64(counts[s.prec]) - s.share*float64(n)); d > 1 {
-					t.Fatalf("%s: after %d rounds %v has %d, share %.2f: off by %.2f (%v)", tt.name, n, s.prec, counts[s.prec], s.share, d, seq)
+				if d := math.Abs(float64(counts[s.Prec]) - s.Share*float64(n)); d > 1 {
+					t.Fatalf("%s: after %d rounds %v has %d, share %.2f: off by %.2f (%v)", tt.name, n, s.Prec, counts[s.Prec], s.Share, d, seq)
 				}
-				if s.share == 0 && counts[s.prec] > 0 {
-					t.Fatalf("%s: picked %v with share 0", tt.name, s.prec)
+				if s.Share == 0 && counts[s.Prec] > 0 {
+					t.Fatalf("%s: picked %v with share 0", tt.name, s.Prec)
 				}
 			}
 		}
@@ -39,7 +39,7 @@ func TestNextPrecisionFollowsShares(t *testing.T) {
 	counts := map[proof.Precision]int{}
 	want := []proof.Precision{proof.FP16, proof.FP32, proof.FP16, proof.FP32, proof.FP16}
 	for i, w := range want {
-		p := nextPrecision(classShares(scoring.DefaultConfig()), counts)
+		p := NextPrecision(ClassShares(scoring.DefaultConfig()), counts)
 		counts[p]++
 		if p != w {
 			t.Fatalf("round %d: %v, want %v", i, p, w)
