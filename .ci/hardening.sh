@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Hardening checks (issue 14), called from .ci/run: the SIGKILL crash loop
 # (1 validator, 2 miners, 10 s epochs, 5 kills), the race detector on the
-# node, store and protocol packages, and each fuzz target for 150,000
+# node packages (all of node/...: epoch close, audit and record sync live in
+# its subpackages), store and protocol, and each fuzz target for 150,000
 # executions (2–12 s here).
 # 3 to 5 minutes on 2 cores (BENCHMARKS.md).
 set -euo pipefail
@@ -19,7 +20,7 @@ if [ "$(go env CGO_ENABLED)" != 1 ] || ! command -v gcc >/dev/null; then
   fi
 fi
 if command -v gcc >/dev/null; then
-  CGO_ENABLED=1 go test -race -count=1 ./store/ ./protocol/... ./node/
+  CGO_ENABLED=1 go test -race -count=1 ./store/ ./protocol/... ./node/...
   lap "race"
 else
   echo "hardening: notice: no C compiler, so the race detector did not run"
