@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"testing"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -15,6 +16,7 @@ import (
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/round"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
 )
@@ -44,40 +46,7 @@ func synthStore(b *testing.B, epochs, miners, rounds int) (*store.Store, peer.ID
 	for e := 1; e <= epochs; e++ {
 		for r := 1; r <= rounds; r++ {
 			for _, m := range ms {
-				p := proof.Params{Precision: proof.FP16, Batch: 1, M: 64, K: 64, N: 64, Tile: 16, Miner: []byte(m.id)}
-				binary.LittleEndian.PutUint64(p.Nonce[:], uint64(e<<32|r<<16))
-				copy(p.Nonce[8:], m.id[len(m.id)-8:])
-				var secret [32]byte
-				copy(secret[:], p.Nonce[:])
-				pb1, _ := p.MarshalBinary()
-				sc := sample.Commit(secret)
-				chRaw, err := protocol.Seal(vkey, &pb.Challenge{Version: 1, Epoch: uint64(e), Round: uint64(r), Miner: []byte(m.id),
-					Params: [][]byte{pb1}, SecretCommitment: sc[:], Samples: 8, DeadlineMs: 5000})
-				if err != nil {
-					b.Fatal(err)
-				}
-				co, _ := protocol.Open(chRaw, pb.MessageType_CHALLENGE)
-				id := protocol.ID(co.Body)
-				leaves := make([]commit.CV, p.Tiles())
-				for i := range leaves {
-					leaves[i][0], leaves[i][1], leaves[i][2] = byte(i), byte(r), byte(e)
-				}
-				root, _ := commit.Root(leaves)
-				cmRaw, err := protocol.Seal(m.key, &pb.Commitment{Version: 1, ChallengeId: id[:], Roots: [][]byte{root[:]}})
-				if err != nil {
-					b.Fatal(err)
-				}
-				tr := proof.Transcript{Params: p, SecretCommitment: sc, Root: root, Secret: secret, Samples: 8}
-				idx, _ := tr.Indices()
-				pr, _ := commit.Prove(leaves, idx)
-				prb, _ := pr.MarshalBinary()
-				rec := &store.RoundRecord{Epoch: uint64(e), Round: uint64(r), Miner: []byte(m.id), Validator: []byte(vid),
-					Challenge: chRaw, Commitment: cmRaw, Secret: secret, Indices: idx, Proofs: [][]byte{prb},
-					CommitNanos: 1_000_000 + int64(r), FLOPs: p.FLOPs(), TFLOPS: p.FLOPs() / 1e-3 / 1e12, Verdict: store.VerdictVerified}
-				for i, x := range idx {
-					rec.Tiles = append(rec.Tiles, store.TileVerdict{Index: x, OK: true})
-					rec.Leaves = append(rec.Leaves, [32]byte(leaves[idx[i]]))
-				}
+				rec := synthRound(b, vkey, vid, m.key, m.id, uint64(e), uint64(r))
 				if err := st.PutRound(rec); err != nil {
 					b.Fatal(err)
 				}
@@ -96,6 +65,75 @@ func synthStore(b *testing.B, epochs, miners, rounds int) (*store.Store, peer.ID
 		}
 	}
 	return st, vid
+}
+
+// synthSteps is the synthetic rounds' step count: chained steps, each one
+// root per sub-challenge, as the validator's rounds are.
+const synthSteps = 4
+
+// synthRound is one verified, step-based round record as a validator
+// stores it: a signed challenge with steps and a first-root bound, the
+// miner's signed commitment to every step's root, the sample that follows
+// from the secret and the roots, one inclusion proof per sampled group,
+// and root arrivals whose throughput the record states.
+func synthRound(b *testing.B, vkey crypto.PrivKey, vid peer.ID, mkey crypto.PrivKey, miner peer.ID, e, r uint64) *store.RoundRecord {
+	b.Helper()
+	p := proof.Params{Precision: proof.FP16, Batch: 1, M: 64, K: 64, N: 64, Tile: 16, Miner: []byte(miner)}
+	binary.LittleEndian.PutUint64(p.Nonce[:], e<<32|r<<16)
+	copy(p.Nonce[8:], miner[len(miner)-8:])
+	var secret [32]byte
+	copy(secret[:], p.Nonce[:])
+	pb1, _ := p.MarshalBinary()
+	sc := sample.Commit(secret)
+	chRaw, err := protocol.Seal(vkey, &pb.Challenge{Version: 1, Epoch: e, Round: r, Miner: []byte(miner),
+		Params: [][]byte{pb1}, SecretCommitment: sc[:], Samples: 8, DeadlineMs: 5000, Steps: synthSteps, FirstRootMs: 500})
+	if err != nil {
+		b.Fatal(err)
+	}
+	co, err := protocol.Open(chRaw, pb.MessageType_CHALLENGE)
+	if err != nil {
+		b.Fatal(err)
+	}
+	chain := proof.Chain{ID: protocol.ID(co.Body), Template: []proof.Params{p}, Steps: synthSteps}
+	leaves := make([][]commit.CV, synthSteps) // step j's tiles (one sub-challenge)
+	roots := make([][]commit.CV, synthSteps)
+	var rootBytes [][]byte
+	for j := range leaves {
+		leaves[j] = make([]commit.CV, p.Tiles())
+		for i := range leaves[j] {
+			leaves[j][i][0], leaves[j][i][1], leaves[j][i][2], leaves[j][i][3] = byte(i), byte(r), byte(e), byte(j)
+		}
+		root, _ := commit.Root(leaves[j])
+		roots[j] = []commit.CV{root}
+		rootBytes = append(rootBytes, root[:])
+	}
+	cmRaw, err := protocol.Seal(mkey, &pb.Commitment{Version: 1, ChallengeId: chain.ID[:], Roots: rootBytes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx, err := chain.Sample(secret, sc, roots, 8)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := &store.RoundRecord{Epoch: e, Round: r, Miner: []byte(miner), Validator: []byte(vid),
+		Challenge: chRaw, Commitment: cmRaw, Secret: secret, Indices: idx,
+		CommitNanos: 1_000_000 + int64(r), FLOPs: synthSteps * round.StepFLOPs(chain), Verdict: store.VerdictVerified}
+	arrivals := make([]time.Duration, synthSteps)
+	for j := range arrivals {
+		arrivals[j] = time.Duration(j+1)*time.Millisecond + time.Duration(r)
+		rec.StepArrivals = append(rec.StepArrivals, int64(arrivals[j]))
+	}
+	rec.TFLOPS, rec.PeakTFLOPS = round.Throughput(arrivals, round.StepFLOPs(chain), round.PeakWindow, 0)
+	for _, g := range chain.Groups(idx) {
+		pr, _ := commit.Prove(leaves[g.Step], g.Tiles)
+		prb, _ := pr.MarshalBinary()
+		rec.Proofs = append(rec.Proofs, prb)
+		for k, t := range g.Tiles {
+			rec.Tiles = append(rec.Tiles, store.TileVerdict{Index: idx[g.First+k], OK: true})
+			rec.Leaves = append(rec.Leaves, [32]byte(leaves[g.Step][t]))
+		}
+	}
+	return rec
 }
 
 // BenchmarkEpochClose1000 scores an epoch of 1,000 miners with 3 rounds
