@@ -13,7 +13,7 @@ import (
 	"github.com/pog-network/pog/testnet/report"
 )
 
-// The late joiner (issue 13): a node started two full epochs after the
+// The late joiner: a node started two full epochs after the
 // network, knowing one validator only. It runs as a miner (the only role
 // without stake) but is reported as an observer, outside the ranking: it
 // cannot match miners that were measured all along. Gossip brings it the

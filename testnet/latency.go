@@ -178,7 +178,7 @@ func (r *run) shareLimit() (float64, bool) {
 	return adversary.MaxTimeshareGain, r.cfg.ChainedRoundChecks
 }
 
-// latencyChecks are issue 10's bounds on distance and time-sharing. Not
+// latencyChecks are the bounds on distance and time-sharing (SPEC §10.1). Not
 // enforced, they pass and say what they measured: far miners still
 // measure short, and random pauses do not bound time-sharing. A
 // time-sharing group is judged by its one gain, its Profit, against that

@@ -91,7 +91,7 @@ type Config struct {
 	// random, which suits short epochs of a few slots, but does not bound
 	// time-sharing.
 	SlotSchedule bool
-	// ChainedRoundChecks enforces issue 10's bounds (far within 3 % of its
+	// ChainedRoundChecks enforces the distance and time-sharing bounds (far within 3 % of its
 	// profile and never penalised; timeshare ≤ 1.1×) without SlotSchedule;
 	// off, the figures are reported and the checks are not enforced. With
 	// SlotSchedule both are always judged, the time-sharing gain against

@@ -112,8 +112,8 @@ func GainDetail(p report.Profit) string {
 // TimeshareLimit is the largest gain k identities sharing one device may
 // show when validators own a share c of every miner's slots: what the
 // idle slots alone give them, (1 − (1 − c)^k)/c (SPEC.md §16), and never
-// below MaxTimeshareGain (issue 11's 1.1, which holds from c ≈ 0.91; the
-// default 0.95 gives 1.05).
+// below MaxTimeshareGain (1.1, which holds from c ≈ 0.91; the default
+// 0.95 gives 1.05).
 func TimeshareLimit(c float64, k int) float64 {
 	return max(MaxTimeshareGain, (1-math.Pow(1-c, float64(k)))/c)
 }

@@ -31,7 +31,7 @@ type Summary struct {
 	// FalsePositives are failed rounds or flags that hit honest miners.
 	FalsePositives []Detection `json:"false_positives"`
 	Gossip         Latency     `json:"gossip_latency"`
-	// Throughput and TimeSharing measure issue 10's distortions: every
+	// Throughput and TimeSharing measure the distortions distance and time-sharing cause: every
 	// miner's measured against true throughput, and what identities
 	// sharing one device measure together (what they earn is their Profit).
 	Throughput    []Throughput `json:"throughput,omitempty"`
