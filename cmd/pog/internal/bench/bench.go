@@ -120,86 +120,123 @@ func Run(args []string, stdout, stderr io.Writer, parse Parse) int {
 	}
 	fs := flag.NewFlagSet("pog bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	backend := fs.String("backend", "cpu", fmt.Sprintf("compute backend %v", kernels.Names()))
-	size := fs.Uint("size", 2048, "output edge: A is size×K, B is K×size")
-	kFlag := fs.Uint("k", 0, "inner dimension K (0: the smaller of size and the precision's exactness limit)")
-	batch := fs.Uint("batch", 1, "independent products in the challenge")
-	tileBytes := fs.Int("tile", 64<<10, "tile size in bytes: 4·t² for a power-of-two edge t in [16, 512]")
-	precFlag := fs.String("precision", "fp16", "precision class: fp16 or fp32")
-	output := fs.String("output", "", "write the serialised output to this file (b3sum FILE prints the root)")
-	jsonOut := fs.Bool("json", false, "print one JSON object instead of the summary")
-	seed := fs.String("seed", "", "derive nonce and sampling secret from this string, for reproducible roots (default: random)")
-	workers := fs.Int("workers", 0, "host threads (0: one per CPU)")
-	fraction := fs.Float64("detect-fraction", sample.DefaultFraction, "fraction of faked tiles the sample must catch")
-	target := fs.Float64("detect-probability", sample.DefaultProbability, "probability of catching that fraction")
-	adversary := fs.String("adversary", "", "make the miner cheat, to see the verdict: lazy (skips every other tile) or tamper (alters served tiles)")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	verifyKernel := fs.String("verify-kernel", "", fmt.Sprintf("verification kernel to time (default: each of %s, the first the node's)",
-		strings.Join(proof.VerifyKernels(), ", ")))
-	fs.Bool("host", false, "run the CPU, RAM and storage host proofs instead (pog bench --host --help lists their flags)")
+	f := defineBenchFlags(fs)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
-	prec, err := proof.ParsePrecision(*precFlag)
+	r, err := f.setup()
 	if err != nil {
 		return usageError(stderr, err)
 	}
-	edge, err := tileEdge(*tileBytes)
-	if err != nil {
-		return usageError(stderr, err)
-	}
-	verifyKernels, err := verifyKernelNames(*verifyKernel)
-	if err != nil {
-		return usageError(stderr, err)
-	}
-	if *adversary != "" && *adversary != "lazy" && *adversary != "tamper" {
-		return usageError(stderr, fmt.Errorf("unknown adversary %q (want lazy or tamper)", *adversary))
-	}
-	if *size > proof.MaxDim || *batch > proof.MaxBatch || *kFlag > 1<<20 {
-		return usageError(stderr, fmt.Errorf("size %d, k %d or batch %d out of range", *size, *kFlag, *batch))
-	}
-	k := uint32(*kFlag)
-	if k == 0 {
-		k = min(uint32(*size), prec.MaxK())
-	}
-	p := proof.Params{Precision: prec, Batch: uint32(*batch), M: uint32(*size), K: k, N: uint32(*size), Tile: edge, Miner: []byte(benchMiner)}
-	var secret [32]byte
-	if *seed != "" {
-		blake3.DeriveKey(p.Nonce[:], "pog bench nonce", []byte(*seed))
-		blake3.DeriveKey(secret[:], "pog bench secret", []byte(*seed))
-	} else {
-		rand.Read(p.Nonce[:])
-		rand.Read(secret[:])
-	}
-	if err := p.Validate(); err != nil {
-		return usageError(stderr, err)
-	}
-	samples, err := sample.Count(*fraction, *target, p.Tiles())
-	if err != nil {
-		return usageError(stderr, err)
-	}
-	be, err := kernels.Open(*backend)
-	if err != nil {
-		return usageError(stderr, err)
-	}
+	return f.run(r, stdout, stderr)
+}
 
+// benchFlags are pog bench's flags, as parsed.
+type benchFlags struct {
+	backend, precision, output, seed, adversary, verifyKernel *string
+	size, k, batch                                            *uint
+	tileBytes, workers                                        *int
+	fraction, target                                          *float64
+	jsonOut, quiet                                            *bool
+}
+
+func defineBenchFlags(fs *flag.FlagSet) *benchFlags {
+	var f benchFlags
+	f.backend = fs.String("backend", "cpu", fmt.Sprintf("compute backend %v", kernels.Names()))
+	f.size = fs.Uint("size", 2048, "output edge: A is size×K, B is K×size")
+	f.k = fs.Uint("k", 0, "inner dimension K (0: the smaller of size and the precision's exactness limit)")
+	f.batch = fs.Uint("batch", 1, "independent products in the challenge")
+	f.tileBytes = fs.Int("tile", 64<<10, "tile size in bytes: 4·t² for a power-of-two edge t in [16, 512]")
+	f.precision = fs.String("precision", "fp16", "precision class: fp16 or fp32")
+	f.output = fs.String("output", "", "write the serialised output to this file (b3sum FILE prints the root)")
+	f.jsonOut = fs.Bool("json", false, "print one JSON object instead of the summary")
+	f.seed = fs.String("seed", "", "derive nonce and sampling secret from this string, for reproducible roots (default: random)")
+	f.workers = fs.Int("workers", 0, "host threads (0: one per CPU)")
+	f.fraction = fs.Float64("detect-fraction", sample.DefaultFraction, "fraction of faked tiles the sample must catch")
+	f.target = fs.Float64("detect-probability", sample.DefaultProbability, "probability of catching that fraction")
+	f.adversary = fs.String("adversary", "", "make the miner cheat, to see the verdict: lazy (skips every other tile) or tamper (alters served tiles)")
+	f.quiet = fs.Bool("quiet", false, "no progress on stderr")
+	f.verifyKernel = fs.String("verify-kernel", "", fmt.Sprintf("verification kernel to time (default: each of %s, the first the node's)",
+		strings.Join(proof.VerifyKernels(), ", ")))
+	fs.Bool("host", false, "run the CPU, RAM and storage host proofs instead (pog bench --host --help lists their flags)")
+	return &f
+}
+
+// benchSetup is what the flags ask for: the round's parameters and secret,
+// the sample size, the backend and the verification kernels to time.
+type benchSetup struct {
+	p             proof.Params
+	secret        [32]byte
+	samples       int
+	be            kernels.Backend
+	verifyKernels []string
+}
+
+// setup checks the flags and derives the round from them; an error is a
+// usage error.
+func (f *benchFlags) setup() (*benchSetup, error) {
+	prec, err := proof.ParsePrecision(*f.precision)
+	if err != nil {
+		return nil, err
+	}
+	edge, err := tileEdge(*f.tileBytes)
+	if err != nil {
+		return nil, err
+	}
+	r := &benchSetup{}
+	if r.verifyKernels, err = verifyKernelNames(*f.verifyKernel); err != nil {
+		return nil, err
+	}
+	if *f.adversary != "" && *f.adversary != "lazy" && *f.adversary != "tamper" {
+		return nil, fmt.Errorf("unknown adversary %q (want lazy or tamper)", *f.adversary)
+	}
+	if *f.size > proof.MaxDim || *f.batch > proof.MaxBatch || *f.k > 1<<20 {
+		return nil, fmt.Errorf("size %d, k %d or batch %d out of range", *f.size, *f.k, *f.batch)
+	}
+	k := uint32(*f.k)
+	if k == 0 {
+		k = min(uint32(*f.size), prec.MaxK())
+	}
+	r.p = proof.Params{Precision: prec, Batch: uint32(*f.batch), M: uint32(*f.size), K: k, N: uint32(*f.size), Tile: edge, Miner: []byte(benchMiner)}
+	if *f.seed != "" {
+		blake3.DeriveKey(r.p.Nonce[:], "pog bench nonce", []byte(*f.seed))
+		blake3.DeriveKey(r.secret[:], "pog bench secret", []byte(*f.seed))
+	} else {
+		rand.Read(r.p.Nonce[:])
+		rand.Read(r.secret[:])
+	}
+	if err := r.p.Validate(); err != nil {
+		return nil, err
+	}
+	if r.samples, err = sample.Count(*f.fraction, *f.target, r.p.Tiles()); err != nil {
+		return nil, err
+	}
+	if r.be, err = kernels.Open(*f.backend); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// run plays the round, prints its result and returns the exit code.
+func (f *benchFlags) run(r *benchSetup, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	p := r.p
 	var prog *progress
-	if !*quiet {
+	if !*f.quiet {
 		prog = &progress{w: stderr}
 		fmt.Fprintf(stderr, "pog bench: %s backend, %s, %d×%d×%d, batch %d, %d tiles of %d KiB\n",
-			be.Name(), prec, p.M, p.K, p.N, p.Batch, p.Tiles(), p.TileBytes()>>10)
+			r.be.Name(), p.Precision, p.M, p.K, p.N, p.Batch, p.Tiles(), p.TileBytes()>>10)
 	}
-	res, err := benchRound(ctx, be, p, secret, samples, *workers, *adversary, *output, verifyKernels, prog)
+	res, err := benchRound(ctx, r.be, p, r.secret, r.samples, *f.workers, *f.adversary, *f.output, r.verifyKernels, prog)
 	if err != nil {
 		fmt.Fprintf(stderr, "pog bench: %v\n", err)
 		return 1
 	}
-	res.DetectFraction = *fraction
-	res.DetectProbability = sample.DetectProbability(samples, *fraction, p.Tiles())
-	res.compare(scoring.DefaultConfig(), prec)
-	if *jsonOut {
+	res.DetectFraction = *f.fraction
+	res.DetectProbability = sample.DetectProbability(r.samples, *f.fraction, p.Tiles())
+	res.compare(scoring.DefaultConfig(), p.Precision)
+	if *f.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(res)
@@ -261,69 +298,86 @@ func benchRound(ctx context.Context, be kernels.Backend, p proof.Params, secret 
 	if adversary != "" {
 		job = &cheatingJob{Job: job, p: p, mode: adversary}
 	}
-
-	// Miner: compute and commit.
-	t0 := time.Now()
-	if err := job.Generate(ctx); err != nil {
-		return nil, err
-	}
-	t1 := time.Now()
-	if err := job.Multiply(ctx); err != nil {
-		return nil, err
-	}
-	t2 := time.Now()
-	leaves, err := job.TileCVs(ctx)
+	leaves, root, err := mine(ctx, job, p, res)
 	if err != nil {
 		return nil, err
 	}
-	root, err := commit.Root(leaves)
-	if err != nil {
-		return nil, err
-	}
-	t3 := time.Now()
-	res.GenerateSeconds, res.GemmSeconds, res.HashSeconds = t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds(), t3.Sub(t2).Seconds()
-	res.TFLOPS = p.FLOPs() / res.GemmSeconds / 1e12
-	res.HashGBps = float64(p.OutputBytes()) / res.HashSeconds / 1e9
-	res.Root = hex.EncodeToString(root[:])
 	if output != "" {
 		if err := writeOutput(job, p, output); err != nil {
 			return nil, err
 		}
 		res.Output = output
 	}
-
-	// Validator: reveal, sample, fetch, verify.
 	tr := proof.Transcript{Params: p, SecretCommitment: sample.Commit(secret), Root: root, Secret: secret, Samples: samples}
+	if err := validate(job, &tr, leaves, verifyKernels, prog, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// mine is the miner's side of the round: compute and commit, with each
+// stage's time and rate recorded in res.
+func mine(ctx context.Context, job kernels.Job, p proof.Params, res *benchResult) ([]commit.CV, commit.CV, error) {
+	t0 := time.Now()
+	if err := job.Generate(ctx); err != nil {
+		return nil, commit.CV{}, err
+	}
+	t1 := time.Now()
+	if err := job.Multiply(ctx); err != nil {
+		return nil, commit.CV{}, err
+	}
+	t2 := time.Now()
+	leaves, err := job.TileCVs(ctx)
+	if err != nil {
+		return nil, commit.CV{}, err
+	}
+	root, err := commit.Root(leaves)
+	if err != nil {
+		return nil, commit.CV{}, err
+	}
+	t3 := time.Now()
+	res.GenerateSeconds, res.GemmSeconds, res.HashSeconds = t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds(), t3.Sub(t2).Seconds()
+	res.TFLOPS = p.FLOPs() / res.GemmSeconds / 1e12
+	res.HashGBps = float64(p.OutputBytes()) / res.HashSeconds / 1e9
+	res.Root = hex.EncodeToString(root[:])
+	return leaves, root, nil
+}
+
+// validate is the validator's side of the round: reveal the secret,
+// sample, fetch the sampled tiles with their proof, and verify them under
+// each kernel; the first kernel's verdict and cost go into res.
+func validate(job kernels.Job, tr *proof.Transcript, leaves []commit.CV, verifyKernels []string, prog *progress, res *benchResult) error {
+	p := tr.Params
 	idx, err := tr.Indices()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tiles := make([][]byte, len(idx))
 	for i, x := range idx {
 		tiles[i] = make([]byte, p.TileBytes())
 		if err := job.Tile(x, tiles[i]); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	pr, err := commit.Prove(leaves, idx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	prb, err := pr.MarshalBinary()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res.SecretCommitment, res.Secret = hex.EncodeToString(tr.SecretCommitment[:]), hex.EncodeToString(secret[:])
+	res.SecretCommitment, res.Secret = hex.EncodeToString(tr.SecretCommitment[:]), hex.EncodeToString(tr.Secret[:])
 	res.Indices, res.BatchProof = idx, hex.EncodeToString(prb)
-	if res.VerifyKernels, err = verifyEach(&tr, tiles, pr, verifyKernels, prog); err != nil {
-		return nil, err
+	if res.VerifyKernels, err = verifyEach(tr, tiles, pr, verifyKernels, prog); err != nil {
+		return err
 	}
 	v := res.VerifyKernels[0]
 	res.VerifySeconds, res.VerifyCoreSeconds, res.Verified, res.Reason = v.Seconds, v.CoreSeconds, v.Verified, v.Reason
 	res.capacity = nodeCapacity(v.CoreSeconds)
-	res.VerifyCostRatio = proof.VerifyOps(p, samples) / p.FLOPs()
+	res.VerifyCostRatio = proof.VerifyOps(p, tr.Samples) / p.FLOPs()
 	res.VerifyTimeRatio = res.VerifySeconds / res.GemmSeconds
-	return res, nil
+	return nil
 }
 
 func writeOutput(job kernels.Job, p proof.Params, path string) error {
