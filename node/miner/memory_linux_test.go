@@ -37,6 +37,9 @@ func TestMinerMemoryBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two child processes of about 50 steps in all")
 	}
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory grows with allocations")
+	}
 	rss := func(steps int) int64 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMinerMemoryBound$", "-test.count=1")
 		cmd.Env = append(os.Environ(), fmt.Sprintf("POG_MEMORY_STEPS=%d", steps))
