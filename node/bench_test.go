@@ -36,6 +36,7 @@ import (
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/plan"
 	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
@@ -379,8 +380,9 @@ func benchChallenge(b *testing.B, cfg config.Config, v *view, key crypto.PrivKey
 	if err != nil {
 		b.Fatal(err)
 	}
+	sc := sample.Commit(pl.Secret)
 	msg := &pb.Challenge{Version: protocol.Version, Epoch: v.epochAt(time.Now()), Round: round, Miner: []byte(miner),
-		SecretCommitment: commitSecret(pl.Secret), Samples: uint32(pl.Samples), DeadlineMs: uint32(cfg.Validator.Deadline.Milliseconds()),
+		SecretCommitment: sc[:], Samples: uint32(pl.Samples), DeadlineMs: uint32(cfg.Validator.Deadline.Milliseconds()),
 		Steps: uint32(pl.Steps), FirstRootMs: uint32(pl.FirstRootBy.Milliseconds())}
 	for _, p := range pl.Params {
 		enc, _ := p.MarshalBinary()

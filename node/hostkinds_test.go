@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"crypto/rand"
 	"errors"
 	"math"
@@ -15,11 +14,11 @@ import (
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/internal/nodetest"
 	"github.com/pog-network/pog/node/plan"
+	"github.com/pog-network/pog/node/validator"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/miner"
-	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
@@ -43,22 +42,22 @@ func ramPair(t *testing.T, src func(*memwalk.Dataset) memwalk.Source) (*Node, *N
 
 // playRAM plays a RAM round claiming items items in the RAM epoch of epoch
 // (the current one if 0).
-func playRAM(t *testing.T, v, m *Node, items, epoch uint64) (*hostResult, *store.HostRecord) {
+func playRAM(t *testing.T, v, m *Node, items, epoch uint64) (*validator.HostResult, *store.HostRecord) {
 	t.Helper()
 	if epoch == 0 {
 		epoch = v.view.epochAt(time.Now())
 	}
-	res, err := v.validator.runHost(t.Context(), hostround.KindRAM, m.ID(), &pb.MinerAnnounce{RamItems: items}, epoch, 1, 0)
+	res, err := v.validator.RunHost(t.Context(), hostround.KindRAM, m.ID(), &pb.MinerAnnounce{RamItems: items}, epoch, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, res.record(epoch, 1, m.ID(), v.ID())
+	return res, res.Record(epoch, 1, m.ID(), v.ID())
 }
 
 func TestRAMHostRoundVerified(t *testing.T) {
 	v, m := ramPair(t, nil)
 	res, rec := playRAM(t, v, m, ramItems, 0)
-	if o := res.out; !o.Verified || !(o.Credit > 0) {
+	if o := res.Out; !o.Verified || !(o.Credit > 0) {
 		t.Fatalf("honest RAM round: verified %v credit %v reason %q", o.Verified, o.Credit, o.Reason)
 	}
 	if err := audit.Host(rec); err != nil {
@@ -111,7 +110,7 @@ func TestRAMHostRoundBadProofs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			v, m := ramPair(t, c.src)
 			res, _ := playRAM(t, v, m, c.items, c.epoch)
-			if o := res.out; o.Verified || o.Missed != c.missed || !strings.Contains(o.Reason, c.reason) {
+			if o := res.Out; o.Verified || o.Missed != c.missed || !strings.Contains(o.Reason, c.reason) {
 				t.Fatalf("verified %v missed %v reason %q; want missed %v, reason with %q", o.Verified, o.Missed, o.Reason, c.missed, c.reason)
 			}
 		})
@@ -148,21 +147,21 @@ func plotPair(t *testing.T, pl *miner.Plot, r func(plot.Reader, *plot.Plot) plot
 	return hostPairWith(t, plotNet, func(o *Options) { o.Key, o.Plot, o.Adversary.Miner.PlotReader = key, pl, r })
 }
 
-func playPlot(t *testing.T, v, m *Node, pl *miner.Plot) (*hostResult, *store.HostRecord) {
+func playPlot(t *testing.T, v, m *Node, pl *miner.Plot) (*validator.HostResult, *store.HostRecord) {
 	t.Helper()
 	ann := &pb.MinerAnnounce{Plot: pl.Params.Encode(), PlotRoot: pl.Root[:]}
-	res, err := v.validator.runHost(t.Context(), hostround.KindPlot, m.ID(), ann, 1, 1, 0)
+	res, err := v.validator.RunHost(t.Context(), hostround.KindPlot, m.ID(), ann, 1, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, res.record(1, 1, m.ID(), v.ID())
+	return res, res.Record(1, 1, m.ID(), v.ID())
 }
 
 func TestPlotHostRoundVerified(t *testing.T) {
 	v, m := plotPair(t, nil, nil)
 	pl := m.miner.Plot
 	res, rec := playPlot(t, v, m, pl)
-	if o := res.out; !o.Verified || !(o.Credit > 0) {
+	if o := res.Out; !o.Verified || !(o.Credit > 0) {
 		t.Fatalf("honest storage round: verified %v credit %v reason %q", o.Verified, o.Credit, o.Reason)
 	}
 	if err := audit.Host(rec); err != nil {
@@ -197,7 +196,7 @@ func TestPlotHostRoundBadProofs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			v, m := plotPair(t, c.pl, c.r)
 			res, _ := playPlot(t, v, m, m.miner.Plot)
-			if o := res.out; o.Verified || o.Missed || !strings.Contains(o.Reason, c.reason.Error()) {
+			if o := res.Out; o.Verified || o.Missed || !strings.Contains(o.Reason, c.reason.Error()) {
 				t.Fatalf("verified %v missed %v reason %q; want a fault with %q", o.Verified, o.Missed, o.Reason, c.reason)
 			}
 		})
@@ -430,61 +429,5 @@ func TestFarRoundsSizedAtMeasuredSpeed(t *testing.T) {
 		if slow, _ := credit(c.bound, s, 2*s); slow > r {
 			t.Errorf("%s: after a round slowed 2×, credited %.4f > honest %.4f", c.kind, slow, r)
 		}
-	}
-}
-
-// TestHostDueSetsAndRetries: set j of an epoch's k host sets starts in the
-// first half of the epoch's j-th k-th (hostSetAt), with every kind the
-// announce earns; a missed kind put back is replayed before the next set;
-// after k sets nothing more is due; a new epoch starts over.
-func TestHostDueSetsAndRetries(t *testing.T) {
-	c := testConfig()
-	plotNet(&c)
-	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps, c.Validator.HostRounds = 1<<10, 1<<10, 3
-	c.Network.EpochLength = config.Duration{Duration: time.Minute}
-	_, id := nodetest.SeededKey(t, 2)
-	pl := plot.Plot{Miner: []byte(id), BlockLog: 12, Rounds: 2, Blocks: 64}
-	e := &minerEntry{epoch: 5, classes: map[proof.Precision]int{proof.FP16: 1},
-		ann: &pb.MinerAnnounce{RamItems: 100, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}}
-	v := &validator{n: &Node{cfg: c}}
-	all := []byte{hostround.KindCPU, hostround.KindRAM, hostround.KindPlot}
-	epochStart := time.Unix(0, 5*int64(time.Minute))
-	// set plays set j: nothing is due before its window, it is due in
-	// it, and once; missed kinds are put back as playHost does.
-	set := func(j int, want, missed []byte) {
-		t.Helper()
-		from := epochStart.Add(time.Duration(j) * 20 * time.Second)
-		if got := v.hostDue(e, id, 5, from.Add(-time.Nanosecond)); got != nil {
-			t.Fatalf("set %d: %v due before its part of the epoch", j, got)
-		}
-		if e.hostAt.Before(from) || !e.hostAt.Before(from.Add(10*time.Second)) {
-			t.Fatalf("set %d at %v, want in the first half of [%v, +20s)", j, e.hostAt.Sub(epochStart), from.Sub(epochStart))
-		}
-		if got := v.hostDue(e, id, 5, e.hostAt); !bytes.Equal(got, want) {
-			t.Fatalf("set %d: kinds %v, want %v", j, got, want)
-		}
-		if got := v.hostDue(e, id, 5, e.hostAt); got != nil {
-			t.Fatalf("set %d due twice: %v", j, got)
-		}
-		v.nextHostSet(e, id, 5, missed, e.hostAt)
-	}
-	set(0, all, nil)
-	set(1, all, []byte{hostround.KindRAM})
-	retry := e.hostAt
-	if got := v.hostDue(e, id, 5, retry); !bytes.Equal(got, []byte{hostround.KindRAM}) {
-		t.Fatalf("retry: %v", got)
-	}
-	v.nextHostSet(e, id, 5, nil, retry)
-	set(2, all, nil)
-	if got := v.hostDue(e, id, 5, epochStart.Add(59*time.Second)); got != nil {
-		t.Fatalf("a fourth set: %v", got)
-	}
-	e.epoch = 6
-	epochStart = epochStart.Add(time.Minute)
-	if got := v.hostDue(e, id, 6, epochStart); got != nil || !e.hostAt.After(epochStart) {
-		t.Fatalf("at the epoch's start, before its host point %v: %v", e.hostAt, got)
-	}
-	if got := v.hostDue(e, id, 6, epochStart.Add(59*time.Second)); !bytes.Equal(got, all) {
-		t.Fatalf("next epoch: %v", got)
 	}
 }

@@ -52,8 +52,8 @@ func TestRAMRoundAfterBoundaryRecord(t *testing.T) {
 		}
 		e := b + f + 2
 		res, rec := playRAM(t, v, m, ramItems, e)
-		if !res.out.Verified {
-			t.Fatalf("RAM round of epoch %d: %q", e, res.out.Reason)
+		if !res.Out.Verified {
+			t.Fatalf("RAM round of epoch %d: %q", e, res.Out.Reason)
 		}
 		if err := audit.Host(rec); err != nil {
 			t.Fatalf("its record: %v", err)

@@ -81,18 +81,18 @@ func waitProtocol(t *testing.T, h p2phost.Host, p libp2pprotocol.ID) {
 
 func TestHostRoundVerified(t *testing.T) {
 	v, m := hostPair(t, 1<<12, nil)
-	res, err := v.validator.runHost(t.Context(), hostround.KindCPU, m.ID(), nil, 0, 1, 0)
+	res, err := v.validator.RunHost(t.Context(), hostround.KindCPU, m.ID(), nil, 0, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := res.out
+	o := res.Out
 	if !o.Verified || o.Missed || o.Reason != "" {
 		t.Fatalf("honest host round: verified %v missed %v reason %q", o.Verified, o.Missed, o.Reason)
 	}
 	if len(o.Segments) != plan.HostSamples || !(o.StepNs > 0) || !(o.Credit > 0 && o.Credit <= 1) {
 		t.Fatalf("outcome %d segments, %.1f ns/step, credit %v", len(o.Segments), o.StepNs, o.Credit)
 	}
-	if p := res.plan.Challenge.Proof.(hostround.CPUProof); p.Chains != 1 || !bytes.Equal(p.Miner, []byte(m.ID())) {
+	if p := res.Plan.Challenge.Proof.(hostround.CPUProof); p.Chains != 1 || !bytes.Equal(p.Miner, []byte(m.ID())) {
 		t.Fatalf("plan without an announce: %d chains for %x", p.Chains, p.Miner)
 	}
 }
@@ -131,11 +131,11 @@ func TestHostRoundBadProofs(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v, m := hostPair(t, 1<<10, c.prove)
-			res, err := v.validator.runHost(t.Context(), hostround.KindCPU, m.ID(), nil, 0, 1, 0)
+			res, err := v.validator.RunHost(t.Context(), hostround.KindCPU, m.ID(), nil, 0, 1, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := res.out
+			o := res.Out
 			if o.Verified || o.Missed != c.missed || !strings.Contains(o.Reason, c.reason) || o.Credit != 0 {
 				t.Fatalf("verified %v missed %v credit %v reason %q; want missed %v, reason with %q",
 					o.Verified, o.Missed, o.Credit, o.Reason, c.missed, c.reason)

@@ -20,6 +20,7 @@ import (
 	"github.com/pog-network/pog/node/metrics"
 	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/node/recordsync"
+	"github.com/pog-network/pog/node/validator"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
@@ -132,7 +133,7 @@ type Node struct {
 	onScores func(map[peer.ID]float64)
 
 	miner     *miner.Miner
-	validator *validator
+	validator *validator.Validator
 	store     *store.Store
 	scoring   scoring.Config
 	onEpoch   func(uint64, peer.ID)
@@ -262,11 +263,7 @@ func (n *Node) newRole(o Options) {
 	case RoleMiner:
 		n.miner = newMiner(n, o)
 	case RoleValidator:
-		n.validator = newValidator(n, o.Store, n.obs.onRecord(o.OnRecord))
-		n.validator.scorer.Resume, n.validator.scorer.Checkpoint = true, true
-		n.validator.scorer.Scored = o.Metrics.EpochScores
-		n.validator.onHost = o.OnHost
-		n.validator.sched = newSlotSchedule(n.host.ID(), o.Stakes, o.Config.Network.Validators, o.Config.Validator.DutyCycle)
+		n.validator = newValidator(n, o)
 	}
 }
 
@@ -437,7 +434,7 @@ func (n *Node) Run(ctx context.Context) error {
 		case n.miner != nil:
 			n.miner.Start(ctx)
 		case n.validator != nil:
-			n.validator.start(ctx)
+			n.validator.Start(ctx)
 			if n.squatOn != nil {
 				go n.squat(ctx, n.squatOn)
 			}
@@ -478,7 +475,7 @@ func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
 	// Challenges and commitments reach the miner and validator of a round
 	// over their round stream; gossip lets everyone else audit them.
 	if n.validator != nil && topic == protocol.TopicAnnounce {
-		n.validator.onAnnounce(v)
+		n.validator.OnAnnounce(v.at, v.opened)
 	}
 }
 

@@ -351,31 +351,6 @@ func TestMinerRunsSubChallengesOnDevicesConcurrently(t *testing.T) {
 	})
 }
 
-func TestLastRound(t *testing.T) {
-	st, err := store.Open("db", store.Options{FS: memFS()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	self, other := newActor(t).id, newActor(t).id
-	put := func(e, r uint64, v peer.ID) {
-		rec := &store.RoundRecord{Epoch: e, Round: r, Miner: []byte("m"), Validator: []byte(v), Challenge: []byte{1},
-			Verdict: store.VerdictFailed, Reason: "x"}
-		if err := st.PutRound(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	put(9, 5, self)
-	put(10, 41, self)
-	put(10, 99, other) // another validator's numbers do not count
-	put(12, 500, self) // outside e±1
-	for e, want := range map[uint64]uint64{10: 41, 9: 41, 11: 500, 20: 0} {
-		if got, err := lastRound(st, self, e); err != nil || got != want {
-			t.Errorf("lastRound(epoch %d) = %d, %v; want %d", e, got, err, want)
-		}
-	}
-}
-
 // TestValidatorRestartKeepsRoundNumbers restarts a validator on the same
 // key and store within an epoch: its new rounds are numbered above every
 // number its first run handed out, stored or not (a round its shutdown

@@ -14,6 +14,7 @@ import (
 	"github.com/pog-network/pog/node/plan"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
@@ -73,12 +74,7 @@ func (n *Node) squatHost(ctx context.Context, p peer.ID) error {
 // squatRound opens a probe-sized GPU round with p and holds it until p
 // ends it; the challenge is gossiped too, as a validator's is.
 func (n *Node) squatRound(ctx context.Context, p peer.ID) error {
-	var ann *pb.MinerAnnounce
-	n.validator.mu.Lock()
-	if e := n.validator.miners[p]; e != nil {
-		ann = e.ann
-	}
-	n.validator.mu.Unlock()
+	ann := n.validator.Announce(p)
 	if ann == nil {
 		return nil // not announced yet
 	}
@@ -86,8 +82,9 @@ func (n *Node) squatRound(ctx context.Context, p peer.ID) error {
 	if err != nil {
 		return err
 	}
+	sc := sample.Commit(pl.Secret)
 	msg := &pb.Challenge{Version: protocol.Version, Epoch: n.view.epochAt(time.Now()), Round: uint64(time.Now().UnixNano()), Miner: []byte(p),
-		SecretCommitment: commitSecret(pl.Secret), Samples: uint32(pl.Samples), Steps: uint32(pl.Steps),
+		SecretCommitment: sc[:], Samples: uint32(pl.Samples), Steps: uint32(pl.Steps),
 		DeadlineMs: protocol.MaxDeadlineMS, FirstRootMs: protocol.MaxDeadlineMS, Probe: true}
 	for _, pp := range pl.Params {
 		b, _ := pp.MarshalBinary()

@@ -13,6 +13,7 @@ import (
 	"github.com/pog-network/pog/node/plan"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 )
@@ -37,7 +38,8 @@ func BenchmarkRoundWire(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		msg := &pb.Challenge{Version: 1, Epoch: 1, Round: 1, Miner: []byte(miner), SecretCommitment: commitSecret(pl.Secret),
+		sc := sample.Commit(pl.Secret)
+		msg := &pb.Challenge{Version: 1, Epoch: 1, Round: 1, Miner: []byte(miner), SecretCommitment: sc[:],
 			Samples: uint32(pl.Samples), Steps: uint32(pl.Steps), DeadlineMs: uint32(pl.Deadline.Milliseconds()), FirstRootMs: 1}
 		for _, p := range pl.Params {
 			e, _ := p.MarshalBinary()

@@ -1,15 +1,17 @@
-package node
+package validator
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	mrand "math/rand/v2"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
@@ -27,14 +29,11 @@ import (
 	"lukechampine.com/blake3"
 )
 
-// validator challenges announced miners at random times, plays each round
+// Validator challenges announced miners at random times, plays each round
 // (protocol/round) over a direct stream, and stores the evidence.
-type validator struct {
-	n        *Node
-	store    *store.Store
-	onRecord func(*store.RoundRecord)
-	onHost   func(*store.HostRecord)
-
+type Validator struct {
+	env    Env
+	store  *store.Store
 	mu     sync.Mutex
 	closed *sync.Cond // signalled when a round of some epoch ends
 	miners map[peer.ID]*minerEntry
@@ -47,7 +46,7 @@ type validator struct {
 	started int64 // unix ns: a restart's draws differ from before it
 	wg      sync.WaitGroup
 	scorer  *epoch.EpochScorer
-	sched   *slotSchedule // nil: random pauses (schedule.go)
+	sched   *SlotSchedule // nil: random pauses (schedule.go)
 }
 
 type minerEntry struct {
@@ -93,29 +92,46 @@ func (e *minerEntry) pick(shares []plan.ClassShare, epoch uint64) proof.Precisio
 	return p
 }
 
-func newValidator(n *Node, st *store.Store, onRecord func(*store.RoundRecord)) *validator {
-	v := &validator{n: n, store: st, onRecord: onRecord, miners: map[peer.ID]*minerEntry{},
-		scorer: &epoch.EpochScorer{Store: st, Validator: n.ID(), Config: n.scoring}, started: time.Now().UnixNano()}
-	raw, _ := n.key.Raw() // New checked the key
+// New is the validator of the node env describes; Start starts it.
+func New(env Env) *Validator {
+	c := env.Config
+	v := &Validator{env: env, store: env.Store, miners: map[peer.ID]*minerEntry{}, started: time.Now().UnixNano(),
+		scorer: &epoch.EpochScorer{Store: env.Store, Validator: env.Host.ID(), Config: env.Scoring,
+			Resume: true, Checkpoint: true, Scored: env.EpochScores},
+		sched: NewSlotSchedule(env.Host.ID(), env.Stakes, c.Network.Validators, c.Validator.DutyCycle)}
+	raw, _ := env.Key.Raw() // the node checked the key
 	blake3.DeriveKey(v.seed[:], "pog 2026-12-02 validator draws v1", raw)
 	v.closed = sync.NewCond(&v.mu)
 	return v
 }
 
-func (v *validator) onAnnounce(g gossipVal) {
+func (v *Validator) id() peer.ID { return v.env.Host.ID() }
+
+// OnAnnounce notes a miner's announce o, which gossip delivered at at.
+func (v *Validator) OnAnnounce(at time.Time, o *protocol.Opened) {
 	// The first announce of each epoch is the hardware evidence scoring uses.
-	if _, err := v.store.PutAnnounce(v.n.view.epochAt(g.at), []byte(g.opened.Author), g.opened.Raw); err != nil {
-		v.n.log.Error("storing announce failed", "miner", g.opened.Author, "err", err)
+	if _, err := v.store.PutAnnounce(v.env.EpochAt(at), []byte(o.Author), o.Raw); err != nil {
+		v.env.Log.Error("storing announce failed", "miner", o.Author, "err", err)
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	e := v.miners[g.opened.Author]
+	e := v.miners[o.Author]
 	if e == nil {
 		e = &minerEntry{tflops: map[proof.Precision]float64{}, floor: map[proof.Precision]float64{}}
-		v.miners[g.opened.Author] = e
-		v.n.log.Info("miner joined", "miner", g.opened.Author)
+		v.miners[o.Author] = e
+		v.env.Log.Info("miner joined", "miner", o.Author)
 	}
-	e.ann, e.seen = g.opened.Msg.(*pb.MinerAnnounce), g.at
+	e.ann, e.seen = o.Msg.(*pb.MinerAnnounce), at
+}
+
+// Announce is miner p's latest announce; nil if it has none.
+func (v *Validator) Announce(p peer.ID) *pb.MinerAnnounce {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if e := v.miners[p]; e != nil {
+		return e.ann
+	}
+	return nil
 }
 
 // lastRound is the highest round validator self stored in epochs e−1 to
@@ -134,27 +150,28 @@ func lastRound(st *store.Store, self peer.ID, e uint64) (uint64, error) {
 	return lastHostRound(st, self, e, last)
 }
 
-func (v *validator) start(ctx context.Context) {
-	last, err := lastRound(v.store, v.n.ID(), v.n.view.epochAt(time.Now()))
+// Start starts the validator's rounds and epoch closes, until ctx ends.
+func (v *Validator) Start(ctx context.Context) {
+	last, err := lastRound(v.store, v.id(), v.env.EpochAt(time.Now()))
 	if err != nil {
-		v.n.log.Error("reading stored rounds failed; numbering from the clock", "err", err)
+		v.env.Log.Error("reading stored rounds failed; numbering from the clock", "err", err)
 		last = uint64(time.Now().UnixMilli())
 	}
 	mark, err := v.store.RoundMark()
 	if err != nil {
-		v.n.log.Error("reading the round mark failed; numbering from the clock", "err", err)
+		v.env.Log.Error("reading the round mark failed; numbering from the clock", "err", err)
 		mark = uint64(time.Now().UnixMilli())
 	}
 	v.round, v.marked = max(last, mark), max(last, mark)
-	v.n.wg.Add(2)
+	v.env.WG.Add(2)
 	go v.epochLoop(ctx)
 	go func() {
-		defer v.n.wg.Done()
+		defer v.env.WG.Done()
 		// The offset staggers validators' first rounds.
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(v.n.cfg.Validator.RoundOffset.Duration):
+		case <-time.After(v.env.Config.Validator.RoundOffset.Duration):
 		}
 		t := time.NewTicker(v.tick())
 		defer t.Stop()
@@ -173,11 +190,11 @@ func (v *validator) start(ctx context.Context) {
 // tick is how often the validator looks for rounds to start: every
 // round_interval, and under a slot schedule at least twice in each slot's
 // startable first eighth.
-func (v *validator) tick() time.Duration {
-	cfg := v.n.cfg.Validator
+func (v *Validator) tick() time.Duration {
+	cfg := v.env.Config.Validator
 	d := cfg.RoundInterval.Duration
 	if v.sched != nil {
-		slot := v.sched.forMiner(min(cfg.RoundTarget.Duration, cfg.RoundTargetCPU.Duration)).Slot
+		slot := v.sched.ForMiner(min(cfg.RoundTarget.Duration, cfg.RoundTargetCPU.Duration)).Slot
 		d = min(d, slot/16)
 	}
 	return d
@@ -186,27 +203,27 @@ func (v *validator) tick() time.Duration {
 // startRounds starts a round with every miner announced within the TTL,
 // connected, idle and past its random pause (or in its owned slot), and
 // records a no-show for each owned slot that passed unserved.
-func (v *validator) startRounds(ctx context.Context) {
+func (v *Validator) startRounds(ctx context.Context) {
 	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	for p, e := range v.miners {
 		if v.left(e, now) {
 			delete(v.miners, p)
-			v.n.log.Info("miner left (no announce)", "miner", p)
+			v.env.Log.Info("miner left (no announce)", "miner", p)
 			continue
 		}
 		if v.sched != nil {
 			v.slotPassed(ctx, p, e, now)
 		}
 		switch {
-		case v.n.host.Network().Connectedness(p) != network.Connected:
+		case v.env.Host.Network().Connectedness(p) != network.Connected:
 			// Announced through a relay: rounds run over a direct
 			// stream, so wait until this node is connected to the miner.
 		case e.busy:
-		case v.sched != nil && !v.sched.due(p, e, v.n.cfg.Validator, now):
+		case v.sched != nil && !v.sched.due(p, e, v.env.Config.Validator, now):
 		default:
-			epoch := v.epochs.Begin(v.n.view.epochAt(now))
+			epoch := v.epochs.Begin(v.env.EpochAt(now))
 			kinds := v.hostDue(e, p, epoch, now)
 			if len(kinds) == 0 && v.sched == nil && now.Before(e.next) {
 				// In its random pause: host rounds, short measurements,
@@ -223,7 +240,7 @@ func (v *validator) startRounds(ctx context.Context) {
 				v.round += uint64(len(kinds) - 1) // one round number per host record
 				continue
 			}
-			prec := e.pick(plan.ClassShares(v.n.scoring), epoch)
+			prec := e.pick(plan.ClassShares(v.env.Scoring), epoch)
 			go v.play(ctx, epoch, v.round, p, e.ann, prec, e.tflops[prec], e.floor[prec])
 		}
 	}
@@ -233,25 +250,25 @@ func (v *validator) startRounds(ctx context.Context) {
 // and under a slot schedule not in the epoch of its last announce either,
 // whose owned slots all end in a record (a miner that announces and goes
 // is scored as absent for the rest of the epoch).
-func (v *validator) left(e *minerEntry, now time.Time) bool {
-	if now.Sub(e.seen) <= v.n.cfg.Validator.MinerTTL.Duration {
+func (v *Validator) left(e *minerEntry, now time.Time) bool {
+	if now.Sub(e.seen) <= v.env.Config.Validator.MinerTTL.Duration {
 		return false
 	}
-	return v.sched == nil || v.n.view.epochAt(now) > v.n.view.epochAt(e.seen)
+	return v.sched == nil || v.env.EpochAt(now) > v.env.EpochAt(e.seen)
 }
 
 // slotPassed moves the miner's owned slot on once its opening window has
 // passed, and records a no-show if no round started in it and this
 // validator's own round (one overrunning from an earlier slot) did not
 // hold the miner through it.
-func (v *validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, now time.Time) {
-	cfg := v.n.cfg.Validator
-	slot := v.sched.forMiner(plan.RoundTarget(cfg, e.ann)).Slot
+func (v *Validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, now time.Time) {
+	cfg := v.env.Config.Validator
+	slot := v.sched.ForMiner(plan.RoundTarget(cfg, e.ann)).Slot
 	if !e.next.IsZero() && !now.After(e.next.Add(slot/8)) {
 		return
 	}
 	if !e.next.IsZero() && !e.served.Equal(e.next) && !e.busy {
-		epoch := v.epochs.Begin(v.n.view.epochAt(now))
+		epoch := v.epochs.Begin(v.env.EpochAt(now))
 		v.wg.Add(1)
 		v.reserveRounds(1)
 		v.round++
@@ -263,20 +280,20 @@ func (v *validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, no
 // noShow stores the record of an owned slot the miner was absent for: the
 // challenge the validator would have sent at the slot's start, signed, and
 // the reason. Like a missed round it lowers availability (MissedRound).
-func (v *validator) noShow(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, tflops, floor float64, slot time.Time) {
+func (v *Validator) noShow(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, tflops, floor float64, slot time.Time) {
 	defer v.wg.Done()
-	rec := &store.RoundRecord{Epoch: ep, Round: rnd, Miner: []byte(p), Validator: []byte(v.n.ID()), Verdict: store.VerdictFailed,
+	rec := &store.RoundRecord{Epoch: ep, Round: rnd, Miner: []byte(p), Validator: []byte(v.id()), Verdict: store.VerdictFailed,
 		SentUnixNano: slot.UnixNano(), Reason: epoch.NoShowPrefix + "not connected in the owned slot's opening window"}
 	_, _, _, err := v.challenge(rec, ann, proof.FP16, tflops, floor, 0)
 	stored := false
 	switch {
 	case err != nil:
-		v.n.log.Warn("no-show not recorded", "miner", p, "epoch", ep, "round", rnd, "err", err)
+		v.env.Log.Warn("no-show not recorded", "miner", p, "epoch", ep, "round", rnd, "err", err)
 	case ctx.Err() != nil:
 	default:
-		v.n.log.Info("no-show", "miner", p, "epoch", ep, "round", rnd)
+		v.env.Log.Info("no-show", "miner", p, "epoch", ep, "round", rnd)
 		if err := v.store.PutRound(rec); err != nil {
-			v.n.log.Error("storing round evidence failed", "miner", p, "err", err)
+			v.env.Log.Error("storing round evidence failed", "miner", p, "err", err)
 		} else {
 			stored = true
 		}
@@ -285,8 +302,8 @@ func (v *validator) noShow(ctx context.Context, ep, rnd uint64, p peer.ID, ann *
 	v.epochs.End(ep)
 	v.closed.Broadcast()
 	v.mu.Unlock()
-	if stored && v.onRecord != nil {
-		v.onRecord(rec)
+	if stored && v.env.OnRecord != nil {
+		v.env.OnRecord(rec)
 	}
 }
 
@@ -296,13 +313,13 @@ const roundMarkStep = 1024
 // reserveRounds raises the store's round mark, when due, above the next n
 // round numbers before they are handed out, so that a restart never reuses
 // one: a round this node's shutdown interrupts stores no record.
-func (v *validator) reserveRounds(n int) {
+func (v *Validator) reserveRounds(n int) {
 	if v.round+uint64(n) <= v.marked {
 		return
 	}
 	mark := v.round + uint64(n) + roundMarkStep
 	if err := v.store.RaiseRoundMark(mark); err != nil {
-		v.n.log.Error("storing the round mark failed", "err", err)
+		v.env.Log.Error("storing the round mark failed", "err", err)
 		return
 	}
 	v.marked = mark
@@ -313,10 +330,10 @@ var errRoundCutoff = errors.New("round abandoned unrecorded: its epoch's record 
 
 // play runs one round and stores its record before the round's epoch can
 // close.
-func (v *validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64) {
+func (v *Validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64) {
 	defer v.wg.Done()
 	start := time.Now()
-	net := v.n.cfg.Network
+	net := v.env.Config.Network
 	rctx, cancel := context.WithDeadlineCause(ctx, epoch.RoundsCutoff(ep, net.FinalityEpochs, net.EpochLength.Duration), errRoundCutoff)
 	defer cancel()
 	rec := v.runRound(rctx, ep, rnd, p, ann, prec, tflops, floor)
@@ -330,7 +347,7 @@ func (v *validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb
 		// is not late; runRound logged it.
 	default:
 		if err := v.store.PutRound(rec); err != nil {
-			v.n.log.Error("storing round evidence failed", "miner", p, "err", err)
+			v.env.Log.Error("storing round evidence failed", "miner", p, "err", err)
 		} else {
 			stored = true
 		}
@@ -353,8 +370,8 @@ func (v *validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb
 	v.epochs.End(ep)
 	v.closed.Broadcast()
 	v.mu.Unlock()
-	if stored && v.onRecord != nil {
-		v.onRecord(rec)
+	if stored && v.env.OnRecord != nil {
+		v.env.OnRecord(rec)
 	}
 }
 
@@ -363,22 +380,22 @@ func (v *validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb
 // length (plan.NominalRound), so a slow or stalled round does not also space
 // the next ones out, while one lengthened by a long round trip keeps the
 // duty cycle; rounds start no closer than the network's challenge rate
-// (flood.go), which peers would otherwise Ignore.
-func (v *validator) pause(e *minerEntry, p peer.ID, ann *pb.MinerAnnounce, start time.Time, rtt time.Duration) {
-	after := later(time.Now(), start.Add(challengeEvery))
-	cfg := v.n.cfg.Validator
+// (Env.ChallengeEvery), which peers would otherwise Ignore.
+func (v *Validator) pause(e *minerEntry, p peer.ID, ann *pb.MinerAnnounce, start time.Time, rtt time.Duration) {
+	after := later(time.Now(), start.Add(v.env.ChallengeEvery))
+	cfg := v.env.Config.Validator
 	if v.sched != nil {
 		e.next = v.sched.nextSlot(p, ann, cfg, after)
 	} else {
 		gap := plan.NextGap(v.minerRand(e, p), min(time.Since(start), plan.NominalRound(cfg, ann, rtt)), cfg.DutyCycle)
-		e.next = later(time.Now().Add(gap), start.Add(challengeEvery))
+		e.next = later(time.Now().Add(gap), start.Add(v.env.ChallengeEvery))
 	}
 }
 
 // minerRand is the random stream of the validator's draws for miner p:
 // each miner's own, keyed by the validator's seed, so that the draws for
 // one miner do not depend on how rounds with others interleave.
-func (v *validator) minerRand(e *minerEntry, p peer.ID) *mrand.Rand {
+func (v *Validator) minerRand(e *minerEntry, p peer.ID) *mrand.Rand {
 	if e.rnd == nil {
 		var seed [32]byte
 		blake3.DeriveKey(seed[:], "pog 2026-12-02 validator miner draws v1", append(v.seed[:], p...))
@@ -392,7 +409,7 @@ func (v *validator) minerRand(e *minerEntry, p peer.ID) *mrand.Rand {
 // derives a signature's nonce from the key. A round's draws depend on no
 // other round, so they do not change with how rounds interleave, and no
 // one without the key can predict them.
-func (v *validator) draws(kind string, miner peer.ID, epoch, rnd uint64) io.Reader {
+func (v *Validator) draws(kind string, miner peer.ID, epoch, rnd uint64) io.Reader {
 	h := blake3.New(32, v.seed[:])
 	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\x00", kind, v.started, epoch, rnd)
 	h.Write([]byte(miner))
@@ -400,15 +417,15 @@ func (v *validator) draws(kind string, miner peer.ID, epoch, rnd uint64) io.Read
 }
 
 // runRound plays one round against one miner and returns its evidence.
-func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64) *store.RoundRecord {
-	rec := &store.RoundRecord{Epoch: epoch, Round: rnd, Miner: []byte(miner), Validator: []byte(v.n.ID()), Verdict: store.VerdictFailed}
+func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64) *store.RoundRecord {
+	rec := &store.RoundRecord{Epoch: epoch, Round: rnd, Miner: []byte(miner), Validator: []byte(v.id()), Verdict: store.VerdictFailed}
 	failed := func(format string, args ...any) *store.RoundRecord {
 		rec.Reason = fmt.Sprintf(format, args...)
-		v.n.log.Warn("round failed", "miner", miner, "epoch", epoch, "round", rnd, "reason", rec.Reason)
+		v.env.Log.Warn("round failed", "miner", miner, "epoch", epoch, "round", rnd, "reason", rec.Reason)
 		return rec // without a challenge sent it fails validation: not stored
 	}
 	ann = v.epochAnnounce(epoch, miner, ann)
-	rtt := v.sizingRTT(miner, measureRTT(ctx, v.n, miner))
+	rtt := v.sizingRTT(miner, measureRTT(ctx, v.env.Host, v.env.Log, miner))
 	rec.RTTNanos = rtt.Nanoseconds()
 	pl, msg, chain, err := v.challenge(rec, ann, prec, tflops, floor, rtt)
 	if err != nil {
@@ -419,11 +436,11 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 		Samples: pl.Samples, FirstRootBy: time.Duration(msg.FirstRootMs) * time.Millisecond,
 		Deadline: time.Duration(msg.DeadlineMs) * time.Millisecond, Window: round.PeakWindow,
 		MinTimed:   time.Duration(msg.MinTimedMs) * time.Millisecond,
-		OtherRoots: func() map[commit.CV]bool { return v.n.view.otherRoots(miner) }})
+		OtherRoots: func() map[commit.CV]bool { return v.env.OtherRoots(miner) }})
 	if err != nil {
 		return failed("round: %v", err)
 	}
-	s, err := v.n.host.NewStream(ctx, miner, protocol.RoundProtocol)
+	s, err := v.env.Host.NewStream(ctx, miner, protocol.RoundProtocol)
 	if err != nil {
 		return failed("open round stream: %v", err)
 	}
@@ -435,7 +452,7 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	}
 	origin := time.Now()
 	rec.SentUnixNano = origin.UnixNano()
-	if err := v.n.topics[protocol.TopicChallenge].Publish(ctx, raw); err != nil {
+	if err := v.env.PublishRaw(ctx, protocol.TopicChallenge, raw); err != nil {
 		return failed("publishing challenge: %v", err)
 	}
 	d := &vdriver{v: v, ctx: ctx, rec: rec, rs: rs, m: m, miner: miner, id: id, chain: chain, origin: origin}
@@ -447,11 +464,11 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 		rec.Reason = truncate(fmt.Sprintf("precision %v not announced: %s", prec, rec.Reason), store.MaxReasonLen)
 	}
 	if out.Verified {
-		v.n.log.Info("round verified", "miner", miner, "epoch", epoch, "round", rnd, "steps", pl.Steps,
+		v.env.Log.Info("round verified", "miner", miner, "epoch", epoch, "round", rnd, "steps", pl.Steps,
 			"tflops", fmt.Sprintf("%.4f", rec.TFLOPS), "peak_tflops", fmt.Sprintf("%.4f", rec.PeakTFLOPS),
 			"rtt_ms", rtt.Milliseconds(), "verify_ms", rec.VerifyNanos/1e6)
 	} else {
-		v.n.log.Warn("round failed", "miner", miner, "epoch", epoch, "round", rnd, "reason", rec.Reason)
+		v.env.Log.Warn("round failed", "miner", miner, "epoch", epoch, "round", rnd, "reason", rec.Reason)
 	}
 	rs.Send(&pb.RoundFrame{Msg: &pb.RoundFrame_Result{Result: &pb.RoundResult{Verified: out.Verified,
 		Reason: truncate(rec.Reason, protocol.MaxErrorString), Tflops: rec.TFLOPS, PeakTflops: rec.PeakTFLOPS}}})
@@ -462,7 +479,7 @@ func (v *validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 // epochAnnounce is miner's first announce of epoch, which scoring reads
 // (scoringInput), so a round is planned from the GPUs it is scored
 // against; ann, its latest, if none is stored.
-func (v *validator) epochAnnounce(epoch uint64, miner peer.ID, ann *pb.MinerAnnounce) *pb.MinerAnnounce {
+func (v *Validator) epochAnnounce(epoch uint64, miner peer.ID, ann *pb.MinerAnnounce) *pb.MinerAnnounce {
 	raw, err := v.store.Announce(epoch, []byte(miner))
 	if err != nil {
 		return ann
@@ -476,9 +493,9 @@ func (v *validator) epochAnnounce(epoch uint64, miner peer.ID, ann *pb.MinerAnno
 
 // challenge plans and seals the challenge of rec's round, and puts it,
 // its secret and its work in rec.
-func (v *validator) challenge(rec *store.RoundRecord, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64, rtt time.Duration) (plan.ChallengePlan, *pb.Challenge, proof.Chain, error) {
+func (v *Validator) challenge(rec *store.RoundRecord, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64, rtt time.Duration) (plan.ChallengePlan, *pb.Challenge, proof.Chain, error) {
 	miner := peer.ID(rec.Miner)
-	pl, err := plan.Challenge(v.n.cfg.Validator, miner, ann, v.n.scoring.LeastMemory(plan.GPUNames(ann)), prec, tflops, floor, rtt, v.draws("round", miner, rec.Epoch, rec.Round))
+	pl, err := plan.Challenge(v.env.Config.Validator, miner, ann, v.env.Scoring.LeastMemory(plan.GPUNames(ann)), prec, tflops, floor, rtt, v.draws("round", miner, rec.Epoch, rec.Round))
 	if err != nil {
 		return pl, nil, proof.Chain{}, fmt.Errorf("cannot size a round: %w", err)
 	}
@@ -490,7 +507,7 @@ func (v *validator) challenge(rec *store.RoundRecord, ann *pb.MinerAnnounce, pre
 		b, _ := p.MarshalBinary()
 		msg.Params = append(msg.Params, b)
 	}
-	raw, err := protocol.Seal(v.n.key, msg)
+	raw, err := protocol.Seal(v.env.Key, msg)
 	if err != nil {
 		return pl, nil, proof.Chain{}, fmt.Errorf("sealing challenge: %w", err)
 	}
@@ -505,7 +522,7 @@ func (v *validator) challenge(rec *store.RoundRecord, ann *pb.MinerAnnounce, pre
 }
 
 // fill copies a finished round's outcome into its record.
-func (v *validator) fill(rec *store.RoundRecord, out round.Outcome, d *vdriver) {
+func (v *Validator) fill(rec *store.RoundRecord, out round.Outcome, d *vdriver) {
 	rec.Commitment, rec.CommitNanos = d.commitment, d.commitNanos
 	if len(rec.Commitment) == 0 {
 		rec.CommitNanos = 0
@@ -555,7 +572,7 @@ const rttWindow = 8
 // the least of the last rttWindow (0s, failed pings, excepted): a miner
 // that slows its pongs now and then does not lengthen its steps, and a
 // lasting change of path counts after rttWindow rounds.
-func (v *validator) sizingRTT(miner peer.ID, rtt time.Duration) time.Duration {
+func (v *Validator) sizingRTT(miner peer.ID, rtt time.Duration) time.Duration {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	e := v.miners[miner]
@@ -569,11 +586,11 @@ func (v *validator) sizingRTT(miner peer.ID, rtt time.Duration) time.Duration {
 
 // measureRTT is the least round trip of rttPings pings of miner on the
 // existing connection (libp2p ping); 0 if none succeeds.
-func measureRTT(ctx context.Context, n *Node, miner peer.ID) time.Duration {
+func measureRTT(ctx context.Context, h host.Host, log *slog.Logger, miner peer.ID) time.Duration {
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var least time.Duration
-	results := ping.Ping(pctx, n.host, miner)
+	results := ping.Ping(pctx, h, miner)
 	for range rttPings {
 		select {
 		case r, ok := <-results:
@@ -581,7 +598,7 @@ func measureRTT(ctx context.Context, n *Node, miner peer.ID) time.Duration {
 				return least
 			}
 			if r.Error != nil {
-				n.log.Debug("ping failed", "peer", miner, "err", r.Error)
+				log.Debug("ping failed", "peer", miner, "err", r.Error)
 				return least
 			}
 			if least == 0 || r.RTT < least {
@@ -619,12 +636,12 @@ func commitSecret(s [32]byte) []byte {
 // record for each and waits for each one's rounds; one that fell behind by
 // more than the finality depth (a suspended process) resumes at the current
 // epoch, since records for final epochs no longer count.
-func (v *validator) epochLoop(ctx context.Context) {
-	defer v.n.wg.Done()
-	length := v.n.cfg.Network.EpochLength.Duration
-	e := v.n.view.epochAt(time.Now())
+func (v *Validator) epochLoop(ctx context.Context) {
+	defer v.env.WG.Done()
+	length := v.env.Config.Network.EpochLength.Duration
+	e := v.env.EpochAt(time.Now())
 	for ; ; e++ {
-		if now := v.n.view.epochAt(time.Now()); now > e+v.n.cfg.Network.FinalityEpochs {
+		if now := v.env.EpochAt(time.Now()); now > e+v.env.Config.Network.FinalityEpochs {
 			// Skipped epochs sign nothing, but their rounds end first.
 			v.mu.Lock()
 			for v.epochs.Close(now - 1); v.epochs.Pending(now) > 0; {
@@ -647,30 +664,30 @@ func (v *validator) epochLoop(ctx context.Context) {
 		}
 		v.mu.Unlock()
 		if err := v.closeEpoch(ctx, e); err != nil && ctx.Err() == nil {
-			v.n.log.Error("closing epoch failed", "epoch", e, "err", err)
+			v.env.Log.Error("closing epoch failed", "epoch", e, "err", err)
 		}
 	}
 }
 
-func (v *validator) closeEpoch(ctx context.Context, e uint64) error {
-	defer v.n.obs.epochClosed(time.Now())
+func (v *Validator) closeEpoch(ctx context.Context, e uint64) error {
+	defer v.env.EpochClosed(time.Now())
 	rec, scores, err := v.scorer.Close(e)
 	if err != nil {
 		return err
 	}
-	if v.n.alterRec != nil {
-		v.n.alterRec(rec)
+	if v.env.AlterRecord != nil {
+		v.env.AlterRecord(rec)
 	}
-	raw, err := protocol.Seal(v.n.key, rec)
+	raw, err := protocol.Seal(v.env.Key, rec)
 	if err != nil {
 		return err
 	}
-	if err := v.store.PutEpochRecord(e, []byte(v.n.ID()), raw); err != nil {
+	if err := v.store.PutEpochRecord(e, []byte(v.id()), raw); err != nil {
 		return err
 	}
-	if err := v.n.topics[protocol.TopicEpoch].Publish(ctx, raw); err != nil {
+	if err := v.env.PublishRaw(ctx, protocol.TopicEpoch, raw); err != nil {
 		return err
 	}
-	v.n.log.Info("epoch closed", "epoch", e, "miners", len(scores), "weights", len(rec.Weights))
+	v.env.Log.Info("epoch closed", "epoch", e, "miners", len(scores), "weights", len(rec.Weights))
 	return nil
 }

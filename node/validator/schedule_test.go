@@ -1,4 +1,4 @@
-package node
+package validator
 
 import (
 	"testing"
@@ -18,30 +18,30 @@ import (
 func TestSlotScheduleDisjoint(t *testing.T) {
 	a, b, out := nodetest.Peer(t), nodetest.Peer(t), nodetest.Peer(t)
 	stakes := map[string]float64{a.String(): 1, b.String(): 3}
-	sa, sb := newSlotSchedule(a, stakes, nil, 0.9), newSlotSchedule(b, stakes, nil, 0.9)
+	sa, sb := NewSlotSchedule(a, stakes, nil, 0.9), NewSlotSchedule(b, stakes, nil, 0.9)
 	if sa == nil || sb == nil {
 		t.Fatal("validators of the set got no schedule")
 	}
-	if newSlotSchedule(a, map[string]float64{a.String(): 0}, nil, 1) != nil {
+	if NewSlotSchedule(a, map[string]float64{a.String(): 0}, nil, 1) != nil {
 		t.Fatal("a set without stake gave a schedule")
 	}
-	so := newSlotSchedule(out, stakes, nil, 0.9)
+	so := NewSlotSchedule(out, stakes, nil, 0.9)
 	if so == nil || so.self != -1 {
 		t.Fatal("a validator outside the set should have the set's schedule and no place in it")
 	}
-	if s := newSlotSchedule(a, nil, []string{a.String(), b.String()}, 1); s == nil || len(s.Stakes) != 2 || s.Stakes[0] != 1 {
+	if s := NewSlotSchedule(a, nil, []string{a.String(), b.String()}, 1); s == nil || len(s.Stakes) != 2 || s.Stakes[0] != 1 {
 		t.Fatal("network.validators should give every listed validator stake 1")
 	}
 	cfg := config.DefaultConfig().Validator
 	ann := &pb.MinerAnnounce{Gpus: []*pb.GPU{{}}}
-	slot := sa.forMiner(plan.RoundTarget(cfg, ann)).Slot
+	slot := sa.ForMiner(plan.RoundTarget(cfg, ann)).Slot
 	miner := nodetest.Peer(t)
 	taken := map[time.Time]peer.ID{}
 	count := map[peer.ID]int{}
 	start := time.Unix(1_800_000_000, 0)
 	for _, s := range []struct {
 		id peer.ID
-		s  *slotSchedule
+		s  *SlotSchedule
 	}{{a, sa}, {b, sb}} {
 		for at := start; at.Before(start.Add(2000 * slot)); {
 			next := s.s.nextSlot(miner, ann, cfg, at)

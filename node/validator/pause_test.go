@@ -1,4 +1,4 @@
-package node
+package validator
 
 import (
 	"testing"
@@ -13,9 +13,9 @@ import (
 // its rounds the duty cycle's share of the time; a stalled round (longer
 // than its nominal length) does not space the next ones out further.
 func TestPauseKeepsDutyCycle(t *testing.T) {
-	c := testConfig()
+	c := config.LocalConfig()
 	c.Validator.DutyCycle, c.Validator.RoundTarget, c.Validator.MinRTTMultiple = 0.2, config.Duration{Duration: time.Second}, 20
-	v := &validator{n: &Node{cfg: c}}
+	v := &Validator{env: Env{Config: c, ChallengeEvery: time.Second}}
 	ann := &pb.MinerAnnounce{Gpus: []*pb.GPU{{Name: "NVIDIA H100 80GB HBM3"}}}
 	for _, tt := range []struct {
 		name    string

@@ -1,4 +1,4 @@
-package node
+package validator
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ import (
 // steps, while a lasting change counts once the window has passed.
 func TestSizingRTT(t *testing.T) {
 	const m = peer.ID("miner")
-	v := &validator{miners: map[peer.ID]*minerEntry{m: {}}}
+	v := &Validator{miners: map[peer.ID]*minerEntry{m: {}}}
 	if got := v.sizingRTT(m, 10*time.Millisecond); got != 10*time.Millisecond {
 		t.Fatalf("first round trip sized as %v", got)
 	}

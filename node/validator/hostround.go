@@ -1,4 +1,4 @@
-package node
+package validator
 
 import (
 	"bufio"
@@ -31,8 +31,8 @@ import (
 // hostKinds are the host rounds a validator plays with a miner each epoch,
 // in order: CPU, then RAM if it announces a dataset, then storage if it
 // announces a plot of the network's block size and rounds.
-func (v *validator) hostKinds(p peer.ID, ann *pb.MinerAnnounce) []byte {
-	cfg := v.n.cfg.Validator
+func (v *Validator) hostKinds(p peer.ID, ann *pb.MinerAnnounce) []byte {
+	cfg := v.env.Config.Validator
 	var kinds []byte
 	if cfg.HostCPUSteps > 0 {
 		kinds = append(kinds, hostround.KindCPU)
@@ -40,43 +40,37 @@ func (v *validator) hostKinds(p peer.ID, ann *pb.MinerAnnounce) []byte {
 	if cfg.HostRAMSteps > 0 && ann.GetRamItems() >= 2 {
 		kinds = append(kinds, hostround.KindRAM)
 	}
-	if _, _, ok := plan.AnnouncedPlot(p, ann, v.n.cfg.Network); ok && cfg.HostPlotSteps > 0 {
+	if _, _, ok := plan.AnnouncedPlot(p, ann, v.env.Config.Network); ok && cfg.HostPlotSteps > 0 {
 		kinds = append(kinds, hostround.KindPlot)
 	}
 	return kinds
 }
 
-// ramEpoch is the RAM epoch in force at epoch e: period ⌊e ÷ P⌋'s.
-func (n *Node) ramEpoch(e uint64) (memwalk.Epoch, error) {
-	re := plan.PeriodEpoch(n.cfg.Network, e/max(1, n.cfg.Network.RAMPeriodEpochs))
-	return re, re.Validate()
-}
-
-// hostResult is a played host round: the plan and the machine's outcome.
-type hostResult struct {
-	plan        *plan.HostPlan
-	out         hostround.Outcome
+// HostResult is a played host round: the plan and the machine's outcome.
+type HostResult struct {
+	Plan        *plan.HostPlan
+	Out         hostround.Outcome
 	rootNanos   int64  // the root's arrival after the challenge; 0 if none
 	opening     []byte // as received
 	verifyNanos int64
 }
 
-// runHost plays one host round of kind with miner over a direct stream,
-// sized for stepNs (plan.Host).
-func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch, rnd uint64, stepNs float64) (*hostResult, error) {
+// RunHost plays one host round of kind with miner over a direct stream,
+// sized for stepNs (plan.Host), and stores nothing.
+func (v *Validator) RunHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch, rnd uint64, stepNs float64) (*HostResult, error) {
 	var ram memwalk.Epoch
 	if kind == hostround.KindRAM {
 		var err error
-		if ram, err = v.n.ramEpoch(epoch); err != nil {
+		if ram, err = v.env.RAMEpoch(epoch); err != nil {
 			return nil, err
 		}
 	}
-	rtt := measureRTT(ctx, v.n, miner)
-	pl, err := plan.Host(v.n.cfg, kind, miner, ann, ram, rtt, stepNs, v.draws("host", miner, epoch, rnd))
+	rtt := measureRTT(ctx, v.env.Host, v.env.Log, miner)
+	pl, err := plan.Host(v.env.Config, kind, miner, ann, ram, rtt, stepNs, v.draws("host", miner, epoch, rnd))
 	if err != nil {
 		return nil, fmt.Errorf("cannot size a host round: %w", err)
 	}
-	res := &hostResult{plan: pl}
+	res := &HostResult{Plan: pl}
 	pr := pl.Challenge.Proof
 	m, err := hostround.NewValidator(hostround.Plan{Shape: pr.Dims(), BoundNs: pr.BoundNs(), Secret: pl.Secret,
 		Params: pr.Encode(), Samples: int(pl.Challenge.Samples), MaxSample: pr.MaxSample(), RTT: rtt, RootBy: pl.RootBy,
@@ -88,14 +82,14 @@ func (v *validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 	if err != nil {
 		return nil, err
 	}
-	s, err := v.n.host.NewStream(ctx, miner, hostround.Protocol)
+	s, err := v.env.Host.NewStream(ctx, miner, hostround.Protocol)
 	if err != nil {
 		return nil, fmt.Errorf("open host stream: %w", err)
 	}
 	end := stream.End{S: s}
 	defer end.Reset()
 	d := &hdriver{s: s, r: bufio.NewReader(s), w: bufio.NewWriter(s), m: m, plan: pl,
-		proofTimeout: v.n.cfg.Validator.ProofTimeout.Duration, res: res}
+		proofTimeout: v.env.Config.Validator.ProofTimeout.Duration, res: res}
 	if err := d.send(pl.Challenge.Encode()); err != nil {
 		return nil, fmt.Errorf("sending host challenge: %w", err)
 	}
@@ -115,7 +109,7 @@ type hdriver struct {
 	plan         *plan.HostPlan
 	origin       time.Time
 	proofTimeout time.Duration
-	res          *hostResult
+	res          *HostResult
 }
 
 func (d *hdriver) send(b []byte) error { return stream.WriteFlush(d.w, b) }
@@ -138,7 +132,7 @@ func (d *hdriver) play() {
 			}
 			pending = append(pending, d.m.Step(d.readOpening(len(a.Segments)))...)
 		case hostround.Finish:
-			d.res.out = a.Outcome
+			d.res.Out = a.Outcome
 			return
 		}
 	}
@@ -177,20 +171,13 @@ func (d *hdriver) readOpening(segs int) any {
 	return hostround.Opening{Bytes: b, Err: err}
 }
 
-// acceptsChallenges reports whether p may challenge this node.
-func (v *view) acceptsChallenges(p peer.ID) bool {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.trustAny || v.validators[p]
-}
-
 // hostDue returns the host rounds due with the miner in epoch (each of
 // hostKinds, played one after the other), and claims them: after the
 // miner's first GPU round of the epoch, so that a short epoch still
 // measures the GPU, and after hostAt (hostSetAt: validator.host_rounds
 // sets, each in its own part of the epoch). Without a slot schedule a host
 // set may start in a GPU round's random pause.
-func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Time) []byte {
+func (v *Validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Time) []byte {
 	if e.epoch != epoch || len(e.classes) == 0 {
 		return nil
 	}
@@ -200,7 +187,7 @@ func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Tim
 			return nil // host rounds off: the round schedule's random draws stay as they were
 		}
 		e.hostAtEpoch, e.hostPending, e.hostRetries = epoch+1, kinds, 0
-		e.hostSets = v.n.cfg.Validator.HostRounds - 1
+		e.hostSets = v.env.Config.Validator.HostRounds - 1
 		e.hostAt = v.hostSetAt(e, p, epoch, 0)
 	}
 	if now.Before(e.hostAt) {
@@ -217,15 +204,15 @@ func (v *validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Tim
 // (or its thread descheduled) for under 1.5·L/k slows at most two sets in
 // a row: with k ≥ 3 one set in every three is clean, and the best of each
 // kind counts (SPEC §23.9).
-func (v *validator) hostSetAt(e *minerEntry, p peer.ID, epoch uint64, j int) time.Time {
-	l := v.n.cfg.Network.EpochLength.Duration
-	part := l / time.Duration(max(1, v.n.cfg.Validator.HostRounds))
+func (v *Validator) hostSetAt(e *minerEntry, p peer.ID, epoch uint64, j int) time.Time {
+	l := v.env.Config.Network.EpochLength.Duration
+	part := l / time.Duration(max(1, v.env.Config.Validator.HostRounds))
 	return time.Unix(0, int64(epoch)*int64(l)).Add(time.Duration(j)*part + time.Duration(v.minerRand(e, p).Float64()*float64(part/2)))
 }
 
 // nextHostSet queues what follows a played host set: the kinds it missed,
 // after a random wait (hostSpacing), else the next set at its time.
-func (v *validator) nextHostSet(e *minerEntry, p peer.ID, epoch uint64, missed []byte, now time.Time) {
+func (v *Validator) nextHostSet(e *minerEntry, p peer.ID, epoch uint64, missed []byte, now time.Time) {
 	if e.hostAtEpoch != epoch+1 {
 		return
 	}
@@ -235,7 +222,7 @@ func (v *validator) nextHostSet(e *minerEntry, p peer.ID, epoch uint64, missed [
 		return
 	}
 	if e.hostSets > 0 {
-		j := v.n.cfg.Validator.HostRounds - e.hostSets
+		j := v.env.Config.Validator.HostRounds - e.hostSets
 		e.hostPending, e.hostSets = v.hostKinds(p, e.ann), e.hostSets-1
 		e.hostAt = later(now, v.hostSetAt(e, p, epoch, j))
 	}
@@ -245,9 +232,9 @@ func (v *validator) nextHostSet(e *minerEntry, p peer.ID, epoch uint64, missed [
 // rounds: up to half an epoch divided among validator.host_rounds sets,
 // so that a round missed because another validator's was in play at the
 // miner is not replayed straight into it.
-func (v *validator) hostSpacing(e *minerEntry, p peer.ID) time.Duration {
-	l := v.n.cfg.Network.EpochLength.Duration
-	return time.Duration(v.minerRand(e, p).Float64() * float64(l) / float64(2*max(1, v.n.cfg.Validator.HostRounds)))
+func (v *Validator) hostSpacing(e *minerEntry, p peer.ID) time.Duration {
+	l := v.env.Config.Network.EpochLength.Duration
+	return time.Duration(v.minerRand(e, p).Float64() * float64(l) / float64(2*max(1, v.env.Config.Validator.HostRounds)))
 }
 
 // maxHostRetries bounds how often a validator replays, in later slots of
@@ -258,10 +245,10 @@ const maxHostRetries = 4
 
 // playHost runs the host rounds kinds, numbered from rnd, in a miner's
 // slot and reports each before the rounds' epoch can close.
-func (v *validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce) {
+func (v *Validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce) {
 	defer v.wg.Done()
 	start := time.Now()
-	net := v.n.cfg.Network
+	net := v.env.Config.Network
 	rctx, cancel := context.WithDeadlineCause(ctx, epoch.RoundsCutoff(ep, net.FinalityEpochs, net.EpochLength.Duration), errRoundCutoff)
 	defer cancel()
 	var recs []*store.HostRecord
@@ -273,20 +260,20 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, 
 	}
 	v.mu.Unlock()
 	for i, k := range kinds {
-		res, err := v.runHost(rctx, k, p, ann, ep, rnd+uint64(i), stepNs[k])
+		res, err := v.RunHost(rctx, k, p, ann, ep, rnd+uint64(i), stepNs[k])
 		switch {
 		case ctx.Err() != nil || rctx.Err() != nil:
 			// Shutdown or the epoch's cutoff: no evidence either way.
 		case err != nil:
-			v.n.log.Warn("host round not played", "miner", p, "epoch", ep, "kind", k, "err", err)
+			v.env.Log.Warn("host round not played", "miner", p, "epoch", ep, "kind", k, "err", err)
 		default:
-			if res.out.Missed {
+			if res.Out.Missed {
 				missed = append(missed, k)
 			}
 			if rec := v.reportHost(ep, rnd+uint64(i), p, res); rec != nil {
 				recs = append(recs, rec)
 				if rec.Verdict == store.VerdictVerified {
-					stepNs[k] = plan.SizingStepNs(rec, res.plan.Challenge.Proof.Dims().Steps)
+					stepNs[k] = plan.SizingStepNs(rec, res.Plan.Challenge.Proof.Dims().Steps)
 				}
 			}
 		}
@@ -301,46 +288,46 @@ func (v *validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, 
 		} else {
 			// The duty cycle paces GPU rounds; a host set, a short
 			// measurement, ran in a GPU round's pause and keeps it.
-			e.next = later(e.next, start.Add(challengeEvery))
+			e.next = later(e.next, start.Add(v.env.ChallengeEvery))
 		}
 	}
 	v.epochs.End(ep)
 	v.closed.Broadcast()
 	v.mu.Unlock()
 	for _, rec := range recs {
-		if v.onHost != nil {
-			v.onHost(rec)
+		if v.env.OnHost != nil {
+			v.env.OnHost(rec)
 		}
 	}
 }
 
 // reportHost logs and stores a played host round; it returns the stored
 // record, nil if storing failed.
-func (v *validator) reportHost(ep, rnd uint64, p peer.ID, res *hostResult) *store.HostRecord {
-	rec := res.record(ep, rnd, p, v.n.ID())
+func (v *Validator) reportHost(ep, rnd uint64, p peer.ID, res *HostResult) *store.HostRecord {
+	rec := res.Record(ep, rnd, p, v.id())
 	stored := rec
 	if err := v.store.PutHost(rec); err != nil {
-		v.n.log.Error("storing host evidence failed", "miner", p, "err", err)
+		v.env.Log.Error("storing host evidence failed", "miner", p, "err", err)
 		stored = nil
 	}
-	o, pr := res.out, res.plan.Challenge.Proof
+	o, pr := res.Out, res.Plan.Challenge.Proof
 	if _, m, ok := epoch.HostMeasurement(rec); ok {
 		h := m.ProvenHost()
-		v.n.log.Info("host round verified", "miner", p, "epoch", ep, "kind", pr.Name(), "chains", pr.Dims().Chains,
+		v.env.Log.Info("host round verified", "miner", p, "epoch", ep, "kind", pr.Name(), "chains", pr.Dims().Chains,
 			"step_ns", fmt.Sprintf("%.1f", float64(epoch.HostElapsed(rec).Nanoseconds())/float64(pr.Dims().Steps)),
 			"cores", h.CPUCores, "core_ghz", fmt.Sprintf("%.3g", h.CPUGHz), "ram_bytes", h.RAMBytes, "ram_gbps", fmt.Sprintf("%.3g", h.RAMGBps),
 			"storage_bytes", h.StorageBytes, "storage_mbps", fmt.Sprintf("%.3g", h.StorageMBps), "verify_ms", res.verifyNanos/1e6)
 	} else {
-		v.n.log.Warn("host round failed", "miner", p, "epoch", ep, "kind", pr.Name(), "missed", o.Missed, "reason", o.Reason)
+		v.env.Log.Warn("host round failed", "miner", p, "epoch", ep, "kind", pr.Name(), "missed", o.Missed, "reason", o.Reason)
 	}
 	return stored
 }
 
-// record is the round's evidence.
-func (res *hostResult) record(epoch, rnd uint64, miner, validator peer.ID) *store.HostRecord {
-	o := res.out
+// Record is the round's evidence.
+func (res *HostResult) Record(epoch, rnd uint64, miner, validator peer.ID) *store.HostRecord {
+	o := res.Out
 	rec := &store.HostRecord{Epoch: epoch, Round: rnd, Miner: []byte(miner), Validator: []byte(validator),
-		Challenge: res.plan.Challenge.Encode(), Secret: res.plan.Secret, RTTNanos: res.plan.RTT.Nanoseconds(),
+		Challenge: res.Plan.Challenge.Encode(), Secret: res.Plan.Secret, RTTNanos: res.Plan.RTT.Nanoseconds(),
 		RootNanos: res.rootNanos, Root: o.Root, Opening: res.opening, VerifyNanos: res.verifyNanos,
 		Verdict: store.VerdictFailed, Missed: o.Missed, Reason: truncate(o.Reason, store.MaxReasonLen)}
 	if o.Verified {

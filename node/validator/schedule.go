@@ -1,4 +1,4 @@
-package node
+package validator
 
 import (
 	"bytes"
@@ -23,26 +23,28 @@ import (
 // coverage waits 1,000 slots on average.
 const scheduleHorizon = 1 << 16
 
-// slotSchedule is the schedule template (all but the slot length) and
+// SlotSchedule is the schedule template (all but the slot length) and
 // self's index in it; nil if there is no set or self is not in it.
-type slotSchedule struct {
+type SlotSchedule struct {
 	round.Schedule
 	self int
 }
 
-func newSlotSchedule(self peer.ID, stakes map[string]float64, listed []string, coverage float64) *slotSchedule {
-	r, ok := scheduleOf(stakes, listed, coverage)
+// NewSlotSchedule is self's schedule of the validator set (genesis stakes,
+// else listed at stake 1) owning the coverage share of slots.
+func NewSlotSchedule(self peer.ID, stakes map[string]float64, listed []string, coverage float64) *SlotSchedule {
+	r, ok := ScheduleOf(stakes, listed, coverage)
 	if !ok {
 		return nil
 	}
 	// A listed validator without stake owns no slot, so it starts no
 	// rounds: miners would refuse them (onSchedule).
-	return &slotSchedule{Schedule: r, self: r.Index([]byte(self))}
+	return &SlotSchedule{Schedule: r, self: r.Index([]byte(self))}
 }
 
-// scheduleOf is the schedule template of a validator set (genesis stakes,
+// ScheduleOf is the schedule template of a validator set (genesis stakes,
 // else network.validators at stake 1); ok is false if there is none.
-func scheduleOf(stakes map[string]float64, listed []string, coverage float64) (round.Schedule, bool) {
+func ScheduleOf(stakes map[string]float64, listed []string, coverage float64) (round.Schedule, bool) {
 	set := map[string]float64{}
 	for v, st := range stakes {
 		set[v] = st
@@ -72,8 +74,8 @@ func scheduleOf(stakes map[string]float64, listed []string, coverage float64) (r
 	return r, len(ms) > 0
 }
 
-// forMiner is the schedule of a miner whose rounds last target.
-func (s *slotSchedule) forMiner(target time.Duration) round.Schedule {
+// ForMiner is the schedule of a miner whose rounds last target.
+func (s *SlotSchedule) ForMiner(target time.Duration) round.Schedule {
 	r := s.Schedule
 	r.Slot = target + target/4
 	return r
@@ -82,8 +84,8 @@ func (s *slotSchedule) forMiner(target time.Duration) round.Schedule {
 // nextSlot is the start of the first slot self owns with miner p that can
 // still be started at or after t: a slot is startable in its first eighth,
 // so that a round never runs into the next owner's slot.
-func (s *slotSchedule) nextSlot(p peer.ID, ann *pb.MinerAnnounce, cfg config.ValidatorConfig, t time.Time) time.Time {
-	r := s.forMiner(plan.RoundTarget(cfg, ann))
+func (s *SlotSchedule) nextSlot(p peer.ID, ann *pb.MinerAnnounce, cfg config.ValidatorConfig, t time.Time) time.Time {
+	r := s.ForMiner(plan.RoundTarget(cfg, ann))
 	from := r.SlotAt(t)
 	if t.After(r.Start(from).Add(r.Slot / 8)) {
 		from++
@@ -97,44 +99,10 @@ func (s *slotSchedule) nextSlot(p peer.ID, ann *pb.MinerAnnounce, cfg config.Val
 
 // due says whether self may start a round with miner p at now, moving the
 // entry's next slot on if it was missed.
-func (s *slotSchedule) due(p peer.ID, e *minerEntry, cfg config.ValidatorConfig, now time.Time) bool {
-	slot := s.forMiner(plan.RoundTarget(cfg, e.ann)).Slot
+func (s *SlotSchedule) due(p peer.ID, e *minerEntry, cfg config.ValidatorConfig, now time.Time) bool {
+	slot := s.ForMiner(plan.RoundTarget(cfg, e.ann)).Slot
 	if e.next.IsZero() || now.After(e.next.Add(slot/8)) {
 		e.next = s.nextSlot(p, e.ann, cfg, now)
 	}
 	return !now.Before(e.next)
-}
-
-// slotRule is the schedule as those challenged judge it: who may open a
-// round with a miner, and when (SPEC.md §16). It owns every slot it draws
-// an owner for (coverage 1), so an idle slot's drawn owner may open it:
-// miners then need not share the validators' duty_cycle.
-type slotRule struct {
-	s        round.Schedule
-	gpu, cpu time.Duration // slot lengths: round_target, round_target_cpu
-}
-
-// newSlotRule is the rule of the configured validator set, nil without
-// one (local testing): validators schedule their rounds whenever the set
-// is known, trust_any_validator or not.
-func newSlotRule(stakes map[string]float64, c config.Config) *slotRule {
-	r, ok := scheduleOf(stakes, c.Network.Validators, 1)
-	if !ok {
-		return nil
-	}
-	v := c.Validator
-	return &slotRule{s: r, gpu: v.RoundTarget.Duration + v.RoundTarget.Duration/4, cpu: v.RoundTargetCPU.Duration + v.RoundTargetCPU.Duration/4}
-}
-
-// staked says whether validator owns any slot at all.
-func (r *slotRule) staked(validator peer.ID) bool { return r.s.Index([]byte(validator)) >= 0 }
-
-// opens says whether validator may open a round with miner at t, for a
-// GPU miner or a CPU-only one.
-func (r *slotRule) opens(miner, validator peer.ID, gpu bool, t time.Time) bool {
-	s := r.s
-	if s.Slot = r.cpu; gpu {
-		s.Slot = r.gpu
-	}
-	return s.Opens([]byte(miner), s.Index([]byte(validator)), t, round.OpeningSkew, round.OpeningLag)
 }

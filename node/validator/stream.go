@@ -1,4 +1,4 @@
-package node
+package validator
 
 import (
 	"bufio"
@@ -24,7 +24,7 @@ import (
 // vdriver wires a round.Validator to the round stream, gossip and the
 // proof stream.
 type vdriver struct {
-	v      *validator
+	v      *Validator
 	ctx    context.Context
 	rec    *store.RoundRecord
 	rs     *stream.Round
@@ -70,7 +70,7 @@ func (d *vdriver) run(first any) round.Outcome {
 						pending = append(pending, round.Closed{At: d.at(time.Now()), Err: err})
 					}
 				case round.Reveal:
-					_, err := d.v.n.publish(d.ctx, protocol.TopicReveal, &pb.Reveal{Version: protocol.Version, ChallengeId: d.id[:], Secret: d.rec.Secret[:]})
+					_, err := d.v.env.Publish(d.ctx, protocol.TopicReveal, &pb.Reveal{Version: protocol.Version, ChallengeId: d.id[:], Secret: d.rec.Secret[:]})
 					if err != nil {
 						pending = append(pending, round.Abandon{Reason: "publishing reveal: " + err.Error()})
 					}
@@ -128,10 +128,10 @@ func (d *vdriver) event(fr stream.Arrival) any {
 }
 
 func (d *vdriver) fetch(a round.Fetch) round.Tiles {
-	cfg := d.v.n.cfg.Validator
+	cfg := d.v.env.Config.Validator
 	fctx, cancel := context.WithTimeout(d.ctx, cfg.ProofTimeout.Duration)
 	defer cancel()
-	tiles, proofs, err := fetchTiles(fctx, d.v.n.host, d.v.n.key, d.miner, d.id, d.rec.Secret, a.Indices,
+	tiles, proofs, err := fetchTiles(fctx, d.v.env.Host, d.v.env.Key, d.miner, d.id, d.rec.Secret, a.Indices,
 		d.chain.Template[0].TileBytes(), len(a.Groups))
 	return round.Tiles{Tiles: tiles, Proofs: proofs, Err: err, Unanswered: err != nil && !isBadAnswer(err)}
 }

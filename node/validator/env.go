@@ -1,0 +1,54 @@
+package validator
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/store"
+	"google.golang.org/protobuf/proto"
+)
+
+// Env is the node as its validator reaches it: its host, key, settings
+// and store, the gossip view it reads and the topics it publishes on.
+type Env struct {
+	Host    host.Host
+	Key     crypto.PrivKey
+	Log     *slog.Logger
+	Config  config.Config
+	Scoring scoring.Config
+	Store   *store.Store
+	// Stakes are the genesis stakes the slot schedule is drawn from
+	// (none: network.validators at stake 1).
+	Stakes map[string]float64
+	// WG counts the validator's goroutines, which the node waits for.
+	WG *sync.WaitGroup
+	// EpochAt is the epoch at a time; OtherRoots the step roots other
+	// validators' rounds have seen from a miner (round.Plan.OtherRoots).
+	EpochAt    func(time.Time) uint64
+	OtherRoots func(miner peer.ID) map[commit.CV]bool
+	// Publish seals msg and publishes it on topic; PublishRaw publishes a
+	// sealed message.
+	Publish    func(ctx context.Context, topic string, msg proto.Message) ([]byte, error)
+	PublishRaw func(ctx context.Context, topic string, raw []byte) error
+	// RAMEpoch is the RAM epoch in force at an epoch.
+	RAMEpoch func(e uint64) (memwalk.Epoch, error)
+	// ChallengeEvery is the network's challenge rate per miner, which
+	// peers enforce: rounds start no closer.
+	ChallengeEvery time.Duration
+
+	OnRecord    func(*store.RoundRecord)      // after a round record is stored
+	OnHost      func(*store.HostRecord)       // after a host record is stored
+	EpochScores func(uint64, []scoring.Score) // an epoch's scores (epoch.EpochScorer.Scored)
+	EpochClosed func(time.Time)               // after each epoch close, stored or not
+	AlterRecord func(*pb.EpochRecord)         // edits the epoch record before it is signed (tests)
+}
