@@ -361,6 +361,8 @@ func benchRAMOnDisk(f *hostBenchFlags, p *memwalk.Params, ds *memwalk.Dataset, s
 	return nil
 }
 
+// benchHostStorage measures the storage proof: it builds a plot, checks
+// its announcement, audits it, and times a cheater that stores nothing.
 func benchHostStorage(f *hostBenchFlags, res *hostBenchResult) error {
 	pl := &plot.Plot{Miner: []byte(benchMiner), BlockLog: plot.DefaultBlockLog, Rounds: plot.DefaultRounds, Blocks: uint64(f.plotMiB) << 20 >> plot.DefaultBlockLog}
 	if err := pl.Validate(); err != nil {
@@ -382,29 +384,49 @@ func benchHostStorage(f *hostBenchFlags, res *hostBenchResult) error {
 	defer file.Close()
 	r.BuildSeconds = time.Since(t).Seconds()
 	r.BuildBps = float64(r.PlotBytes) / r.BuildSeconds
+	if r.CheckSeconds, err = checkPlotAnnounce(f, pl, file, plotLeaves, plotRoot); err != nil {
+		return err
+	}
+	a, err := auditPlot(f, res, pl, file, plotLeaves, plotRoot)
+	if err != nil {
+		return err
+	}
+	if r.RegeneratedStepNs, err = regeneratedStepNs(a, pl); err != nil {
+		return err
+	}
+	r.RegeneratedCredit = min(1, plot.StepBoundNs/r.RegeneratedStepNs)
+	return nil
+}
 
-	// The announce check: the validator regenerates sampled blocks.
+// checkPlotAnnounce is the announce check, the validator regenerating
+// sampled blocks of the plot; it returns the check's time in seconds.
+func checkPlotAnnounce(f *hostBenchFlags, pl *plot.Plot, file *plot.File, plotLeaves []commit.CV, plotRoot commit.CV) (float64, error) {
 	idx := host.Sample(f.secret, plotRoot, pl.Encode(), host.Shape{Chains: 1, Steps: pl.Blocks, Segment: 1}, f.samples)
 	blocks := make([][]byte, len(idx))
 	for k, b := range idx {
 		blocks[k] = make([]byte, pl.BlockBytes())
 		if err := file.ReadBlock(b, blocks[k]); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	proof, err := commit.Prove(plotLeaves, idx)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	t = time.Now()
+	t := time.Now()
 	if err := plot.CheckPlot(pl, plotRoot, idx, blocks, proof); err != nil {
-		return err
+		return 0, err
 	}
-	r.CheckSeconds = time.Since(t).Seconds()
+	return time.Since(t).Seconds(), nil
+}
 
+// auditPlot plays an audit round of walks over the plot file, page cache
+// dropped where the system allows, and records its credit in res.
+func auditPlot(f *hostBenchFlags, res *hostBenchResult, pl *plot.Plot, file *plot.File, plotLeaves []commit.CV, plotRoot commit.CV) (*plot.Audit, error) {
+	r := &res.Storage
 	a := &plot.Audit{Plot: *pl, Root: plotRoot, Seed: f.plotSeed, Shape: host.Shape{Chains: uint64(f.plotWalks), Steps: uint64(f.plotSteps), Segment: uint64(f.plotSegment)}}
 	if err := a.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	r.CacheDropped = file.DropCache() == nil
 	f.say("storage: %d walks × %d steps (page cache dropped: %v)", a.Chains, a.Steps, r.CacheDropped)
@@ -435,21 +457,23 @@ func benchHostStorage(f *hostBenchFlags, res *hostBenchResult) error {
 			return plot.Verify(a, root, segs, op)
 		}}
 	if err := f.hostRound(&r.hostProof, plan, prove, open); err != nil {
-		return err
+		return nil, err
 	}
 	r.ReadBps = float64(r.BlockBytes) * r.StepsPerSecond * r.Credit
 	r.CreditedBytes = float64(r.PlotBytes) * r.Credit
+	return a, nil
+}
 
-	// The cheater storing nothing: one walk regenerating every block.
+// regeneratedStepNs times the cheater storing nothing: one walk of a's
+// plot regenerating every block it reads, in nanoseconds a step.
+func regeneratedStepNs(a *plot.Audit, pl *plot.Plot) (float64, error) {
 	cheat := *a
 	cheat.Shape = host.Shape{Chains: 1, Steps: 2 * min(a.Segment, 16), Segment: min(a.Segment, 16)}
-	t = time.Now()
+	t := time.Now()
 	if _, err := plot.Prove(&cheat, plot.Regenerator{Plot: pl}, 1); err != nil {
-		return err
+		return 0, err
 	}
-	r.RegeneratedStepNs = float64(time.Since(t).Nanoseconds()) / float64(cheat.Steps)
-	r.RegeneratedCredit = min(1, plot.StepBoundNs/r.RegeneratedStepNs)
-	return nil
+	return float64(time.Since(t).Nanoseconds()) / float64(cheat.Steps), nil
 }
 
 // score fills the parts: the credited figures as scoring's ProvenHost,
