@@ -147,6 +147,8 @@ func correctnessCases() []correctnessCase {
 	}
 }
 
+// checkCorrect runs case c on be and on the CPU backend: the generated
+// lines, the tile CVs, the tiles themselves and the root must agree.
 func checkCorrect(ctx context.Context, be kernels.Backend, c correctnessCase) map[string]any {
 	p := proof.Params{Precision: c.prec, Batch: c.batch, M: c.m, N: c.n, K: c.k, Tile: c.t, Miner: []byte("gpu-check")}
 	rand.NewChaCha8([32]byte{byte(c.m), byte(c.n), byte(c.k), byte(c.t)}).Read(p.Nonce[:])
@@ -170,31 +172,9 @@ func checkCorrect(ctx context.Context, be kernels.Backend, c correctnessCase) ma
 	if err := job.Generate(ctx); err != nil {
 		return fail(err)
 	}
-	// Generated lines: first, last and random rows of A and columns of B in
-	// every batch, against proof.Line.
-	g, _ := proof.NewGenerator(p)
-	liner := job.(interface {
-		Line(m proof.Matrix, b, idx uint32) ([]float32, error)
-	})
-	badLines, lines := 0, 0
-	want := make([]float32, p.K)
-	for b := uint32(0); b < p.Batch; b++ {
-		for _, ml := range []struct {
-			m proof.Matrix
-			n uint32
-		}{{proof.MatA, p.M}, {proof.MatB, p.N}} {
-			for _, idx := range []uint32{0, ml.n - 1, rand.Uint32N(ml.n)} {
-				got, err := liner.Line(ml.m, b, idx)
-				if err != nil {
-					return fail(err)
-				}
-				proof.Line(g, ml.m, b, idx, want)
-				lines++
-				if !equalPadded(got, want) {
-					badLines++
-				}
-			}
-		}
+	lines, badLines, err := checkLines(job, p)
+	if err != nil {
+		return fail(err)
 	}
 	r["lines_checked"], r["lines_wrong"] = lines, badLines
 	if err := job.Multiply(ctx); err != nil {
@@ -213,30 +193,68 @@ func checkCorrect(ctx context.Context, be kernels.Backend, c correctnessCase) ma
 	r["tiles"], r["cvs_wrong"] = len(cvs), badCVs
 	gpuRoot, _ := commit.Root(cvs)
 	cpuRoot, _ := commit.Root(cpuCVs)
-	// The GPU root against BLAKE3 of the GPU's whole output, and sampled
-	// tiles byte for byte against the CPU's.
+	badTiles, outputSum, err := checkTiles(job, ref, p, cvs)
+	if err != nil {
+		return fail(err)
+	}
+	r["tiles_wrong"] = badTiles
+	r["root_equal"] = gpuRoot == cpuRoot
+	r["root_is_blake3_of_output"] = string(outputSum) == string(gpuRoot[:])
+	r["ok"] = badLines == 0 && badCVs == 0 && badTiles == 0 && gpuRoot == cpuRoot && r["root_is_blake3_of_output"] == true
+	return r
+}
+
+// checkLines compares generated lines, the first, last and a random row of
+// A and column of B in every batch, with proof.Line; it returns how many
+// it checked and how many were wrong.
+func checkLines(job kernels.Job, p proof.Params) (lines, bad int, err error) {
+	g, _ := proof.NewGenerator(p)
+	liner := job.(interface {
+		Line(m proof.Matrix, b, idx uint32) ([]float32, error)
+	})
+	want := make([]float32, p.K)
+	for b := uint32(0); b < p.Batch; b++ {
+		for _, ml := range []struct {
+			m proof.Matrix
+			n uint32
+		}{{proof.MatA, p.M}, {proof.MatB, p.N}} {
+			for _, idx := range []uint32{0, ml.n - 1, rand.Uint32N(ml.n)} {
+				got, err := liner.Line(ml.m, b, idx)
+				if err != nil {
+					return 0, 0, err
+				}
+				proof.Line(g, ml.m, b, idx, want)
+				lines++
+				if !equalPadded(got, want) {
+					bad++
+				}
+			}
+		}
+	}
+	return lines, bad, nil
+}
+
+// checkTiles reads the job's whole output, returning its BLAKE3 hash (what
+// the root must equal) and how many sampled tiles differ from the
+// reference's byte for byte or from their CV.
+func checkTiles(job, ref kernels.Job, p proof.Params, cvs []commit.CV) (bad int, sum []byte, err error) {
 	h := blake3.New(32, nil)
 	gt, ct := make([]byte, p.TileBytes()), make([]byte, p.TileBytes())
-	badTiles := 0
 	for i := uint64(0); i < p.Tiles(); i++ {
 		if err := job.Tile(i, gt); err != nil {
-			return fail(err)
+			return 0, nil, err
 		}
 		h.Write(gt)
 		if i%7 == 0 || i == p.Tiles()-1 {
 			if err := ref.Tile(i, ct); err != nil {
-				return fail(err)
+				return 0, nil, err
 			}
 			if string(gt) != string(ct) || commit.TileCV(gt, i) != cvs[i] {
-				badTiles++
+				bad++
 			}
 		}
 	}
-	r["tiles_wrong"] = badTiles
-	r["root_equal"] = gpuRoot == cpuRoot
-	r["root_is_blake3_of_output"] = string(h.Sum(nil)) == string(gpuRoot[:])
-	r["ok"] = badLines == 0 && badCVs == 0 && badTiles == 0 && gpuRoot == cpuRoot && r["root_is_blake3_of_output"] == true
-	return r
+	return bad, h.Sum(nil), nil
 }
 
 // equalPadded reports whether the device line (padded to a multiple of 64
