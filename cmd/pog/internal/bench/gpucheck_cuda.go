@@ -27,61 +27,117 @@ import (
 func GPUCheck(args []string, stdout, stderr io.Writer, parse Parse) int {
 	fs := flag.NewFlagSet("pog gpu-check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	ref16 := fs.Float64("reference-fp16", 0, "cuBLAS reference TFLOPS for the fp16 product (from scripts/gpu_reference.py)")
-	ref32 := fs.Float64("reference-fp32", 0, "cuBLAS reference TFLOPS for the fp32 product")
-	size16 := fs.Uint("size-fp16", 16384, "M = N of the fp16 speed runs (K is the class maximum, 8192)")
-	size32 := fs.Uint("size-fp32", 8192, "M = N of the fp32 speed runs (K is the class maximum, 4096)")
-	tile := fs.Uint("tile", 128, "tile edge of the speed runs")
-	minSec := fs.Float64("min-seconds", 1, "each speed figure is measured over at least this long")
-	cublasPath := fs.String("cublas", "", "libcublas to test beside the own kernels (default: search the usual sonames)")
-	skipSpeed := fs.Bool("correctness-only", false, "skip the speed runs")
+	f := defineGPUCheckFlags(fs)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
 	enc := json.NewEncoder(stdout)
 	emit := func(v map[string]any) { enc.Encode(v) }
-	fail := 0
-
-	backends := map[string]*cuda.Backend{}
-	own, err := cuda.Open(cuda.Config{GEMM: "own"})
+	bs, fail, err := openGPUBackends(*f.cublasPath, emit)
 	if err != nil {
 		emit(map[string]any{"check": "open", "ok": false, "error": err.Error()})
 		return 1
 	}
-	defer own.Close()
-	backends["own"] = own
+	defer bs.close()
+	ctx := context.Background()
+	fail |= bs.checkCorrectness(ctx, emit)
+	if *f.skipSpeed {
+		return fail
+	}
+	fail |= bs.checkSpeed(ctx, f, emit)
+	for i := 0; i < bs.own.Devices(); i++ {
+		bw, err := bs.own.Bandwidth(ctx, i, 3*time.Second)
+		r := map[string]any{"check": "bandwidth", "device": i, "result": bw, "ok": err == nil}
+		if err != nil {
+			r["error"] = err.Error()
+		}
+		emit(r)
+	}
+	return fail
+}
+
+// gpuCheckFlags are pog gpu-check's flags, as parsed.
+type gpuCheckFlags struct {
+	ref16, ref32, minSec *float64
+	size16, size32, tile *uint
+	cublasPath           *string
+	skipSpeed            *bool
+}
+
+func defineGPUCheckFlags(fs *flag.FlagSet) *gpuCheckFlags {
+	return &gpuCheckFlags{
+		ref16:      fs.Float64("reference-fp16", 0, "cuBLAS reference TFLOPS for the fp16 product (from scripts/gpu_reference.py)"),
+		ref32:      fs.Float64("reference-fp32", 0, "cuBLAS reference TFLOPS for the fp32 product"),
+		size16:     fs.Uint("size-fp16", 16384, "M = N of the fp16 speed runs (K is the class maximum, 8192)"),
+		size32:     fs.Uint("size-fp32", 8192, "M = N of the fp32 speed runs (K is the class maximum, 4096)"),
+		tile:       fs.Uint("tile", 128, "tile edge of the speed runs"),
+		minSec:     fs.Float64("min-seconds", 1, "each speed figure is measured over at least this long"),
+		cublasPath: fs.String("cublas", "", "libcublas to test beside the own kernels (default: search the usual sonames)"),
+		skipSpeed:  fs.Bool("correctness-only", false, "skip the speed runs"),
+	}
+}
+
+// gpuBackends are the GEMM implementations gpu-check compares, by mode:
+// modes get the correctness checks, speedModes the speed runs.
+type gpuBackends struct {
+	own               *cuda.Backend
+	byMode            map[string]*cuda.Backend
+	modes, speedModes []string
+	opened            []*cuda.Backend
+}
+
+// openGPUBackends opens the own kernels (an error if they fail) and
+// cuBLAS beside them where it loads, reporting on emit; fail is 1 if
+// cuBLAS was asked for by path and did not load.
+func openGPUBackends(cublasPath string, emit func(map[string]any)) (bs *gpuBackends, fail int, err error) {
+	own, err := cuda.Open(cuda.Config{GEMM: "own"})
+	if err != nil {
+		return nil, 0, err
+	}
+	bs = &gpuBackends{own: own, byMode: map[string]*cuda.Backend{"own": own}, modes: []string{"own"}, speedModes: []string{"own"}, opened: []*cuda.Backend{own}}
 	for i := 0; i < own.Devices(); i++ {
 		emit(map[string]any{"check": "device", "info": own.DeviceInfo(i), "notes": own.Notes()})
 	}
 	// cuBLAS twice: as a miner runs it, and with 1 MiB panels so that the
 	// correctness cases cross several panels per batch.
-	modes, speedModes := []string{"own"}, []string{"own"}
-	if b, err := cuda.Open(cuda.Config{GEMM: "cublas", CUBLAS: *cublasPath}); err != nil {
+	b, err := cuda.Open(cuda.Config{GEMM: "cublas", CUBLAS: cublasPath})
+	if err != nil {
 		emit(map[string]any{"check": "cublas", "ok": false, "error": err.Error()})
-		if *cublasPath != "" { // asked for, so its absence is a failure
+		if cublasPath != "" { // asked for, so its absence is a failure
 			fail = 1
 		}
-	} else {
-		defer b.Close()
-		backends["cublas"] = b
-		emit(map[string]any{"check": "cublas", "ok": true, "info": b.DeviceInfo(0)})
-		if bp, err := cuda.Open(cuda.Config{GEMM: "cublas", CUBLAS: *cublasPath, PanelBytes: 1 << 20}); err == nil {
-			defer bp.Close()
-			backends["cublas-panels"] = bp
-			modes = append(modes, "cublas", "cublas-panels")
-			speedModes = append(speedModes, "cublas")
-		}
+		return bs, fail, nil
 	}
+	bs.opened = append(bs.opened, b)
+	bs.byMode["cublas"] = b
+	emit(map[string]any{"check": "cublas", "ok": true, "info": b.DeviceInfo(0)})
+	if bp, err := cuda.Open(cuda.Config{GEMM: "cublas", CUBLAS: cublasPath, PanelBytes: 1 << 20}); err == nil {
+		bs.opened = append(bs.opened, bp)
+		bs.byMode["cublas-panels"] = bp
+		bs.modes = append(bs.modes, "cublas", "cublas-panels")
+		bs.speedModes = append(bs.speedModes, "cublas")
+	}
+	return bs, 0, nil
+}
 
-	ctx := context.Background()
-	for _, mode := range modes {
+// close closes the backends, the last opened first.
+func (bs *gpuBackends) close() {
+	for i := len(bs.opened) - 1; i >= 0; i-- {
+		bs.opened[i].Close()
+	}
+}
+
+// checkCorrectness emits the correctness and extreme-value checks of each
+// mode; it returns 1 if any failed.
+func (bs *gpuBackends) checkCorrectness(ctx context.Context, emit func(map[string]any)) (fail int) {
+	for _, mode := range bs.modes {
 		var rs []map[string]any
 		for _, c := range correctnessCases() {
-			rs = append(rs, checkCorrect(ctx, backends[mode], c))
+			rs = append(rs, checkCorrect(ctx, bs.byMode[mode], c))
 			rs[len(rs)-1]["check"] = "correctness"
 		}
 		for _, c := range extremeCases() {
-			rs = append(rs, checkExtreme(ctx, backends[mode], c))
+			rs = append(rs, checkExtreme(ctx, bs.byMode[mode], c))
 			rs[len(rs)-1]["check"] = "extremes"
 		}
 		for _, r := range rs {
@@ -92,17 +148,21 @@ func GPUCheck(args []string, stdout, stderr io.Writer, parse Parse) int {
 			emit(r)
 		}
 	}
-	if *skipSpeed {
-		return fail
-	}
-	for _, mode := range speedModes {
+	return fail
+}
+
+// checkSpeed emits the speed runs of each speed mode at both precisions,
+// against the cuBLAS reference figures where given; it returns 1 if any
+// run failed.
+func (bs *gpuBackends) checkSpeed(ctx context.Context, f *gpuCheckFlags, emit func(map[string]any)) (fail int) {
+	for _, mode := range bs.speedModes {
 		for _, s := range []struct {
 			prec proof.Precision
 			size uint32
 			ref  float64
-		}{{proof.FP16, uint32(*size16), *ref16}, {proof.FP32, uint32(*size32), *ref32}} {
-			p := proof.Params{Precision: s.prec, Batch: 1, M: s.size, N: s.size, K: s.prec.MaxK(), Tile: uint32(*tile), Miner: []byte("gpu-check")}
-			r, err := measureSpeed(ctx, backends[mode], p, time.Duration(*minSec*float64(time.Second)))
+		}{{proof.FP16, uint32(*f.size16), *f.ref16}, {proof.FP32, uint32(*f.size32), *f.ref32}} {
+			p := proof.Params{Precision: s.prec, Batch: 1, M: s.size, N: s.size, K: s.prec.MaxK(), Tile: uint32(*f.tile), Miner: []byte("gpu-check")}
+			r, err := measureSpeed(ctx, bs.byMode[mode], p, time.Duration(*f.minSec*float64(time.Second)))
 			if err != nil {
 				emit(map[string]any{"check": "speed", "gemm": mode, "precision": s.prec.String(), "ok": false, "error": err.Error()})
 				fail = 1
@@ -116,14 +176,6 @@ func GPUCheck(args []string, stdout, stderr io.Writer, parse Parse) int {
 			}
 			emit(r)
 		}
-	}
-	for i := 0; i < own.Devices(); i++ {
-		bw, err := own.Bandwidth(ctx, i, 3*time.Second)
-		r := map[string]any{"check": "bandwidth", "device": i, "result": bw, "ok": err == nil}
-		if err != nil {
-			r["error"] = err.Error()
-		}
-		emit(r)
 	}
 	return fail
 }
