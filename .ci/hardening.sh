@@ -2,8 +2,9 @@
 # Hardening checks (issue 14), called from .ci/run: the SIGKILL crash loop
 # (1 validator, 2 miners, 10 s epochs, 5 kills), the race detector on the
 # node packages (all of node/...: epoch close, audit and record sync live in
-# its subpackages), store and protocol, and each fuzz target for 150,000
-# executions (2–12 s here).
+# its subpackages), store and protocol, and each decoder fuzz target for
+# 150,000 executions (2–12 s each here), the two verification-kernel targets
+# for 10,000 (each input checks whole tiles under every kernel).
 # 3 to 5 minutes on 2 cores (BENCHMARKS.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,5 +30,5 @@ fi
 # A count, not a duration: go1.26 can fail a target that found nothing with
 # "context deadline exceeded" at the end of a -fuzztime duration
 # (golang/go#75804, fixed in go1.27; seen in CI on FuzzDecodeOpening).
-make fuzz FUZZTIME=150000x
+make fuzz FUZZTIME=150000x KERNEL_FUZZTIME=10000x
 lap "fuzz"
