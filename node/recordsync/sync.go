@@ -154,8 +154,8 @@ func (y *Syncer) Serve(s network.Stream) {
 			s.Reset()
 			return
 		}
-		hs, err := y.heads()
-		if err != nil {
+		var hs []syncwire.Head
+		if hs, err = y.heads(); err != nil {
 			y.log.Warn("sync: reading heads", "err", err)
 			s.Reset()
 			return

@@ -96,6 +96,8 @@ func Checks(vs []Validator, audits map[string]Result) []report.Check {
 			continue
 		case a.Err != nil:
 			failed = append(failed, fmt.Sprintf("%s: %v", v.Name, a.Err))
+		case a.Report == nil:
+			failed = append(failed, v.Name+": not audited")
 		case len(a.Report.Problems) > 0 || len(a.Report.Audited) == 0 || a.Report.Recomputed == 0:
 			failed = append(failed, fmt.Sprintf("%s: %d recomputed, unfetched %v, problems %v", v.Name, a.Report.Recomputed,
 				a.Report.Unfetched, truncate(strings.Join(a.Report.Problems, "; "), 200)))
@@ -117,6 +119,9 @@ func Checks(vs []Validator, audits map[string]Result) []report.Check {
 // dishonestCheck: the audit of the dishonest validator v names its bad
 // records.
 func dishonestCheck(v Validator, a Result) report.Check {
+	if a.Err == nil && a.Report == nil {
+		a.Err = fmt.Errorf("not audited")
+	}
 	var bad []string
 	if a.Err == nil {
 		bad = BadRecords(v.ID, a.Report)

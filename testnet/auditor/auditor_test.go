@@ -33,6 +33,11 @@ func TestChecks(t *testing.T) {
 		t.Errorf("v2 unreachable, dishonest unnamed: %+v", checks)
 	}
 
+	checks = Checks(vs, map[string]Result{"v1": {Report: clean}})
+	if checks[0].OK || !strings.Contains(checks[0].Detail, "v2: not audited") || checks[1].OK || checks[1].Detail != "not audited" {
+		t.Errorf("validators with no audit result fail, without a panic: %+v", checks)
+	}
+
 	vs[1].Down = true // a fault stopped it: not judged
 	if checks = Checks(vs, map[string]Result{"v1": {Report: clean}, "v2": {Err: errors.New("unreachable")}, "bad": {Report: found}}); !checks[0].OK {
 		t.Errorf("a validator down by a fault is not judged: %+v", checks[0])
