@@ -120,6 +120,7 @@ func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
 	m.Round(true, "", time.Second, time.Second, 1) // histograms and vectors export once observed
 	m.Gossip("t", "accept")
 	m.EpochClosed(time.Second)
+	m.EpochScores(1, []scoring.Score{{Miner: "m"}})
 	families, err := m.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
