@@ -269,7 +269,11 @@ func weightsPlot(s *Summary) *figure {
 	for _, sr := range minerSeries(s) {
 		var xys plotter.XYs
 		for _, e := range epochs {
-			if w, ok := epochWeight(e, sr.name); ok && finite(w) {
+			w, ok := epochWeight(e, sr.name)
+			if !ok && len(e.Consensus) > 0 {
+				w, ok = 0, true // left out of the consensus: it earned nothing that epoch
+			}
+			if ok && finite(w) {
 				xys = append(xys, plotter.XY{X: float64(runEpoch(s, e.Epoch)), Y: w})
 				ymax = max(ymax, w)
 			}

@@ -103,6 +103,21 @@ func TestWeightsPlotLegible(t *testing.T) {
 	}
 }
 
+// A miner the consensus leaves out (weight 0, as lazy's) is drawn at 0,
+// not dropped from weights.png.
+func TestWeightsPlotDrawsZeroWeight(t *testing.T) {
+	s := crowded()
+	gone := s.Nodes[len(s.Nodes)-1].Name
+	for i := range s.Epochs {
+		delete(s.Epochs[i].Consensus, gone)
+	}
+	f := weightsPlot(s)
+	label := minerLabel(gone, nodeByName(s))
+	if !slices.ContainsFunc(f.entries, func(e legendEntry) bool { return e.label == label }) {
+		t.Fatalf("legend lacks %q, whose weight is 0 in every epoch", label)
+	}
+}
+
 // Epochs count from the one the run started in, or from the first
 // summarised one when the start is unknown.
 func TestRunEpoch(t *testing.T) {
