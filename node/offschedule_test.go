@@ -1,6 +1,7 @@
 package node
 
 import (
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -106,6 +107,46 @@ func TestSquatterRefused(t *testing.T) {
 		}
 		if miner.OffSchedule()[hid] != 0 {
 			t.Errorf("the honest owner was refused %d times", miner.OffSchedule()[hid])
+		}
+	})
+}
+
+// A slot's owner that opens GPU rounds and never sends a beacon (the
+// squatter's rounds, here from the only staked validator, so each is on
+// schedule) holds the miner's queue place for at most its beacon budget,
+// proof_timeout, not until the challenge's hour-long deadline: the miner
+// abandons each such round and plays the next.
+func TestOwnerCannotStallARound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.TrustAnyValidator = false
+		sk, sid := nodetest.Key(t)
+		var miner *Node
+		squatter, _ := tn.startWith(RoleValidator, cfg, cpu.Backend{}, func(o *Options) {
+			o.Key, o.Stakes = sk, map[string]float64{sid.String(): 1}
+			o.Adversary.Squat = func() []peer.ID {
+				if miner == nil {
+					return nil
+				}
+				return []peer.ID{miner.ID()}
+			}
+		})
+		miner, _ = tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Stakes = map[string]float64{sid.String(): 1} })
+		tn.connect(miner, squatter)
+		const span = time.Minute
+		time.Sleep(span)
+		rounds, _ := miner.miner.Played()
+		stalled := 0
+		for _, r := range rounds {
+			if r.Validator == sid && strings.HasPrefix(r.Reason, "beacons kept the miner waiting") {
+				stalled++
+			}
+		}
+		// Each round ends a budget after its last root; a minute holds
+		// several.
+		if budget := cfg.Validator.ProofTimeout.Duration; stalled < int(span/(2*budget)) {
+			t.Errorf("%d rounds abandoned for withheld beacons in %v (budget %v): %+v", stalled, span, budget, rounds)
 		}
 	})
 }

@@ -271,6 +271,11 @@ func (d *mdriver) run(r *bufio.Reader) {
 		go d.delayed(done)
 	}
 	acts := d.mm.Begin()
+	// Each wait on the validator is capped: its beacons, in all, by
+	// waitCap; its verdict after the commitment by resultWait.
+	var stall round.Stall
+	stallT := time.NewTimer(0)
+	defer stallT.Stop()
 	for {
 		for _, a := range acts {
 			switch a := a.(type) {
@@ -285,6 +290,7 @@ func (d *mdriver) run(r *bufio.Reader) {
 				d.send(&pb.RoundFrame{Msg: &pb.RoundFrame_Root{Root: &pb.StepRoot{Step: uint32(a.Step), Roots: roots}}})
 			case round.Commit:
 				d.commit(a.Roots)
+				d.rs.S.SetReadDeadline(time.Now().Add(d.m.resultWait()))
 			case round.Report:
 				res := a.Result
 				d.m.played.result(d.c, d.sv.chain.Steps, &res, "")
@@ -298,7 +304,16 @@ func (d *mdriver) run(r *bufio.Reader) {
 				return
 			}
 		}
+		now := time.Now()
+		stall.Note(d.mm.Waiting(), now)
+		var stalled <-chan time.Time
+		if d.mm.Waiting() {
+			stallT.Reset(stall.Left(d.m.waitCap(), now))
+			stalled = stallT.C
+		}
 		select {
+		case <-stalled:
+			acts = []any{round.Abort{Reason: fmt.Sprintf("beacons kept the miner waiting over %v", d.m.waitCap())}}
 		case res := <-results:
 			if res.err != nil {
 				d.m.played.result(d.c, d.sv.chain.Steps, nil, "step computation failed: "+res.err.Error())

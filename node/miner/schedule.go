@@ -35,6 +35,13 @@ func (m *Miner) waitCap() time.Duration {
 	return min(stream.Deadline, m.Config.ProofTimeout)
 }
 
+// resultWait bounds the miner's wait for a round's verdict after its
+// commitment: the validator fetches the sample within proof_timeout and
+// answers one trip later.
+func (m *Miner) resultWait() time.Duration {
+	return m.Config.ProofTimeout + round.OpeningLag
+}
+
 // hostChainMax is the longest run of host rounds a validator plays back to
 // back: one set, one round of each kind.
 const hostChainMax = hostround.KindPlot

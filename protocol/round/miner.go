@@ -3,6 +3,7 @@ package round
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
@@ -71,6 +72,41 @@ func NewMiner(c proof.Chain) (*Miner, error) {
 		return nil, err
 	}
 	return &Miner{c: c}, nil
+}
+
+// Waiting says whether the miner waits for a beacon: no step computing,
+// its chain unfinished and the round not over.
+func (m *Miner) Waiting() bool { return !m.done && !m.busy && len(m.roots) < m.c.Steps }
+
+// Stall adds up the time a miner waits for beacons in one round. An honest
+// validator answers each root on arrival and its plan sizes each step over
+// 1.25 round trips, so its miner hardly waits; a validator withholding
+// beacons would hold the miner's queue place until the round's deadline,
+// up to an hour. The caller ends the round once the waits pass its budget.
+type Stall struct {
+	spent time.Duration
+	since time.Time // start of the wait in progress; zero if none
+}
+
+// Note records whether the miner waits for a beacon at now.
+func (s *Stall) Note(waiting bool, now time.Time) {
+	switch {
+	case waiting && s.since.IsZero():
+		s.since = now
+	case !waiting && !s.since.IsZero():
+		s.spent += now.Sub(s.since)
+		s.since = time.Time{}
+	}
+}
+
+// Left is how much of budget the waits leave at now: the time to the end
+// of the round if the wait in progress goes on, ≤ 0 once spent.
+func (s *Stall) Left(budget time.Duration, now time.Time) time.Duration {
+	left := budget - s.spent
+	if !s.since.IsZero() {
+		left -= now.Sub(s.since)
+	}
+	return left
 }
 
 // Begin starts the round: it asks for step 0.
