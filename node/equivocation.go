@@ -99,9 +99,11 @@ func (n *Node) onEpochRecord(ctx context.Context, o *protocol.Opened) {
 	}
 	if o.Author == n.ID() && n.equivocate != nil {
 		// The adversary: its own record came back from gossip, so it is
-		// stored and out; publish a second one.
+		// stored and out; publish a second one, if it made one.
 		alt := proto.Clone(rec).(*pb.EpochRecord)
-		n.equivocate(alt)
+		if n.equivocate(alt); proto.Equal(alt, rec) {
+			return
+		}
 		if _, err := n.publish(ctx, protocol.TopicEpoch, alt); err != nil && ctx.Err() == nil {
 			n.log.Error("publishing the second epoch record failed", "err", err)
 		}

@@ -105,7 +105,8 @@ type Adversary struct {
 	AlterEpochRecord func(*pb.EpochRecord)
 	// EquivocateEpochRecord, if set, makes a validator publish a second
 	// record for each epoch, its own record as this function alters it
-	// (the equivocator).
+	// (the equivocator; beacon-split alters only some, and a record left
+	// unchanged is not published again).
 	EquivocateEpochRecord func(*pb.EpochRecord)
 	// Squat, if set, makes a validator challenge the miners it returns off
 	// schedule, holding their host lock and queue places (squat.go; the

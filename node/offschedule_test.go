@@ -145,8 +145,10 @@ func TestOwnerCannotStallARound(t *testing.T) {
 		}
 		// Each round ends a budget after its last root; a minute holds
 		// several.
-		if budget := cfg.Validator.ProofTimeout.Duration; stalled < int(span/(2*budget)) {
+		budget := cfg.Validator.ProofTimeout.Duration
+		if stalled < int(span/(2*budget)) {
 			t.Errorf("%d rounds abandoned for withheld beacons in %v (budget %v): %+v", stalled, span, budget, rounds)
 		}
+		t.Logf("%d rounds abandoned for withheld beacons in %v, budget %v; %d rounds played in all", stalled, span, budget, len(rounds))
 	})
 }

@@ -161,6 +161,8 @@ func (r *run) adversaryChecks(s *report.Summary, first uint64, nodes map[string]
 			// honest, or cheats without a detectable fault: latencyChecks
 		case a == "squatter":
 			out = append(out, adversary.SquatterCheck(s, victimName, "miner-1"))
+		case a == "beacon-split":
+			out = append(out, r.beaconSplitCheck(first, first+uint64(r.cfg.Epochs)-1))
 		case slices.Contains(adversary.ByPay, a):
 			out = append(out, adversary.PaidCheck(a, s))
 		default:

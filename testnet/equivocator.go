@@ -9,7 +9,7 @@ const equivocatorName = "validator-equivocator"
 // adversary class, in the order they join.
 func (r *run) extraValidators() []string {
 	var out []string
-	for _, a := range []string{"dishonest-validator", "equivocator", "squatter"} {
+	for _, a := range []string{"dishonest-validator", "equivocator", "squatter", "beacon-split"} {
 		if containsStr(r.cfg.Adversaries, a) {
 			out = append(out, a)
 		}
@@ -23,6 +23,8 @@ func validatorName(adversary string) string {
 		return equivocatorName
 	case "squatter":
 		return squatterName
+	case "beacon-split":
+		return beaconSplitName
 	}
 	return "validator-dishonest"
 }

@@ -456,6 +456,8 @@ func (r *run) validatorOptions(o *node.Options, name string, spec minerSpec, ev 
 		o.Adversary.EquivocateEpochRecord = adversary.Equivocate
 	case "squatter":
 		o.Adversary.Squat = r.squatVictims
+	case "beacon-split":
+		o.Adversary.EquivocateEpochRecord = adversary.SplitBeacon(beaconSplitPeriod)
 	}
 }
 

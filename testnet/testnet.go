@@ -43,7 +43,7 @@ import (
 // Adversaries lists every adversary class, in the order they join.
 // far is no adversary but an honest miner behind FarDelay; like them it
 // joins by name.
-var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "spammer", "dishonest-validator", "equivocator", "far", "loaded", "timeshare", "absent", "squatter", "memory-inflate", "gpu-overannounce"}
+var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "spammer", "dishonest-validator", "equivocator", "far", "loaded", "timeshare", "absent", "squatter", "memory-inflate", "gpu-overannounce", "beacon-split"}
 
 // Config describes a testnet run.
 type Config struct {
@@ -202,6 +202,7 @@ type run struct {
 	validatorIDs []string
 	// audits are the public audits by validator name (peeraudit.go).
 	audits map[string]auditor.Result
+	split  *beaconSplit // with the beacon-split validator: what it watches
 }
 
 func (r *run) progress(format string, args ...any) {
@@ -266,6 +267,9 @@ func newRun(cfg Config) (*run, error) {
 	r := &run{cfg: cfg, start: time.Now(), wallStart: wallNow(), byID: map[peer.ID]*member{}, sent: map[[32]byte]time.Time{},
 		received: map[[32]byte]time.Time{}, have: map[uint64]map[[2]peer.ID]bool{}, done: map[uint64]bool{}, scoreSeen: map[peer.ID]bool{},
 		attackers: map[peer.ID]string{}, epochsDone: make(chan uint64, 64)}
+	if containsStr(cfg.Adversaries, "beacon-split") {
+		r.split = &beaconSplit{seen: map[string]time.Time{}, refused: map[string]int{}}
+	}
 	if err := r.checkDelays(); err != nil {
 		return nil, err
 	}
@@ -291,6 +295,10 @@ func (r *run) startDisruptions(ctx context.Context, first uint64) {
 	}
 	if f := cfg.Faults; f.Any() {
 		r.progress("faults: %v", f)
+	}
+	if r.split != nil {
+		r.wg.Add(1)
+		go r.watchSeedRefusals(ctx)
 	}
 	if !cfg.Procs && cfg.Epochs >= 3 {
 		// Two full epochs late, so one epoch remains to catch up in.
@@ -353,7 +361,8 @@ func epochAt(t time.Time, l time.Duration) uint64 { return uint64(t.UnixNano() /
 func (r *run) params() scaled.Params {
 	c := r.cfg
 	return scaled.Params{EpochLength: c.EpochLength, Epochs: c.Epochs, Validators: r.validatorIDs, RoundInterval: c.RoundInterval,
-		SlotSchedule: c.SlotSchedule, DutyCycle: c.DutyCycle, HostMaxRound: c.HostMaxRound, Scale: c.Scale, Sim: c.Sim}
+		SlotSchedule: c.SlotSchedule, DutyCycle: c.DutyCycle, HostMaxRound: c.HostMaxRound, Scale: c.Scale, Sim: c.Sim,
+		RAMPeriodEpochs: r.ramPeriodEpochs()}
 }
 
 func (r *run) nodeConfig() config.Config { return r.params().Node() }

@@ -29,6 +29,9 @@ type Params struct {
 	SlotSchedule  bool
 	Scale         float64 // simulated TFLOPS per real one
 	Sim           bool    // virtual time: hosts are simulated too
+	// RAMPeriodEpochs, if set, replaces the testnet's RAM period (so
+	// that a run crosses a period boundary).
+	RAMPeriodEpochs uint64
 }
 
 // Node is the local profile with the run's epoch length and a deadline
@@ -75,6 +78,9 @@ func (p Params) Node() config.Config {
 	// and long against the miner's table setup.
 	c.Validator.HostCPUSteps = 1 << 17
 	machine.HostConfig(&c)
+	if p.RAMPeriodEpochs > 0 {
+		c.Network.RAMPeriodEpochs = p.RAMPeriodEpochs
+	}
 	if p.HostMaxRound > 0 {
 		c.Validator.HostMaxRound, c.Validator.HostRounds = config.Duration{Duration: p.HostMaxRound}, 1
 	}
