@@ -67,4 +67,8 @@ func (g minerGossip) OffSchedule(validator peer.ID) uint64 {
 	return g.n.view.offScheduleCount(validator)
 }
 
+func (g minerGossip) KeepOffSchedule(raw []byte, from peer.ID, at time.Time) error {
+	return g.n.keepOffSchedule(raw, from, at)
+}
+
 func (g minerGossip) EpochAt(t time.Time) uint64 { return g.n.view.epochAt(t) }

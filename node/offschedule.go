@@ -1,13 +1,17 @@
 package node
 
 import (
+	"errors"
 	"maps"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/validator"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
+	"github.com/pog-network/pog/store"
 )
 
 // Only a slot's owner challenges a miner, within the slot's opening window
@@ -15,9 +19,11 @@ import (
 // the miner's host lock or queue places while honest owners' rounds miss.
 // Gossip Rejects a challenge from a validator that owns no slot at all and
 // Ignores one outside its signer's window (clocks differ), so neither is
-// relayed; the miner refuses both before its queue or host lock. Each is
-// counted against its signer, a listed validator: the count is bounded by
-// the validator set.
+// relayed; the miner refuses both before its queue or host lock, and keeps
+// a signed one that came on a round stream as evidence (store.OffSchedule).
+// Each is counted against its signer if it is listed, so the count is
+// bounded by the validator set; one from a signer without stake, which no
+// clock explains, also costs it a strike of peer score.
 
 // onSchedule decides on a challenge from validator to miner at now, under
 // v.mu. Without a slot rule every validator may challenge at any time. The
@@ -28,19 +34,30 @@ func (v *view) onSchedule(validator, miner peer.ID, now time.Time) (decision, bo
 	}
 	switch {
 	case !v.slots.staked(validator):
-		v.noteOffSchedule(validator)
+		v.noteOffSchedule(validator, now)
 		return reject("challenge from a validator that owns no slot"), false
 	case !v.slots.opens(miner, validator, true, now) && !v.slots.opens(miner, validator, false, now):
-		v.noteOffSchedule(validator)
+		v.noteOffSchedule(validator, now)
 		return ignore("challenge outside its signer's slot opening window"), false
 	}
 	return accept, true
 }
 
-// noteOffSchedule counts an off-schedule challenge against validator, under
-// v.mu.
-func (v *view) noteOffSchedule(validator peer.ID) {
+// noteOffSchedule counts an off-schedule challenge against validator if it
+// is listed, and strikes one without stake, under v.mu.
+func (v *view) noteOffSchedule(validator peer.ID, now time.Time) {
+	if !v.validators[validator] {
+		return
+	}
 	v.offSchedule[validator]++
+	if v.slots != nil && !v.slots.staked(validator) {
+		s := v.strikes[validator]
+		if s == nil {
+			s = &strike{at: now}
+			v.strikes[validator] = s
+		}
+		s.n, s.at = decayed(s.n, now.Sub(s.at))+1, now
+	}
 }
 
 // offScheduleCount notes a round or host stream a miner refused as off
@@ -48,8 +65,24 @@ func (v *view) noteOffSchedule(validator peer.ID) {
 func (v *view) offScheduleCount(validator peer.ID) uint64 {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.noteOffSchedule(validator)
+	v.noteOffSchedule(validator, time.Now())
 	return v.offSchedule[validator]
+}
+
+// keepOffSchedule stores a challenge envelope that from sent on a round
+// stream this miner refused as off schedule at at: signed by from, for
+// this miner, it is evidence against its signer that anyone can check.
+func (n *Node) keepOffSchedule(raw []byte, from peer.ID, at time.Time) error {
+	o, err := protocol.Open(raw, pb.MessageType_CHALLENGE)
+	if err != nil {
+		return err
+	}
+	if o.Author != from || string(o.Msg.(*pb.Challenge).Miner) != string(n.ID()) {
+		return errors.New("not a challenge from the stream's peer to this miner")
+	}
+	_, err = n.store.PutOffSchedule(store.OffSchedule{Epoch: n.view.epochAt(at), Signer: []byte(from),
+		ID: protocol.ID(o.Body), At: at.UnixNano(), Envelope: raw})
+	return err
 }
 
 // OffSchedule is how many off-schedule challenges and round or host streams

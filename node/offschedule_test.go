@@ -1,6 +1,7 @@
 package node
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -13,6 +14,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
 )
 
@@ -107,6 +110,25 @@ func TestSquatterRefused(t *testing.T) {
 		}
 		if miner.OffSchedule()[hid] != 0 {
 			t.Errorf("the honest owner was refused %d times", miner.OffSchedule()[hid])
+		}
+		// The squatter's challenges are kept, signed, against it alone,
+		// and cost it peer score at the miner.
+		kept := 0
+		for o, err := range miner.store.OffSchedules(0, math.MaxUint64) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			op, err := protocol.Open(o.Envelope, pb.MessageType_CHALLENGE)
+			if err != nil || op.Author != sid || peer.ID(o.Signer) != sid {
+				t.Errorf("kept an off-schedule challenge that is not the squatter's: %v", err)
+			}
+			kept++
+		}
+		if kept == 0 {
+			t.Error("no off-schedule challenge kept against the squatter")
+		}
+		if s, h := miner.view.appScore(sid, time.Now()), miner.view.appScore(hid, time.Now()); s >= 0 || h != 0 {
+			t.Errorf("application scores at the miner: squatter %v (want < 0), honest owner %v (want 0)", s, h)
 		}
 	})
 }

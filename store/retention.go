@@ -115,8 +115,9 @@ func (s *Store) metaUint64(key []byte, name string) (uint64, error) {
 	return binary.BigEndian.Uint64(v), nil
 }
 
-// PruneEvidence deletes the round records and announces of every epoch
-// below `below`, after durably raising EvidenceFrom to it. Epoch records,
+// PruneEvidence deletes the round, host and off-schedule records and the
+// announces of every epoch below `below`, after durably raising
+// EvidenceFrom to it. Epoch records,
 // final sets, equivocation proofs and checkpoints are kept. A bound at or
 // below EvidenceFrom does nothing. After a write error the store refuses
 // further writes, as PutRound describes.
@@ -143,7 +144,7 @@ func (s *Store) PruneEvidence(below uint64) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, tag := range []byte{recordTag, announceTag, hostTag} {
+	for _, tag := range []byte{recordTag, announceTag, hostTag, offScheduleTag} {
 		if err := b.DeleteRange(epochPrefix(tag, 0), epochPrefix(tag, below), nil); err != nil {
 			return fmt.Errorf("store: prune: %w", err)
 		}

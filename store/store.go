@@ -10,6 +10,7 @@
 //	"h" ‖ BE64 epoch ‖ BE64 round ‖ miner      -> record.EncodeHost (host.go)
 //	"meta/round_mark"                          -> BE64 round-number mark (roundmark.go)
 //	"meta/schema"                              -> BE64 schema version (1)
+//	"o" ‖ BE64 epoch ‖ u8 len ‖ signer ‖ ID    -> BE64 receipt ‖ challenge envelope (offschedule.go)
 //	"r" ‖ BE64 epoch ‖ BE64 round ‖ miner      -> record.EncodeRound (store.go)
 //
 // finality.go (final sets, equivocation proofs) and retention.go (scorer

@@ -72,6 +72,10 @@ type Gossip interface {
 	// OffSchedule counts a round or host stream refused as off schedule
 	// and returns validator's count so far.
 	OffSchedule(validator peer.ID) uint64
+	// KeepOffSchedule keeps raw, the challenge envelope from sent on a
+	// round stream refused as off schedule at at, as evidence against its
+	// signer.
+	KeepOffSchedule(raw []byte, from peer.ID, at time.Time) error
 	// EpochAt is the epoch at t.
 	EpochAt(t time.Time) uint64
 }

@@ -170,7 +170,8 @@ func (m *Miner) leave(validator peer.ID, q *valQueue) {
 // handleRound plays one round a validator opened.
 func (m *Miner) handleRound(ctx context.Context, st network.Stream) {
 	from := st.Conn().RemotePeer()
-	if !m.onSchedule(from, "gpu") {
+	if at := time.Now(); !m.onSchedule(from, "gpu") {
+		m.keepOffSchedule(st, from, at)
 		st.Reset()
 		return
 	}

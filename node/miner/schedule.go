@@ -1,11 +1,14 @@
 package miner
 
 import (
+	"bufio"
 	"math/bits"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/internal/stream"
+	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/round"
 )
@@ -27,6 +30,24 @@ func (m *Miner) onSchedule(validator peer.ID, kind string) bool {
 		m.Log.Warn("refusing a round off schedule: the validator does not own this slot's opening", "validator", validator, "kind", kind, "refused", c)
 	}
 	return false
+}
+
+// keepOffSchedule reads the challenge a listed validator sent on a round
+// stream refused as off schedule at at, and keeps it as evidence against
+// its signer. It takes no queue place; the read waits at most the
+// opening lag, since a validator writes its challenge first.
+func (m *Miner) keepOffSchedule(st network.Stream, from peer.ID, at time.Time) {
+	if !m.Gossip.AcceptsChallenges(from) {
+		return
+	}
+	st.SetReadDeadline(time.Now().Add(round.OpeningLag))
+	f, err := protocol.ReadRoundFrame(bufio.NewReader(st))
+	if err == nil && f.GetChallenge() != nil {
+		err = m.Gossip.KeepOffSchedule(f.GetChallenge(), from, at)
+	}
+	if err != nil {
+		m.Log.Debug("off-schedule challenge not kept", "validator", from, "err", err)
+	}
 }
 
 // waitCap bounds each wait of a miner on a validator (the challenge, the
