@@ -212,15 +212,17 @@ def vectors():
     blog, rounds, n = 10, 2, 8
     pparams = bytes([len(miner)]) + miner + bytes([blog]) + be32(rounds) + be64(n)
 
-    def block(b):
-        key = DK("plot block", bytes([len(miner)]) + miner + bytes([blog]) + be32(rounds), le64(b))
-        lab, t, blk = XOF(key, 64), 0, b""
-        for _ in range((1 << blog) // 64):
-            for _ in range(rounds):
-                lab = b3(lab + le64(t), 64, key=key)
-                t += 1
-            blk += lab
-        return blk
+    def block(b):  # rounds layers of 64-byte labels, the last one the block
+        key = DK("plot layered block", bytes([len(miner)]) + miner + bytes([blog]) + be32(rounds), le64(b))
+        lab, m, prev = XOF(key, 64), (1 << blog) // 64, []
+        for p in range(rounds):
+            cur = []
+            for j in range(m):
+                par = le64(j) + bytes(56) if p == 0 else prev[int.from_bytes(lab[:8], "little") % m]
+                lab = b3(lab + bytes(x ^ y for x, y in zip(lab, par)), 64, key=key)
+                cur.append(lab)
+            prev = cur
+        return b"".join(prev)
     blocks = [block(b) for b in range(n)]
     proot = b3(b"".join(blocks))
     leaf7 = wbytes(output_cv(chunk_node(IV, blocks[7], 7, 0)))

@@ -79,7 +79,7 @@ type NetworkConfig struct {
 	RAMCacheLog       uint32   `toml:"ram_cache_log" comment:"the RAM proof's light cache holds 2^ram_cache_log 64-byte lines (validators hold it)"`
 	RAMItemRounds     uint32   `toml:"ram_item_rounds" comment:"dependent cache reads per RAM dataset item (its recomputation cost)"`
 	PlotBlockLog      uint32   `toml:"plot_block_log" comment:"plot blocks are 2^plot_block_log bytes"`
-	PlotRounds        uint32   `toml:"plot_rounds" comment:"hash rounds per 64-byte plot label (a block's regeneration cost)"`
+	PlotRounds        uint32   `toml:"plot_rounds" comment:"layers of 64-byte labels per plot block (a block's regeneration cost)"`
 }
 
 // Genesis is a network's validator set with stakes, read from the file

@@ -29,7 +29,7 @@ type Plot struct {
 const plotSpotChecks = 16
 
 // OpenPlot opens the plot of bytes (rounded down to whole blocks of
-// 2^blockLog bytes, labels of rounds hash rounds: the network's
+// 2^blockLog bytes of rounds layers of labels: the network's
 // plot_block_log and plot_rounds) for id at path, building it first if
 // the file does not exist. The block leaves are kept in path+".leaves" so
 // that a restart does not re-hash the plot; a leaves file that does not

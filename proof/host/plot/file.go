@@ -42,7 +42,13 @@ func Create(path string, p *Plot, workers int) (*File, []commit.CV, commit.CV, e
 	return &File{f: f, plot: *p, blocks: p.Blocks}, leaves, root, nil
 }
 
-// OpenFile opens an existing plot file of p, checking its size.
+// ErrStalePlot is wrapped by OpenFile's error for a file whose first block
+// is not p's: built for another miner, other parameters, or by an earlier
+// version of the construction.
+var ErrStalePlot = errors.New("plot file does not hold this plot's blocks")
+
+// OpenFile opens an existing plot file of p, checking its size and its
+// first block against its regeneration.
 func OpenFile(path string, p *Plot) (*File, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -55,11 +61,27 @@ func OpenFile(path string, p *Plot) (*File, error) {
 	if err == nil && uint64(st.Size()) != p.Bytes() {
 		err = fmt.Errorf("plot file %s is %d bytes, want %d", path, st.Size(), p.Bytes())
 	}
+	pf := &File{f: f, plot: *p, blocks: p.Blocks}
+	if err == nil {
+		err = pf.checkFirst(path)
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &File{f: f, plot: *p, blocks: p.Blocks}, nil
+	return pf, nil
+}
+
+func (pf *File) checkFirst(path string) error {
+	got, want := make([]byte, pf.plot.BlockBytes()), make([]byte, pf.plot.BlockBytes())
+	if err := pf.ReadBlock(0, got); err != nil {
+		return err
+	}
+	pf.plot.Generate(0, want)
+	if string(got) != string(want) {
+		return fmt.Errorf("%w (another miner, other parameters, or built before the layered blocks of SPEC §23.4): delete %s and its .leaves to rebuild", ErrStalePlot, path)
+	}
+	return nil
 }
 
 // ReadBlock reads block b.

@@ -1,6 +1,7 @@
 // Package plot is the storage host proof: a plot of seeded blocks bound to
-// the miner's peer ID, each a sequential chain of hash labels that costs far
-// more to regenerate than to read from an SSD, committed by the BLAKE3 hash
+// the miner's peer ID, each the last of a stack of layers of hash labels
+// that costs far more to regenerate than to read from an SSD, even from a
+// fraction of its labels kept, committed by the BLAKE3 hash
 // of the plot file (its root, announced once the plot is built), and audited
 // by W timed walks of dependent reads of random blocks.
 //
@@ -20,7 +21,7 @@ import (
 
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/host"
-	"lukechampine.com/blake3"
+	"lukechampine.com/blake3/guts"
 )
 
 // Block size bounds (bytes, as a power of two: commit's tile bounds).
@@ -35,7 +36,7 @@ const (
 	MaxRounds       = 1 << 12
 	// DefaultRounds makes a 64 KiB block cost ≥ 10× an NVMe random read
 	// to regenerate (BENCHMARKS.md measures it).
-	DefaultRounds = 16
+	DefaultRounds = 128
 	// MaxBlocks bounds a plot: 2^32 blocks.
 	MaxBlocks = 1 << 32
 )
@@ -49,7 +50,7 @@ const StepBoundNs = 200_000
 type Plot struct {
 	Miner    []byte // the miner's peer ID bytes
 	BlockLog uint8  // blocks are 2^BlockLog bytes
-	Rounds   uint32 // hash iterations per 64-byte label
+	Rounds   uint32 // layers of 64-byte labels
 	Blocks   uint64
 }
 
@@ -82,34 +83,80 @@ func (p *Plot) Encode() []byte {
 	return binary.BigEndian.AppendUint64(b, p.Blocks)
 }
 
-// Generate writes block b into dst (BlockBytes long). With key =
-// derive-key("… plot block", u8 len(miner) ‖ miner ‖ u8 BlockLog ‖ BE32
-// rounds ‖ LE64(b)) and ℓ = the first 64 bytes of the XOF keyed by key:
+// Generate writes block b into dst (BlockBytes long): the last of Rounds
+// layers of n = BlockBytes/64 labels. With key = derive-key("… plot
+// layered block", u8 len(miner) ‖ miner ‖ u8 BlockLog ‖ BE32 rounds ‖
+// LE64(b)) and ℓ = the first 64 bytes of the XOF keyed by key, for each
+// layer p and each label j in order:
 //
-//	for each label j in order, Rounds times: ℓ = BLAKE3-keyed(key, ℓ ‖ LE64(j·Rounds + r)), 64-byte output
-//	label j of the block = ℓ
+//	P = LE64(j) ‖ 0^56                        (layer 0)
+//	P = label j' of layer p−1, j' = LE64(ℓ[0:8]) mod n   (later layers)
+//	ℓ = BLAKE3-keyed(key, ℓ ‖ (ℓ ⊕ P)), 64-byte output; label j of layer p = ℓ
 //
-// Every label is the previous one hashed Rounds times, so a block cannot be
-// produced faster than BlockBytes/64·Rounds sequential hashes unless some of
-// its labels are stored.
+// ℓ runs on from one layer into the next. Both compressions of a label
+// need the previous one, so a layer is a sequential chain, and each of its
+// labels needs a label of the whole previous layer picked by the chain
+// itself: a miner keeping only some labels of a block recomputes, in every
+// layer, the runs between them one after the other (SPEC §23.4 bounds the
+// time it saves against the storage).
 func (p *Plot) Generate(b uint64, dst []byte) {
+	layers(p, b, func(int, []label) {}, dst)
+}
+
+// label is a 64-byte label as BLAKE3 message words.
+type label = [16]uint32
+
+// layers computes block b's layers into dst, calling each with the layer
+// index and its labels as they complete.
+func layers(p *Plot, b uint64, each func(int, []label), dst []byte) {
+	key := blockKey(p, b)
+	var k [8]uint32
+	for i := range k {
+		k[i] = binary.LittleEndian.Uint32(key[4*i:])
+	}
+	var x [LabelBytes]byte
+	host.Stream(key, x[:])
+	l := guts.BytesToWords(x)
+	n := len(dst) / LabelBytes
+	prev, cur := make([]label, n), make([]label, n)
+	for layer := range int(p.Rounds) {
+		for j := range cur {
+			var par label
+			if layer == 0 {
+				par[0], par[1] = uint32(j), uint32(uint64(j)>>32)
+			} else {
+				par = prev[(uint64(l[0])|uint64(l[1])<<32)&uint64(n-1)]
+			}
+			l = nextLabel(&k, l, par)
+			cur[j] = l
+		}
+		each(layer, cur)
+		prev, cur = cur, prev
+	}
+	for j, w := range prev {
+		for i, v := range w {
+			binary.LittleEndian.PutUint32(dst[j*LabelBytes+4*i:], v)
+		}
+	}
+}
+
+// nextLabel is BLAKE3-keyed(key, l ‖ (l ⊕ par)) with 64 bytes of output: two
+// compressions, the first of l alone.
+func nextLabel(key *[8]uint32, l, par label) label {
+	cv := guts.ChainingValue(guts.Node{CV: *key, Block: l, BlockLen: guts.BlockSize,
+		Flags: guts.FlagChunkStart | guts.FlagKeyedHash})
+	for i := range par {
+		par[i] ^= l[i]
+	}
+	return guts.CompressNode(guts.Node{CV: cv, Block: par, BlockLen: guts.BlockSize,
+		Flags: guts.FlagChunkEnd | guts.FlagRoot | guts.FlagKeyedHash})
+}
+
+// blockKey is block b's key.
+func blockKey(p *Plot, b uint64) [32]byte {
 	id := append([]byte{byte(len(p.Miner))}, p.Miner...)
 	id = binary.BigEndian.AppendUint32(append(id, p.BlockLog), p.Rounds)
-	key := host.Derive("plot block", id, host.LE64(b))
-	var in [LabelBytes + 8]byte
-	host.Stream(key, in[:LabelBytes])
-	h := blake3.New(LabelBytes, key[:])
-	ctr := uint64(0)
-	for off := 0; off < len(dst); off += LabelBytes {
-		for range p.Rounds {
-			binary.LittleEndian.PutUint64(in[LabelBytes:], ctr)
-			ctr++
-			h.Reset()
-			h.Write(in[:])
-			h.Sum(in[:0])
-		}
-		copy(dst[off:], in[:LabelBytes])
-	}
+	return host.Derive("plot layered block", id, host.LE64(b))
 }
 
 // Leaf is block b's leaf in the plot tree: its BLAKE3 subtree chaining value

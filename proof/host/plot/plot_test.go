@@ -90,6 +90,13 @@ func TestFileRoundTrip(t *testing.T) {
 	if _, err := OpenFile(path, &q); err == nil || !strings.Contains(err.Error(), "bytes, want") {
 		t.Fatalf("size mismatch not caught: %v", err)
 	}
+	// A plot of another construction (here: another layer count, which
+	// changes every block as the domain string's version does) is refused.
+	q = *p
+	q.Rounds++
+	if _, err := OpenFile(path, &q); !errors.Is(err, ErrStalePlot) || !strings.Contains(err.Error(), "to rebuild") {
+		t.Fatalf("a stale plot file opened: %v", err)
+	}
 }
 
 func proveAll(t *testing.T, a *Audit, r Reader, plotLeaves []commit.CV) (commit.CV, []uint64, *Opening) {
