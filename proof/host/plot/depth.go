@@ -1,5 +1,7 @@
 package plot
 
+import "slices"
+
 // FastCompressNs is the fastest plausible time of one BLAKE3 compression
 // on a commodity core, the attacker's: its seven rounds are a dependent
 // chain of about 200 cycles of one-cycle vector operations, 33 ns at
@@ -68,11 +70,13 @@ func maxOf(xs []int) int {
 // Evenly keeps m labels of each of the given layers, splitting its chain
 // into m + 1 runs of equal length.
 func Evenly(n, m int, layers []int) func(layer, j int) bool {
-	in := map[int]bool{}
+	in := make([]bool, slices.Max(layers)+1)
 	for _, l := range layers {
 		in[l] = true
 	}
-	return func(layer, j int) bool { return in[layer] && (j+1)*(m+1)/n != j*(m+1)/n && j < n-1 }
+	return func(layer, j int) bool {
+		return layer < len(in) && in[layer] && (j+1)*(m+1)/n != j*(m+1)/n && j < n-1
+	}
 }
 
 // BestSparse is the least Depth the layouts SPEC §23.4's bound ranges over

@@ -137,3 +137,34 @@ func TestSparsePlotGain(t *testing.T) {
 		t.Fatalf("with %d layers the sparse plot gains only %.3f: the default is larger than the bound needs", DefaultRounds/2, gain)
 	}
 }
+
+// Figures of the default network the trade-off test takes from other
+// sections: a flash NVMe read (§23.4), and the longest step a storage
+// round's deadline admits, root_by = ρ + 1 s + 4·N·B at N = 2^11 (§23.6,
+// §23.9).
+const (
+	flashReadNs = 100_000
+	maxStepNs   = 4*StepBoundNs + 1e9/(1<<11)
+)
+
+// TestTradeOffBound checks SPEC §23.4's bound at the default parameters
+// over the kept fractions f an attacker may choose: a miner keeping f of
+// every block, its plot 1/f times its disk, is credited at most 1.05× its
+// storage, or regenerates each block past the deadline's longest step
+// (every round missed); for f ≥ 1/32 even without the deadline. A miner
+// keeping most blocks whole and spending the step bound's slack over a
+// flash read on blocks kept at f gains at most 1.05.
+func TestTradeOffBound(t *testing.T) {
+	g := plotOf(DefaultBlockLog, DefaultRounds).Graph(0)
+	saved := 0.0 // the most storage per ns of regeneration
+	for _, f := range []float64{3.0 / 4, 1.0 / 2, 3.0 / 8, 1.0 / 4, 1.0 / 8, 1.0 / 32, 1.0 / 64} {
+		T := float64(g.BestSparse(f)) * FastCompressNs
+		if gain := min(1, StepBoundNs/T) / f; gain > 1.05 && (T <= maxStepNs || f >= 1.0/32) {
+			t.Errorf("f %.4f: a block in %.0f µs (the deadline's step %.0f µs), credited %.3f× the storage held", f, T/1e3, maxStepNs/1e3, gain)
+		}
+		saved = max(saved, (1-f)/(T-flashReadNs))
+	}
+	if gain := 1 / (1 - (StepBoundNs-flashReadNs)*saved); gain > 1.05 {
+		t.Errorf("a miner mixing whole and sparse blocks gains %.3f", gain)
+	}
+}
