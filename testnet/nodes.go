@@ -109,7 +109,7 @@ func (r *run) minerSpecs() []minerSpec {
 		case "distant":
 			// Real speed, 200 ms of faked latency on roots and pongs.
 			out = append(out, minerSpec{name: "distant", profile: "H100", adversary: a, hooks: miner.Hooks{Delay: distantDelay}})
-		case "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen":
+		case "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "sparse-plot":
 			// Set up by adversary name in startNode, so --procs children
 			// get them too.
 			out = append(out, minerSpec{name: a, profile: "H100", adversary: a})
@@ -494,8 +494,8 @@ func (r *run) minerOptions(o *node.Options, m *member, spec minerSpec) (io.Close
 	}
 	if r.sim != nil {
 		o.Adversary.Miner.HostTime = adversary.HostTime(p.Host, spec.adversary, spec.load)
-		if spec.adversary == "storage-regen" {
-			o.Adversary.Miner.PlotReader = nil // its reads take adversary.RegenBlockNs
+		if spec.adversary == "storage-regen" || spec.adversary == "sparse-plot" {
+			o.Adversary.Miner.PlotReader = nil // its reads take adversary.RegenBlockNs or SparsePlotNs
 		}
 	}
 	switch spec.adversary {

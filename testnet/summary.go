@@ -119,7 +119,7 @@ type epochSummary struct {
 // epoch is epoch e as every node computes its consensus and every
 // validator scores it.
 func (es *epochSummary) epoch(e uint64) (report.Epoch, error) {
-	ep := report.Epoch{Epoch: e, Scores: map[string]map[string]float64{}, Weights: map[string]map[string]float64{},
+	ep := report.Epoch{Epoch: e, Scores: map[string]map[string]float64{}, Weights: map[string]map[string]float64{}, Storage: map[string]map[string]float64{},
 		Consensus: map[string]float64{}, Incentive: map[string]float64{}, Trust: map[string]float64{},
 		Verdicts: map[string]report.Verdicts{}, Identical: true}
 	if err := es.consensus(&ep); err != nil {
@@ -195,9 +195,10 @@ func (es *epochSummary) scores(ep *report.Epoch, v *member) error {
 		return fmt.Errorf("scoring epoch %d of %s: %w", ep.Epoch, v.info.Name, err)
 	}
 	ep.Scores[v.info.Name] = map[string]float64{}
+	ep.Storage[v.info.Name] = map[string]float64{}
 	for _, x := range scores {
 		n := r.nameOf(x.Miner)
-		ep.Scores[v.info.Name][n] = x.Total
+		ep.Scores[v.info.Name][n], ep.Storage[v.info.Name][n] = x.Total, x.Storage
 		m := r.byID[mustPeer(x.Miner)]
 		for _, f := range x.Flags {
 			key := n + f[:min(20, len(f))]

@@ -2,8 +2,8 @@
 // place: the simulated compute device every miner runs on and the modes
 // that bend it (lazy, precision, replay, sybil, slow; Backend), the device
 // time identities share (timeshare; Device), host proofs played badly
-// (cpu-on-gpu, ram-on-disk, storage-regen; HostTime, GPUHostProve,
-// DiskRAM, SlowRegen), rounds skipped (intermittent; Intermittent), a
+// (cpu-on-gpu, ram-on-disk, storage-regen, sparse-plot; HostTime,
+// GPUHostProve, DiskRAM, SlowRegen, SparsePlotNs), rounds skipped (intermittent; Intermittent), a
 // miner present only in its owned slots (absent; Absence), announces that
 // inflate (memory-inflate, gpu-overannounce; Announce), a CPU job beside
 // an honest miner (loaded; Load), bare gossip peers (spammer, forger;

@@ -161,7 +161,7 @@ func ProfitCheck(ps []report.Profit, unjudged []string) report.Check {
 // distant compute at their real speed, so their measured throughput bounds
 // them; the others are paid only for what they prove; timeshare cheats
 // without a detectable fault. What each earns, its Profit, judges it.
-var ByPay = []string{"absent", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "timeshare",
+var ByPay = []string{"absent", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "sparse-plot", "timeshare",
 	"memory-inflate", "gpu-overannounce"}
 
 // JudgedByPay are the classes of advs in ByPay, in advs' order.

@@ -20,7 +20,7 @@ const (
 	// FlashReadNs is a random block read from NVMe flash, the reference's.
 	FlashReadNs = 100_000
 	// RegenBlockNs is storage-regen's step: regenerating one of the
-	// testnet's 4 KiB blocks of 64 rounds (SPEC §23.9).
+	// testnet's 4 KiB blocks of 64 layers (SPEC §23.9).
 	RegenBlockNs = 1_200_000
 )
 
@@ -40,8 +40,11 @@ func HostTime(h *pb.Hardware, adversary string, load *Load) func(string, host.Sh
 			}
 		case "storage":
 			step = FlashReadNs
-			if adversary == "storage-regen" {
+			switch adversary {
+			case "storage-regen":
 				step = RegenBlockNs
+			case "sparse-plot":
+				step = SparsePlotNs()
 			}
 		}
 		cores := max(1, uint64(h.CpuCores))

@@ -109,6 +109,9 @@ type Epoch struct {
 	// name → value.
 	Scores  map[string]map[string]float64 `json:"scores"`
 	Weights map[string]map[string]float64 `json:"weights"`
+	// Storage is each validator's storage part of each miner's score
+	// (SPEC §18), by validator and miner name.
+	Storage map[string]map[string]float64 `json:"storage,omitempty"`
 	// Consensus and Incentive are by miner name; Trust by validator name.
 	Consensus     map[string]float64 `json:"consensus"`
 	Incentive     map[string]float64 `json:"incentive"`
