@@ -159,12 +159,15 @@ func TestTradeOffBound(t *testing.T) {
 	saved := 0.0 // the most storage per ns of regeneration
 	for _, f := range []float64{3.0 / 4, 1.0 / 2, 3.0 / 8, 1.0 / 4, 1.0 / 8, 1.0 / 32, 1.0 / 64} {
 		T := float64(g.BestSparse(f)) * FastCompressNs
+		t.Logf("f %.4f: a block in %.2f ms, credited %.3f× the storage held", f, T/1e6, min(1, StepBoundNs/T)/f)
 		if gain := min(1, StepBoundNs/T) / f; gain > 1.05 && (T <= maxStepNs || f >= 1.0/32) {
 			t.Errorf("f %.4f: a block in %.0f µs (the deadline's step %.0f µs), credited %.3f× the storage held", f, T/1e3, maxStepNs/1e3, gain)
 		}
 		saved = max(saved, (1-f)/(T-flashReadNs))
 	}
-	if gain := 1 / (1 - (StepBoundNs-flashReadNs)*saved); gain > 1.05 {
+	gain := 1 / (1 - (StepBoundNs-flashReadNs)*saved)
+	t.Logf("mixing whole and sparse blocks: gain %.3f", gain)
+	if gain > 1.05 {
 		t.Errorf("a miner mixing whole and sparse blocks gains %.3f", gain)
 	}
 }

@@ -130,7 +130,7 @@ func runBenchHost(args []string, stdout, stderr io.Writer, parse Parse) int {
 	fs.UintVar(&f.ramWalks, "ram-walks", 0, "RAM walks (0: one per CPU; more than one per CPU lengthens each walk's step)")
 	fs.UintVar(&f.ramSteps, "ram-steps", 1<<20, "steps per RAM walk")
 	fs.UintVar(&f.ramSegment, "ram-segment", 16, "RAM steps per checkpoint")
-	fs.UintVar(&f.plotMiB, "plot-mib", 64, "plot size in MiB (built at about 6.5 ms per 64 KiB block per core)")
+	fs.UintVar(&f.plotMiB, "plot-mib", 64, "plot size in MiB (built at about 40 ms per 64 KiB block per core)")
 	fs.UintVar(&f.plotWalks, "plot-walks", 4, "storage audit walks")
 	fs.UintVar(&f.plotSteps, "plot-steps", 1<<11, "steps per storage walk")
 	fs.UintVar(&f.plotSegment, "plot-segment", 4, "storage steps per checkpoint")
