@@ -14,6 +14,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/recordsync"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
@@ -125,7 +126,26 @@ func TestSquatterRefused(t *testing.T) {
 			kept++
 		}
 		if kept == 0 {
-			t.Error("no off-schedule challenge kept against the squatter")
+			t.Fatal("no off-schedule challenge kept against the squatter")
+		}
+		// Anyone can fetch them from the miner (SPEC §22.1, kind 5) and
+		// check them: the honest validator here.
+		e := miner.view.epochAt(time.Now())
+		fetched := 0
+		for ep := e - 1; ep <= e; ep++ {
+			got, err := recordsync.FetchOffSchedule(t.Context(), honest.host, miner.ID(), ep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range got {
+				if peer.ID(o.Signer) != sid {
+					t.Errorf("fetched an off-schedule challenge of %s", peer.ID(o.Signer))
+				}
+			}
+			fetched += len(got)
+		}
+		if fetched != kept {
+			t.Errorf("fetched %d off-schedule challenges from the miner, it kept %d", fetched, kept)
 		}
 		if s, h := miner.view.appScore(sid, time.Now()), miner.view.appScore(hid, time.Now()); s >= 0 || h != 0 {
 			t.Errorf("application scores at the miner: squatter %v (want < 0), honest owner %v (want 0)", s, h)

@@ -26,6 +26,10 @@ const MaxOffSchedule = 16
 // maxOffScheduleEnvelope bounds a kept envelope: a gossip message's size.
 const maxOffScheduleEnvelope = 16 << 10
 
+// MaxOffScheduleLen bounds an off-schedule challenge as the evidence
+// protocol serves it: BE64 receipt ‖ envelope.
+const MaxOffScheduleLen = 8 + maxOffScheduleEnvelope
+
 // OffSchedule is a signed challenge this node refused as off schedule.
 type OffSchedule struct {
 	Epoch    uint64   // of its receipt

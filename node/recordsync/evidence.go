@@ -86,7 +86,7 @@ func (y *Syncer) ServeEvidence(s network.Stream) {
 // reserved in s's scope (the caller releases them); next is the index
 // to ask from next, or 0 when none follow.
 func (y *Syncer) evidencePage(s network.Stream, kind byte, e uint64, from int) (byte, [][]byte, int, error) {
-	if !y.OwnEvidence {
+	if !y.OwnEvidence && kind != syncwire.KindOffSchedule {
 		return syncwire.StatusNone, nil, 0, nil
 	}
 	if kind == syncwire.KindCheckpoint {
@@ -129,6 +129,10 @@ func (y *Syncer) evidencePage(s network.Stream, kind byte, e uint64, from int) (
 	case syncwire.KindHosts:
 		err = addEach(y.st.HostRounds(e, e), func(r *store.HostRecord) []byte {
 			return ownEncoding(r.Validator, self, record.EncodeHost, r)
+		}, add)
+	case syncwire.KindOffSchedule:
+		err = addEach(y.st.OffSchedules(e, e), func(o store.OffSchedule) []byte {
+			return append(binary.BigEndian.AppendUint64(nil, uint64(o.At)), o.Envelope...)
 		}, add)
 	default:
 		err = addEach(y.st.Announces(e), func(a store.AnnounceEntry) []byte { return a.Envelope }, add)
@@ -273,6 +277,51 @@ func FetchCheckpoint(ctx context.Context, h host.Host, v peer.ID, e uint64) (cp 
 	return cp, found, nil
 }
 
+// FetchOffSchedule asks node p for the off-schedule challenges it kept
+// of epoch e (SPEC §16). Each must open as a challenge naming p, one
+// signer at most store.MaxOffSchedule times and each challenge once: what
+// a signature proves is that its signer challenged p in that epoch
+// (against a signer without stake, that it challenged off schedule).
+func FetchOffSchedule(ctx context.Context, h host.Host, p peer.ID, e uint64) ([]store.OffSchedule, error) {
+	var out []store.OffSchedule
+	seen, per := map[[32]byte]bool{}, map[peer.ID]int{}
+	for from := 0; ; {
+		next, err := fetchEvidencePage(ctx, h, p, syncwire.KindOffSchedule, e, from, func(b []byte) error {
+			if len(b) <= 8 {
+				return badPeer("off-schedule challenge of %d bytes", len(b))
+			}
+			o, err := protocol.Open(b[8:], pb.MessageType_CHALLENGE)
+			if err != nil {
+				return badPeer("off-schedule challenge: %v", err)
+			}
+			id := protocol.ID(o.Body)
+			switch {
+			case peer.ID(o.Msg.(*pb.Challenge).Miner) != p:
+				return badPeer("off-schedule challenge for another miner")
+			case seen[id]:
+				return badPeer("off-schedule challenge served twice")
+			case per[o.Author] == store.MaxOffSchedule:
+				return badPeer("over %d off-schedule challenges of one signer in epoch %d", store.MaxOffSchedule, e)
+			}
+			seen[id] = true
+			per[o.Author]++
+			out = append(out, store.OffSchedule{Epoch: e, Signer: []byte(o.Author), ID: id,
+				At: int64(binary.BigEndian.Uint64(b)), Envelope: b[8:]})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if next == 0 {
+			return out, nil
+		}
+		if next > syncwire.MaxEpochItems {
+			return nil, badPeer("off-schedule challenges of epoch %d: over %d items", e, syncwire.MaxEpochItems)
+		}
+		from = next
+	}
+}
+
 func (ev *EpochEvidence) addHost(v peer.ID, e uint64, b []byte) error {
 	r, err := record.DecodeHost(b)
 	if err != nil {
@@ -340,6 +389,8 @@ func fetchEvidencePage(ctx context.Context, h host.Host, v peer.ID, kind byte, e
 		max = store.MaxAnnounceLen
 	case syncwire.KindCheckpoint:
 		max = store.MaxCheckpointLen
+	case syncwire.KindOffSchedule:
+		max = store.MaxOffScheduleLen
 	}
 	size := 0
 	for range n {

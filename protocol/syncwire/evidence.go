@@ -16,6 +16,11 @@ const (
 	// epoch (SPEC §21): what a public audit of its pruned evidence resumes
 	// from.
 	KindCheckpoint byte = 4
+	// KindOffSchedule asks any node, validator or not, for the
+	// challenges it refused as off schedule and kept (SPEC §16), received
+	// in the epoch: each item BE64 receipt (Unix ns) ‖ the challenge
+	// envelope.
+	KindOffSchedule byte = 5
 )
 
 // Evidence response status.
@@ -48,7 +53,7 @@ func EncodeEvidenceRequest(kind byte, e uint64, from int) []byte {
 
 // DecodeEvidenceRequest parses EncodeEvidenceRequest's output.
 func DecodeEvidenceRequest(b []byte) (kind byte, e uint64, from int, ok bool) {
-	if len(b) != RequestLen || b[0] < KindRounds || b[0] > KindCheckpoint {
+	if len(b) != RequestLen || b[0] < KindRounds || b[0] > KindOffSchedule {
 		return 0, 0, 0, false
 	}
 	return b[0], binary.BigEndian.Uint64(b[1:]), int(binary.BigEndian.Uint32(b[9:])), true

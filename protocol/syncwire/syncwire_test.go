@@ -53,7 +53,7 @@ func TestEvidenceFrames(t *testing.T) {
 	if k, e, from, ok := DecodeEvidenceRequest(req); !ok || k != KindHosts || e != 7 || from != 128 {
 		t.Fatalf("round trip: %d %d %d %v", k, e, from, ok)
 	}
-	for _, bad := range [][]byte{nil, req[:RequestLen-1], append(slices.Clone(req), 0), EncodeEvidenceRequest(0, 7, 0), EncodeEvidenceRequest(KindCheckpoint+1, 7, 0)} {
+	for _, bad := range [][]byte{nil, req[:RequestLen-1], append(slices.Clone(req), 0), EncodeEvidenceRequest(0, 7, 0), EncodeEvidenceRequest(KindOffSchedule+1, 7, 0)} {
 		if _, _, _, ok := DecodeEvidenceRequest(bad); ok {
 			t.Errorf("request %x accepted", bad)
 		}
