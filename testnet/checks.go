@@ -159,6 +159,10 @@ func (r *run) adversaryChecks(s *report.Summary, first uint64, nodes map[string]
 			}
 		case a == "far" || a == "timeshare":
 			// honest, or cheats without a detectable fault: latencyChecks
+		case a == "cpu-outsource":
+			if r.cfg.Sim { // the server is modelled in virtual time only
+				out = append(out, adversary.CPUOutsourceCheck(s), adversary.PaidCheck(a, s))
+			}
 		case a == "squatter":
 			out = append(out, adversary.SquatterCheck(s, victimName, "miner-1"))
 		case a == "beacon-split":

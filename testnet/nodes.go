@@ -42,6 +42,8 @@ type minerSpec struct {
 	// (timeshare): each holds that share of its RAM and storage. 0: its own.
 	hostShare int
 	load      *adversary.Load // a CPU job beside it (loaded); nil: none
+	// cpu answers its CPU host rounds (cpu-outsource); nil: its own host.
+	cpu *adversary.CPUServer
 }
 
 func (r *run) minerSpecs() []minerSpec {
@@ -78,6 +80,8 @@ func (r *run) minerSpecs() []minerSpec {
 				out = append(out, minerSpec{name: fmt.Sprintf("timeshare-%d", i), profile: first.Name, adversary: a, device: dev,
 					hostShare: adversary.TimeshareIdentities})
 			}
+		case "cpu-outsource":
+			out = append(out, r.cpuOutsourceSpecs(first)...)
 		case "lazy":
 			out = append(out, minerSpec{name: "lazy", profile: "H100", adversary: a, mode: "lazy"})
 		case "precision":
@@ -494,6 +498,10 @@ func (r *run) minerOptions(o *node.Options, m *member, spec minerSpec) (io.Close
 	}
 	if r.sim != nil {
 		o.Adversary.Miner.HostTime = adversary.HostTime(p.Host, spec.adversary, spec.load)
+		if spec.cpu != nil {
+			o.Adversary.Miner.HostTime = spec.cpu.HostTime(spec.name, o.Adversary.Miner.HostTime)
+			o.Hardware.CpuCores = shown.Host.CpuCores // each claims the server's cores
+		}
 		if spec.adversary == "storage-regen" || spec.adversary == "sparse-plot" {
 			o.Adversary.Miner.PlotReader = nil // its reads take adversary.RegenBlockNs or SparsePlotNs
 		}

@@ -131,6 +131,9 @@ func (es *epochSummary) epoch(e uint64) (report.Epoch, error) {
 		}
 		es.weights(&ep, v)
 	}
+	if err := es.hostCPU(&ep); err != nil {
+		return ep, err
+	}
 	for _, rd := range es.r.rounds {
 		if rd.Epoch == e {
 			vd := ep.Verdicts[rd.Miner]

@@ -50,7 +50,7 @@ func Profitability(s *report.Summary, struck map[string]bool, shareLimit float64
 	for _, a := range slices.Sorted(maps.Keys(groups)) {
 		ms := groups[a]
 		p := report.Profit{Adversary: a, RealProfile: ms[0].Profile, Honest: honest[ms[0].Profile], Limit: MaxGain, Enforced: true}
-		if a == "timeshare" {
+		if a == "timeshare" || a == "cpu-outsource" { // identities sharing one device
 			p.Limit, p.Enforced = shareLimit, enforceShare
 		}
 		if a == "gpu-overannounce" {

@@ -121,6 +121,10 @@ type Epoch struct {
 	Identical bool `json:"identical_on_all_nodes"`
 	// Verdicts counts rounds by miner name: verified and failed.
 	Verdicts map[string]Verdicts `json:"verdicts"`
+	// HostCPU is, by miner name, the CPU core·GHz its host rounds proved
+	// (each validator's best credited record, averaged over validators);
+	// summarised only in runs with the cpu-outsource adversary.
+	HostCPU map[string]float64 `json:"host_cpu,omitempty"`
 }
 
 // Verdicts counts round outcomes.

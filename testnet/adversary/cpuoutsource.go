@@ -1,0 +1,94 @@
+package adversary
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pog-network/pog/proof/host"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/testnet/report"
+)
+
+// The cpu-outsource adversary is one host run as CPUOutsourceIdentities
+// identities, as timeshare runs one: they share its GPU and split its RAM
+// and storage, and every identity announces all its cores, whose CPU host
+// rounds one server of those cores answers (SPEC §23.7: a CPU round lasts
+// milliseconds, so one server can answer each identity's in turn). Only a
+// simulated run models the server (virtual time).
+const CPUOutsourceIdentities = 4
+
+// CPUServer is one host's cores answering several identities' CPU host
+// rounds: a round holds all of them for its chains' waves, as a
+// production round (a chain per announced core) would, and rounds queue
+// one after another in the order they arrive, each at the host's speed.
+type CPUServer struct {
+	dev   *Device // its unit of work is a chain step
+	cores uint64
+}
+
+// NewCPUServer is the server of host h's cores, in virtual time.
+func NewCPUServer(h *pb.Hardware) *CPUServer {
+	stepNs := scoring.CPUCyclesPerStep / h.CpuGhz
+	return &CPUServer{dev: NewSharedDevice(1e-3 / stepNs).InVirtualTime(true), cores: max(1, uint64(h.CpuCores))}
+}
+
+// HostTime is identity key's host proof time: a CPU proof waits for the
+// server and runs on it, other kinds take base's time.
+func (c *CPUServer) HostTime(key string, base func(string, host.Shape) time.Duration) func(string, host.Shape) time.Duration {
+	return func(kind string, sh host.Shape) time.Duration {
+		if kind != "cpu" {
+			return base(kind, sh)
+		}
+		waves := (sh.Chains + c.cores - 1) / c.cores
+		now := time.Now()
+		return c.dev.reserve(now, float64(waves*sh.Steps), key).Sub(now)
+	}
+}
+
+// CPUOutsourceCheck compares what the cpu-outsource identities' CPU host
+// rounds proved together with what honest miners of their profile proved
+// (each validator's best credited core·GHz of an epoch, the CPU part's
+// figure, averaged over validators and epochs). Its gain is at most the
+// identity count (each proves the server's cores, SPEC §23.7); the
+// time-sharing target of §16, 1.1, is reported against it.
+func CPUOutsourceCheck(s *report.Summary) report.Check {
+	name := fmt.Sprintf("cpu-outsource's %d identities prove at most %d× one honest host's CPU part (SPEC §23.7; §16's %.1f× not met)",
+		CPUOutsourceIdentities, CPUOutsourceIdentities, MaxTimeshareGain)
+	var group, profile string
+	var honest []string
+	for _, n := range s.Nodes {
+		if n.Adversary == "cpu-outsource" {
+			group, profile = group+n.Name+" ", n.Profile
+		}
+	}
+	for _, n := range s.Nodes {
+		if n.Role == "miner" && n.Adversary == "" && n.AddedLatencyMs == 0 && !n.Loaded && n.Profile == profile {
+			honest = append(honest, n.Name)
+		}
+	}
+	sum, ref := 0.0, 0.0
+	for _, m := range strings.Fields(group) {
+		sum += meanHostCPU(s, m)
+	}
+	for _, h := range honest {
+		ref += meanHostCPU(s, h) / float64(len(honest))
+	}
+	if ref <= 0 || sum <= 0 {
+		return report.Check{Name: name, OK: false, Detail: fmt.Sprintf("no CPU part proven: group %.4g, honest %.4g (%s)", sum, ref, strings.Join(honest, ", "))}
+	}
+	gain := sum / ref
+	return report.Check{Name: name, OK: gain <= CPUOutsourceIdentities*MaxGain,
+		Detail: fmt.Sprintf("gain %.2f: %.4g core·GHz proven by the group against %.4g by honest %s (%s)", gain, sum, ref, profile, strings.Join(honest, ", "))}
+}
+
+// meanHostCPU is a miner's proven CPU core·GHz averaged over the
+// summarised epochs (an epoch without one counts 0).
+func meanHostCPU(s *report.Summary, name string) float64 {
+	sum := 0.0
+	for _, e := range s.Epochs {
+		sum += e.HostCPU[name]
+	}
+	return sum / float64(max(1, len(s.Epochs)))
+}
