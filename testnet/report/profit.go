@@ -7,7 +7,7 @@ import (
 )
 
 // profitNote states the one baseline every gain in the report is against.
-const profitNote = "Gain is an adversary's mean consensus incentive over the summarised epochs (a sybil or timeshare group's summed) " +
+const profitNote = "Gain is an adversary's mean consensus incentive over the summarised epochs (a sybil, timeshare or cpu-outsource group's summed) " +
 	"÷ the baseline: the mean of the same over the honest miners listed, the undelayed ones of its real hardware that no fault struck " +
 	"(intermittent is owed a tenth of it, being up one round in ten). It is the only gain this report and its checks give."
 

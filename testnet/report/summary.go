@@ -58,8 +58,8 @@ type Setting struct {
 
 // Profit is the one gain figure of an adversary: every figure the checks
 // and the report give for its earnings is this one. Incentive is its mean
-// consensus incentive over the summarised epochs (a sybil or timeshare
-// group's summed); HonestIncentive, the baseline, is the mean of the same
+// consensus incentive over the summarised epochs (a sybil, timeshare or
+// cpu-outsource group's summed); HonestIncentive, the baseline, is the mean of the same
 // over Honest, the undelayed honest miners of its real profile that no
 // fault struck (scaled by its designed availability where it is only
 // part-time up). Gain is Incentive ÷ HonestIncentive; over Limit it fails
