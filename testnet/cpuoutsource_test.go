@@ -12,7 +12,7 @@ import (
 // and whose CPU host rounds one server of its cores answers, in virtual
 // time: together they prove at most four times the honest host's CPU
 // part (each proves the whole server, SPEC §23.7), and earn no more than
-// identities time-sharing one device may (§16).
+// identities time-sharing one device may (§16) with those extra CPU parts.
 func TestCPUOutsourceGroup(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Validators, cfg.Miners, cfg.Epochs = 2, 1, 3

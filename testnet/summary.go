@@ -284,6 +284,11 @@ func (r *run) judge(s *report.Summary, from, to uint64, audits map[string][]stri
 	r.setPresence(s, from, to)
 	s.Settings = r.params().Settings()
 	s.Profitability, unjudged = adversary.Profitability(s, r.struck(), shareLimit, enforceShare)
+	for i, p := range s.Profitability {
+		if p.Adversary == "cpu-outsource" { // time-shared, and k CPU parts (SPEC §23.7)
+			s.Profitability[i].Limit += adversary.CPUOutsourceLeak(s, r.params().Scoring())
+		}
+	}
 	s.JudgedByPay = adversary.JudgedByPay(r.cfg.Adversaries)
 	s.Checks = append(r.checks(s, from, audits, missing, unjudged), r.latencyChecks(s)...)
 	if len(validators) > 0 {

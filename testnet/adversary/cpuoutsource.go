@@ -56,20 +56,9 @@ func (c *CPUServer) HostTime(key string, base func(string, host.Shape) time.Dura
 func CPUOutsourceCheck(s *report.Summary) report.Check {
 	name := fmt.Sprintf("cpu-outsource's %d identities prove at most %d hosts' CPU core·GHz (SPEC §23.7; §16's time-sharing bound not met)",
 		CPUOutsourceIdentities, CPUOutsourceIdentities)
-	var group, profile string
-	var honest []string
-	for _, n := range s.Nodes {
-		if n.Adversary == "cpu-outsource" {
-			group, profile = group+n.Name+" ", n.Profile
-		}
-	}
-	for _, n := range s.Nodes {
-		if n.Role == "miner" && n.Adversary == "" && n.AddedLatencyMs == 0 && !n.Loaded && n.Profile == profile {
-			honest = append(honest, n.Name)
-		}
-	}
+	group, profile, honest := cpuOutsourceGroup(s)
 	sum, ref := 0.0, 0.0
-	for _, m := range strings.Fields(group) {
+	for _, m := range group {
 		sum += meanHostCPU(s, m)
 	}
 	for _, h := range honest {
@@ -81,6 +70,43 @@ func CPUOutsourceCheck(s *report.Summary) report.Check {
 	ratio := sum / ref
 	return report.Check{Name: name, OK: ratio <= CPUOutsourceIdentities*MaxGain,
 		Detail: fmt.Sprintf("%.4g core·GHz proven by the group against %.4g by honest %s (%s): ratio %.2f", sum, ref, profile, strings.Join(honest, ", "), ratio)}
+}
+
+// CPUOutsourceLeak is what SPEC §23.7's bound adds to the time-sharing
+// limit of cpu-outsource's incentive: k − 1 more of the honest host's CPU
+// parts (its proven core·GHz normalised and weighted as c scores it),
+// over the honest host's score.
+func CPUOutsourceLeak(s *report.Summary, c scoring.Config) float64 {
+	_, _, honest := cpuOutsourceGroup(s)
+	cpu, score := 0.0, 0.0
+	for _, e := range s.Epochs {
+		for _, h := range honest {
+			cpu += c.CPUWeight * min(c.Cap, e.HostCPU[h]/(float64(c.Reference.CPUCores)*c.Reference.CPUGHz))
+			for _, v := range e.Scores {
+				score += v[h] / float64(len(e.Scores))
+			}
+		}
+	}
+	if score <= 0 {
+		return 0
+	}
+	return float64(CPUOutsourceIdentities-1) * cpu / score
+}
+
+// cpuOutsourceGroup is the cpu-outsource identities, their profile and
+// the undelayed, unloaded honest miners of it.
+func cpuOutsourceGroup(s *report.Summary) (group []string, profile string, honest []string) {
+	for _, n := range s.Nodes {
+		if n.Adversary == "cpu-outsource" {
+			group, profile = append(group, n.Name), n.Profile
+		}
+	}
+	for _, n := range s.Nodes {
+		if n.Role == "miner" && n.Adversary == "" && n.AddedLatencyMs == 0 && !n.Loaded && n.Profile == profile {
+			honest = append(honest, n.Name)
+		}
+	}
+	return group, profile, honest
 }
 
 // meanHostCPU is a miner's proven CPU core·GHz averaged over the
