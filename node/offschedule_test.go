@@ -153,16 +153,18 @@ func TestSquatterRefused(t *testing.T) {
 	})
 }
 
-// A slot's owner that opens GPU rounds and never sends a beacon (the
-// squatter's rounds, here from the only staked validator, so each is on
-// schedule) holds the miner's queue place for at most its beacon budget,
-// proof_timeout, not until the challenge's hour-long deadline: the miner
-// abandons each such round and plays the next.
+// A slot's owner that opens GPU rounds and never sends a beacon, and host
+// rounds whose secret it never reveals (the squatter's rounds, here from
+// the only staked validator, so each is on schedule), holds the miner's
+// queue place and host lock for at most its wait budget, proof_timeout,
+// not until the challenge's hour-long deadline or for ever: the miner
+// ends each such round and plays the next.
 func TestOwnerCannotStallARound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
 		cfg.Network.TrustAnyValidator = false
+		cfg.Validator.HostCPUSteps = 1 << 12 // the squatter's host rounds
 		sk, sid := nodetest.Key(t)
 		var miner *Node
 		squatter, _ := tn.startWith(RoleValidator, cfg, cpu.Backend{}, func(o *Options) {
@@ -178,19 +180,26 @@ func TestOwnerCannotStallARound(t *testing.T) {
 		tn.connect(miner, squatter)
 		const span = time.Minute
 		time.Sleep(span)
-		rounds, _ := miner.miner.Played()
-		stalled := 0
+		rounds, hosts := miner.miner.Played()
+		stalled, unrevealed := 0, 0
 		for _, r := range rounds {
 			if r.Validator == sid && strings.HasPrefix(r.Reason, "beacons kept the miner waiting") {
 				stalled++
 			}
 		}
+		for _, h := range hosts {
+			if h.Validator == sid && strings.HasPrefix(h.Error, "sampling secret") {
+				unrevealed++
+			}
+		}
 		// Each round ends a budget after its last root; a minute holds
 		// several.
 		budget := cfg.Validator.ProofTimeout.Duration
-		if stalled < int(span/(2*budget)) {
-			t.Errorf("%d rounds abandoned for withheld beacons in %v (budget %v): %+v", stalled, span, budget, rounds)
+		if stalled < int(span/(2*budget)) || unrevealed < int(span/(2*budget)) {
+			t.Errorf("in %v (budget %v): %d rounds abandoned for withheld beacons, %d host rounds ended for a withheld secret",
+				span, budget, stalled, unrevealed)
 		}
-		t.Logf("%d rounds abandoned for withheld beacons in %v, budget %v; %d rounds played in all", stalled, span, budget, len(rounds))
+		t.Logf("in %v, budget %v: %d of %d rounds abandoned for withheld beacons, %d of %d host rounds ended for a withheld secret",
+			span, budget, stalled, len(rounds), unrevealed, len(hosts))
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"io"
-	"math"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -22,9 +21,9 @@ import (
 
 // squat is the testnet squatter's attack (Options.Squat): a listed
 // validator challenges each victim off schedule, over and over, with a host
-// round whose root is due after about 24 days and whose secret it never
-// reveals (holding the miner's host lock), and with a GPU round due after
-// an hour whose beacons it never sends (holding a queue place).
+// round due when its plan says (the latest a miner accepts) whose secret it
+// never reveals (holding the miner's host lock), and with a GPU round due
+// after an hour whose beacons it never sends (holding a queue place).
 func (n *Node) squat(ctx context.Context, victims func() []peer.ID) {
 	started := map[peer.ID]bool{}
 	t := time.NewTicker(time.Second)
@@ -67,7 +66,6 @@ func (n *Node) squatHost(ctx context.Context, p peer.ID) error {
 	if err != nil {
 		return err
 	}
-	pl.Challenge.RootByMs = math.MaxInt32
 	return n.squatStream(ctx, p, hostround.Protocol, func(w *bufio.Writer) error { return stream.WriteFlush(w, pl.Challenge.Encode()) })
 }
 
