@@ -151,7 +151,8 @@ const (
 // over the kept fractions f an attacker may choose: a miner keeping f of
 // every block, its plot 1/f times its disk, is credited at most 1.05× its
 // storage, or regenerates each block past the deadline's longest step
-// (every round missed); for f ≥ 1/32 even without the deadline. A miner
+// (every round missed, as for every f ≤ 1/2); for f ≥ 1/32 even without
+// the deadline. A miner
 // keeping most blocks whole and spending the step bound's slack over a
 // flash read on blocks kept at f gains at most 1.05.
 func TestTradeOffBound(t *testing.T) {
@@ -162,6 +163,9 @@ func TestTradeOffBound(t *testing.T) {
 		t.Logf("f %.4f: a block in %.2f ms, credited %.3f× the storage held", f, T/1e6, min(1, StepBoundNs/T)/f)
 		if gain := min(1, StepBoundNs/T) / f; gain > 1.05 && (T <= maxStepNs || f >= 1.0/32) {
 			t.Errorf("f %.4f: a block in %.0f µs (the deadline's step %.0f µs), credited %.3f× the storage held", f, T/1e3, maxStepNs/1e3, gain)
+		}
+		if f <= 1.0/2 && T <= maxStepNs {
+			t.Errorf("f %.4f: a block in %.0f µs, inside the deadline's step %.0f µs", f, T/1e3, maxStepNs/1e3)
 		}
 		saved = max(saved, (1-f)/(T-flashReadNs))
 	}
