@@ -90,11 +90,11 @@ func (p Params) bandwidthSlack() float64 {
 // HostScaleNote states the host scaling in the report.
 func (p Params) HostScaleNote() string {
 	note := fmt.Sprintf("Simulated hosts: each miner holds a RAM dataset of its profile's RAM ÷ %d and a plot of its storage ÷ %d "+
-		"(%d-byte blocks of %d rounds); host rounds run one CPU chain, one RAM walk and one storage walk, and the scoring "+
+		"(%d-byte blocks of %d layers); host rounds run one CPU chain, one RAM walk and one storage walk, and the scoring "+
 		"reference is divided likewise", machine.RAMScale, machine.StorageScale, 1<<machine.PlotBlockLog, machine.PlotRounds)
 	if p.Sim {
 		return note + fmt.Sprintf(". Each step takes its profile's time in virtual time: a CPU chain step 64 cycles at the profile's clock, "+
-			"a RAM step %d ns (ram-on-disk %d ns), a block read %d µs (storage-regen %.1f ms).", adversary.DRAMReadNs, adversary.PageCacheReadNs, adversary.FlashReadNs/1000, adversary.RegenBlockNs/1e6)
+			"a RAM step %d ns (ram-on-disk %d ns), a block read %d µs (storage-regen %.1f ms, sparse-plot %.1f ms).", adversary.DRAMReadNs, adversary.PageCacheReadNs, adversary.FlashReadNs/1000, adversary.RegenBlockNs/1e6, adversary.SparsePlotNs()/1e6)
 	}
 	return note + fmt.Sprintf(" (its RAM and storage bandwidths by a further %d: every miner walks this one machine's "+
 		"memory and page cache, so bandwidths are not simulated, and honest walks reach the cap).", machine.BandwidthSlack)
