@@ -1,7 +1,9 @@
 package adversary
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/testnet/report"
 )
 
 // TestSharedServerCredit plays one CPU server's answers to k identities'
@@ -53,5 +56,39 @@ func TestSharedServerCredit(t *testing.T) {
 			t.Errorf("%s: %d identities prove %.3f× one server, want %.3f×", c.name, c.k, gain, want)
 		}
 		t.Logf("%s: %d identities prove %.3f× one server (f = %.2f)", c.name, c.k, gain, f)
+	}
+}
+
+// TestCPUOutsourceFigures: the group's check sums its identities' proven
+// core·GHz against the honest miners of its profile (a loaded or delayed
+// one, or one of another profile, is no reference) and fails past k
+// hosts; the leak added to its incentive limit is k − 1 honest CPU parts
+// over the honest score.
+func TestCPUOutsourceFigures(t *testing.T) {
+	c := scoring.DefaultConfig()
+	ref := float64(c.Reference.CPUCores) * c.Reference.CPUGHz
+	nodes := []report.Node{{Name: "miner-1", Role: "miner", Profile: "H200"}, {Name: "miner-2", Role: "miner", Profile: "H100"},
+		{Name: "loaded", Role: "miner", Profile: "H200", Loaded: true}}
+	for i := 1; i <= CPUOutsourceIdentities; i++ {
+		nodes = append(nodes, report.Node{Name: fmt.Sprintf("cpu-outsource-%d", i), Role: "miner", Profile: "H200", Adversary: "cpu-outsource"})
+	}
+	for _, each := range []float64{2.4, 2.6} { // each identity's core·GHz against miner-1's 2.4
+		s := &report.Summary{Nodes: nodes}
+		for range 2 {
+			e := report.Epoch{HostCPU: map[string]float64{"miner-1": 2.4, "miner-2": 50, "loaded": 0.1},
+				Scores: map[string]map[string]float64{"v1": {"miner-1": 0.3}, "v2": {"miner-1": 0.5}}}
+			for i := 1; i <= CPUOutsourceIdentities; i++ {
+				e.HostCPU[fmt.Sprintf("cpu-outsource-%d", i)] = each
+			}
+			s.Epochs = append(s.Epochs, e)
+		}
+		ratio := CPUOutsourceIdentities * each / 2.4
+		if got := CPUOutsourceCheck(s); got.OK != (ratio <= CPUOutsourceIdentities*MaxGain) || !strings.Contains(got.Detail, fmt.Sprintf("ratio %.2f", ratio)) {
+			t.Errorf("each %.1f: %+v", each, got)
+		}
+		want := float64(CPUOutsourceIdentities-1) * c.CPUWeight * 2.4 / ref / 0.4
+		if got := CPUOutsourceLeak(s, c); math.Abs(got-want) > 1e-12 {
+			t.Errorf("leak %g, want %g", got, want)
+		}
 	}
 }
