@@ -59,9 +59,13 @@ type view struct {
 
 const maxOpenChallenges = 20000
 
-// maxOpenPerValidator bounds one validator's open challenges (one per
-// miner it is testing); more are Ignored.
-const maxOpenPerValidator = 1024
+// maxOpenPerValidator bounds one validator's open challenges; more are
+// Ignored. An honest validator schedules at most validator.max_miners ≤
+// protocol.MaxEpochMiners miners at once, with one challenge each in
+// flight, and a challenge stays open here for 2 × its deadline while its
+// round lasts at most its deadline: the miners it dropped for others
+// hold at most as many again.
+const maxOpenPerValidator = 2 * protocol.MaxEpochMiners
 
 func newView(epochLength time.Duration, trustAny bool, validators []peer.ID) *view {
 	v := &view{

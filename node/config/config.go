@@ -192,6 +192,7 @@ type ValidatorConfig struct {
 	HostPlotMaxWalks  int      `toml:"host_plot_max_walks" comment:"most walks of a storage host round (one per announced core up to this)"`
 	HostMaxRound      Duration `toml:"host_max_round" comment:"a distant miner's host rounds grow to 20 round trips, at most this long at its last measured step time"`
 	HostRounds        int      `toml:"host_rounds" comment:"sets of host rounds per miner per epoch, in different slots; the best of each kind counts"`
+	MaxMiners         int      `toml:"max_miners" comment:"most miners this validator schedules at once (its verification capacity); beyond it the lowest ranked get no slots: weighed in its last record first, then verified, then connected, then by a seeded hash"`
 }
 
 // Profiles name default configurations for `pog init --profile`.
@@ -223,7 +224,7 @@ func DefaultConfig() Config {
 			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute},
 			HostCPUSteps: 1 << 20, HostCPUMaxChains: MaxHostChains,
 			HostRAMSteps: 1 << 20, HostRAMMaxWalks: 16, HostPlotSteps: 1 << 11, HostPlotMaxWalks: 8,
-			HostMaxRound: Duration{10 * time.Second}, HostRounds: 3},
+			HostMaxRound: Duration{10 * time.Second}, HostRounds: 3, MaxMiners: 1024},
 	}
 }
 

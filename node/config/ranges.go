@@ -10,6 +10,7 @@ import (
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
+	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/hostround"
 )
 
@@ -109,6 +110,7 @@ var configRanges = []configRange{
 	{"validator.host_plot_steps", count, 0, 1 << 20, func(c *Config) any { return c.Validator.HostPlotSteps }},
 	{"validator.host_plot_max_walks", count, 1, MaxHostChains, func(c *Config) any { return c.Validator.HostPlotMaxWalks }},
 	{"validator.host_rounds", count, 1, 16, func(c *Config) any { return c.Validator.HostRounds }},
+	{"validator.max_miners", count, 1, protocol.MaxEpochMiners, func(c *Config) any { return c.Validator.MaxMiners }},
 	{"validator.host_max_round", duration, float64(time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Validator.HostMaxRound }},
 	{"network.ram_period_epochs", count, 1, 1 << 20, func(c *Config) any { return c.Network.RAMPeriodEpochs }},
 	{"network.ram_cache_log", count, memwalk.MinCacheLog, memwalk.MaxCacheLog, func(c *Config) any { return c.Network.RAMCacheLog }},

@@ -2,8 +2,10 @@ package epoch
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -195,8 +197,24 @@ func (s *EpochScorer) score(e uint64, rounds []*store.RoundRecord) (*pb.EpochRec
 		}
 		rec.Weights = append(rec.Weights, &pb.MinerWeight{Miner: []byte(id), Weight: w.Value})
 	}
-	sort.Slice(rec.Weights, func(i, j int) bool { return bytes.Compare(rec.Weights[i].Miner, rec.Weights[j].Miner) < 0 })
+	rec.Weights = boundWeights(rec.Weights)
 	return rec, scores, nil
+}
+
+// boundWeights keeps at most protocol.MaxEpochMiners weights, the highest
+// (ties to the lower miner ID), in miner order, so that a record of an
+// epoch in which more miners were scored than a record may hold still
+// verifies. Admission (validator.max_miners) keeps the scored miners
+// below the bound; what is dropped is the least weighed, zeros first.
+func boundWeights(ws []*pb.MinerWeight) []*pb.MinerWeight {
+	byMiner := func(a, b *pb.MinerWeight) int { return bytes.Compare(a.Miner, b.Miner) }
+	if len(ws) > protocol.MaxEpochMiners {
+		slices.SortStableFunc(ws, byMiner)
+		slices.SortStableFunc(ws, func(a, b *pb.MinerWeight) int { return cmp.Compare(b.Weight, a.Weight) })
+		ws = ws[:protocol.MaxEpochMiners]
+	}
+	slices.SortFunc(ws, byMiner)
+	return ws
 }
 
 // inputs are the scoring inputs of epoch e, sorted by miner: every miner

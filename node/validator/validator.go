@@ -47,6 +47,11 @@ type Validator struct {
 	wg      sync.WaitGroup
 	scorer  *epoch.EpochScorer
 	sched   *SlotSchedule // nil: random pauses (schedule.go)
+	// admitted are the miners scheduled (admission.go); nil: all.
+	// admitSeed and weights are from the validator's latest record.
+	admitted  map[peer.ID]bool
+	admitSeed [32]byte
+	weights   map[peer.ID]float64
 }
 
 type minerEntry struct {
@@ -80,6 +85,12 @@ type minerEntry struct {
 	// rtts are the round trips measured before its last rttWindow
 	// rounds, which size the next (sizingRTT).
 	rtts []time.Duration
+	// firstEpoch is the epoch of its first announce here, verified 1 +
+	// the epoch of its last verified round (0: none), and rank its
+	// admission rank under rankSeed (admission.go).
+	firstEpoch, verified uint64
+	rank, rankSeed       [32]byte
+	ranked               bool
 }
 
 // pick chooses the class of the miner's next round in epoch e.
@@ -117,7 +128,7 @@ func (v *Validator) OnAnnounce(at time.Time, o *protocol.Opened) {
 	defer v.mu.Unlock()
 	e := v.miners[o.Author]
 	if e == nil {
-		e = &minerEntry{tflops: map[proof.Precision]float64{}, floor: map[proof.Precision]float64{}}
+		e = &minerEntry{tflops: map[proof.Precision]float64{}, floor: map[proof.Precision]float64{}, firstEpoch: v.env.EpochAt(at)}
 		v.miners[o.Author] = e
 		v.env.Log.Info("miner joined", "miner", o.Author)
 	}
@@ -163,6 +174,9 @@ func (v *Validator) Start(ctx context.Context) {
 		mark = uint64(time.Now().UnixMilli())
 	}
 	v.round, v.marked = max(last, mark), max(last, mark)
+	if err := v.loadLatestRecord(v.env.EpochAt(time.Now())); err != nil {
+		v.env.Log.Error("reading this validator's latest record failed; admitting without it", "err", err)
+	}
 	v.env.WG.Add(2)
 	go v.epochLoop(ctx)
 	go func() {
@@ -207,10 +221,15 @@ func (v *Validator) startRounds(ctx context.Context) {
 	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.admit(now)
 	for p, e := range v.miners {
 		if v.left(e, now) {
 			delete(v.miners, p)
 			v.env.Log.Info("miner left (no announce)", "miner", p)
+			continue
+		}
+		if v.admitted != nil && !v.admitted[p] {
+			e.next = time.Time{} // no slots, so no no-shows, until admitted
 			continue
 		}
 		if v.sched != nil {
@@ -355,6 +374,9 @@ func (v *Validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb
 	v.mu.Lock()
 	if e := v.miners[p]; e != nil {
 		e.busy = false
+		if stored && rec.Verdict == store.VerdictVerified {
+			e.verified = max(e.verified, ep+1)
+		}
 		if stored && rec.Verdict == store.VerdictVerified && len(rec.StepArrivals) > 0 {
 			// Sized by what the miner did, not the credit min_timed caps.
 			measured := plan.TimedRate(rec)
@@ -685,6 +707,7 @@ func (v *Validator) closeEpoch(ctx context.Context, e uint64) error {
 	if err := v.store.PutEpochRecord(e, []byte(v.id()), raw); err != nil {
 		return err
 	}
+	v.setLatestRecord(raw)
 	if err := v.env.PublishRaw(ctx, protocol.TopicEpoch, raw); err != nil {
 		return err
 	}
