@@ -167,6 +167,8 @@ func (r *run) adversaryChecks(s *report.Summary, first uint64, nodes map[string]
 			out = append(out, adversary.SquatterCheck(s, victimName, "miner-1"))
 		case a == "beacon-split":
 			out = append(out, r.beaconSplitCheck(first, first+uint64(r.cfg.Epochs)-1))
+		case a == swarmName:
+			out = append(out, r.swarmCheck(s))
 		case slices.Contains(adversary.ByPay, a):
 			out = append(out, adversary.PaidCheck(a, s))
 		default:

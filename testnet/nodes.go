@@ -12,6 +12,7 @@ import (
 
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/node/config"
@@ -185,15 +186,21 @@ func (r *run) startNodes(ctx context.Context) error {
 			return err
 		}
 	}
-	return r.startAttackers(ctx, validators, func(ctx context.Context, a *adversary.Attacker, v *member) error {
-		return a.Connect(ctx, v.node.Host())
+	return r.startAttackers(ctx, validators, func(ctx context.Context, h host.Host, v *member) error {
+		return h.Connect(ctx, peer.AddrInfo{ID: v.node.Host().ID(), Addrs: v.node.Host().Addrs()})
 	})
 }
 
-// startAttackers runs the spammer and the forger in this process, each
-// connected to every validator.
-func (r *run) startAttackers(ctx context.Context, validators []*member, connect func(context.Context, *adversary.Attacker, *member) error) error {
+// startAttackers runs the spammer, the forger and the swarm in this
+// process, each connected to every validator.
+func (r *run) startAttackers(ctx context.Context, validators []*member, connect func(context.Context, host.Host, *member) error) error {
 	for _, a := range r.cfg.Adversaries {
+		if a == "swarm" {
+			if err := r.startSwarm(ctx, validators, connect); err != nil {
+				return err
+			}
+			continue
+		}
 		if a != "spammer" && a != "forger" {
 			continue
 		}
@@ -206,7 +213,7 @@ func (r *run) startAttackers(ctx context.Context, validators []*member, connect 
 		r.members = append(r.members, &member{info: report.Node{Name: a, PeerID: att.Host.ID().String(), Role: "attacker", Adversary: a}})
 		r.mu.Unlock()
 		for _, v := range validators {
-			if err := connect(ctx, att, v); err != nil {
+			if err := connect(ctx, att.Host, v); err != nil {
 				return err
 			}
 		}
@@ -537,6 +544,10 @@ func (r *run) RoundEvent(e procs.Round) {
 	now := time.Since(r.start).Seconds()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.swarm[mustPeer(e.Miner)] {
+		r.swarmRounds++ // counted, not listed: thousands of no-shows
+		return
+	}
 	m := r.byID[mustPeer(e.Miner)]
 	name := e.Miner
 	if m != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/node/config"
@@ -52,8 +53,8 @@ func (r *run) startProcs(ctx context.Context) error {
 			return err
 		}
 	}
-	return r.startAttackers(ctx, validators, func(ctx context.Context, a *adversary.Attacker, v *member) error {
-		return procs.Connect(ctx, a.Host, v.addr)
+	return r.startAttackers(ctx, validators, func(ctx context.Context, h host.Host, v *member) error {
+		return procs.Connect(ctx, h, v.addr)
 	})
 }
 

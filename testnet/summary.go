@@ -79,6 +79,9 @@ func (r *run) nameOf(id string) string {
 	if m := r.byID[p]; err == nil && m != nil {
 		return m.info.Name
 	}
+	if r.swarm[p] {
+		return swarmName
+	}
 	return id
 }
 

@@ -43,7 +43,7 @@ import (
 // Adversaries lists every adversary class, in the order they join.
 // far is no adversary but an honest miner behind FarDelay; like them it
 // joins by name.
-var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "sparse-plot", "spammer", "dishonest-validator", "equivocator", "far", "loaded", "timeshare", "absent", "squatter", "memory-inflate", "gpu-overannounce", "beacon-split", "cpu-outsource"}
+var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "sparse-plot", "spammer", "dishonest-validator", "equivocator", "far", "loaded", "timeshare", "absent", "squatter", "memory-inflate", "gpu-overannounce", "beacon-split", "cpu-outsource", "swarm"}
 
 // Config describes a testnet run.
 type Config struct {
@@ -178,25 +178,27 @@ type run struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 
-	mu         sync.Mutex
-	rounds     []report.Round
-	detections []report.Detection
-	sent       map[[32]byte]time.Time         // challenge ID → publication (validators)
-	received   map[[32]byte]time.Time         // challenge ID → first receipt at its miner
-	have       map[uint64]map[[2]peer.ID]bool // epoch → (node, validator) pairs with its record stored
-	done       map[uint64]bool                // epochs reported on epochsDone
-	scoreSeen  map[peer.ID]bool               // attackers already scored below zero
-	attackers  map[peer.ID]string             // attacker host → adversary class
-	stopping   bool                           // shutting down: round streams break as nodes stop
-	epochsDone chan uint64
-	children   []*procs.Child     // --procs
-	sim        *netlab.Sim        // Sim
-	lab        *netlab.Namespaces // --netns
-	cut        []int              // --netns: lab hosts of the partitioned miners
-	cutNames   []string
-	cutFrom    time.Duration // partition window, since start
-	cutTo      time.Duration
-	late       *lateJoin // set once the late joiner's deadline passed
+	mu          sync.Mutex
+	rounds      []report.Round
+	detections  []report.Detection
+	sent        map[[32]byte]time.Time         // challenge ID → publication (validators)
+	received    map[[32]byte]time.Time         // challenge ID → first receipt at its miner
+	have        map[uint64]map[[2]peer.ID]bool // epoch → (node, validator) pairs with its record stored
+	done        map[uint64]bool                // epochs reported on epochsDone
+	scoreSeen   map[peer.ID]bool               // attackers already scored below zero
+	attackers   map[peer.ID]string             // attacker host → adversary class
+	swarm       map[peer.ID]bool               // the swarm's identities (swarm.go)
+	swarmRounds int                            // records validators stored of them
+	stopping    bool                           // shutting down: round streams break as nodes stop
+	epochsDone  chan uint64
+	children    []*procs.Child     // --procs
+	sim         *netlab.Sim        // Sim
+	lab         *netlab.Namespaces // --netns
+	cut         []int              // --netns: lab hosts of the partitioned miners
+	cutNames    []string
+	cutFrom     time.Duration // partition window, since start
+	cutTo       time.Duration
+	late        *lateJoin // set once the late joiner's deadline passed
 	// validatorIDs is every validator's peer ID, listed in every node's
 	// network.validators.
 	validatorIDs []string

@@ -87,6 +87,12 @@ func compareCandidates(a, b Candidate) int {
 	return cmp.Compare(a.ID, b.ID)
 }
 
+// admitEvery is how often admission is recomputed while there are more
+// miners than it admits: ranking thousands of identities at every tick
+// would cost more than the slots it decides, and a miner that connects
+// or is verified waits at most this long for its place.
+const admitEvery = time.Second
+
 // admit recomputes which miners are scheduled (v.admitted; nil: all, as
 // long as they fit). v.mu must be held.
 func (v *Validator) admit(now time.Time) {
@@ -95,6 +101,10 @@ func (v *Validator) admit(now time.Time) {
 		v.admitted = nil
 		return
 	}
+	if v.admitted != nil && now.Sub(v.admittedAt) < admitEvery {
+		return
+	}
+	v.admittedAt = now
 	ep := v.env.EpochAt(now)
 	cands := make([]Candidate, 0, len(v.miners))
 	for p, e := range v.miners {

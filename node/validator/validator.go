@@ -47,11 +47,13 @@ type Validator struct {
 	wg      sync.WaitGroup
 	scorer  *epoch.EpochScorer
 	sched   *SlotSchedule // nil: random pauses (schedule.go)
-	// admitted are the miners scheduled (admission.go); nil: all.
-	// admitSeed and weights are from the validator's latest record.
-	admitted  map[peer.ID]bool
-	admitSeed [32]byte
-	weights   map[peer.ID]float64
+	// admitted are the miners scheduled (admission.go), as of
+	// admittedAt; nil: all. admitSeed and weights are from the
+	// validator's latest record.
+	admitted   map[peer.ID]bool
+	admittedAt time.Time
+	admitSeed  [32]byte
+	weights    map[peer.ID]float64
 }
 
 type minerEntry struct {

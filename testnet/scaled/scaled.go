@@ -44,6 +44,10 @@ func (p Params) Node() config.Config {
 	c.Validator.Deadline = config.Duration{Duration: 10 * time.Second}
 	c.Validator.ProofTimeout = config.Duration{Duration: 10 * time.Second}
 	c.Validator.MinerTTL = config.Duration{Duration: 30 * time.Second}
+	// Above the tens of miners a testnet runs: the swarm adversary's
+	// identities past it get no slots, and the few it admits cost no-show
+	// records in proportion to the network, not to production's cap.
+	c.Validator.MaxMiners = 64
 	// The public audits run after the last epoch while the network goes on,
 	// and fetch every validator's evidence from its first record: keep it
 	// for the whole run (the audits take up to two epochs on 2 cores), so

@@ -40,6 +40,7 @@ var settings = []setting{
 	{"validator.deadline", func(c config.Config) (string, float64) { return dur(c.Validator.Deadline) }},
 	{"validator.proof_timeout", func(c config.Config) (string, float64) { return dur(c.Validator.ProofTimeout) }},
 	{"validator.miner_ttl", func(c config.Config) (string, float64) { return dur(c.Validator.MinerTTL) }},
+	{"validator.max_miners", func(c config.Config) (string, float64) { return count(c.Validator.MaxMiners) }},
 	{"validator.host_rounds", func(c config.Config) (string, float64) { return count(c.Validator.HostRounds) }},
 	{"validator.host_max_round", func(c config.Config) (string, float64) { return dur(c.Validator.HostMaxRound) }},
 	{"validator.host_cpu_steps", func(c config.Config) (string, float64) { return count(c.Validator.HostCPUSteps) }},
