@@ -204,7 +204,7 @@ func (r *run) startAttackers(ctx context.Context, validators []*member, connect 
 		if a != "spammer" && a != "forger" {
 			continue
 		}
-		att, err := adversary.NewAttacker(ctx, r.attackerTransport())
+		att, err := adversary.NewAttacker(ctx, r.attackerTransport(), r.keyStream("attacker/"+a))
 		if err != nil {
 			return err
 		}
@@ -274,9 +274,15 @@ func (r *run) createHome(home string) (crypto.PrivKey, error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
+	return config.CreateKeyFrom(home, r.keyStream(filepath.Base(home)))
+}
+
+// keyStream is the random stream the run's seed gives the node or
+// attacker of that name: its key first.
+func (r *run) keyStream(name string) io.Reader {
 	h := blake3.New(32, nil)
-	fmt.Fprintf(h, "pog testnet key\x00%d\x00%s", r.cfg.Seed, filepath.Base(home))
-	return config.CreateKeyFrom(home, h.XOF())
+	fmt.Fprintf(h, "pog testnet key\x00%d\x00%s", r.cfg.Seed, name)
+	return h.XOF()
 }
 
 // createValidatorKeys makes every validator's home and key before any

@@ -278,6 +278,7 @@ func newRun(cfg Config) (*run, error) {
 	if cfg.Sim {
 		r.sim = netlab.NewSim()
 		r.sim.WithFaults(cfg.Faults, r.start, cfg.Seed)
+		netlab.SeedLibraries(cfg.Seed)
 	}
 	return r, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	mrand "math/rand/v2"
 	"slices"
 	"sync"
@@ -218,13 +219,16 @@ func (v *Validator) tick() time.Duration {
 
 // startRounds starts a round with every miner announced within the TTL,
 // connected, idle and past its random pause (or in its owned slot), and
-// records a no-show for each owned slot that passed unserved.
+// records a no-show for each owned slot that passed unserved. Miners are
+// visited in peer ID order, so the rounds of one tick are numbered (and
+// their draws keyed) the same way every time.
 func (v *Validator) startRounds(ctx context.Context) {
 	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.admit(now)
-	for p, e := range v.miners {
+	for _, p := range slices.Sorted(maps.Keys(v.miners)) {
+		e := v.miners[p]
 		if v.left(e, now) {
 			delete(v.miners, p)
 			v.env.Log.Info("miner left (no announce)", "miner", p)

@@ -2,7 +2,7 @@ package adversary
 
 import (
 	"context"
-	"crypto/rand"
+	"io"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -21,11 +21,13 @@ import (
 type Attacker struct {
 	Host   host.Host
 	topics map[string]*pubsub.Topic
+	rnd    io.Reader // its keys and junk: a seeded stream, so a run replays
 }
 
-// NewAttacker starts an attacker on transport with a fresh identity.
-func NewAttacker(ctx context.Context, transport []libp2p.Option) (*Attacker, error) {
-	key, _, err := crypto.GenerateEd25519Key(rand.Reader)
+// NewAttacker starts an attacker on transport with an identity drawn from
+// rnd, which also gives its forged keys and junk.
+func NewAttacker(ctx context.Context, transport []libp2p.Option, rnd io.Reader) (*Attacker, error) {
+	key, _, err := crypto.GenerateEd25519Key(rnd)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +40,7 @@ func NewAttacker(ctx context.Context, transport []libp2p.Option) (*Attacker, err
 		h.Close()
 		return nil, err
 	}
-	a := &Attacker{Host: h, topics: map[string]*pubsub.Topic{}}
+	a := &Attacker{Host: h, topics: map[string]*pubsub.Topic{}, rnd: rnd}
 	for _, name := range []string{protocol.TopicAnnounce, protocol.TopicChallenge, protocol.TopicCommitment, protocol.TopicReveal, protocol.TopicEpoch} {
 		t, err := ps.Join(name)
 		if err != nil {
@@ -60,7 +62,7 @@ func (a *Attacker) Spam(ctx context.Context, period time.Duration) {
 	defer t.Stop()
 	for i := 0; ; i++ {
 		junk := make([]byte, 64+i%64)
-		rand.Read(junk)
+		io.ReadFull(a.rnd, junk)
 		a.topics[protocol.TopicChallenge].Publish(ctx, junk)
 		a.topics[protocol.TopicAnnounce].Publish(ctx, make([]byte, protocol.MaxGossipBytes+1+i))
 		select {
@@ -75,7 +77,7 @@ func (a *Attacker) Spam(ctx context.Context, period time.Duration) {
 // (its public key, the forger's signature) and a commitment for a challenge
 // addressed to another miner.
 func (a *Attacker) Forge(ctx context.Context, victim crypto.PubKey, period time.Duration) {
-	key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
+	key, _, _ := crypto.GenerateEd25519Key(a.rnd)
 	vpub, _ := crypto.MarshalPublicKey(victim)
 	t := time.NewTicker(period)
 	defer t.Stop()
