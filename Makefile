@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/pog
 PKGS    := ./...
 
-.PHONY: all testnet explore bench test docs build lint fuzz bench-go bench-openblas bench-philox bench-net proto clean ptx ptx-check build-cuda gpu-bundle
+.PHONY: all testnet testnet-determinism explore bench test docs build lint fuzz bench-go bench-openblas bench-philox bench-net proto clean ptx ptx-check build-cuda gpu-bundle
 
 all: build
 
@@ -19,6 +19,11 @@ testnet: build
 SEED ?= 1
 explore: build
 	$(BIN) testnet --explore 20 --seed $(SEED)
+
+# Same seed, same result: make testnet's network twice at once with seed
+# SEED; fails, printing both, if any epoch's consensus differs.
+testnet-determinism: build
+	bash .ci/testnet-determinism.sh $(SEED)
 
 # One full local proof round on the CPU backend.
 bench: build
