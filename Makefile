@@ -21,7 +21,8 @@ explore: build
 	$(BIN) testnet --explore 20 --seed $(SEED)
 
 # Same seed, same result: make testnet's network twice at once with seed
-# SEED; fails, printing both, if any epoch's consensus differs.
+# SEED; fails, printing both, if any epoch's consensus differs beyond the
+# spread docs/testnet.md names (TOL=0: bit for bit).
 testnet-determinism: build
 	bash .ci/testnet-determinism.sh $(SEED)
 

@@ -22,10 +22,14 @@ import (
 // synctest bubble the caller runs Run in. Nothing in the nodes knows: they
 // get a transport and an in-memory filesystem for their stores.
 //
-// Links have latency and no bandwidth limit: a packet's arrival depends on
-// its own send time alone, never on which of two packets sent in the same
-// instant was queued first, so goroutine order cannot move a validator's
-// timestamps (testnet.Config.Sim's determinism).
+// Links have latency and no bandwidth limit: a packet arrives its two ends'
+// latency after it is sent, whatever else is in flight. When it is sent is
+// QUIC's choice: congestion control and pacing see every stream of the
+// connection, gossip and record sync beside a round's, and Go, not the
+// seed, orders the goroutines that send in one virtual instant. So a
+// round's timestamps can move by a pacing interval from run to run; only
+// a measurement that resolves that moves the consensus
+// (docs/testnet.md, "Same seed, same result").
 type Sim struct {
 	base time.Duration // one-way latency between any two nodes
 
