@@ -153,3 +153,31 @@ func TestViewIsBounded(t *testing.T) {
 			len(v.challenges), len(v.rootOwner), len(v.byPair), len(v.perVal), len(v.order))
 	}
 }
+
+// TestOpenLimitHoldsTwoAdmittedSets plays SPEC §15's bound: a validator
+// at the largest admission (MaxEpochMiners miners, one round each in
+// flight) that drops all of them for as many others, within a deadline,
+// has every challenge accepted; one more is refused.
+func TestOpenLimitHoldsTwoAdmittedSets(t *testing.T) {
+	v := newView(time.Minute, true, nil)
+	now := time.Unix(1000, 0)
+	val := peer.ID("validator")
+	open := func(i int, at time.Time) bool {
+		return v.add(&openChallenge{id: [32]byte{byte(i), byte(i >> 8), byte(i >> 16), 2}, validator: val,
+			miner: peer.ID(fmt.Sprint("m", i)), msg: &pb.Challenge{DeadlineMs: 10000}, received: at}, at)
+	}
+	for i := range 2 * protocol.MaxEpochMiners {
+		// The second admitted set comes within the first's deadline, while
+		// its challenges are still open here.
+		at := now
+		if i >= protocol.MaxEpochMiners {
+			at = now.Add(9 * time.Second)
+		}
+		if !open(i, at) {
+			t.Fatalf("challenge %d of two admitted sets refused", i)
+		}
+	}
+	if open(2*protocol.MaxEpochMiners, now.Add(9*time.Second)) {
+		t.Fatal("a challenge beyond two admitted sets accepted")
+	}
+}
