@@ -17,7 +17,11 @@ const swarmName = "swarm"
 // startSwarm runs the swarm (adversary.Swarm) in this process, its hosts
 // connected to every validator.
 func (r *run) startSwarm(ctx context.Context, validators []*member, connect func(context.Context, host.Host, *member) error) error {
-	sw, err := adversary.NewSwarm(ctx, adversary.SwarmIdentities, uint64(r.cfg.Seed), r.swarmTransport)
+	n := r.cfg.Swarm
+	if n <= 0 {
+		n = adversary.SwarmIdentities
+	}
+	sw, err := adversary.NewSwarm(ctx, n, uint64(r.cfg.Seed), r.swarmTransport)
 	if err != nil {
 		return err
 	}
@@ -76,8 +80,7 @@ func (r *run) swarmCheck(s *report.Summary) report.Check {
 		}
 	}
 	r.mu.Lock()
-	n := r.swarmRounds
-	r.mu.Unlock()
+	defer r.mu.Unlock()
 	return check("adversary swarm leaves records and consensus intact and earns nothing", ok,
-		"%d identities; %d no-show records of them stored by validators in the run%s", adversary.SwarmIdentities, n, bad)
+		"%d identities; %d no-show records of them stored by validators in the run%s", len(r.swarm), r.swarmRounds, bad)
 }

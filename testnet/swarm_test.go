@@ -20,7 +20,7 @@ func TestSwarmLeavesHonestIntact(t *testing.T) {
 	cfg.Profiles = []string{"H100", "A100"}
 	cfg.Out = t.TempDir()
 	base := runSim(t, cfg)
-	cfg.Adversaries, cfg.Out = []string{"swarm"}, t.TempDir()
+	cfg.Adversaries, cfg.Out, cfg.Swarm = []string{"swarm"}, t.TempDir(), adversary.SwarmIdentities
 	swarm := runSim(t, cfg)
 	for _, c := range swarm.Checks {
 		if !c.OK {

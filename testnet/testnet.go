@@ -104,6 +104,12 @@ type Config struct {
 	// trips, 8 s of one core per kind, which the full network cannot
 	// afford on 2 cores.
 	HostMaxRound time.Duration
+	// Swarm is how many identities the swarm adversary announces
+	// (0: adversary.SwarmIdentities). The default run's is proportionate
+	// to its validators' admission (64 each): enough to exceed it 8×,
+	// without the cost of thousands of hosts' keys in a run of all
+	// adversaries.
+	Swarm int
 	// Sim runs every node on a simulated network (simnet QUIC links) with
 	// stores in memory. The caller runs Run inside a synctest bubble, so
 	// time is virtual: simulated devices take exactly their profile's
@@ -124,7 +130,7 @@ type Config struct {
 // each validator pauses at random for a duty cycle of 0.1.
 func DefaultConfig() Config {
 	return Config{Validators: 2, Miners: 6, Epochs: 3, EpochLength: 40 * time.Second, Seed: 1, Out: "testnet-out", Scale: 4.6e-7,
-		SlotSchedule: true}
+		SlotSchedule: true, Swarm: 512}
 }
 
 // ParseAdversaries reads "all", "" or a comma-separated list.
