@@ -3,6 +3,7 @@ package testnet
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/host"
@@ -64,11 +65,16 @@ func (r *run) swarmTransport(i int) []libp2p.Option {
 
 // swarmCheck: with the swarm announcing, every honest validator's record
 // of every summarised epoch verified (each node holds it), every node
-// computed the same consensus, and the swarm earned nothing. Whether
-// honest miners' rounds are intact needs a run without it to compare
-// with (TestSwarmLeavesHonestIntact).
+// computed the same consensus, the swarm earned nothing, and its no-shows
+// stayed within admission's bound: each validator records at most one
+// per slot of each of the max_miners miners it admits. Whether honest
+// miners' rounds are intact needs a run without it to compare with
+// (TestSwarmLeavesHonestIntact).
 func (r *run) swarmCheck(s *report.Summary) report.Check {
 	ok, bad := true, ""
+	c := r.params().Node().Validator
+	slot := c.RoundTarget.Duration + c.RoundTarget.Duration/4
+	bound := len(r.validatorIDs) * c.MaxMiners * int(time.Duration(s.DurationSeconds*float64(time.Second))/slot+1)
 	for _, ep := range s.Epochs {
 		for _, n := range s.Nodes {
 			if n.Role == "validator" && n.Adversary == "" && ep.Weights[n.Name] == nil {
@@ -81,6 +87,9 @@ func (r *run) swarmCheck(s *report.Summary) report.Check {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.swarmRounds > bound {
+		ok, bad = false, fmt.Sprintf("; more no-shows than admission allows (%d)", bound)
+	}
 	return check("adversary swarm leaves records and consensus intact and earns nothing", ok,
 		"%d identities; %d no-show records of them stored by validators in the run%s", len(r.swarm), r.swarmRounds, bad)
 }
