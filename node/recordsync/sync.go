@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"sort"
 	"sync"
@@ -610,6 +609,7 @@ func (y *Syncer) Run(ctx context.Context, interval time.Duration, wg *sync.WaitG
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	var last peer.ID
 	for {
 		select {
 		case <-ctx.Done():
@@ -621,9 +621,11 @@ func (y *Syncer) Run(ctx context.Context, interval time.Duration, wg *sync.WaitG
 				y.syncWith(ctx, p)
 			}()
 		case <-tick.C:
-			peers := y.h.Network().Peers()
-			rand.Shuffle(len(peers), func(i, j int) { peers[i], peers[j] = peers[j], peers[i] })
-			for _, p := range peers[:min(4, len(peers))] {
+			peers := nextPeers(y.h.Network().Peers(), last, 4)
+			if len(peers) > 0 {
+				last = peers[len(peers)-1]
+			}
+			for _, p := range peers {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -632,6 +634,23 @@ func (y *Syncer) Run(ctx context.Context, interval time.Duration, wg *sync.WaitG
 			}
 		}
 	}
+}
+
+// nextPeers picks the n peers after `after` in peer ID order, wrapping
+// around: every peer is visited within ⌈len/n⌉ ticks, whatever the
+// connection order, and the choice is the same in every run of one network.
+func nextPeers(peers []peer.ID, after peer.ID, n int) []peer.ID {
+	sorted := slices.Clone(peers)
+	slices.Sort(sorted)
+	start, _ := slices.BinarySearch(sorted, after)
+	if start < len(sorted) && sorted[start] == after {
+		start++
+	}
+	var out []peer.ID
+	for i := 0; i < min(n, len(sorted)); i++ {
+		out = append(out, sorted[(start+i)%len(sorted)])
+	}
+	return out
 }
 
 // Interval is how often a node syncs with some of its peers: twice an
