@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/internal/nodetest"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
@@ -38,12 +39,12 @@ func historyStore(b *testing.B, epochs, validators, miners int) *store.Store {
 	b.Cleanup(func() { st.Close() })
 	var ms []peer.ID
 	for i := 0; i < miners; i++ {
-		_, id := newID(b)
+		_, id := nodetest.Key(b)
 		ms = append(ms, id)
 	}
 	sort.Slice(ms, func(i, j int) bool { return bytes.Compare([]byte(ms[i]), []byte(ms[j])) < 0 })
 	for v := 0; v < validators; v++ {
-		key, id := newID(b)
+		key, id := nodetest.Key(b)
 		for e := 0; e < epochs; e++ {
 			rec := &pb.EpochRecord{Version: protocol.Version, Epoch: uint64(e),
 				RoundsRoot: make([]byte, 32), ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)}

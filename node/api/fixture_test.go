@@ -2,14 +2,13 @@ package api
 
 import (
 	"bytes"
-	"crypto/rand"
 	"sort"
 	"testing"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/internal/nodetest"
 	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
@@ -27,16 +26,6 @@ type fixture struct {
 
 func (f *fixture) Snapshot() node.Snapshot { return f.snap }
 
-func newID(t testing.TB) (crypto.PrivKey, peer.ID) {
-	t.Helper()
-	k, _, err := crypto.GenerateEd25519Key(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, _ := peer.IDFromPrivateKey(k)
-	return k, id
-}
-
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	st, err := store.Open(t.TempDir(), store.Options{})
@@ -44,9 +33,9 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	vkey, v := newID(t)
-	_, m1 := newID(t)
-	_, m2 := newID(t)
+	vkey, v := nodetest.Key(t)
+	_, m1 := nodetest.Key(t)
+	_, m2 := nodetest.Key(t)
 	miners := []peer.ID{m1, m2}
 	sort.Slice(miners, func(i, j int) bool { return bytes.Compare([]byte(miners[i]), []byte(miners[j])) < 0 })
 	f := &fixture{st: st, validator: v, miners: miners}
