@@ -3,17 +3,17 @@ package node
 import (
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/pog-network/pog/node/internal/nodetest"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/internal/nodetest"
 	"github.com/pog-network/pog/node/recordsync"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
@@ -166,17 +166,19 @@ func TestOwnerCannotStallARound(t *testing.T) {
 		cfg.Network.TrustAnyValidator = false
 		cfg.Validator.HostCPUSteps = 1 << 12 // the squatter's host rounds
 		sk, sid := nodetest.Key(t)
-		var miner *Node
+		var victim atomic.Pointer[peer.ID] // set once the miner exists; read by the squatter's loop
 		squatter, _ := tn.startWith(RoleValidator, cfg, cpu.Backend{}, func(o *Options) {
 			o.Key, o.Stakes = sk, map[string]float64{sid.String(): 1}
 			o.Adversary.Squat = func() []peer.ID {
-				if miner == nil {
-					return nil
+				if p := victim.Load(); p != nil {
+					return []peer.ID{*p}
 				}
-				return []peer.ID{miner.ID()}
+				return nil
 			}
 		})
-		miner, _ = tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Stakes = map[string]float64{sid.String(): 1} })
+		miner, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Stakes = map[string]float64{sid.String(): 1} })
+		id := miner.ID()
+		victim.Store(&id)
 		tn.connect(miner, squatter)
 		const span = time.Minute
 		time.Sleep(span)
