@@ -67,6 +67,8 @@ fuzz:
 	$(GO) test ./proof/host -run XXX -fuzz FuzzDecodeOpening -fuzztime $(FUZZTIME)
 	$(GO) test ./proof/host/plot -run XXX -fuzz FuzzDecodeOpening -fuzztime $(FUZZTIME)
 	$(GO) test ./node -run XXX -fuzz FuzzDecodeHostChallenge -fuzztime $(FUZZTIME)
+	$(GO) test ./node/recordsync -run XXX -fuzz FuzzOffSchedulePage -fuzztime $(FUZZTIME)
+	$(GO) test ./store -run XXX -fuzz FuzzDecodeOffSchedule -fuzztime $(FUZZTIME)
 
 # Go benchmarks with their references in the same run (BENCHMARKS.md).
 # bench-openblas needs libopenblas-dev; the b3sum comparison needs b3sum.

@@ -60,7 +60,7 @@ func (g minerGossip) AcceptsChallenges(p peer.ID) bool { return g.n.view.accepts
 
 func (g minerGossip) SlotOpens(validator peer.ID, gpu bool, now time.Time) bool {
 	r := g.n.view.slots
-	return r == nil || r.opens(g.n.ID(), validator, gpu, now)
+	return r == nil || r.Opens(g.n.ID(), validator, gpu, now)
 }
 
 func (g minerGossip) OffSchedule(validator peer.ID) uint64 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/validator"
 	"github.com/pog-network/pog/protocol"
@@ -33,10 +34,10 @@ func (v *view) onSchedule(validator, miner peer.ID, now time.Time) (decision, bo
 		return accept, true
 	}
 	switch {
-	case !v.slots.staked(validator):
+	case !v.slots.Staked(validator):
 		v.noteOffSchedule(validator, now)
 		return reject("challenge from a validator that owns no slot"), false
-	case !v.slots.opens(miner, validator, true, now) && !v.slots.opens(miner, validator, false, now):
+	case !v.slots.Opens(miner, validator, true, now) && !v.slots.Opens(miner, validator, false, now):
 		v.noteOffSchedule(validator, now)
 		return ignore("challenge outside its signer's slot opening window"), false
 	}
@@ -50,7 +51,7 @@ func (v *view) noteOffSchedule(validator peer.ID, now time.Time) {
 		return
 	}
 	v.offSchedule[validator]++
-	if v.slots != nil && !v.slots.staked(validator) {
+	if v.slots != nil && !v.slots.Staked(validator) {
 		s := v.strikes[validator]
 		if s == nil {
 			s = &strike{at: now}
@@ -114,12 +115,23 @@ func newSlotRule(stakes map[string]float64, c config.Config) *slotRule {
 	return &slotRule{s: r, gpu: v.RoundTarget.Duration + v.RoundTarget.Duration/4, cpu: v.RoundTargetCPU.Duration + v.RoundTargetCPU.Duration/4}
 }
 
-// staked says whether validator owns any slot at all.
-func (r *slotRule) staked(validator peer.ID) bool { return r.s.Index([]byte(validator)) >= 0 }
+// SlotRule is the rule of the validator set at stakes (else
+// network.validators at stake 1) with c's round targets, nil without a
+// set: what a public audit judges the off-schedule challenges a node keeps
+// by, as the node judged them.
+func SlotRule(stakes map[string]float64, c config.Config) audit.SlotRule {
+	if r := newSlotRule(stakes, c); r != nil {
+		return r
+	}
+	return nil // not a nil *slotRule in the interface
+}
 
-// opens says whether validator may open a round with miner at t, for a
+// Staked says whether validator owns any slot at all.
+func (r *slotRule) Staked(validator peer.ID) bool { return r.s.Index([]byte(validator)) >= 0 }
+
+// Opens says whether validator may open a round with miner at t, for a
 // GPU miner or a CPU-only one.
-func (r *slotRule) opens(miner, validator peer.ID, gpu bool, t time.Time) bool {
+func (r *slotRule) Opens(miner, validator peer.ID, gpu bool, t time.Time) bool {
 	s := r.s
 	if s.Slot = r.cpu; gpu {
 		s.Slot = r.gpu

@@ -87,12 +87,17 @@ func (s *Store) countPrefix(prefix []byte, limit int) (int, error) {
 // fromEpoch..toEpoch inclusive, by epoch, signer and ID; a malformed key
 // or value is ErrCorrupt.
 func (s *Store) OffSchedules(fromEpoch, toEpoch uint64) iter.Seq2[OffSchedule, error] {
-	return scan(s, offScheduleTag, fromEpoch, toEpoch, 1+8+1+1+32, 1+8+1+MaxPeerIDLen+32, func(k, v []byte) (OffSchedule, error) {
-		n := int(k[9])
-		if len(k) != 1+8+1+n+32 || n < 1 || len(v) <= 8 {
-			return OffSchedule{}, fmt.Errorf("%w: off-schedule key %x (%d-byte value)", ErrCorrupt, k, len(v))
-		}
-		return OffSchedule{Epoch: binary.BigEndian.Uint64(k[1:9]), Signer: bytes.Clone(k[10 : 10+n]), ID: [32]byte(k[10+n:]),
-			At: int64(binary.BigEndian.Uint64(v)), Envelope: bytes.Clone(v[8:])}, nil
-	})
+	return scan(s, offScheduleTag, fromEpoch, toEpoch, 1+8+1+1+32, 1+8+1+MaxPeerIDLen+32, decodeOffSchedule)
+}
+
+// decodeOffSchedule decodes one kept challenge's key and value, which must
+// be as PutOffSchedule writes them (else ErrCorrupt): served as they are,
+// a longer envelope would make this node look a bad peer.
+func decodeOffSchedule(k, v []byte) (OffSchedule, error) {
+	if len(k) < 1+8+1 || k[0] != offScheduleTag || k[9] < 1 || int(k[9]) > MaxPeerIDLen || len(k) != 1+8+1+int(k[9])+32 || len(v) <= 8 || len(v) > MaxOffScheduleLen {
+		return OffSchedule{}, fmt.Errorf("%w: off-schedule key %x (%d-byte value)", ErrCorrupt, k, len(v))
+	}
+	n := int(k[9])
+	return OffSchedule{Epoch: binary.BigEndian.Uint64(k[1:9]), Signer: bytes.Clone(k[10 : 10+n]), ID: [32]byte(k[10+n:]),
+		At: int64(binary.BigEndian.Uint64(v)), Envelope: bytes.Clone(v[8:])}, nil
 }

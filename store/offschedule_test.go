@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -55,4 +56,30 @@ func TestOffScheduleKeptBoundedAndPruned(t *testing.T) {
 		t.Errorf("after pruning below epoch 6: %v", got)
 	}
 	closeStore(t, s)
+}
+
+// FuzzDecodeOffSchedule: any key and value decode to an error or to the
+// one entry PutOffSchedule writes as exactly them, within its bounds.
+func FuzzDecodeOffSchedule(f *testing.F) {
+	o := OffSchedule{Epoch: 5, Signer: []byte("squatter"), ID: [32]byte{7}, At: 1_800_000_000e9, Envelope: []byte("signed challenge")}
+	key := append(offSchedulePrefix(o.Epoch, o.Signer), o.ID[:]...)
+	val := append(binary.BigEndian.AppendUint64(nil, uint64(o.At)), o.Envelope...)
+	f.Add(key, val)
+	f.Add(key[:len(key)-1], val)
+	f.Add(key, val[:8])
+	f.Add([]byte{offScheduleTag}, []byte{})
+	f.Fuzz(func(t *testing.T, k, v []byte) {
+		o, err := decodeOffSchedule(k, v)
+		if err != nil {
+			return
+		}
+		if n := len(o.Signer); n < 1 || n > MaxPeerIDLen || len(o.Envelope) < 1 || len(o.Envelope) > maxOffScheduleEnvelope {
+			t.Fatalf("decoded a %d-byte signer and a %d-byte envelope", n, len(o.Envelope))
+		}
+		rk := append(offSchedulePrefix(o.Epoch, o.Signer), o.ID[:]...)
+		rv := append(binary.BigEndian.AppendUint64(nil, uint64(o.At)), o.Envelope...)
+		if !bytes.Equal(rk, k) || !bytes.Equal(rv, v) {
+			t.Fatalf("%x → %x decodes to %+v, which is stored as %x → %x", k, v, o, rk, rv)
+		}
+	})
 }

@@ -21,10 +21,13 @@ import (
 const peerAuditTimeout = 10 * time.Minute
 
 // runPeerAudit is `pog audit --peer`: it audits a running node's records
-// and a validator's evidence without a local store (node.PeerAudit). A home,
-// if given, supplies the genesis stakes (its store is not read); otherwise
-// stakes are equal. It exits
-// 0 only if every check passed and the validator's evidence came whole.
+// and a validator's evidence without a local store (node.PeerAudit), and
+// names the signers of the off-schedule challenges the node keeps. A home,
+// if given, supplies the genesis stakes and round targets (its store is
+// not read); otherwise stakes are equal and round targets the defaults.
+// It exits 0 only if every check passed (an audited validator that
+// challenged off schedule fails one) and the validator's evidence came
+// whole.
 func runPeerAudit(addr, validator, home string, epoch int64, jsonOut bool, stdout, stderr io.Writer) int {
 	fail := func(code int, format string, args ...any) int {
 		fmt.Fprintf(stderr, "pog audit: "+format+"\n", args...)
@@ -91,15 +94,19 @@ func peerAuditOptions(validator, home string, ep int64) (audit.PeerAuditOptions,
 		e := uint64(ep)
 		opts.Epoch = &e
 	}
-	if home != "" { // only its genesis stakes: its store may be in use
-		cfg, err := config.LoadConfig(home)
-		if err != nil {
+	cfg := config.DefaultConfig()
+	if home != "" { // only its genesis stakes and round targets: its store may be in use
+		var err error
+		if cfg, err = config.LoadConfig(home); err != nil {
 			return opts, exitCode(err), err
 		}
 		if opts.Stakes, err = epoch.StakeSet(home, cfg); err != nil {
 			return opts, exitCode(err), err
 		}
 	}
+	// Off-schedule challenges are judged by the schedule nodes of cfg
+	// draw, of the stakes the audit settles on.
+	opts.Slots = func(stakes map[string]float64) audit.SlotRule { return node.SlotRule(stakes, cfg) }
 	return opts, 0, nil
 }
 
@@ -116,8 +123,29 @@ func printPeerAudit(stdout io.Writer, id peer.ID, rep *audit.PeerAuditReport) {
 	if rep.Pruned > 0 {
 		fmt.Fprintf(stdout, "               %d records of pruned epochs checked without their evidence\n", rep.Pruned)
 	}
+	printOffSchedule(stdout, rep)
 	for _, u := range rep.Unfetched {
 		fmt.Fprintf(stdout, "not fetched    %s\n", u)
+	}
+}
+
+// printOffSchedule writes what the off-schedule challenges the peer keeps
+// show: each signer, the audited validators first.
+func printOffSchedule(stdout io.Writer, rep *audit.PeerAuditReport) {
+	named := "no signer named"
+	if n := len(rep.OffSchedule) + len(rep.OffScheduleOthers); n > 0 {
+		named = fmt.Sprintf("%d signers named", n)
+	}
+	fmt.Fprintf(stdout, "off schedule   %s (the challenges the peer keeps of %d epochs)", named, rep.OffScheduleEpochs)
+	if rep.OffScheduleAmbiguous > 0 {
+		fmt.Fprintf(stdout, " (%d more on schedule for one kind of miner only: not counted)", rep.OffScheduleAmbiguous)
+	}
+	fmt.Fprintln(stdout)
+	for _, s := range rep.OffSchedule {
+		fmt.Fprintf(stdout, "               %s (audited): %s\n", s.Signer, s.Describe())
+	}
+	for _, s := range rep.OffScheduleOthers {
+		fmt.Fprintf(stdout, "               %s: %s\n", s.Signer, s.Describe())
 	}
 }
 

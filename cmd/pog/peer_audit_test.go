@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
+	"github.com/pog-network/pog/node/audit"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/store"
 )
@@ -52,6 +54,16 @@ func TestAuditPeer(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	t.Logf("pog audit --peer:\n%s", out)
+	// Any node serves the off-schedule challenges it keeps; a validator,
+	// never challenged, keeps none.
+	if !strings.Contains(out, "off schedule   no signer named (the challenges the peer keeps of ") {
+		t.Errorf("no off-schedule line: %q", out)
+	}
+	code, out, errs = runPog("audit", "--peer", addr, "--json")
+	var rep audit.PeerAuditReport
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || rep.OffScheduleEpochs < 2 || rep.OffSchedule != nil || rep.OffScheduleOthers != nil {
+		t.Errorf("audit --json: exit %d (%v), off-schedule epochs %d, named %v and %v\n%s", code, err, rep.OffScheduleEpochs, rep.OffSchedule, rep.OffScheduleOthers, errs)
+	}
 	other, _, _ := crypto.GenerateEd25519Key(rand.Reader)
 	otherID, _ := peer.IDFromPrivateKey(other)
 	for _, c := range []struct {
@@ -74,5 +86,29 @@ func TestAuditPeer(t *testing.T) {
 		if code != c.code || !strings.Contains(errs, c.want) || strings.Contains(errs, "goroutine") {
 			t.Errorf("audit %v: exit %d, %q%q; want exit %d and %q", c.args, code, out, errs, c.code, c.want)
 		}
+	}
+}
+
+// The peer audit prints each signer of off-schedule challenges the peer
+// keeps, the audited validators marked, and fails on an audited one.
+func TestPrintOffSchedule(t *testing.T) {
+	a := audit.OffScheduleSigner{Signer: "12D3KooWsquatter", Challenges: 3, Epochs: 2, FirstEpoch: 4, LastEpoch: 5, Unstaked: true}
+	o := audit.OffScheduleSigner{Signer: "12D3KooWlate", Challenges: 1, Epochs: 1, FirstEpoch: 5, LastEpoch: 5}
+	rep := &audit.PeerAuditReport{AuditReport: &audit.AuditReport{Problems: []string{"validator 12D3KooWsquatter challenged …"}},
+		Audited: []string{"12D3KooWsquatter"}, OffScheduleEpochs: 2, OffSchedule: []audit.OffScheduleSigner{a},
+		OffScheduleOthers: []audit.OffScheduleSigner{o}, OffScheduleAmbiguous: 4}
+	var out, errs strings.Builder
+	printPeerAudit(&out, "peer", rep)
+	for _, want := range []string{
+		"off schedule   2 signers named (the challenges the peer keeps of 2 epochs) (4 more on schedule for one kind of miner only: not counted)\n",
+		"               12D3KooWsquatter (audited): 3 challenges in 2 epochs, 4 to 5; it owns no slot, so its signatures prove it\n",
+		"               12D3KooWlate: 1 challenge in epoch 5; each outside its slots' opening windows at the peer's time of receipt\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if code := peerAuditVerdict(&errs, rep); code != 1 || !strings.Contains(errs.String(), "FAILED: validator 12D3KooWsquatter challenged") {
+		t.Errorf("verdict %d: %q", code, errs.String())
 	}
 }

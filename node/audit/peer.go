@@ -22,7 +22,8 @@ import (
 // The public audit (`pog audit --peer`, SPEC §22.3): an auditor with no
 // role and no store fetches a running node's epoch records by record sync
 // and a validator's round evidence by the evidence protocol into a store
-// in memory, then runs Audit on it.
+// in memory, then runs Audit on it. It also fetches the off-schedule
+// challenges the node keeps (offschedule.go) and names their signers.
 
 // PeerAuditOptions configure PeerAudit.
 type PeerAuditOptions struct {
@@ -33,7 +34,11 @@ type PeerAuditOptions struct {
 	Scoring    scoring.Config
 	Consensus  consensus.Params
 	Stakes     map[string]float64 // nil: equal stakes
-	Log        *slog.Logger
+	// Slots is the slot rule of a validator set at stakes (node.SlotRule
+	// with the network's round targets), by which the off-schedule
+	// challenges the peer keeps are judged; nil: they are not fetched.
+	Slots func(stakes map[string]float64) SlotRule
+	Log   *slog.Logger
 }
 
 // PeerAuditReport is an AuditReport of what was fetched, and what was not.
@@ -50,6 +55,16 @@ type PeerAuditReport struct {
 	PrunedBelow map[string]uint64 `json:"pruned_below,omitempty"`
 	// Unfetched says, one line each, what could not be fetched.
 	Unfetched []string `json:"unfetched"`
+	// OffScheduleEpochs counts the epochs whose off-schedule challenges
+	// the peer keeps were fetched and judged (SPEC §16). OffSchedule names
+	// the audited validators that challenged the peer off schedule (each
+	// also a problem), OffScheduleOthers the other signers, and
+	// OffScheduleAmbiguous counts the challenges in their signer's window
+	// for one kind of miner only, which name no one.
+	OffScheduleEpochs    int                 `json:"off_schedule_epochs"`
+	OffSchedule          []OffScheduleSigner `json:"off_schedule"`
+	OffScheduleOthers    []OffScheduleSigner `json:"off_schedule_others"`
+	OffScheduleAmbiguous int                 `json:"off_schedule_ambiguous"`
 }
 
 // PeerAudit audits, through h, the records peer p holds and the evidence
@@ -86,6 +101,11 @@ func PeerAudit(ctx context.Context, h host.Host, p peer.ID, opts PeerAuditOption
 			if from > 0 {
 				bounds[v] = from
 			}
+		}
+	}
+	if opts.Slots != nil {
+		if err := fetchOffSchedule(ctx, h, p, st, opts, vs, rep, &findings); err != nil {
+			return nil, err
 		}
 	}
 	for v, from := range bounds {

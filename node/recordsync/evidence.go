@@ -279,47 +279,75 @@ func FetchCheckpoint(ctx context.Context, h host.Host, v peer.ID, e uint64) (cp 
 
 // FetchOffSchedule asks node p for the off-schedule challenges it kept
 // of epoch e (SPEC §16). Each must open as a challenge naming p, one
-// signer at most store.MaxOffSchedule times and each challenge once: what
-// a signature proves is that its signer challenged p in that epoch
-// (against a signer without stake, that it challenged off schedule).
+// signer at most store.MaxOffSchedule times and each of its challenges once, at
+// most syncwire.MaxEpochBytes in all: what a signature proves is that its
+// signer challenged p in that epoch (against a signer without stake, that
+// it challenged off schedule).
 func FetchOffSchedule(ctx context.Context, h host.Host, p peer.ID, e uint64) ([]store.OffSchedule, error) {
-	var out []store.OffSchedule
-	seen, per := map[[32]byte]bool{}, map[peer.ID]int{}
+	c := newOffScheduleCheck(p, e)
 	for from := 0; ; {
-		next, err := fetchEvidencePage(ctx, h, p, syncwire.KindOffSchedule, e, from, func(b []byte) error {
-			if len(b) <= 8 {
-				return badPeer("off-schedule challenge of %d bytes", len(b))
-			}
-			o, err := protocol.Open(b[8:], pb.MessageType_CHALLENGE)
-			if err != nil {
-				return badPeer("off-schedule challenge: %v", err)
-			}
-			id := protocol.ID(o.Body)
-			switch {
-			case peer.ID(o.Msg.(*pb.Challenge).Miner) != p:
-				return badPeer("off-schedule challenge for another miner")
-			case seen[id]:
-				return badPeer("off-schedule challenge served twice")
-			case per[o.Author] == store.MaxOffSchedule:
-				return badPeer("over %d off-schedule challenges of one signer in epoch %d", store.MaxOffSchedule, e)
-			}
-			seen[id] = true
-			per[o.Author]++
-			out = append(out, store.OffSchedule{Epoch: e, Signer: []byte(o.Author), ID: id,
-				At: int64(binary.BigEndian.Uint64(b)), Envelope: b[8:]})
-			return nil
-		})
+		next, err := fetchEvidencePage(ctx, h, p, syncwire.KindOffSchedule, e, from, c.take)
 		if err != nil {
 			return nil, err
 		}
 		if next == 0 {
-			return out, nil
+			return c.out, nil
 		}
 		if next > syncwire.MaxEpochItems {
 			return nil, badPeer("off-schedule challenges of epoch %d: over %d items", e, syncwire.MaxEpochItems)
 		}
 		from = next
 	}
+}
+
+// offScheduleCheck checks the off-schedule challenges p serves of epoch e,
+// page after page, and collects them.
+type offScheduleCheck struct {
+	p    peer.ID
+	e    uint64
+	seen map[signedID]bool
+	per  map[peer.ID]int
+	size int
+	out  []store.OffSchedule
+}
+
+func newOffScheduleCheck(p peer.ID, e uint64) *offScheduleCheck {
+	return &offScheduleCheck{p: p, e: e, seen: map[signedID]bool{}, per: map[peer.ID]int{}}
+}
+
+// signedID is a kept challenge as the store keys it: one body signed by
+// two validators is two challenges.
+type signedID struct {
+	signer peer.ID
+	id     [32]byte
+}
+
+// take checks and keeps one item: BE64 receipt ‖ challenge envelope.
+func (c *offScheduleCheck) take(b []byte) error {
+	if len(b) <= 8 {
+		return badPeer("off-schedule challenge of %d bytes", len(b))
+	}
+	if c.size += len(b); c.size > syncwire.MaxEpochBytes {
+		return badPeer("off-schedule challenges of epoch %d over %d bytes", c.e, syncwire.MaxEpochBytes)
+	}
+	o, err := protocol.Open(b[8:], pb.MessageType_CHALLENGE)
+	if err != nil {
+		return badPeer("off-schedule challenge: %v", err)
+	}
+	id := protocol.ID(o.Body)
+	switch {
+	case peer.ID(o.Msg.(*pb.Challenge).Miner) != c.p:
+		return badPeer("off-schedule challenge for another miner")
+	case c.seen[signedID{o.Author, id}]:
+		return badPeer("off-schedule challenge served twice")
+	case c.per[o.Author] == store.MaxOffSchedule:
+		return badPeer("over %d off-schedule challenges of one signer in epoch %d", store.MaxOffSchedule, c.e)
+	}
+	c.seen[signedID{o.Author, id}] = true
+	c.per[o.Author]++
+	c.out = append(c.out, store.OffSchedule{Epoch: c.e, Signer: []byte(o.Author), ID: id,
+		At: int64(binary.BigEndian.Uint64(b)), Envelope: b[8:]})
+	return nil
 }
 
 func (ev *EpochEvidence) addHost(v peer.ID, e uint64, b []byte) error {
@@ -366,7 +394,23 @@ func fetchEvidencePage(ctx context.Context, h host.Host, v peer.ID, kind byte, e
 		return 0, err
 	}
 	s.CloseWrite()
-	r := bufio.NewReader(s)
+	next, err := readEvidencePage(s.Scope(), bufio.NewReader(s), kind, from, take)
+	if err != nil {
+		return 0, err
+	}
+	s.Close()
+	return next, nil
+}
+
+// memScope is the part of a stream's resource scope a read reserves in.
+type memScope interface {
+	ReserveMemory(size int, prio uint8) error
+	ReleaseMemory(size int)
+}
+
+// readEvidencePage reads one response to a request of kind from item
+// from, to its end, handing each item to take.
+func readEvidencePage(scope memScope, r *bufio.Reader, kind byte, from int, take func([]byte) error) (int, error) {
 	hdr, err := readFrame(r, syncwire.HeaderLen)
 	if err != nil {
 		return 0, err
@@ -394,7 +438,7 @@ func fetchEvidencePage(ctx context.Context, h host.Host, v peer.ID, kind byte, e
 	}
 	size := 0
 	for range n {
-		b, err := readScoped(s, r, max)
+		b, err := readScoped(scope, r, max)
 		if err != nil {
 			return 0, err
 		}
@@ -408,14 +452,13 @@ func fetchEvidencePage(ctx context.Context, h host.Host, v peer.ID, kind byte, e
 	if _, err := r.ReadByte(); err != io.EOF {
 		return 0, badPeer("evidence response: trailing data")
 	}
-	s.Close()
 	return next, nil
 }
 
 // readScoped reads one frame of at most max bytes, reserving its length in
-// s's scope before allocating it (released once read: the caller keeps
-// what it decodes).
-func readScoped(s network.Stream, r *bufio.Reader, max int) ([]byte, error) {
+// scope before allocating it (released once read: the caller keeps what
+// it decodes).
+func readScoped(scope memScope, r *bufio.Reader, max int) ([]byte, error) {
 	n, err := binary.ReadUvarint(r)
 	if err != nil {
 		return nil, fmt.Errorf("frame length: %w", err)
@@ -423,10 +466,10 @@ func readScoped(s network.Stream, r *bufio.Reader, max int) ([]byte, error) {
 	if n > uint64(max) {
 		return nil, badPeer("frame of %d bytes, limit %d", n, max)
 	}
-	if err := s.Scope().ReserveMemory(int(n), network.ReservationPriorityHigh); err != nil {
+	if err := scope.ReserveMemory(int(n), network.ReservationPriorityHigh); err != nil {
 		return nil, fmt.Errorf("evidence stream memory budget: %w", err)
 	}
-	defer s.Scope().ReleaseMemory(int(n))
+	defer scope.ReleaseMemory(int(n))
 	b := make([]byte, n)
 	if _, err := io.ReadFull(r, b); err != nil {
 		return nil, fmt.Errorf("frame body: %w", err)
