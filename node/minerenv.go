@@ -22,7 +22,7 @@ func newMiner(n *Node, o Options) *miner.Miner {
 		Config: miner.Config{Workers: c.Miner.Workers, MaxOutputBytes: c.Miner.MaxOutputBytes,
 			AnnounceInterval: c.Miner.AnnounceInterval.Duration, QueueLength: c.Miner.QueueLength,
 			ProofWindow: c.Miner.ProofWindow.Duration, RAMBytes: c.Miner.RAMBytes,
-			ProofTimeout: c.Validator.ProofTimeout.Duration, EpochLength: c.Network.EpochLength.Duration},
+			ProofTimeout: c.Validator.ProofTimeout.Duration, EpochLength: c.Network.EpochLength.Duration, Plan: c.Validator},
 		RAMEpoch: n.ramEpoch,
 		Observe: func(at time.Time, validator peer.ID, c *pb.Challenge) {
 			n.obs.gossip(at, validator, c, nil)

@@ -1,7 +1,12 @@
 package node
 
 import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,10 +16,15 @@ import (
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/internal/nodetest"
+	"github.com/pog-network/pog/node/miner"
+	"github.com/pog-network/pog/node/plan"
 	"github.com/pog-network/pog/node/recordsync"
+	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
@@ -203,5 +213,169 @@ func TestOwnerCannotStallARound(t *testing.T) {
 		}
 		t.Logf("in %v, budget %v: %d of %d rounds abandoned for withheld beacons, %d of %d host rounds ended for a withheld secret",
 			span, budget, stalled, len(rounds), unrevealed, len(hosts))
+	})
+}
+
+// rogueOwner is a network of an honest validator, a miner and a rogue
+// owner: a listed, staked peer that plays no rounds of its own, only the
+// one a test sends in a slot it owns.
+type rogueOwner struct {
+	cfg                  config.Config
+	honest, miner, rogue *Node
+	hid, rid             peer.ID
+	rk                   crypto.PrivKey
+}
+
+func newRogueOwner(t *testing.T, be kernels.Backend) *rogueOwner {
+	tn := newSimTestNet(t)
+	r := &rogueOwner{cfg: testConfig()}
+	r.cfg.Network.TrustAnyValidator = false
+	var hk crypto.PrivKey
+	hk, r.hid = nodetest.Key(t)
+	r.rk, r.rid = nodetest.Key(t)
+	stakes := map[string]float64{r.hid.String(): 1, r.rid.String(): 1}
+	r.honest, _ = tn.startWith(RoleValidator, r.cfg, cpu.Backend{}, func(o *Options) { o.Key, o.Stakes = hk, stakes })
+	r.miner, _ = tn.startWith(RoleMiner, r.cfg, be, func(o *Options) { o.Stakes = stakes })
+	r.rogue, _ = tn.startWith(RoleMiner, r.cfg, cpu.Backend{}, func(o *Options) { o.Key, o.Stakes = r.rk, stakes })
+	tn.connect(r.miner, r.honest)
+	tn.connect(r.miner, r.rogue)
+	tn.waitVerified([]*Node{r.honest}, []*Node{r.miner}, 1, time.Minute)
+	return r
+}
+
+// send sends the miner, at the opening of the rogue's next slot, the probe
+// a plan gives it, after edit, and returns how long the miner held it.
+func (r *rogueOwner) send(t *testing.T, edit func(*pb.Challenge, []proof.Params)) time.Duration {
+	t.Helper()
+	m := r.miner
+	ann := &pb.MinerAnnounce{Precisions: []uint32{uint32(proof.FP16)}, MaxOutputBytes: r.cfg.Miner.MaxOutputBytes, Gpus: m.miner.GPUs}
+	pl, err := plan.Challenge(r.cfg.Validator, m.ID(), ann, 0, proof.FP16, 0, 0, 0, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := sample.Commit(pl.Secret)
+	msg := &pb.Challenge{Version: protocol.Version, Epoch: r.rogue.view.epochAt(time.Now()), Round: 1, Miner: []byte(m.ID()),
+		SecretCommitment: sc[:], Samples: uint32(pl.Samples), Steps: uint32(pl.Steps),
+		DeadlineMs: uint32(pl.Deadline.Milliseconds()), FirstRootMs: uint32(pl.FirstRootBy.Milliseconds()), Probe: true}
+	edit(msg, pl.Params)
+	for _, p := range pl.Params {
+		b, _ := p.MarshalBinary()
+		msg.Params = append(msg.Params, b)
+	}
+	raw, err := protocol.Seal(r.rk, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !m.view.slots.Opens(m.ID(), r.rid, len(m.miner.GPUs) > 0, time.Now()) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	s, err := r.rogue.host.NewStream(t.Context(), m.ID(), protocol.RoundProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Reset()
+	at := time.Now()
+	if err := protocol.WriteRoundFrame(bufio.NewWriter(s), &pb.RoundFrame{Msg: &pb.RoundFrame_Challenge{Challenge: raw}}); err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, s) // until the miner ends the stream; no beacon is sent
+	return time.Since(at)
+}
+
+// rogueRound is the miner's record of the rogue's round, and whether the
+// honest owner's rounds verified after it.
+func (r *rogueOwner) rogueRound(t *testing.T) (miner.PlayedRound, bool) {
+	t.Helper()
+	rounds, _ := r.miner.miner.Played()
+	i := slices.IndexFunc(rounds, func(p miner.PlayedRound) bool { return p.Validator == r.rid })
+	if i < 0 {
+		t.Fatalf("the miner kept no record of the rogue's round: %+v", rounds)
+	}
+	time.Sleep(5 * time.Second)
+	after, _ := r.miner.miner.Played()
+	return rounds[i], slices.ContainsFunc(after[len(rounds):], func(p miner.PlayedRound) bool {
+		return p.Validator == r.hid && p.Verdict == "verified"
+	})
+}
+
+// An owner whose round is later than any plan could give the miner (here
+// a probe due in an hour, the protocol's limit) is refused at once, before
+// any work, and the refusal is kept among the miner's rounds; the next
+// owner's rounds verify as before. Before the miner checked a round
+// against the plan it took such a round on, and held it until the beacon
+// budget ran out (or, its beacons sent, until its work was done).
+func TestOwnerOversizedRoundRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRogueOwner(t, cpu.Backend{})
+		held := r.send(t, func(c *pb.Challenge, _ []proof.Params) {
+			c.DeadlineMs, c.FirstRootMs = protocol.MaxDeadlineMS, protocol.MaxDeadlineMS
+		})
+		if held > time.Second {
+			t.Errorf("the miner held the oversized round %v", held)
+		}
+		p, next := r.rogueRound(t)
+		if p.Verdict != "refused" || !strings.Contains(p.Reason, "deadline") {
+			t.Errorf("the oversized round was not refused for its deadline: %+v", p)
+		}
+		if !next {
+			t.Error("no round of the honest owner verified after the refusal")
+		}
+		t.Logf("held %v, refused: %s", held, p.Reason)
+	})
+}
+
+// stuckNonce marks the jobs stuckBackend never finishes.
+var stuckNonce = [32]byte{0: 0xee, 31: 0xee}
+
+// stuckBackend is a backend whose jobs of nonce stuckNonce stand for more
+// work than their deadline allows: they end only when their context does,
+// and stopped counts them.
+type stuckBackend struct {
+	kernels.Backend
+	stopped *atomic.Int32
+}
+
+func (b stuckBackend) Start(p proof.Params, o kernels.Options) (kernels.Job, error) {
+	j, err := b.Backend.Start(p, o)
+	if err != nil || p.Nonce != stuckNonce {
+		return j, err
+	}
+	return stuckJob{j, b.stopped}, nil
+}
+
+type stuckJob struct {
+	kernels.Job
+	stopped *atomic.Int32
+}
+
+func (j stuckJob) Multiply(ctx context.Context) error {
+	<-ctx.Done()
+	j.stopped.Add(1)
+	return ctx.Err()
+}
+
+// A round whose work outlasts its deadline (within what a plan gives) is
+// abandoned at the deadline and its work stopped there, so an owner holds
+// the device no longer than its plan's deadline; the next owner's rounds
+// verify. Before, the miner waited on the round's stream past the deadline
+// and its step went on computing after the round had ended.
+func TestOwnerRoundWorkStopsAtDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var stopped atomic.Int32
+		r := newRogueOwner(t, stuckBackend{cpu.Backend{}, &stopped})
+		deadline := r.cfg.Validator.Deadline.Duration
+		held := r.send(t, func(_ *pb.Challenge, ps []proof.Params) { ps[0].Nonce = stuckNonce })
+		synctest.Wait()
+		if held < deadline || held > deadline+time.Second || stopped.Load() != 1 {
+			t.Errorf("the miner held a round due after %v for %v; its stuck step stopped: %v", deadline, held, stopped.Load() == 1)
+		}
+		p, next := r.rogueRound(t)
+		if p.Verdict != "abandoned" || !strings.Contains(p.Reason, "deadline") {
+			t.Errorf("the round was not abandoned at its deadline: %+v", p)
+		}
+		if !next {
+			t.Error("no round of the honest owner verified after the rogue's")
+		}
+		t.Logf("held %v, step stopped %v: %s", held, stopped.Load() == 1, p.Reason)
 	})
 }

@@ -22,8 +22,9 @@ import (
 // squat is the testnet squatter's attack (Options.Squat): a listed
 // validator challenges each victim off schedule, over and over, with a host
 // round due when its plan says (the latest a miner accepts) whose secret it
-// never reveals (holding the miner's host lock), and with a GPU round due
-// after an hour whose beacons it never sends (holding a queue place).
+// never reveals (holding the miner's host lock), and with a GPU round sized
+// and due as late as the miner accepts (plan.Admissible) whose beacons it
+// never sends (holding a queue place).
 func (n *Node) squat(ctx context.Context, victims func() []peer.ID) {
 	started := map[peer.ID]bool{}
 	t := time.NewTicker(time.Second)
@@ -69,7 +70,8 @@ func (n *Node) squatHost(ctx context.Context, p peer.ID) error {
 	return n.squatStream(ctx, p, hostround.Protocol, func(w *bufio.Writer) error { return stream.WriteFlush(w, pl.Challenge.Encode()) })
 }
 
-// squatRound opens a probe-sized GPU round with p and holds it until p
+// squatRound opens a GPU round of a probe's work with p, sized to last the
+// longest a plan gives and due at its latest deadline, and holds it until p
 // ends it; the challenge is gossiped too, as a validator's is.
 func (n *Node) squatRound(ctx context.Context, p peer.ID) error {
 	ann := n.validator.Announce(p)
@@ -80,10 +82,14 @@ func (n *Node) squatRound(ctx context.Context, p peer.ID) error {
 	if err != nil {
 		return err
 	}
+	cfg := n.cfg.Validator
+	long := plan.LongestRound(cfg, ann, len(pl.Params), plan.MaxRTT(cfg, ann))
+	minTimed := (long * time.Duration(pl.Steps-1) / time.Duration(pl.Steps)).Truncate(time.Millisecond)
+	deadline := uint32(plan.LatestDeadline(cfg, ann, pl.Steps, minTimed).Milliseconds())
 	sc := sample.Commit(pl.Secret)
 	msg := &pb.Challenge{Version: protocol.Version, Epoch: n.view.epochAt(time.Now()), Round: uint64(time.Now().UnixNano()), Miner: []byte(p),
 		SecretCommitment: sc[:], Samples: uint32(pl.Samples), Steps: uint32(pl.Steps),
-		DeadlineMs: protocol.MaxDeadlineMS, FirstRootMs: protocol.MaxDeadlineMS, Probe: true}
+		DeadlineMs: deadline, FirstRootMs: deadline, MinTimedMs: uint32(minTimed.Milliseconds())}
 	for _, pp := range pl.Params {
 		b, _ := pp.MarshalBinary()
 		msg.Params = append(msg.Params, b)

@@ -9,12 +9,14 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/protocol"
@@ -54,6 +56,10 @@ type Config struct {
 	// wait of a miner on a validator.
 	ProofTimeout time.Duration
 	EpochLength  time.Duration // network.epoch_length
+	// Plan is the network's validator settings, which size every GPU
+	// round: the miner accepts none a plan could not give it
+	// (plan.Admissible).
+	Plan config.ValidatorConfig
 }
 
 // Gossip is the node's gossip as a miner uses it: its rules for
@@ -108,6 +114,9 @@ type Miner struct {
 	// hostChain is the validator whose host rounds run back to back
 	// (schedule.go).
 	hostChain hostChain
+	// announced is the last announce published, which bounds the rounds
+	// the miner accepts (bound.go).
+	announced atomic.Pointer[pb.MinerAnnounce]
 }
 
 // Queue is how many rounds the miner is playing now.

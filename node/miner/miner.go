@@ -94,6 +94,7 @@ func (m *Miner) announceLoop(ctx context.Context) {
 		if m.Hooks.AlterAnnounce != nil {
 			m.Hooks.AlterAnnounce(ann)
 		}
+		m.announced.Store(ann)
 		if _, err := m.Gossip.Publish(ctx, protocol.TopicAnnounce, ann); err != nil && ctx.Err() == nil {
 			m.Log.Warn("announce failed", "err", err)
 		}
@@ -106,7 +107,8 @@ func (m *Miner) announceLoop(ctx context.Context) {
 }
 
 // admit checks a challenge received on a round stream with the same rules
-// as gossip, and that this miner can hold it.
+// as gossip, and that this miner can hold it and a plan could give it
+// (fits); a challenge refused by fits is returned with the error.
 func (m *Miner) admit(raw []byte, from peer.ID) (*Challenge, error) {
 	o, err := protocol.Open(raw, pb.MessageType_CHALLENGE)
 	if err != nil {
@@ -122,12 +124,7 @@ func (m *Miner) admit(raw []byte, from peer.ID) (*Challenge, error) {
 	if c.Miner != m.Host.ID() {
 		return nil, errors.New("challenge for another miner")
 	}
-	for i, p := range c.Params {
-		if p.OutputBytes() > m.Config.MaxOutputBytes {
-			return nil, fmt.Errorf("sub-challenge %d needs %d output bytes, capacity %d", i, p.OutputBytes(), m.Config.MaxOutputBytes)
-		}
-	}
-	return c, nil
+	return c, m.fits(c)
 }
 
 // valQueue is one validator's place at the miner.
@@ -220,6 +217,9 @@ func (m *Miner) handleRound(ctx context.Context, st network.Stream) {
 	}
 	c, err := m.admit(f.GetChallenge(), from)
 	if err != nil {
+		if c != nil {
+			m.played.refused(c, err)
+		}
 		m.Log.Warn("challenge refused", "validator", from, "err", err)
 		return
 	}
@@ -236,7 +236,11 @@ func (m *Miner) handleRound(ctx context.Context, st network.Stream) {
 		return
 	}
 	mm.Hold = m.Hooks.HoldRoots
-	d := &mdriver{m: m, ctx: ctx, c: c, mm: mm, rs: stream.NewRound(st),
+	// The round's work stops when the round ends, whatever step it is in:
+	// an abandoned round holds the device no longer.
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	d := &mdriver{m: m, ctx: rctx, c: c, mm: mm, rs: stream.NewRound(st),
 		sv: &served{c: c, chain: chain}, start: time.Now()}
 	d.run(r)
 	end.Close()
@@ -273,10 +277,16 @@ func (d *mdriver) run(r *bufio.Reader) {
 	}
 	acts := d.mm.Begin()
 	// Each wait on the validator is capped: its beacons, in all, by
-	// waitCap; its verdict after the commitment by resultWait.
+	// waitCap; its verdict after the commitment by resultWait. The
+	// commitment is due by the challenge's deadline (which fits bounds):
+	// past it the round is abandoned, its work stopped.
 	var stall round.Stall
 	stallT := time.NewTimer(0)
 	defer stallT.Stop()
+	deadline := time.Duration(d.c.Msg.DeadlineMs) * time.Millisecond
+	due := time.NewTimer(time.Until(d.start.Add(deadline)))
+	defer due.Stop()
+	dueC := due.C
 	for {
 		for _, a := range acts {
 			switch a := a.(type) {
@@ -290,6 +300,7 @@ func (d *mdriver) run(r *bufio.Reader) {
 				}
 				d.send(&pb.RoundFrame{Msg: &pb.RoundFrame_Root{Root: &pb.StepRoot{Step: uint32(a.Step), Roots: roots}}})
 			case round.Commit:
+				dueC = nil
 				d.commit(a.Roots)
 				d.rs.S.SetReadDeadline(time.Now().Add(d.m.resultWait()))
 			case round.Report:
@@ -313,6 +324,8 @@ func (d *mdriver) run(r *bufio.Reader) {
 			stalled = stallT.C
 		}
 		select {
+		case <-dueC:
+			acts = []any{round.Abort{Reason: fmt.Sprintf("no commitment by the challenge's deadline of %v", deadline)}}
 		case <-stalled:
 			acts = []any{round.Abort{Reason: fmt.Sprintf("beacons kept the miner waiting over %v", d.m.waitCap())}}
 		case res := <-results:

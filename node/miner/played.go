@@ -33,7 +33,7 @@ type PlayedRound struct {
 	Steps        int
 	Probe        bool // a sizing round, not scored
 	At           time.Time
-	Verdict      string // verified, failed, or abandoned (no result came)
+	Verdict      string // verified, failed, abandoned (no result came), or refused (beyond what a plan gives)
 	Reason       string
 	TFLOPS, Peak float64
 }
@@ -67,6 +67,15 @@ func (p *played) result(c *Challenge, steps int, res *round.Result, abandoned st
 			r.Verdict = "verified"
 		}
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rounds = appendBounded(p.rounds, r, playedRounds)
+}
+
+// refused notes a challenge refused for its size, before any work.
+func (p *played) refused(c *Challenge, err error) {
+	r := PlayedRound{Validator: c.Validator, Epoch: c.Msg.Epoch, Round: c.Msg.Round, Steps: int(c.Msg.Steps),
+		Probe: c.Msg.Probe, At: time.Now(), Verdict: "refused", Reason: clip(err.Error())}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.rounds = appendBounded(p.rounds, r, playedRounds)

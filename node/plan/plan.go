@@ -82,7 +82,8 @@ func Challenge(cfg config.ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce,
 	}
 	subs := subChallenges(cfg, ann)
 	shape := proof.Params{Precision: prec, Batch: 1, M: size, K: min(cfg.K, prec.MaxK()), N: size, Tile: t, Miner: []byte(miner)}
-	pl.Steps = max(2, min(cfg.MinSteps, proof.MaxRoundRoots/subs))
+	least, maxSteps := stepRange(cfg, subs)
+	pl.Steps = least
 	pl.FirstRootBy, pl.Deadline = cfg.Deadline.Duration, cfg.Deadline.Duration
 	if prevTFLOPS <= 0 {
 		// A probe: a small output at the full inner dimension, whatever
@@ -91,21 +92,16 @@ func Challenge(cfg config.ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce,
 		pl.Probe = true
 	} else {
 		target := NominalRound(cfg, ann, rtt)
-		maxSteps := min(cfg.MaxSteps, proof.MaxRoundRoots/subs)
-		step := max(target/time.Duration(maxSteps), time.Duration(stepRTTMargin*float64(rtt)))
+		step := leastStep(target, maxSteps, rtt)
 		pl.Steps = max(pl.Steps, min(maxSteps, int(target/max(step, 1))))
 		perSub := prevTFLOPS * 1e12 * max(target/time.Duration(pl.Steps), step).Seconds() / float64(subs)
 		shape = FitStep(shape, perSub, capacity, prec.MaxK())
 		pl.StepTime = time.Duration(float64(subs) * shape.FLOPs() / (prevTFLOPS * 1e12) * float64(time.Second))
 		pl.MinTimed = time.Duration(pl.Steps-1) * pl.StepTime
+		// At most MaxSpeedup × StepTime, which LatestDeadline assumes:
+		// the rate it takes is at least prevTFLOPS/MaxSpeedup.
 		slowest := time.Duration(float64(subs) * shape.FLOPs() / (min(prevTFLOPS, max(floorTFLOPS, prevTFLOPS/MaxSpeedup)) * 1e12) * float64(time.Second))
-		pl.FirstRootBy = cfg.FirstRootSlack.Duration + 2*slowest + rtt
-		// A liveness bound only (throughput is timed from the roots):
-		// generous, so a miner slowed by other validators' rounds is
-		// measured slower rather than failed.
-		pl.Deadline = cfg.Deadline.Duration + pl.FirstRootBy + 4*time.Duration(pl.Steps)*slowest
-		pl.Deadline = min(pl.Deadline, protocol.MaxDeadlineMS*time.Millisecond)
-		pl.FirstRootBy = min(pl.FirstRootBy, pl.Deadline)
+		pl.FirstRootBy, pl.Deadline = deadlines(cfg, pl.Steps, slowest, rtt)
 		pl.MinTimed = min(pl.MinTimed, pl.Deadline)
 	}
 	for i := 0; i < subs; i++ {
@@ -124,6 +120,33 @@ func Challenge(cfg config.ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce,
 	tiles := uint64(pl.Steps) * uint64(subs) * shape.Tiles()
 	pl.Samples, err = sample.Count(cfg.DetectFraction, cfg.DetectProbability, tiles)
 	return pl, err
+}
+
+// stepRange is the fewest and the most steps Challenge gives a round of
+// subs sub-challenges: min_steps and max_steps, within proof.MaxRoundRoots
+// roots, and a probe's at least 2. A sized round has at most the larger.
+func stepRange(cfg config.ValidatorConfig, subs int) (least, most int) {
+	most = min(cfg.MaxSteps, proof.MaxRoundRoots/max(1, subs))
+	return max(2, min(cfg.MinSteps, proof.MaxRoundRoots/max(1, subs))), most
+}
+
+// leastStep is the shortest step of a round of target length with at most
+// most steps, rtt the round trip: each outlasts 1.25 round trips, so an
+// honest miner never waits for a beacon.
+func leastStep(target time.Duration, most int, rtt time.Duration) time.Duration {
+	return max(target/time.Duration(max(1, most)), time.Duration(stepRTTMargin*float64(rtt)))
+}
+
+// deadlines are a sized round's first-root and commitment deadlines, its
+// slowest step taking slowest (the work at the last measured throughput)
+// and rtt the round trip. A liveness bound only (throughput is timed from
+// the roots): generous, so a miner slowed by other validators' rounds is
+// measured slower rather than failed.
+func deadlines(cfg config.ValidatorConfig, steps int, slowest, rtt time.Duration) (firstRootBy, deadline time.Duration) {
+	firstRootBy = cfg.FirstRootSlack.Duration + 2*slowest + rtt
+	deadline = cfg.Deadline.Duration + firstRootBy + 4*time.Duration(steps)*slowest
+	deadline = min(deadline, protocol.MaxDeadlineMS*time.Millisecond)
+	return min(firstRootBy, deadline), deadline
 }
 
 // subChallenges is one per announced GPU (one for a CPU miner), but no
