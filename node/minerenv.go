@@ -42,16 +42,9 @@ func (g minerGossip) Publish(ctx context.Context, topic string, msg proto.Messag
 // Admit finds the challenge in the view, or first checks and adds it there
 // as gossip would.
 func (g minerGossip) Admit(o *protocol.Opened, from peer.ID) (*miner.Challenge, error) {
-	v := g.n.view
-	id := protocol.ID(o.Body)
-	c := v.challenge(id)
+	c, _, d := g.n.view.openChallenge(o, from, time.Now())
 	if c == nil {
-		if d := v.checkChallenge(o, from, time.Now()); d.result != accept.result {
-			return nil, errors.New(d.reason)
-		}
-		if c = v.challenge(id); c == nil {
-			return nil, errors.New("challenge evicted")
-		}
+		return nil, errors.New(d.reason)
 	}
 	return &miner.Challenge{ID: c.id, Validator: c.validator, Miner: c.miner, Msg: c.msg, Params: c.params}, nil
 }

@@ -291,11 +291,34 @@ func (r *rogueOwner) rogueRound(t *testing.T) (miner.PlayedRound, bool) {
 	if i < 0 {
 		t.Fatalf("the miner kept no record of the rogue's round: %+v", rounds)
 	}
-	time.Sleep(5 * time.Second)
-	after, _ := r.miner.miner.Played()
-	return rounds[i], slices.ContainsFunc(after[len(rounds):], func(p miner.PlayedRound) bool {
-		return p.Validator == r.hid && p.Verdict == "verified"
-	})
+	for until := r.honestSlotsEnd(2); time.Now().Before(until); {
+		time.Sleep(r.cfg.Validator.RoundTarget.Duration / 4)
+		after, _ := r.miner.miner.Played()
+		if slices.ContainsFunc(after[len(rounds):], func(p miner.PlayedRound) bool {
+			return p.Validator == r.hid && p.Verdict == "verified"
+		}) {
+			return rounds[i], true
+		}
+	}
+	return rounds[i], false
+}
+
+// honestSlotsEnd is when the honest owner's n-th slot at the miner after
+// now ends, with time to verify its round: keys are random, so the
+// schedule, not a fixed wait, says when its next round is due. The owner
+// leaves idle the share of slots its duty cycle does not take.
+func (r *rogueOwner) honestSlotsEnd(n int) time.Time {
+	s := r.miner.view.slots.s
+	s.Coverage = r.cfg.Validator.DutyCycle
+	if s.Slot = r.miner.view.slots.cpu; len(r.miner.miner.GPUs) > 0 {
+		s.Slot = r.miner.view.slots.gpu
+	}
+	j := s.SlotAt(time.Now()) + 1
+	for range n {
+		j, _ = s.Next([]byte(r.miner.ID()), s.Index([]byte(r.hid)), j, 1<<20)
+		j++
+	}
+	return s.Start(j).Add(r.cfg.Validator.ProofTimeout.Duration)
 }
 
 // An owner whose round is later than any plan could give the miner (here

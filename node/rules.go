@@ -146,36 +146,49 @@ func (v *view) checkAnnounce(o *protocol.Opened, from peer.ID, now time.Time) de
 }
 
 func (v *view) checkChallenge(o *protocol.Opened, from peer.ID, now time.Time) decision {
+	_, fresh, d := v.openChallenge(o, from, now)
+	if d.result == accept.result && !fresh {
+		return ignore("duplicate challenge")
+	}
+	return d
+}
+
+// openChallenge is the view's challenge o, added first if o passes the
+// gossip rules (fresh then), nil with the reason if it does not. The lookup
+// and the adding are one step: a miner admitting o from a round stream
+// while gossip brings it too must find it either way.
+func (v *view) openChallenge(o *protocol.Opened, from peer.ID, now time.Time) (c *openChallenge, fresh bool, d decision) {
 	if d, ok := checkAuthor(o, from); !ok {
-		return d
+		return nil, false, d
 	}
 	m := o.Msg.(*pb.Challenge)
+	id := protocol.ID(o.Body)
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if c := v.challenges[id]; c != nil {
+		return c, false, accept
+	}
 	if !v.trustAny && !v.validators[o.Author] {
-		return reject("challenge from a peer that is not a validator")
+		return nil, false, reject("challenge from a peer that is not a validator")
 	}
 	// Clock windows Ignore: an honest peer whose clock is off must not be
 	// graylisted; what is outside the window is only of no use here.
 	if e := v.epochAt(now); m.Epoch+1 < e || m.Epoch > e+1 {
-		return ignore("challenge for epoch outside the current ±1 (expired, from the future, or a skewed clock)")
-	}
-	id := protocol.ID(o.Body)
-	if v.challenges[id] != nil {
-		return ignore("duplicate challenge")
+		return nil, false, ignore("challenge for epoch outside the current ±1 (expired, from the future, or a skewed clock)")
 	}
 	params, _ := protocol.ChallengeParams(m) // Open validated them
 	miner, _ := peer.IDFromBytes(m.Miner)
 	if !v.allowChallenge(pair{o.Author, miner}, now) {
-		return ignore("challenges to this miner above the rate (costs the validator peer score)")
+		return nil, false, ignore("challenges to this miner above the rate (costs the validator peer score)")
 	}
 	if d, ok := v.onSchedule(o.Author, miner, now); !ok {
-		return d
+		return nil, false, d
 	}
-	if !v.add(&openChallenge{id: id, validator: o.Author, miner: miner, msg: m, params: params, received: now}, now) {
-		return ignore("validator has too many open challenges")
+	c = &openChallenge{id: id, validator: o.Author, miner: miner, msg: m, params: params, received: now}
+	if !v.add(c, now) {
+		return nil, false, ignore("validator has too many open challenges")
 	}
-	return accept
+	return c, true, accept
 }
 
 // add opens c, replacing its pair's previous challenge (the validator has
@@ -332,12 +345,6 @@ func (v *view) otherRoots(miner peer.ID) map[commit.CV]bool {
 		}
 	}
 	return out
-}
-
-func (v *view) challenge(id [32]byte) *openChallenge {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.challenges[id]
 }
 
 // topicCheck opens a gossiped message of the topic's type and applies the

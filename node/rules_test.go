@@ -181,3 +181,46 @@ func TestOpenLimitHoldsTwoAdmittedSets(t *testing.T) {
 		t.Fatal("a challenge beyond two admitted sets accepted")
 	}
 }
+
+// A challenge that reaches a miner on its round stream while gossip brings
+// it too is admitted whichever comes first: the stream's admission finds
+// the gossiped copy instead of refusing a duplicate (which failed the
+// honest validator's round).
+func TestStreamAdmitRacesGossip(t *testing.T) {
+	val := newActor(t)
+	now := time.Now()
+	v := newView(time.Minute, false, []peer.ID{val.id})
+	g := minerGossip{&Node{view: v}}
+	for i := range 2000 {
+		miner := newActor(t) // one each: the pair's challenge rate stays out of it
+		p := proof.Params{Precision: proof.FP16, Batch: 1, M: 64, K: 64, N: 64, Tile: 16, Miner: []byte(miner.id)}
+		p.Nonce[0], p.Nonce[1] = byte(i), byte(i>>8)
+		b, _ := p.MarshalBinary()
+		c := sample.Commit([32]byte{1})
+		raw := val.seal(t, &pb.Challenge{Version: 1, Epoch: v.epochAt(now), Round: uint64(i), Miner: []byte(miner.id), Params: [][]byte{b},
+			SecretCommitment: c[:], Samples: 4, DeadlineMs: 1000, Steps: 1, FirstRootMs: 500})
+		o, err := protocol.Open(raw, pb.MessageType_CHALLENGE)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gossiped, start := make(chan decision), make(chan struct{})
+		go func() {
+			<-start
+			gossiped <- v.checkChallenge(o, val.id, time.Now())
+		}()
+		close(start)
+		if _, err := g.Admit(o, val.id); err != nil {
+			t.Fatalf("challenge %d on the round stream: %v", i, err)
+		}
+		if d := <-gossiped; d.result == pubsub.ValidationReject {
+			t.Fatalf("challenge %d by gossip: %s", i, d.reason)
+		}
+	}
+}
+
+// challenge is the view's open challenge id, if any.
+func (v *view) challenge(id [32]byte) *openChallenge {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.challenges[id]
+}
