@@ -8,6 +8,7 @@ import (
 
 	"github.com/libp2p/go-libp2p"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	pubsubpb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
@@ -72,7 +73,8 @@ func TestHostileGossip(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ah.Close()
-		aps, err := pubsub.NewGossipSub(tn.ctx, ah, pubsub.WithMessageSignaturePolicy(pubsub.StrictSign))
+		aps, err := pubsub.NewGossipSub(tn.ctx, ah, pubsub.WithMessageSignaturePolicy(pubsub.StrictNoSign),
+			pubsub.WithMessageIdFn(func(m *pubsubpb.Message) string { return protocol.GossipID(m.Data) }))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +107,7 @@ func TestHostileGossip(t *testing.T) {
 			{protocol.TopicChallenge, []byte("garbage \x00\xff\xfe not protobuf")},
 			{protocol.TopicAnnounce, make([]byte, protocol.MaxGossipBytes+1024)},
 			{protocol.TopicChallenge, forgedRaw},
-			{protocol.TopicChallenge, badChallenge(t, victim, v.ID(), v.view.epochAt(time.Now()))}, // wrong author
+			{protocol.TopicChallenge, badChallenge(t, victim, v.ID(), v.view.epochAt(time.Now()))}, // signed by a non-validator
 			{protocol.TopicChallenge, badChallenge(t, akey, v.ID(), 1)},                            // expired: Ignored
 		}
 		for _, a := range attacks {

@@ -351,7 +351,7 @@ func BenchmarkChallengeCheck(b *testing.B) {
 		if i%len(msgs) == 0 {
 			v = newView(cfg.Network.EpochLength.Duration, cfg.Network.TrustAnyValidator, nil)
 		}
-		if _, d := v.topicCheck(protocol.TopicChallenge, msgs[i%len(msgs)], author, time.Now()); d.result != pubsub.ValidationAccept {
+		if _, d := v.topicCheck(protocol.TopicChallenge, msgs[i%len(msgs)], time.Now()); d.result != pubsub.ValidationAccept {
 			b.Fatalf("challenge not accepted: %s", d.reason)
 		}
 		i++
@@ -363,7 +363,7 @@ func BenchmarkChallengeCheck(b *testing.B) {
 func benchChallengeValidator(v *view, rejected *atomic.Int64) pubsub.ValidatorEx {
 	return func(_ context.Context, _ peer.ID, msg *pubsub.Message) pubsub.ValidationResult {
 		now := time.Now()
-		o, d := v.topicCheck(protocol.TopicChallenge, msg.Data, msg.GetFrom(), now)
+		o, d := v.topicCheck(protocol.TopicChallenge, msg.Data, now)
 		if d.result != pubsub.ValidationAccept {
 			rejected.Add(1)
 			return d.result

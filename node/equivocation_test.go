@@ -172,33 +172,31 @@ func TestEquivocationGossipRules(t *testing.T) {
 		name   string
 		topic  string
 		data   []byte
-		from   peer.ID
 		before func()
 		want   pubsub.ValidationResult
 	}{
-		{"record", protocol.TopicEpoch, x, val.id, nil, pubsub.ValidationAccept},
-		{"record from a non-validator", protocol.TopicEpoch, stranger, other.id, nil, pubsub.ValidationReject},
-		{"record for a future epoch", protocol.TopicEpoch, future, val.id, nil, pubsub.ValidationIgnore}, // a skewed clock, not malice,
-		{"stored record again", protocol.TopicEpoch, x, val.id, func() { st.PutEpochRecord(e, []byte(val.id), x) }, pubsub.ValidationIgnore},
-		{"own stored record, being published", protocol.TopicEpoch, mine, self.id, func() { st.PutEpochRecord(e, []byte(self.id), mine) }, pubsub.ValidationAccept},
-		{"a second, different record: relayed", protocol.TopicEpoch, y, val.id, nil, pubsub.ValidationAccept},
-		{"proof relayed under another author", protocol.TopicEquivocation, proofOf(x, y), val.id, nil, pubsub.ValidationReject},
-		{"proof against a non-validator", protocol.TopicEquivocation, proofOf(stranger, strangerB), other.id, nil, pubsub.ValidationReject},
-		{"proof", protocol.TopicEquivocation, proofOf(x, y), other.id, nil, pubsub.ValidationAccept},
-		{"proof already stored", protocol.TopicEquivocation, proofOf(x, z), other.id, func() {
+		{"record", protocol.TopicEpoch, x, nil, pubsub.ValidationAccept},
+		{"record from a non-validator", protocol.TopicEpoch, stranger, nil, pubsub.ValidationReject},
+		{"record for a future epoch", protocol.TopicEpoch, future, nil, pubsub.ValidationIgnore}, // a skewed clock, not malice,
+		{"stored record again", protocol.TopicEpoch, x, func() { st.PutEpochRecord(e, []byte(val.id), x) }, pubsub.ValidationIgnore},
+		{"own stored record, being published", protocol.TopicEpoch, mine, func() { st.PutEpochRecord(e, []byte(self.id), mine) }, pubsub.ValidationAccept},
+		{"a second, different record: relayed", protocol.TopicEpoch, y, nil, pubsub.ValidationAccept},
+		{"proof against a non-validator", protocol.TopicEquivocation, proofOf(stranger, strangerB), nil, pubsub.ValidationReject},
+		{"proof", protocol.TopicEquivocation, proofOf(x, y), nil, pubsub.ValidationAccept},
+		{"proof already stored", protocol.TopicEquivocation, proofOf(x, z), func() {
 			p, _ := protocol.NewEquivocationProof(x, y)
 			raw, _ := proto.Marshal(p)
 			st.PutEquivocation(e, []byte(val.id), raw)
 		}, pubsub.ValidationIgnore},
-		{"own stored proof, being published", protocol.TopicEquivocation, self.seal(t, mustProof(t, x, z)), self.id, nil, pubsub.ValidationAccept},
-		{"a third record after the proof", protocol.TopicEpoch, z, val.id, nil, pubsub.ValidationIgnore},
-		{"garbage proof", protocol.TopicEquivocation, []byte{1, 2, 3}, other.id, nil, pubsub.ValidationReject},
+		{"own stored proof, being published", protocol.TopicEquivocation, self.seal(t, mustProof(t, x, z)), nil, pubsub.ValidationAccept},
+		{"a third record after the proof", protocol.TopicEpoch, z, nil, pubsub.ValidationIgnore},
+		{"garbage proof", protocol.TopicEquivocation, []byte{1, 2, 3}, nil, pubsub.ValidationReject},
 	}
 	for _, s := range steps {
 		if s.before != nil {
 			s.before()
 		}
-		o, d := v.topicCheck(s.topic, s.data, s.from, now)
+		o, d := v.topicCheck(s.topic, s.data, now)
 		if d.result == pubsub.ValidationAccept {
 			d = checkStored(st, self.id, o)
 		}

@@ -34,12 +34,12 @@ func TestChallengeFlood(t *testing.T) {
 	for ms := 0; ms < seconds*1000; ms++ {
 		now := start.Add(time.Duration(ms) * time.Millisecond)
 		if ms%(1000/perSecond) == 0 {
-			_, d := v.topicCheck(protocol.TopicChallenge, challenge(flooder, uint64(ms+1)), flooder.id, now)
+			_, d := v.topicCheck(protocol.TopicChallenge, challenge(flooder, uint64(ms+1)), now)
 			accepted[d.result]++
 		}
 		if ms%2000 == 0 {
 			raw := challenge(honest, uint64(ms+1)<<32)
-			o, d := v.topicCheck(protocol.TopicChallenge, raw, honest.id, now)
+			o, d := v.topicCheck(protocol.TopicChallenge, raw, now)
 			if o == nil || d.result != pubsub.ValidationAccept {
 				t.Fatalf("honest challenge at %d ms: %s", ms, d.reason)
 			}
@@ -84,10 +84,10 @@ func TestAnnouncersBounded(t *testing.T) {
 	}
 	fresh := newActor(t)
 	ann := fresh.seal(t, &pb.MinerAnnounce{Version: 1, Seq: 1, Precisions: []uint32{1}, MaxOutputBytes: 1 << 20})
-	if _, d := v.topicCheck(protocol.TopicAnnounce, ann, fresh.id, now); d.result != pubsub.ValidationIgnore {
+	if _, d := v.topicCheck(protocol.TopicAnnounce, ann, now); d.result != pubsub.ValidationIgnore {
 		t.Fatalf("new key with a full table: %v (%s), want Ignore", d.result, d.reason)
 	}
-	if _, d := v.topicCheck(protocol.TopicAnnounce, ann, fresh.id, now.Add(announceForget+time.Second)); d.result != pubsub.ValidationAccept {
+	if _, d := v.topicCheck(protocol.TopicAnnounce, ann, now.Add(announceForget+time.Second)); d.result != pubsub.ValidationAccept {
 		t.Fatalf("new key after the others went silent: %v (%s), want Accept", d.result, d.reason)
 	}
 	if len(v.announceSeq) != 1 {

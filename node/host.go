@@ -28,7 +28,6 @@ import (
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
-	"lukechampine.com/blake3"
 )
 
 // newHost builds the libp2p host: TCP and QUIC on the configured addresses,
@@ -139,17 +138,16 @@ func peerScoreParams(app func(peer.ID) float64) (*pubsub.PeerScoreParams, *pubsu
 		}
 }
 
-// newPubSub starts GossipSub with strict signing, content-addressed message
-// IDs (so re-published bytes are duplicates) and peer scoring. inspect
-// receives peer scores every second.
+// newPubSub starts GossipSub without its own message signatures (every
+// message is a signed envelope, SPEC §14: a second signature would double
+// the checks per delivery), content-addressed message IDs (so re-published
+// bytes are duplicates) and peer scoring. inspect receives peer scores
+// every second.
 func newPubSub(ctx context.Context, h host.Host, inspect func(map[peer.ID]float64), app func(peer.ID) float64) (*pubsub.PubSub, error) {
 	params, thresholds := peerScoreParams(app)
 	opts := []pubsub.Option{
-		pubsub.WithMessageSignaturePolicy(pubsub.StrictSign),
-		pubsub.WithMessageIdFn(func(m *pubsubpb.Message) string {
-			id := blake3.Sum256(m.Data)
-			return string(id[:20])
-		}),
+		pubsub.WithMessageSignaturePolicy(pubsub.StrictNoSign),
+		pubsub.WithMessageIdFn(func(m *pubsubpb.Message) string { return protocol.GossipID(m.Data) }),
 		pubsub.WithPeerScore(params, thresholds),
 		pubsub.WithMaxMessageSize(2 * protocol.MaxEnvelope(pb.MessageType_EQUIVOCATION_PROOF)),
 		// A round sends bursts of small messages (challenge, commitment,

@@ -41,8 +41,8 @@ func (g minerGossip) Publish(ctx context.Context, topic string, msg proto.Messag
 
 // Admit finds the challenge in the view, or first checks and adds it there
 // as gossip would.
-func (g minerGossip) Admit(o *protocol.Opened, from peer.ID) (*miner.Challenge, error) {
-	c, _, d := g.n.view.openChallenge(o, from, time.Now())
+func (g minerGossip) Admit(o *protocol.Opened) (*miner.Challenge, error) {
+	c, _, d := g.n.view.openChallenge(o, time.Now())
 	if c == nil {
 		return nil, errors.New(d.reason)
 	}

@@ -318,16 +318,22 @@ type gossipVal struct {
 func (n *Node) gossipValidator(topic string) pubsub.ValidatorEx {
 	return func(_ context.Context, from peer.ID, msg *pubsub.Message) pubsub.ValidationResult {
 		now := time.Now()
-		if topic == protocol.TopicAnnounce && !n.view.allowAnnounce(msg.GetFrom(), from, now) {
-			return pubsub.ValidationIgnore // new keys from this connection above the rate
+		if topic == protocol.TopicAnnounce {
+			author, err := protocol.Author(msg.Data, pb.MessageType_MINER_ANNOUNCE)
+			if err != nil {
+				return pubsub.ValidationReject
+			}
+			if !n.view.allowAnnounce(author, from, now) {
+				return pubsub.ValidationIgnore // new keys from this connection above the rate
+			}
 		}
-		o, d := n.view.topicCheck(topic, msg.Data, msg.GetFrom(), now)
+		o, d := n.view.topicCheck(topic, msg.Data, now)
 		n.obs.metrics.Gossip(topic, resultName(d.result))
 		if d.result == pubsub.ValidationAccept {
 			d = n.checkStored(o)
 		}
 		if d.result != pubsub.ValidationAccept {
-			n.log.Debug("gossip not accepted", "topic", topic, "from", from, "author", msg.GetFrom(),
+			n.log.Debug("gossip not accepted", "topic", topic, "from", from,
 				"result", resultName(d.result), "reason", d.reason)
 			return d.result
 		}

@@ -96,15 +96,6 @@ var accept = decision{result: pubsub.ValidationAccept}
 func reject(reason string) decision { return decision{pubsub.ValidationReject, reason} }
 func ignore(reason string) decision { return decision{pubsub.ValidationIgnore, reason} }
 
-// checkAuthor rejects a message whose signed author is not the peer that
-// published it on gossip.
-func checkAuthor(o *protocol.Opened, from peer.ID) (decision, bool) {
-	if o.Author != from {
-		return reject("author " + o.Author.String() + " did not publish it"), false
-	}
-	return accept, true
-}
-
 // seqSeen is the last announce seq of a miner and when it came.
 type seqSeen struct {
 	seq uint64
@@ -120,10 +111,7 @@ const (
 	maxAnnouncers  = 20000
 )
 
-func (v *view) checkAnnounce(o *protocol.Opened, from peer.ID, now time.Time) decision {
-	if d, ok := checkAuthor(o, from); !ok {
-		return d
-	}
+func (v *view) checkAnnounce(o *protocol.Opened, now time.Time) decision {
 	m := o.Msg.(*pb.MinerAnnounce)
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -145,8 +133,8 @@ func (v *view) checkAnnounce(o *protocol.Opened, from peer.ID, now time.Time) de
 	return accept
 }
 
-func (v *view) checkChallenge(o *protocol.Opened, from peer.ID, now time.Time) decision {
-	_, fresh, d := v.openChallenge(o, from, now)
+func (v *view) checkChallenge(o *protocol.Opened, now time.Time) decision {
+	_, fresh, d := v.openChallenge(o, now)
 	if d.result == accept.result && !fresh {
 		return ignore("duplicate challenge")
 	}
@@ -157,10 +145,7 @@ func (v *view) checkChallenge(o *protocol.Opened, from peer.ID, now time.Time) d
 // gossip rules (fresh then), nil with the reason if it does not. The lookup
 // and the adding are one step: a miner admitting o from a round stream
 // while gossip brings it too must find it either way.
-func (v *view) openChallenge(o *protocol.Opened, from peer.ID, now time.Time) (c *openChallenge, fresh bool, d decision) {
-	if d, ok := checkAuthor(o, from); !ok {
-		return nil, false, d
-	}
+func (v *view) openChallenge(o *protocol.Opened, now time.Time) (c *openChallenge, fresh bool, d decision) {
 	m := o.Msg.(*pb.Challenge)
 	id := protocol.ID(o.Body)
 	v.mu.Lock()
@@ -249,10 +234,7 @@ func (v *view) drop(id [32]byte) {
 	}
 }
 
-func (v *view) checkCommitment(o *protocol.Opened, from peer.ID, now time.Time) decision {
-	if d, ok := checkAuthor(o, from); !ok {
-		return d
-	}
+func (v *view) checkCommitment(o *protocol.Opened, now time.Time) decision {
 	m := o.Msg.(*pb.Commitment)
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -278,10 +260,7 @@ func (v *view) checkCommitment(o *protocol.Opened, from peer.ID, now time.Time) 
 	return accept
 }
 
-func (v *view) checkReveal(o *protocol.Opened, from peer.ID) decision {
-	if d, ok := checkAuthor(o, from); !ok {
-		return d
-	}
+func (v *view) checkReveal(o *protocol.Opened) decision {
 	m := o.Msg.(*pb.Reveal)
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -300,10 +279,7 @@ func (v *view) checkReveal(o *protocol.Opened, from peer.ID) decision {
 // checkEpochRecord accepts a validator's record for an epoch that has
 // ended (or is ending, allowing for clock skew). Duplicates and equivocation
 // are told apart against the store (Node.checkStored).
-func (v *view) checkEpochRecord(o *protocol.Opened, from peer.ID, now time.Time) decision {
-	if d, ok := checkAuthor(o, from); !ok {
-		return d
-	}
+func (v *view) checkEpochRecord(o *protocol.Opened, now time.Time) decision {
 	m := o.Msg.(*pb.EpochRecord)
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -317,11 +293,8 @@ func (v *view) checkEpochRecord(o *protocol.Opened, from peer.ID, now time.Time)
 }
 
 // checkEquivocation accepts a proof (Open checked it) against a validator
-// for an epoch that has ended, from the peer that signed the report.
-func (v *view) checkEquivocation(o *protocol.Opened, from peer.ID, now time.Time) decision {
-	if d, ok := checkAuthor(o, from); !ok {
-		return d
-	}
+// for an epoch that has ended.
+func (v *view) checkEquivocation(o *protocol.Opened, now time.Time) decision {
 	eq, _ := protocol.CheckEquivocation(o.Msg.(*pb.EquivocationProof))
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -349,7 +322,7 @@ func (v *view) otherRoots(miner peer.ID) map[commit.CV]bool {
 
 // topicCheck opens a gossiped message of the topic's type and applies the
 // view's rules; a message that fails Open is provably bad and rejected.
-func (v *view) topicCheck(topic string, data []byte, from peer.ID, now time.Time) (*protocol.Opened, decision) {
+func (v *view) topicCheck(topic string, data []byte, now time.Time) (*protocol.Opened, decision) {
 	typ := topicType[topic]
 	if len(data) > protocol.MaxGossipBytes && typ != pb.MessageType_EPOCH_RECORD && typ != pb.MessageType_EQUIVOCATION_PROOF {
 		return nil, reject("oversized message")
@@ -360,17 +333,17 @@ func (v *view) topicCheck(topic string, data []byte, from peer.ID, now time.Time
 	}
 	switch typ {
 	case pb.MessageType_MINER_ANNOUNCE:
-		return o, v.checkAnnounce(o, from, now)
+		return o, v.checkAnnounce(o, now)
 	case pb.MessageType_CHALLENGE:
-		return o, v.checkChallenge(o, from, now)
+		return o, v.checkChallenge(o, now)
 	case pb.MessageType_COMMITMENT:
-		return o, v.checkCommitment(o, from, now)
+		return o, v.checkCommitment(o, now)
 	case pb.MessageType_EPOCH_RECORD:
-		return o, v.checkEpochRecord(o, from, now)
+		return o, v.checkEpochRecord(o, now)
 	case pb.MessageType_EQUIVOCATION_PROOF:
-		return o, v.checkEquivocation(o, from, now)
+		return o, v.checkEquivocation(o, now)
 	}
-	return o, v.checkReveal(o, from)
+	return o, v.checkReveal(o)
 }
 
 var topicType = map[string]pb.MessageType{

@@ -70,37 +70,35 @@ func TestGossipRules(t *testing.T) {
 		name  string
 		topic string
 		data  []byte
-		from  peer.ID
 		at    time.Time
 		want  pubsub.ValidationResult
 	}{
-		{"announce", protocol.TopicAnnounce, miner.seal(t, &pb.MinerAnnounce{Version: 1, Seq: 5, Precisions: []uint32{1}, MaxOutputBytes: 1 << 20}), miner.id, now, pubsub.ValidationAccept},
-		{"stale announce", protocol.TopicAnnounce, miner.seal(t, &pb.MinerAnnounce{Version: 1, Seq: 4, Precisions: []uint32{1}, MaxOutputBytes: 1 << 20}), miner.id, now, pubsub.ValidationIgnore},
-		{"garbage", protocol.TopicChallenge, []byte{0xff, 0x01}, val.id, now, pubsub.ValidationReject},
-		{"oversized", protocol.TopicAnnounce, make([]byte, protocol.MaxGossipBytes+1), miner.id, now, pubsub.ValidationReject},
-		{"challenge from non-validator", protocol.TopicChallenge, other.seal(t, mkChallenge(epoch, 2)), other.id, now, pubsub.ValidationReject},
-		{"challenge relayed under another author", protocol.TopicChallenge, val.seal(t, mkChallenge(epoch, 3)), other.id, now, pubsub.ValidationReject},
+		{"announce", protocol.TopicAnnounce, miner.seal(t, &pb.MinerAnnounce{Version: 1, Seq: 5, Precisions: []uint32{1}, MaxOutputBytes: 1 << 20}), now, pubsub.ValidationAccept},
+		{"stale announce", protocol.TopicAnnounce, miner.seal(t, &pb.MinerAnnounce{Version: 1, Seq: 4, Precisions: []uint32{1}, MaxOutputBytes: 1 << 20}), now, pubsub.ValidationIgnore},
+		{"garbage", protocol.TopicChallenge, []byte{0xff, 0x01}, now, pubsub.ValidationReject},
+		{"oversized", protocol.TopicAnnounce, make([]byte, protocol.MaxGossipBytes+1), now, pubsub.ValidationReject},
+		{"challenge from non-validator", protocol.TopicChallenge, other.seal(t, mkChallenge(epoch, 2)), now, pubsub.ValidationReject},
 		// Clock windows Ignore: a skewed honest clock is not malice.
-		{"expired challenge", protocol.TopicChallenge, val.seal(t, mkChallenge(epoch-2, 4)), val.id, now, pubsub.ValidationIgnore},
-		{"future challenge", protocol.TopicChallenge, val.seal(t, mkChallenge(epoch+2, 5)), val.id, now, pubsub.ValidationIgnore},
+		{"expired challenge", protocol.TopicChallenge, val.seal(t, mkChallenge(epoch-2, 4)), now, pubsub.ValidationIgnore},
+		{"future challenge", protocol.TopicChallenge, val.seal(t, mkChallenge(epoch+2, 5)), now, pubsub.ValidationIgnore},
 		{"epoch record from the future", protocol.TopicEpoch, val.seal(t, &pb.EpochRecord{Version: 1, Epoch: epoch + 1,
-			RoundsRoot: make([]byte, 32), ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)}), val.id, now, pubsub.ValidationIgnore},
+			RoundsRoot: make([]byte, 32), ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)}), now, pubsub.ValidationIgnore},
 		{"epoch record", protocol.TopicEpoch, val.seal(t, &pb.EpochRecord{Version: 1, Epoch: epoch - 1,
-			RoundsRoot: make([]byte, 32), ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)}), val.id, now, pubsub.ValidationAccept},
-		{"challenge", protocol.TopicChallenge, chRaw, val.id, now, pubsub.ValidationAccept},
-		{"duplicate challenge", protocol.TopicChallenge, chRaw, val.id, now, pubsub.ValidationIgnore},
-		{"commitment for unknown challenge", protocol.TopicCommitment, miner.seal(t, &pb.Commitment{Version: 1, ChallengeId: unknown[:], Roots: [][]byte{make([]byte, 32)}}), miner.id, now, pubsub.ValidationIgnore},
-		{"commitment from another miner", protocol.TopicCommitment, other.seal(t, commit(1)), other.id, now, pubsub.ValidationReject},
-		{"commitment with two roots for one sub-challenge", protocol.TopicCommitment, miner.seal(t, commit(2)), miner.id, now, pubsub.ValidationReject},
-		{"late commitment", protocol.TopicCommitment, miner.seal(t, commit(1)), miner.id, now.Add(3 * time.Second), pubsub.ValidationIgnore},
-		{"commitment", protocol.TopicCommitment, miner.seal(t, commit(1)), miner.id, now.Add(500 * time.Millisecond), pubsub.ValidationAccept},
-		{"second commitment", protocol.TopicCommitment, miner.seal(t, &pb.Commitment{Version: 1, ChallengeId: id[:], Roots: [][]byte{make([]byte, 32)}, ComputeMs: 7}), miner.id, now, pubsub.ValidationIgnore},
-		{"reveal by another peer", protocol.TopicReveal, other.seal(t, &pb.Reveal{Version: 1, ChallengeId: id[:], Secret: secret[:]}), other.id, now, pubsub.ValidationReject},
-		{"reveal of a wrong secret", protocol.TopicReveal, val.seal(t, &pb.Reveal{Version: 1, ChallengeId: id[:], Secret: make([]byte, 32)}), val.id, now, pubsub.ValidationReject},
-		{"reveal", protocol.TopicReveal, val.seal(t, &pb.Reveal{Version: 1, ChallengeId: id[:], Secret: secret[:]}), val.id, now, pubsub.ValidationAccept},
+			RoundsRoot: make([]byte, 32), ScoringConfigHash: make([]byte, 32), PrevRecordHash: make([]byte, 32)}), now, pubsub.ValidationAccept},
+		{"challenge", protocol.TopicChallenge, chRaw, now, pubsub.ValidationAccept},
+		{"duplicate challenge", protocol.TopicChallenge, chRaw, now, pubsub.ValidationIgnore},
+		{"commitment for unknown challenge", protocol.TopicCommitment, miner.seal(t, &pb.Commitment{Version: 1, ChallengeId: unknown[:], Roots: [][]byte{make([]byte, 32)}}), now, pubsub.ValidationIgnore},
+		{"commitment from another miner", protocol.TopicCommitment, other.seal(t, commit(1)), now, pubsub.ValidationReject},
+		{"commitment with two roots for one sub-challenge", protocol.TopicCommitment, miner.seal(t, commit(2)), now, pubsub.ValidationReject},
+		{"late commitment", protocol.TopicCommitment, miner.seal(t, commit(1)), now.Add(3 * time.Second), pubsub.ValidationIgnore},
+		{"commitment", protocol.TopicCommitment, miner.seal(t, commit(1)), now.Add(500 * time.Millisecond), pubsub.ValidationAccept},
+		{"second commitment", protocol.TopicCommitment, miner.seal(t, &pb.Commitment{Version: 1, ChallengeId: id[:], Roots: [][]byte{make([]byte, 32)}, ComputeMs: 7}), now, pubsub.ValidationIgnore},
+		{"reveal by another peer", protocol.TopicReveal, other.seal(t, &pb.Reveal{Version: 1, ChallengeId: id[:], Secret: secret[:]}), now, pubsub.ValidationReject},
+		{"reveal of a wrong secret", protocol.TopicReveal, val.seal(t, &pb.Reveal{Version: 1, ChallengeId: id[:], Secret: make([]byte, 32)}), now, pubsub.ValidationReject},
+		{"reveal", protocol.TopicReveal, val.seal(t, &pb.Reveal{Version: 1, ChallengeId: id[:], Secret: secret[:]}), now, pubsub.ValidationAccept},
 	}
 	for _, s := range steps {
-		_, d := v.topicCheck(s.topic, s.data, s.from, s.at)
+		_, d := v.topicCheck(s.topic, s.data, s.at)
 		if d.result != s.want {
 			t.Errorf("%s: got %s (%s), want %s", s.name, resultName(d.result), d.reason, resultName(s.want))
 		}
@@ -206,10 +204,10 @@ func TestStreamAdmitRacesGossip(t *testing.T) {
 		gossiped, start := make(chan decision), make(chan struct{})
 		go func() {
 			<-start
-			gossiped <- v.checkChallenge(o, val.id, time.Now())
+			gossiped <- v.checkChallenge(o, time.Now())
 		}()
 		close(start)
-		if _, err := g.Admit(o, val.id); err != nil {
+		if _, err := g.Admit(o); err != nil {
 			t.Fatalf("challenge %d on the round stream: %v", i, err)
 		}
 		if d := <-gossiped; d.result == pubsub.ValidationReject {

@@ -162,6 +162,17 @@ func Decode(raw []byte, want pb.MessageType) (*Opened, error) {
 	return body(raw, env, pub)
 }
 
+// Author is the peer ID an envelope names as its author, without checking
+// its signature: for rate limits that must run before the check (a forged
+// author then fails Open).
+func Author(raw []byte, want pb.MessageType) (peer.ID, error) {
+	_, pub, err := envelope(raw, want)
+	if err != nil {
+		return "", err
+	}
+	return peer.IDFromPublicKey(pub)
+}
+
 // envelope checks raw's size bound and type, decodes the envelope and
 // parses the author's public key.
 func envelope(raw []byte, want pb.MessageType) (*pb.Envelope, crypto.PubKey, error) {
@@ -259,6 +270,14 @@ func ID(body []byte) [32]byte {
 	var id [32]byte
 	blake3.DeriveKey(id[:], "pog 2026-11-29 message id v1", body)
 	return id
+}
+
+// GossipID is a gossip message's ID (SPEC §13): the first 20 bytes of
+// BLAKE3 of its data, so re-published bytes are duplicates whoever sends
+// them (gossip messages carry no author or sequence number of their own).
+func GossipID(data []byte) string {
+	id := blake3.Sum256(data)
+	return string(id[:20])
 }
 
 // Validate applies a message's stateless rules (SPEC.md §15).

@@ -77,6 +77,35 @@ func TestSealOpen(t *testing.T) {
 	}
 }
 
+// Author names the envelope's signer without checking the signature (a
+// forged author is left to Open), and refuses what is not an envelope of
+// the type.
+func TestAuthor(t *testing.T) {
+	key, author := newKey(t)
+	raw, _ := Seal(key, validMessages(t, author)[pb.MessageType_MINER_ANNOUNCE])
+	if a, err := Author(raw, pb.MessageType_MINER_ANNOUNCE); err != nil || a != author {
+		t.Fatalf("Author = %v, %v; want %v", a, err, author)
+	}
+	var env pb.Envelope
+	proto.Unmarshal(raw, &env)
+	env.Signature[0] ^= 1
+	forged, _ := proto.Marshal(&env)
+	if a, err := Author(forged, pb.MessageType_MINER_ANNOUNCE); err != nil || a != author {
+		t.Fatalf("Author of a bad signature = %v, %v; want %v unchecked", a, err, author)
+	}
+	if _, err := Open(forged, pb.MessageType_MINER_ANNOUNCE); !errors.Is(err, ErrBadSignature) {
+		t.Fatalf("Open of a bad signature: %v", err)
+	}
+	for _, bad := range [][]byte{nil, []byte("not an envelope \xff"), make([]byte, MaxGossipBytes+1)} {
+		if _, err := Author(bad, pb.MessageType_MINER_ANNOUNCE); err == nil {
+			t.Errorf("Author accepted %d bytes of junk", len(bad))
+		}
+	}
+	if _, err := Author(raw, pb.MessageType_REVEAL); !errors.Is(err, ErrWrongType) {
+		t.Errorf("Author as the wrong type: %v", err)
+	}
+}
+
 // Every single-bit change to an envelope is rejected (or, for bits that
 // protobuf ignores, yields the same signed content).
 func TestOpenRejectsBitFlips(t *testing.T) {

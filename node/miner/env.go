@@ -67,9 +67,9 @@ type Config struct {
 type Gossip interface {
 	// Publish seals msg with the node's key and publishes it on topic.
 	Publish(ctx context.Context, topic string, msg proto.Message) ([]byte, error)
-	// Admit checks a challenge received on a round stream from from with
-	// the rules gossip applies, and returns it as the node holds it.
-	Admit(o *protocol.Opened, from peer.ID) (*Challenge, error)
+	// Admit checks a challenge its author sent on a round stream with the
+	// rules gossip applies, and returns it as the node holds it.
+	Admit(o *protocol.Opened) (*Challenge, error)
 	// AcceptsChallenges says whether p may challenge this node.
 	AcceptsChallenges(p peer.ID) bool
 	// SlotOpens says whether validator may open a round with this miner

@@ -117,7 +117,7 @@ func (m *Miner) admit(raw []byte, from peer.ID) (*Challenge, error) {
 	if o.Author != from {
 		return nil, fmt.Errorf("challenge signed by %s, sent by %s", o.Author, from)
 	}
-	c, err := m.Gossip.Admit(o, from)
+	c, err := m.Gossip.Admit(o)
 	if err != nil {
 		return nil, err
 	}

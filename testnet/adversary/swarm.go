@@ -7,6 +7,7 @@ import (
 
 	"github.com/libp2p/go-libp2p"
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	pubsubpb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -51,7 +52,8 @@ func NewSwarm(ctx context.Context, n int, seed uint64, transport func(i int) []l
 		}
 		sh := &swarmHost{h: h}
 		s.hosts = append(s.hosts, sh)
-		ps, err := pubsub.NewGossipSub(ctx, h, pubsub.WithMessageSignaturePolicy(pubsub.StrictSign))
+		ps, err := pubsub.NewGossipSub(ctx, h, pubsub.WithMessageSignaturePolicy(pubsub.StrictNoSign),
+			pubsub.WithMessageIdFn(func(m *pubsubpb.Message) string { return protocol.GossipID(m.Data) }))
 		if err != nil {
 			s.Close()
 			return nil, err
