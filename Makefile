@@ -69,6 +69,9 @@ fuzz:
 	$(GO) test ./node -run XXX -fuzz FuzzDecodeHostChallenge -fuzztime $(FUZZTIME)
 	$(GO) test ./node/recordsync -run XXX -fuzz FuzzOffSchedulePage -fuzztime $(FUZZTIME)
 	$(GO) test ./store -run XXX -fuzz FuzzDecodeOffSchedule -fuzztime $(FUZZTIME)
+	$(GO) test ./store -run XXX -fuzz FuzzDecodeEnvelopeValue -fuzztime $(FUZZTIME)
+	$(GO) test ./store -run XXX -fuzz FuzzDecodeFinal -fuzztime $(FUZZTIME)
+	$(GO) test ./store -run XXX -fuzz FuzzDecodeCheckpoint -fuzztime $(FUZZTIME)
 
 # Go benchmarks with their references in the same run (BENCHMARKS.md).
 # bench-openblas needs libopenblas-dev; the b3sum comparison needs b3sum.

@@ -247,7 +247,6 @@ func benchGossip100(b *testing.B, mode benchGossipMode) {
 
 	pub := nodes[publisher]
 	pubKey := pub.h.Peerstore().PrivKey(pub.h.ID())
-	target := nodes[1].h.ID() // the challenged miner; any peer will do
 	ann := &pb.MinerAnnounce{Version: protocol.Version, Precisions: []uint32{uint32(proof.FP16), uint32(proof.FP32)},
 		MaxOutputBytes: cfg.Miner.MaxOutputBytes}
 	round := uint64(0)
@@ -255,6 +254,9 @@ func benchGossip100(b *testing.B, mode benchGossipMode) {
 	// and how many receivers it did not reach within benchDeliveryTimeout.
 	publish := func() ([]time.Duration, int) {
 		round++
+		// Each publish challenges the next peer: one validator-miner pair
+		// gets a challenge per second, bursts of 4 (flood.go).
+		target := nodes[1+int(round)%(len(nodes)-1)].h.ID()
 		raw := benchChallenge(b, cfg, pub.view, pubKey, target, ann, round)
 		cur := &benchInflight{data: raw, want: len(nodes) - 1, done: make(chan struct{})}
 		cur.sent = time.Now()
@@ -338,12 +340,18 @@ func BenchmarkChallengeCheck(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	author, _ := peer.IDFromPrivateKey(key)
 	ann := &pb.MinerAnnounce{Version: protocol.Version, Precisions: []uint32{uint32(proof.FP16)}, MaxOutputBytes: cfg.Miner.MaxOutputBytes}
 	v := newView(cfg.Network.EpochLength.Duration, cfg.Network.TrustAnyValidator, nil)
 	msgs := make([][]byte, 256)
 	for i := range msgs {
-		msgs[i] = benchChallenge(b, cfg, v, key, author, ann, uint64(i))
+		// One miner each: a validator-miner pair gets a challenge per
+		// second, bursts of 4 (flood.go).
+		mk, _, err := crypto.GenerateEd25519Key(rand.Reader)
+		if err != nil {
+			b.Fatal(err)
+		}
+		miner, _ := peer.IDFromPrivateKey(mk)
+		msgs[i] = benchChallenge(b, cfg, v, key, miner, ann, uint64(i))
 	}
 	b.SetBytes(int64(len(msgs[0])))
 	i := 0
