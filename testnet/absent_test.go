@@ -1,9 +1,12 @@
 package testnet
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pog-network/pog/testnet/adversary"
+	"github.com/pog-network/pog/testnet/report"
 )
 
 // TestAbsentEarnsItsPresence runs the absent adversary, connected to each
@@ -12,7 +15,8 @@ import (
 // honest miner's pay, since every owned slot it skips is a no-show.
 //
 // With the squatter beside it (a listed validator with no stake) the
-// absent miner still follows the staked validators' slots.
+// absent miner still follows the staked validators' slots, and the public
+// audit of the squatted miner names the squatter.
 func TestAbsentEarnsItsPresence(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Validators, cfg.Miners, cfg.Epochs = 2, 1, 2
@@ -29,4 +33,9 @@ func TestAbsentEarnsItsPresence(t *testing.T) {
 		}
 	}
 	t.Log(adversary.GainDetail(p))
+	i := slices.IndexFunc(s.Checks, func(c report.Check) bool { return strings.Contains(c.Name, "squatted miner") })
+	if i < 0 || !s.Checks[i].OK {
+		t.Fatalf("the audit of the squatted miner: %+v", s.Checks[i:min(i+1, len(s.Checks))])
+	}
+	t.Log(s.Checks[i].Detail)
 }

@@ -34,6 +34,7 @@ func (r *run) peerAudits(ctx context.Context) {
 	}
 	defer h.Close()
 	opts := audit.PeerAuditOptions{Scoring: r.scoringConfig(), Consensus: consensus.DefaultParams()}
+	defer r.auditSquatted(ctx, h, opts)
 	out = auditor.Audit(ctx, h, vs, opts, func(v auditor.Validator, a auditor.Result) {
 		if a.Err != nil {
 			return
@@ -47,6 +48,31 @@ func (r *run) peerAudits(ctx context.Context) {
 			r.mu.Unlock()
 		}
 	})
+}
+
+// auditSquatted audits the squatter's victim, when the squatter runs, as
+// `pog audit --peer` does with the network's validator set: the
+// off-schedule challenges the victim keeps are fetched and judged.
+func (r *run) auditSquatted(ctx context.Context, h host.Host, opts audit.PeerAuditOptions) {
+	victim, stakes := r.memberNamed(victimName), r.stakes()
+	if victim == nil || stakes == nil {
+		return
+	}
+	cfg := r.nodeConfig()
+	opts.Stakes = stakes
+	opts.Slots = func(st map[string]float64) audit.SlotRule { return node.SlotRule(st, cfg) }
+	res := auditor.Peer(ctx, h, victim.listenAddr, opts)
+	r.progress("auditor: %s: off-schedule challenges of %d epochs fetched", victimName, offScheduleEpochs(res))
+	r.mu.Lock()
+	r.squatted = &res
+	r.mu.Unlock()
+}
+
+func offScheduleEpochs(a auditor.Result) int {
+	if a.Report == nil {
+		return 0
+	}
+	return a.Report.OffScheduleEpochs
 }
 
 // auditTargets are the validators as the public auditor sees them.
@@ -84,12 +110,16 @@ func (r *run) validatorMembers() []*member {
 // peerAuditChecks judges the public audits, once they ran.
 func (r *run) peerAuditChecks() []report.Check {
 	r.mu.Lock()
-	audits := r.audits
+	audits, squatted := r.audits, r.squatted
 	r.mu.Unlock()
 	if audits == nil {
 		return nil
 	}
-	return auditor.Checks(r.auditTargets(), audits)
+	out := auditor.Checks(r.auditTargets(), audits)
+	if sq := r.memberNamed(squatterName); sq != nil && squatted != nil {
+		out = append(out, auditor.SquatterCheck(sq.id, *squatted))
+	}
+	return out
 }
 
 // auditHost is the public auditor's host: on the simulated network it

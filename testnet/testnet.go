@@ -210,7 +210,10 @@ type run struct {
 	validatorIDs []string
 	// audits are the public audits by validator name (peeraudit.go).
 	audits map[string]auditor.Result
-	split  *beaconSplit // with the beacon-split validator: what it watches
+	// squatted is the public audit of the squatter's victim, with the
+	// squatter (squatter.go).
+	squatted *auditor.Result
+	split    *beaconSplit // with the beacon-split validator: what it watches
 }
 
 func (r *run) progress(format string, args ...any) {

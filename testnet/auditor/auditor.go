@@ -53,6 +53,40 @@ func Audit(ctx context.Context, h host.Host, vs []Validator, opts audit.PeerAudi
 	return out
 }
 
+// Peer audits, from h, the peer listening at addr (a miner, say) as `pog
+// audit --peer` does: with opts.Slots set, the off-schedule challenges it
+// keeps are fetched and their signers named.
+func Peer(ctx context.Context, h host.Host, addr func() (string, error), opts audit.PeerAuditOptions) Result {
+	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	rep, err := auditOne(actx, h, Validator{Addr: addr}, opts)
+	return Result{rep, err}
+}
+
+// SquatterCheck judges the audit of the squatted miner: it names the
+// squatter as the signer of off-schedule challenges, unstaked, so that its
+// signature alone proves them.
+func SquatterCheck(squatter peer.ID, a Result) report.Check {
+	c := report.Check{Name: "auditor with no role: pog audit --peer on the squatted miner names the squatter's off-schedule challenges"}
+	switch {
+	case a.Err != nil:
+		c.Detail = a.Err.Error()
+		return c
+	case a.Report == nil:
+		c.Detail = "not audited"
+		return c
+	}
+	named := []string{}
+	for _, s := range append(a.Report.OffSchedule, a.Report.OffScheduleOthers...) {
+		named = append(named, fmt.Sprintf("%s: %d in %d epochs (unstaked %v)", s.Signer, s.Challenges, s.Epochs, s.Unstaked))
+		if s.Signer == squatter.String() && s.Unstaked && s.Challenges > 0 {
+			c.OK = true
+		}
+	}
+	c.Detail = fmt.Sprintf("%d epochs fetched; signers named: %s", a.Report.OffScheduleEpochs, strings.Join(named, "; "))
+	return c
+}
+
 // BadRecords are the audit's problems naming validator id's epoch
 // records.
 func BadRecords(id peer.ID, rep *audit.PeerAuditReport) []string {

@@ -43,3 +43,29 @@ func TestChecks(t *testing.T) {
 		t.Errorf("a validator down by a fault is not judged: %+v", checks[0])
 	}
 }
+
+// TestSquatterCheck: the squatted miner's audit passes only if it names
+// the squatter, unstaked, with challenges.
+func TestSquatterCheck(t *testing.T) {
+	sq := peer.ID("squatter")
+	with := func(signers ...audit.OffScheduleSigner) Result {
+		return Result{Report: &audit.PeerAuditReport{AuditReport: &audit.AuditReport{}, OffScheduleEpochs: 2, OffScheduleOthers: signers}}
+	}
+	for _, c := range []struct {
+		name string
+		a    Result
+		ok   bool
+	}{
+		{"named unstaked", with(audit.OffScheduleSigner{Signer: sq.String(), Challenges: 4, Epochs: 2, Unstaked: true}), true},
+		{"named among others", with(audit.OffScheduleSigner{Signer: "v1", Challenges: 1}, audit.OffScheduleSigner{Signer: sq.String(), Challenges: 1, Unstaked: true}), true},
+		{"named but staked", with(audit.OffScheduleSigner{Signer: sq.String(), Challenges: 4, Unstaked: false}), false},
+		{"another signer", with(audit.OffScheduleSigner{Signer: "v1", Challenges: 4, Unstaked: true}), false},
+		{"none kept", with(), false},
+		{"unreachable", Result{Err: errors.New("unreachable")}, false},
+		{"not audited", Result{}, false},
+	} {
+		if got := SquatterCheck(sq, c.a); got.OK != c.ok {
+			t.Errorf("%s: ok %v, want %v (%s)", c.name, got.OK, c.ok, got.Detail)
+		}
+	}
+}
