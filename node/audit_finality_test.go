@@ -25,9 +25,9 @@ func TestAuditIncrementalAndPruned(t *testing.T) {
 	tn.cancel()
 	tn.wg.Wait()
 	st, v := stores[0], nodes[0].ID()
-	auditNow := func(since *uint64) *audit.AuditReport {
+	auditNow := func(since *uint64) *audit.Report {
 		t.Helper()
-		rep, err := audit.Audit(st, audit.AuditOptions{Since: since, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{v}})
+		rep, err := audit.Audit(st, audit.Options{Since: since, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{v}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestValidatorPrunesOldEvidence(t *testing.T) {
 		for r, err := range st.Rounds(0, from-1) {
 			t.Fatalf("round of epoch %d survived pruning below %d (%v)", r.Epoch, from, err)
 		}
-		rep, err := audit.Audit(st, audit.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{v.ID()}})
+		rep, err := audit.Audit(st, audit.Options{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{v.ID()}})
 		if err != nil || len(rep.Problems) > 0 || rep.Pruned == 0 || rep.Recomputed == 0 {
 			t.Fatalf("audit of the pruned home: %v %v (%d pruned, %d recomputed)", err, rep.Problems, rep.Pruned, rep.Recomputed)
 		}

@@ -42,7 +42,7 @@ func synthStore(b *testing.B, epochs, miners, rounds int) (*store.Store, peer.ID
 		ms[i].key, _, _ = crypto.GenerateEd25519Key(rand.Reader)
 		ms[i].id, _ = peer.IDFromPrivateKey(ms[i].key)
 	}
-	scorer := &epoch.EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig(), Checkpoint: true}
+	scorer := &epoch.Scorer{Store: st, Validator: vid, Config: scoring.DefaultConfig(), Checkpoint: true}
 	for e := 1; e <= epochs; e++ {
 		for r := 1; r <= rounds; r++ {
 			for _, m := range ms {
@@ -144,7 +144,7 @@ func BenchmarkEpochClose1000(b *testing.B) {
 	key, _, _ := crypto.GenerateEd25519Key(rand.Reader)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s := &epoch.EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig()}
+		s := &epoch.Scorer{Store: st, Validator: vid, Config: scoring.DefaultConfig()}
 		rec, _, err := s.Close(1)
 		if err != nil {
 			b.Fatal(err)
@@ -167,7 +167,7 @@ func BenchmarkAudit1000x100(b *testing.B) {
 	defer st.Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		rep, err := audit.Audit(st, audit.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{vid}})
+		rep, err := audit.Audit(st, audit.Options{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{vid}})
 		if err != nil || len(rep.Problems) > 0 {
 			b.Fatalf("audit: %v %v", err, rep.Problems)
 		}
@@ -193,7 +193,7 @@ func BenchmarkScorerStartup(b *testing.B) {
 		name := map[bool]string{false: "replay", true: "checkpoint"}[resume]
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				s := &epoch.EpochScorer{Store: st, Validator: vid, Config: scoring.DefaultConfig(), Resume: resume}
+				s := &epoch.Scorer{Store: st, Validator: vid, Config: scoring.DefaultConfig(), Resume: resume}
 				if _, _, err := s.Close(uint64(epochs + 1)); err != nil {
 					b.Fatal(err)
 				}
@@ -216,7 +216,7 @@ func BenchmarkAuditSince(b *testing.B) {
 		name := map[bool]string{true: "full", false: "since-last"}[since == nil]
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				rep, err := audit.Audit(st, audit.AuditOptions{Since: since, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{vid}})
+				rep, err := audit.Audit(st, audit.Options{Since: since, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{vid}})
 				if err != nil || len(rep.Problems) > 0 {
 					b.Fatalf("audit: %v %v", err, rep.Problems)
 				}

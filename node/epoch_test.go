@@ -113,7 +113,7 @@ func TestConsensusIdenticalOnEveryNode(t *testing.T) {
 			}
 		}
 		for i := 0; i < 3; i++ {
-			rep, err := audit.Audit(stores[i], audit.AuditOptions{Epoch: &e, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
+			rep, err := audit.Audit(stores[i], audit.Options{Epoch: &e, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
 			if err != nil || len(rep.Problems) > 0 {
 				t.Fatalf("validator %d audit: %v %v", i, err, rep.Problems)
 			}
@@ -133,7 +133,7 @@ func TestAuditDetectsTampering(t *testing.T) {
 		tn.wg.Wait()
 		st := stores[0]
 		auditNow := func() []string {
-			rep, err := audit.Audit(st, audit.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
+			rep, err := audit.Audit(st, audit.Options{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,8 +41,8 @@ func TestAuditEquivocation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	auditNow := func() *audit.AuditReport {
-		rep, err := audit.Audit(st, audit.AuditOptions{Consensus: consensus.DefaultParams(), Local: []peer.ID{}})
+	auditNow := func() *audit.Report {
+		rep, err := audit.Audit(st, audit.Options{Consensus: consensus.DefaultParams(), Local: []peer.ID{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -129,7 +129,7 @@ func TestEquivocatorProvenOnEveryNode(t *testing.T) {
 			}
 		}
 		for i := 0; i < 2; i++ {
-			rep, err := audit.Audit(stores[i], audit.AuditOptions{Epoch: &e, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{nodes[i].ID()}})
+			rep, err := audit.Audit(stores[i], audit.Options{Epoch: &e, Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Local: []peer.ID{nodes[i].ID()}})
 			if err != nil || len(rep.Problems) > 0 || rep.Equivocations == 0 {
 				t.Fatalf("validator %d audit: %v %v (%d proofs)", i, err, rep.Problems, rep.Equivocations)
 			}

@@ -268,7 +268,7 @@ func TestEpochScoreProvenCPU(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		s := &epoch.EpochScorer{Store: st, Validator: v, Config: scoring.DefaultConfig()}
+		s := &epoch.Scorer{Store: st, Validator: v, Config: scoring.DefaultConfig()}
 		er, scores, err := s.Close(5)
 		if err != nil || len(scores) != 1 {
 			t.Fatalf("close: %v, %d scores", err, len(scores))

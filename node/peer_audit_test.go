@@ -105,7 +105,7 @@ func TestPeerAudit(t *testing.T) {
 			t.Fatalf("honest validator: problems %v, unfetched %v", rep.Problems, rep.Unfetched)
 		}
 		if len(rep.Audited) != 1 || rep.Recomputed < 2 || rep.ProofsVerified == 0 || rep.EvidenceEpochs < 2 {
-			t.Fatalf("honest validator: audit checked too little: %+v %+v", rep, *rep.AuditReport)
+			t.Fatalf("honest validator: audit checked too little: %+v %+v", rep, *rep.Report)
 		}
 
 		// Pruned below first+1, it still audits clean: the earlier records
@@ -121,7 +121,7 @@ func TestPeerAudit(t *testing.T) {
 		}
 		if len(rep.Problems) > 0 || len(rep.Unfetched) > 0 || len(rep.Audited) != 1 || rep.PrunedBelow[honest.ID().String()] != first+1 ||
 			rep.Pruned == 0 || rep.Recomputed == 0 {
-			t.Fatalf("pruned honest validator: %+v %+v", rep, *rep.AuditReport)
+			t.Fatalf("pruned honest validator: %+v %+v", rep, *rep.Report)
 		}
 		key := binary.BigEndian.AppendUint64([]byte{'c'}, first)
 		if err := honest.store.Tamper(func(db *pebble.DB) error { return db.Delete(append(key, honest.ID()...), pebble.Sync) }); err != nil {

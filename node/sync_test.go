@@ -127,7 +127,7 @@ func TestOfflineAndLateNodesCatchUp(t *testing.T) {
 			if a.Hash() != b.Hash() {
 				t.Fatalf("node %d's consensus for epoch %d differs", i, e)
 			}
-			rep, err := audit.Audit(stores[i], audit.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
+			rep, err := audit.Audit(stores[i], audit.Options{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams()})
 			if err != nil || len(rep.Problems) > 0 {
 				t.Fatalf("node %d's audit: %v %v", i, err, rep.Problems)
 			}

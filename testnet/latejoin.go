@@ -101,7 +101,7 @@ func (r *run) lateJoiner(ctx context.Context, at uint64) {
 // lateJoinChecks reports the late joiner's catch-up, compares its
 // consensus of epochs [from, to] with validator v's, and audits its home.
 // It runs before the stores close.
-func (r *run) lateJoinChecks(v *member, from, to uint64, sc audit.AuditOptions) []report.Check {
+func (r *run) lateJoinChecks(v *member, from, to uint64, sc audit.Options) []report.Check {
 	r.mu.Lock()
 	lj := r.late
 	r.mu.Unlock()
@@ -153,8 +153,8 @@ func (r *run) sameConsensus(m, v *member, from, to uint64) report.Check {
 }
 
 // auditOptions is how summaries audit a store.
-func (r *run) auditOptions() audit.AuditOptions {
-	return audit.AuditOptions{Scoring: r.scoringConfig(), Consensus: consensus.DefaultParams()}
+func (r *run) auditOptions() audit.Options {
+	return audit.Options{Scoring: r.scoringConfig(), Consensus: consensus.DefaultParams()}
 }
 
 func epochStart(e uint64, l time.Duration) time.Time { return time.Unix(0, int64(e)*int64(l)) }

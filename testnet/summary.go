@@ -28,9 +28,9 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	validators, miners := r.byRole(s)
 	sc := r.scoringConfig()
 	es := &epochSummary{r: r, s: s, validators: validators, nodes: append(slices.Clone(validators), miners...),
-		scorers: map[*member]*epoch.EpochScorer{}, flagged: map[string]bool{}, missing: map[string][]uint64{}}
+		scorers: map[*member]*epoch.Scorer{}, flagged: map[string]bool{}, missing: map[string][]uint64{}}
 	for _, v := range validators {
-		es.scorers[v] = &epoch.EpochScorer{Store: v.store, Validator: v.id, Config: sc}
+		es.scorers[v] = &epoch.Scorer{Store: v.store, Validator: v.id, Config: sc}
 	}
 	es.full = fullHistories(es.nodes, from)
 	for e := from; e <= to; e++ {
@@ -113,7 +113,7 @@ type epochSummary struct {
 	s          *report.Summary
 	validators []*member
 	nodes      []*member // validators, then miners
-	scorers    map[*member]*epoch.EpochScorer
+	scorers    map[*member]*epoch.Scorer
 	full       map[*member]bool    // fullHistories
 	flagged    map[string]bool     // node and flag prefix, reported once
 	missing    map[string][]uint64 // node → epochs whose records it lacks
@@ -246,7 +246,7 @@ func (es *epochSummary) weights(ep *report.Epoch, v *member) {
 func (r *run) auditValidators(s *report.Summary, validators []*member, from uint64, sc scoring.Config) (map[string][]string, error) {
 	audits := map[string][]string{}
 	for _, v := range validators {
-		rep, err := audit.Audit(v.store, audit.AuditOptions{Scoring: sc, Consensus: consensus.DefaultParams(), Local: []peer.ID{v.id}})
+		rep, err := audit.Audit(v.store, audit.Options{Scoring: sc, Consensus: consensus.DefaultParams(), Local: []peer.ID{v.id}})
 		if err != nil {
 			return nil, err
 		}

@@ -293,7 +293,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer st.Close()
-	opts := audit.AuditOptions{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Stakes: stakes}
+	opts := audit.Options{Scoring: scoring.DefaultConfig(), Consensus: consensus.DefaultParams(), Stakes: stakes}
 	if key, err := config.LoadKey(*home); err == nil {
 		id, _ := peer.IDFromPrivateKey(key)
 		opts.Local = []peer.ID{id}

@@ -47,7 +47,7 @@ func explainHome(t *testing.T) (string, []peer.ID, []scoring.Score) {
 		k, _, _ := crypto.GenerateEd25519Key(rand.Reader)
 		mkeys, miners = append(mkeys, k), append(miners, peerOf(t, k))
 	}
-	sc := &epoch.EpochScorer{Store: st, Validator: v, Config: scoring.DefaultConfig()}
+	sc := &epoch.Scorer{Store: st, Validator: v, Config: scoring.DefaultConfig()}
 	var scores []scoring.Score
 	for e := uint64(1); e <= 2; e++ {
 		for i, k := range mkeys {

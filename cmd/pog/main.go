@@ -84,7 +84,7 @@ func fail(stderr io.Writer, name string, err error) int {
 // exitCode is 2 for an error in the settings (a *node.ConfigError), which a
 // restart cannot cure (the systemd unit does not restart on 2), else 1.
 func exitCode(err error) int {
-	if _, ok := errors.AsType[*config.ConfigError](err); ok {
+	if _, ok := errors.AsType[*config.Error](err); ok {
 		return 2
 	}
 	return 1

@@ -189,7 +189,7 @@ func runID(args []string, stdout, stderr io.Writer) int {
 func loadKey(home string) (crypto.PrivKey, error) {
 	key, err := config.LoadKey(home)
 	if _, serr := os.Stat(filepath.Join(home, config.KeyFile)); err != nil && errors.Is(serr, os.ErrNotExist) {
-		return nil, &config.ConfigError{Err: err}
+		return nil, &config.Error{Err: err}
 	}
 	return key, err
 }
@@ -221,7 +221,7 @@ func (f *runFlags) define(fs *flag.FlagSet) {
 func (f *runFlags) config(home string) (config.Config, error) {
 	for _, a := range f.bootstrap {
 		if _, err := peer.AddrInfoFromString(a); err != nil {
-			return config.Config{}, &config.ConfigError{Err: fmt.Errorf("flag --bootstrap %q: want a multiaddr ending in /p2p/<peer id>: %v", a, err)}
+			return config.Config{}, &config.Error{Err: fmt.Errorf("flag --bootstrap %q: want a multiaddr ending in /p2p/<peer id>: %v", a, err)}
 		}
 	}
 	cfg, origins, err := config.ReadConfig(home)

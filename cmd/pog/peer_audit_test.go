@@ -94,7 +94,7 @@ func TestAuditPeer(t *testing.T) {
 func TestPrintOffSchedule(t *testing.T) {
 	a := audit.OffScheduleSigner{Signer: "12D3KooWsquatter", Challenges: 3, Epochs: 2, FirstEpoch: 4, LastEpoch: 5, Unstaked: true}
 	o := audit.OffScheduleSigner{Signer: "12D3KooWlate", Challenges: 1, Epochs: 1, FirstEpoch: 5, LastEpoch: 5}
-	rep := &audit.PeerAuditReport{AuditReport: &audit.AuditReport{Problems: []string{"validator 12D3KooWsquatter challenged …"}},
+	rep := &audit.PeerAuditReport{Report: &audit.Report{Problems: []string{"validator 12D3KooWsquatter challenged …"}},
 		Audited: []string{"12D3KooWsquatter"}, OffScheduleEpochs: 2, OffSchedule: []audit.OffScheduleSigner{a},
 		OffScheduleOthers: []audit.OffScheduleSigner{o}, OffScheduleAmbiguous: 4}
 	var out, errs strings.Builder

@@ -246,7 +246,7 @@ func TestThreeProcesses(t *testing.T) {
 		}
 	}
 	// An incremental audit of the last epoch checks no more and agrees.
-	var full, inc audit.AuditReport
+	var full, inc audit.Report
 	json.Unmarshal([]byte(pogOut(t, bin, "audit", "--home", homes["validator"], "--json")), &full)
 	json.Unmarshal([]byte(pogOut(t, bin, "audit", "--home", homes["validator"], "--since", fmt.Sprint(last), "--json")), &inc)
 	if len(inc.Problems) > 0 || inc.Recomputed == 0 || inc.Rounds > full.Rounds || inc.Recomputed > full.Recomputed || inc.ConsensusHashes[last] != full.ConsensusHashes[last] {

@@ -21,7 +21,7 @@ import (
 )
 
 // AuditOptions configure Audit.
-type AuditOptions struct {
+type Options struct {
 	// Epoch, if set, limits recomputation to one epoch (the record chain is
 	// still checked from the start).
 	Epoch *uint64
@@ -45,7 +45,7 @@ type AuditOptions struct {
 
 // AuditReport is what an audit checked; Problems is empty when everything
 // matched, and otherwise lists each failure, the first bad record first.
-type AuditReport struct {
+type Report struct {
 	EpochRecords   int `json:"epoch_records"`
 	Recomputed     int `json:"recomputed_records"`
 	Rounds         int `json:"rounds"`
@@ -66,7 +66,7 @@ type AuditReport struct {
 // commitment, its sample and its tile inclusion proofs; recomputes the
 // weights of every record whose round evidence is in this store; and
 // recomputes each epoch's consensus.
-func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
+func Audit(st *store.Store, opts Options) (*Report, error) {
 	a := newAuditor(st, opts)
 	// Each phase reports what it finds; one that cannot read the store
 	// ends the audit with the report so far.
@@ -86,8 +86,8 @@ func Audit(st *store.Store, opts AuditOptions) (*AuditReport, error) {
 // the next.
 type auditor struct {
 	st          *store.Store
-	opts        AuditOptions
-	rep         *AuditReport
+	opts        Options
+	rep         *Report
 	since, last uint64 // the epochs audited: since..last
 	links       proofLinks
 	local       map[peer.ID]bool    // validators whose round evidence is here
@@ -106,12 +106,12 @@ type coverKey struct {
 type walked struct {
 	prev      [][32]byte
 	lastEpoch uint64
-	scorer    *epoch.EpochScorer
+	scorer    *epoch.Scorer
 	skipped   bool // a local validator with records before the audit's start
 }
 
-func newAuditor(st *store.Store, opts AuditOptions) *auditor {
-	a := &auditor{st: st, opts: opts, rep: &AuditReport{ConsensusHashes: map[uint64]string{}}, last: ^uint64(0),
+func newAuditor(st *store.Store, opts Options) *auditor {
+	a := &auditor{st: st, opts: opts, rep: &Report{ConsensusHashes: map[uint64]string{}}, last: ^uint64(0),
 		local: map[peer.ID]bool{}, covered: map[coverKey]bool{}, chain: map[peer.ID]*walked{}}
 	if opts.Since != nil {
 		a.since = *opts.Since
@@ -257,7 +257,7 @@ func (a *auditor) recompute(v peer.ID, e uint64, rec *pb.EpochRecord) {
 	}
 	if w.scorer == nil {
 		// A scorer that skipped records resumes from its checkpoint.
-		w.scorer = &epoch.EpochScorer{Store: a.st, Validator: v, Config: a.opts.Scoring, Resume: w.skipped}
+		w.scorer = &epoch.Scorer{Store: a.st, Validator: v, Config: a.opts.Scoring, Resume: w.skipped}
 		if msg := checkResume(a.st, v, start, from); w.skipped && msg != "" {
 			a.bad("%s", msg)
 		}

@@ -39,7 +39,7 @@ func (l proofLinks) since(v peer.ID, after uint64, held bool, before uint64) [][
 // audited (both records verify, one author, one epoch, the key it is stored
 // under) and returns the IDs of both records of each proof: after a proven
 // equivocation, the validator's next record may link to either.
-func auditEquivocations(st *store.Store, since, last uint64, want func(uint64) bool, rep *AuditReport, bad func(string, ...any)) (proofLinks, error) {
+func auditEquivocations(st *store.Store, since, last uint64, want func(uint64) bool, rep *Report, bad func(string, ...any)) (proofLinks, error) {
 	links := proofLinks{}
 	for q, err := range st.Equivocations(0, last) {
 		if err != nil {
@@ -103,7 +103,7 @@ func noCheckpoint(v peer.ID, from uint64) string {
 
 // checkCheckpoint compares a stored checkpoint of epoch e, if any, with the
 // state the audit's scorer recomputed.
-func checkCheckpoint(st *store.Store, v peer.ID, e uint64, s *epoch.EpochScorer) string {
+func checkCheckpoint(st *store.Store, v peer.ID, e uint64, s *epoch.Scorer) string {
 	cp, found, err := st.LatestCheckpoint([]byte(v), e+1)
 	if err != nil {
 		return fmt.Sprintf("scorer checkpoint of %s: %v", v, err)

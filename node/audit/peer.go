@@ -41,9 +41,9 @@ type PeerAuditOptions struct {
 	Log   *slog.Logger
 }
 
-// PeerAuditReport is an AuditReport of what was fetched, and what was not.
+// PeerAuditReport is a Report of what was fetched, and what was not.
 type PeerAuditReport struct {
-	*AuditReport
+	*Report
 	// Audited lists the validators whose evidence was fetched whole and
 	// whose weights were therefore recomputed.
 	Audited []string `json:"audited_validators"`
@@ -114,7 +114,7 @@ func PeerAudit(ctx context.Context, h host.Host, p peer.ID, opts PeerAuditOption
 		}
 		rep.PrunedBelow[v.String()] = from
 	}
-	rep.AuditReport, err = Audit(st, AuditOptions{Epoch: opts.Epoch, Scoring: opts.Scoring, Consensus: opts.Consensus, Stakes: opts.Stakes,
+	rep.Report, err = Audit(st, Options{Epoch: opts.Epoch, Scoring: opts.Scoring, Consensus: opts.Consensus, Stakes: opts.Stakes,
 		Local: local, EvidenceFrom: bounds})
 	if err != nil {
 		return nil, err

@@ -100,7 +100,7 @@ type GenesisValidator struct {
 
 // LoadGenesis reads the genesis file named by c (nil stakes if none is
 // configured) and returns validator stakes by peer ID. Its errors are
-// ConfigErrors: the file is part of the node's settings.
+// *Error values: the file is part of the node's settings.
 func LoadGenesis(home string, c Config) (map[string]float64, error) {
 	if c.Network.Genesis == "" {
 		return nil, nil
@@ -111,7 +111,7 @@ func LoadGenesis(home string, c Config) (map[string]float64, error) {
 	}
 	stakes, err := readGenesis(path)
 	if err != nil {
-		return nil, &ConfigError{fmt.Errorf("genesis %s (network.genesis): %w", path, err)}
+		return nil, &Error{fmt.Errorf("genesis %s (network.genesis): %w", path, err)}
 	}
 	return stakes, nil
 }
@@ -261,13 +261,13 @@ func LocalConfig() Config {
 	return c
 }
 
-// ConfigError is an error in a node's settings: a bad or unknown setting,
+// Error is an error in a node's settings: a bad or unknown setting,
 // a config.toml that does not parse, a home without one. Retrying cannot
 // cure it, so pog exits 2 on it (and systemd does not restart the node).
-type ConfigError struct{ Err error }
+type Error struct{ Err error }
 
-func (e *ConfigError) Error() string { return e.Err.Error() }
-func (e *ConfigError) Unwrap() error { return e.Err }
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
 
 // Origins maps each setting given explicitly (miner.queue_length) to where
 // its value came from: "config PATH", "environment POG_…" or "flag --…",
@@ -309,7 +309,7 @@ func (c *Config) Validate() error {
 
 // Check is Validate naming, with each bad setting, where it was given, so
 // that an environment variable or a flag is not blamed on config.toml. Its
-// error is a *ConfigError.
+// error is a *Error.
 func (c *Config) Check(o Origins) error {
 	var errs []error
 	for _, p := range c.problems() {
@@ -318,7 +318,7 @@ func (c *Config) Check(o Origins) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return &ConfigError{errors.Join(errs...)}
+	return &Error{errors.Join(errs...)}
 }
 
 // problems are c's bad settings, each message starting with its first key.
@@ -404,7 +404,7 @@ func ReadConfig(home string) (Config, Origins, error) {
 	path := filepath.Join(home, ConfigFile)
 	b, _, err := readRegular(path, maxConfigBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil, &ConfigError{fmt.Errorf("no node at %s (no %s): run 'pog init --home %s' first", home, ConfigFile, home)}
+		return c, nil, &Error{fmt.Errorf("no node at %s (no %s): run 'pog init --home %s' first", home, ConfigFile, home)}
 	}
 	if err != nil {
 		return c, nil, fmt.Errorf("config: %w", err)
@@ -415,7 +415,7 @@ func ReadConfig(home string) (Config, Origins, error) {
 		err = fmt.Errorf("unknown setting %q", und[0].String())
 	}
 	if err != nil {
-		return c, nil, &ConfigError{fmt.Errorf("%s: %w", src, err)}
+		return c, nil, &Error{fmt.Errorf("%s: %w", src, err)}
 	}
 	o := Origins{}
 	for _, k := range md.Keys() {

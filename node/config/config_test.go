@@ -82,7 +82,7 @@ func TestKeyFile(t *testing.T) {
 	}
 }
 
-// Every error loading a config is a *ConfigError, and a bad setting is
+// Every error loading a config is a *Error, and a bad setting is
 // blamed on where it was given: the file, an environment variable, or for
 // a relation where each side was given (not a side left at its default).
 func TestConfigErrorOrigin(t *testing.T) {
@@ -108,15 +108,15 @@ func TestConfigErrorOrigin(t *testing.T) {
 			t.Setenv(k, v)
 		}
 		_, err := LoadConfig(home)
-		if _, ok := errors.AsType[*ConfigError](err); !ok || !strings.HasPrefix(err.Error(), tt.want) {
-			t.Errorf("%q with %v: got %v, want a ConfigError starting %q", tt.body, tt.env, err, tt.want)
+		if _, ok := errors.AsType[*Error](err); !ok || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%q with %v: got %v, want a config.Error starting %q", tt.body, tt.env, err, tt.want)
 		}
 		for k := range tt.env {
 			os.Unsetenv(k)
 		}
 	}
 	_, err := LoadConfig(filepath.Join(home, "none"))
-	if _, ok := errors.AsType[*ConfigError](err); !ok || !strings.Contains(err.Error(), "run 'pog init --home "+filepath.Join(home, "none")+"' first") {
+	if _, ok := errors.AsType[*Error](err); !ok || !strings.Contains(err.Error(), "run 'pog init --home "+filepath.Join(home, "none")+"' first") {
 		t.Errorf("missing home: %v", err)
 	}
 }

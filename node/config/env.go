@@ -85,7 +85,7 @@ func envType(t reflect.Type) string {
 // o. Lists are comma-separated; an empty value sets an empty list. A
 // variable that starts like a config section (POG_MINER_…) but names no
 // key is an error, so a typo does not pass silently; other POG_ variables
-// (POG_HOME) are not config keys. Its errors are *ConfigErrors.
+// (POG_HOME) are not config keys. Its errors are *Error values.
 func ApplyEnv(c *Config, environ []string, o Origins) error {
 	byName := map[string]EnvVar{}
 	for _, v := range EnvVars() {
@@ -99,13 +99,13 @@ func ApplyEnv(c *Config, environ []string, o Origins) error {
 		if !ok {
 			for _, s := range sections {
 				if strings.HasPrefix(name, s) {
-					return &ConfigError{fmt.Errorf("environment %s: no such config key (the %s keys are listed by `pog env`)", name, strings.ToLower(strings.TrimPrefix(strings.TrimSuffix(s, "_"), EnvPrefix)))}
+					return &Error{fmt.Errorf("environment %s: no such config key (the %s keys are listed by `pog env`)", name, strings.ToLower(strings.TrimPrefix(strings.TrimSuffix(s, "_"), EnvPrefix)))}
 				}
 			}
 			continue
 		}
 		if err := setEnvValue(root.FieldByIndex(v.field), val); err != nil {
-			return &ConfigError{fmt.Errorf("environment %s (%s): %w", name, v.Key, err)}
+			return &Error{fmt.Errorf("environment %s (%s): %w", name, v.Key, err)}
 		}
 		o[v.Key] = "environment " + name
 	}

@@ -8,13 +8,13 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// ConfigReference is the operator's reference of every config.toml key as
+// Reference is the operator's reference of every config.toml key as
 // markdown, one table per section: the key, its environment variable, the
 // value's syntax, the default profile's value, the range checked at load
 // and the comment pog init writes above it. It is built from the same
 // sources the node reads (the Config struct's tags, DefaultConfig and
 // configRanges), so the published reference cannot drift from them.
-func ConfigReference() string {
+func Reference() string {
 	def := reflect.ValueOf(DefaultConfig())
 	var b strings.Builder
 	section := ""

@@ -20,7 +20,7 @@ const (
 )
 
 // TestConfigReference fails when the reference in
-// docs/operator/configuration.md is not what ConfigReference generates
+// docs/operator/configuration.md is not what Reference generates
 // now; -update-docs rewrites it.
 func TestConfigReference(t *testing.T) {
 	path := filepath.Join(moduleRoot(t), filepath.FromSlash(configDocPath))
@@ -33,7 +33,7 @@ func TestConfigReference(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("%s lacks the markers %q ... %q", path, configDocBegin, configDocEnd)
 	}
-	want := doc[:i+len(configDocBegin)] + "\n" + ConfigReference() + "\n" + doc[j:]
+	want := doc[:i+len(configDocBegin)] + "\n" + Reference() + "\n" + doc[j:]
 	if want == doc {
 		return
 	}
@@ -69,7 +69,7 @@ func moduleRoot(t *testing.T) string {
 // range, and the default profile's value is in its row.
 func TestConfigReferenceRows(t *testing.T) {
 	rows := map[string][]string{}
-	for _, line := range strings.Split(ConfigReference(), "\n") {
+	for _, line := range strings.Split(Reference(), "\n") {
 		if !strings.HasPrefix(line, "| `") {
 			continue
 		}

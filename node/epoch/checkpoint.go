@@ -10,7 +10,7 @@ import (
 )
 
 // Scorer checkpoints and evidence retention (SPEC.md §21). A checkpoint is
-// an EpochScorer's carried penalties after closing an epoch. A validator
+// an Scorer's carried penalties after closing an epoch. A validator
 // stores one per epoch, so that on start-up it resumes from the latest
 // instead of replaying every epoch, and so that round evidence older than
 // the retention can be pruned: the scorer resumes from the checkpoint at
@@ -18,7 +18,7 @@ import (
 
 // resume loads the latest checkpoint below e into a scorer that has closed
 // nothing yet, if Resume is set and there is one.
-func (s *EpochScorer) resume(e uint64) error {
+func (s *Scorer) resume(e uint64) error {
 	if s.started || !s.Resume {
 		return nil
 	}
@@ -32,7 +32,7 @@ func (s *EpochScorer) resume(e uint64) error {
 }
 
 // checkpoint stores the state after closing e, if Checkpoint is set.
-func (s *EpochScorer) checkpoint(e uint64) error {
+func (s *Scorer) checkpoint(e uint64) error {
 	if !s.Checkpoint {
 		return nil
 	}
@@ -67,4 +67,4 @@ func PruneBound(st *store.Store, v peer.ID, current, f uint64, retain int) (uint
 
 // Penalties are the miners' penalties the scorer carries into its next
 // epoch, what a checkpoint stores; the caller must not modify them.
-func (s *EpochScorer) Penalties() map[string]float64 { return s.penalties }
+func (s *Scorer) Penalties() map[string]float64 { return s.penalties }

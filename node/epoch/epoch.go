@@ -63,9 +63,9 @@ func workingSet(p proof.Params) uint64 {
 	return b * (in*(m*k+k*n) + 4*m*n)
 }
 
-// EpochScorer computes a validator's epoch records from its store, carrying
+// Scorer computes a validator's epoch records from its store, carrying
 // miners' penalties from epoch to epoch.
-type EpochScorer struct {
+type Scorer struct {
 	Store     *store.Store
 	Validator peer.ID
 	Config    scoring.Config
@@ -91,7 +91,7 @@ type EpochScorer struct {
 // validator's evidence are scored first, so penalties carry over exactly as
 // an auditor replaying the store computes them; epochs without evidence are
 // skipped (penalties decay per scored epoch).
-func (s *EpochScorer) Close(e uint64) (*pb.EpochRecord, []scoring.Score, error) {
+func (s *Scorer) Close(e uint64) (*pb.EpochRecord, []scoring.Score, error) {
 	if s.penalties == nil {
 		s.penalties = map[string]float64{}
 	}
@@ -174,7 +174,7 @@ func (s *EpochScorer) Close(e uint64) (*pb.EpochRecord, []scoring.Score, error) 
 
 // score scores one epoch from the validator's rounds of it and updates
 // the carried penalties.
-func (s *EpochScorer) score(e uint64, rounds []*store.RoundRecord) (*pb.EpochRecord, []scoring.Score, error) {
+func (s *Scorer) score(e uint64, rounds []*store.RoundRecord) (*pb.EpochRecord, []scoring.Score, error) {
 	ins, recs, allHosts, err := s.inputs(e, rounds)
 	if err != nil {
 		return nil, nil, err
@@ -221,7 +221,7 @@ func boundWeights(ws []*pb.MinerWeight) []*pb.MinerWeight {
 // with rounds in it, and every miner still carrying a penalty; with each
 // one's rounds (in the order of its input's) and all the epoch's host
 // records.
-func (s *EpochScorer) inputs(e uint64, rounds []*store.RoundRecord) ([]scoring.Input, [][]*store.RoundRecord, []*store.HostRecord, error) {
+func (s *Scorer) inputs(e uint64, rounds []*store.RoundRecord) ([]scoring.Input, [][]*store.RoundRecord, []*store.HostRecord, error) {
 	byMiner := map[peer.ID][]*store.RoundRecord{}
 	for _, r := range rounds {
 		byMiner[peer.ID(r.Miner)] = append(byMiner[peer.ID(r.Miner)], r)
@@ -339,7 +339,7 @@ func Pricing(st *store.Store, c scoring.Config, utilisation float64) ([]PriceRow
 	if !found {
 		return nil, errors.New("no round evidence in this store (pricing needs a validator's home)")
 	}
-	s := &EpochScorer{Store: st, Validator: validator, Config: c, Resume: true}
+	s := &Scorer{Store: st, Validator: validator, Config: c, Resume: true}
 	_, scores, err := s.Close(last)
 	if err != nil {
 		return nil, err

@@ -89,7 +89,7 @@ func goldenEpochLines(t *testing.T) []string {
 	}
 	var lines []string
 	for _, v := range vs {
-		sc := &EpochScorer{Store: st, Validator: v.id, Config: scoring.DefaultConfig()}
+		sc := &Scorer{Store: st, Validator: v.id, Config: scoring.DefaultConfig()}
 		for e := uint64(1); e <= epochs; e++ {
 			rec, _, err := sc.Close(e)
 			if err != nil {

@@ -74,13 +74,13 @@ func evidenceValidator(st *store.Store, e uint64) (peer.ID, bool, error) {
 	return "", false, nil
 }
 
-// ExplainEpoch scores epoch e of v's evidence exactly as v's EpochScorer
+// ExplainEpoch scores epoch e of v's evidence exactly as v's Scorer
 // does, carrying penalties from the epochs before it, and returns each
 // miner's breakdown, sorted by miner.
 func ExplainEpoch(st *store.Store, c scoring.Config, v peer.ID, e uint64) ([]MinerScore, error) {
 	var ins []scoring.Input
 	var recs [][]*store.RoundRecord
-	s := &EpochScorer{Store: st, Validator: v, Config: c, Resume: true,
+	s := &Scorer{Store: st, Validator: v, Config: c, Resume: true,
 		inspect: func(ep uint64, i []scoring.Input, r [][]*store.RoundRecord) {
 			if ep == e {
 				ins, recs = i, r

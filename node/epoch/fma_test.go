@@ -10,5 +10,5 @@ import (
 // consensus, which audits compare bit for bit across CPUs, so none of it may
 // fuse on arm64.
 func TestNoFusedMultiplyAdd(t *testing.T) {
-	fmacheck.Check(t, ".", nil, "epoch.(*EpochScorer).score", "epoch.Pricing")
+	fmacheck.Check(t, ".", nil, "epoch.(*Scorer).score", "epoch.Pricing")
 }

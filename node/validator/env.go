@@ -48,7 +48,7 @@ type Env struct {
 
 	OnRecord    func(*store.RoundRecord)      // after a round record is stored
 	OnHost      func(*store.HostRecord)       // after a host record is stored
-	EpochScores func(uint64, []scoring.Score) // an epoch's scores (epoch.EpochScorer.Scored)
+	EpochScores func(uint64, []scoring.Score) // an epoch's scores (epoch.Scorer.Scored)
 	EpochClosed func(time.Time)               // after each epoch close, stored or not
 	AlterRecord func(*pb.EpochRecord)         // edits the epoch record before it is signed (tests)
 }

@@ -46,7 +46,7 @@ type Validator struct {
 	seed    [32]byte
 	started int64 // unix ns: a restart's draws differ from before it
 	wg      sync.WaitGroup
-	scorer  *epoch.EpochScorer
+	scorer  *epoch.Scorer
 	sched   *SlotSchedule // nil: random pauses (schedule.go)
 	// admitted are the miners scheduled (admission.go), as of
 	// admittedAt; nil: all. admitSeed and weights are from the
@@ -110,7 +110,7 @@ func (e *minerEntry) pick(shares []plan.ClassShare, epoch uint64) proof.Precisio
 func New(env Env) *Validator {
 	c := env.Config
 	v := &Validator{env: env, store: env.Store, miners: map[peer.ID]*minerEntry{}, started: time.Now().UnixNano(),
-		scorer: &epoch.EpochScorer{Store: env.Store, Validator: env.Host.ID(), Config: env.Scoring,
+		scorer: &epoch.Scorer{Store: env.Store, Validator: env.Host.ID(), Config: env.Scoring,
 			Resume: true, Checkpoint: true, Scored: env.EpochScores},
 		sched: NewSlotSchedule(env.Host.ID(), env.Stakes, c.Network.Validators, c.Validator.DutyCycle)}
 	raw, _ := env.Key.Raw() // the node checked the key

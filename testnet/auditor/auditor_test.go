@@ -14,8 +14,8 @@ import (
 // records are named, and only its own.
 func TestChecks(t *testing.T) {
 	bad := peer.ID("dishonest")
-	clean := &audit.PeerAuditReport{AuditReport: &audit.AuditReport{EpochRecords: 3, Recomputed: 3}, Audited: []string{"v1"}}
-	found := &audit.PeerAuditReport{AuditReport: &audit.AuditReport{EpochRecords: 3, Recomputed: 3,
+	clean := &audit.PeerAuditReport{Report: &audit.Report{EpochRecords: 3, Recomputed: 3}, Audited: []string{"v1"}}
+	found := &audit.PeerAuditReport{Report: &audit.Report{EpochRecords: 3, Recomputed: 3,
 		Problems: []string{"epoch 2: epoch record of " + bad.String() + " contradicts its evidence", "epoch 2: epoch record of someone else"}},
 		Audited: []string{"v1"}}
 	vs := []Validator{{Name: "v1", ID: "v1"}, {Name: "v2", ID: "v2"}, {Name: "bad", ID: bad, Adversary: "dishonest-validator"}}
@@ -49,7 +49,7 @@ func TestChecks(t *testing.T) {
 func TestSquatterCheck(t *testing.T) {
 	sq := peer.ID("squatter")
 	with := func(signers ...audit.OffScheduleSigner) Result {
-		return Result{Report: &audit.PeerAuditReport{AuditReport: &audit.AuditReport{}, OffScheduleEpochs: 2, OffScheduleOthers: signers}}
+		return Result{Report: &audit.PeerAuditReport{Report: &audit.Report{}, OffScheduleEpochs: 2, OffScheduleOthers: signers}}
 	}
 	for _, c := range []struct {
 		name string
