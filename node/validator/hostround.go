@@ -82,7 +82,7 @@ func (v *Validator) RunHost(ctx context.Context, kind byte, miner peer.ID, ann *
 	if err != nil {
 		return nil, err
 	}
-	s, err := v.env.Host.NewStream(ctx, miner, hostround.Protocol)
+	s, err := stream.Open(ctx, v.env.Host, miner, hostround.Protocol)
 	if err != nil {
 		return nil, fmt.Errorf("open host stream: %w", err)
 	}

@@ -468,7 +468,7 @@ func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	if err != nil {
 		return failed("round: %v", err)
 	}
-	s, err := v.env.Host.NewStream(ctx, miner, protocol.RoundProtocol)
+	s, err := stream.Open(ctx, v.env.Host, miner, protocol.RoundProtocol)
 	if err != nil {
 		return failed("open round stream: %v", err)
 	}

@@ -1,20 +1,38 @@
 // Package stream holds the libp2p stream plumbing both roles share: how a
-// stream ends, the round stream's serialised writer and frame reader, and
-// framed writes. The frames themselves are protocol's.
+// stream opens and ends, the round stream's serialised writer and frame
+// reader, and framed writes. The frames themselves are protocol's.
 package stream
 
 import (
 	"bufio"
+	"context"
 	"sync"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
 )
 
 // Deadline bounds how long a miner spends serving one request.
 const Deadline = 30 * time.Second
+
+// OpenTimeout bounds opening a stream: the dial and, where the peer's
+// protocols are not known yet, the protocol negotiation. libp2p bounds
+// negotiation (at 10 s) only for a context without a deadline, and a
+// round's context runs to its epoch's cutoff: a peer that never answers
+// would hold the round, and the validator's epoch record behind it, there.
+const OpenTimeout = 10 * time.Second
+
+// Open opens a stream to p for proto within OpenTimeout.
+func Open(ctx context.Context, h host.Host, p peer.ID, proto libp2pprotocol.ID) (network.Stream, error) {
+	octx, cancel := context.WithTimeout(ctx, OpenTimeout)
+	defer cancel()
+	return h.NewStream(octx, p, proto)
+}
 
 // Round is one side of a /pog/round stream; writes are serialised.
 type Round struct {
