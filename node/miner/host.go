@@ -8,6 +8,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/pog-network/pog/node/internal/stream"
+	"github.com/pog-network/pog/node/plan"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/cpuwork"
@@ -57,7 +58,8 @@ func (m *Miner) handleHost(st network.Stream) {
 func (m *Miner) serveHost(st network.Stream, h *PlayedHostRound) error {
 	st.SetDeadline(time.Now().Add(m.waitCap()))
 	d := &hostDriver{m: m, st: st, r: bufio.NewReader(st), w: bufio.NewWriter(st), h: h,
-		hm: hostround.NewMiner(hostround.MinerPlan{Miner: []byte(m.Host.ID()), Lag: round.OpeningLag})}
+		hm: hostround.NewMiner(hostround.MinerPlan{Miner: []byte(m.Host.ID()), Lag: round.OpeningLag,
+			Admit: func(pr hostround.Proof) error { return plan.HostAdmissible(m.Config.Plan, pr) }})}
 	raw, err := protocol.ReadFrame(d.r, hostround.MaxChallenge)
 	if err != nil {
 		return err

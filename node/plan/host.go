@@ -104,6 +104,31 @@ func SizingStepNs(r *store.HostRecord, steps uint64) float64 {
 // host_max_round.
 const MaxGrowthAtBound = 4
 
+// HostAdmissible says whether a miner takes host proof pr on, as far as its
+// size goes: no more chains than the kind's max_chains and no more steps
+// than a plan of cfg gives (Host): the configured steps, or for a distant
+// miner at most MaxGrowthAtBound × host_max_round of work at the step
+// bound. Its root_by, a function of the steps, is bounded with them
+// (hostround.RootBy). cfg is the network's validator settings.
+func HostAdmissible(cfg config.ValidatorConfig, pr hostround.Proof) error {
+	var steps uint64
+	var chains int
+	switch pr.Kind() {
+	case hostround.KindCPU:
+		steps, chains = cfg.HostCPUSteps, cfg.HostCPUMaxChains
+	case hostround.KindRAM:
+		steps, chains = cfg.HostRAMSteps, cfg.HostRAMMaxWalks
+	case hostround.KindPlot:
+		steps, chains = cfg.HostPlotSteps, cfg.HostPlotMaxWalks
+	}
+	most := max(steps, uint64(MaxGrowthAtBound*float64(cfg.HostMaxRound.Nanoseconds())/pr.BoundNs()))
+	if sh := pr.Dims(); sh.Chains > uint64(max(1, chains)) || sh.Steps > most {
+		return fmt.Errorf("beyond what a plan gives this miner: %s round of %d×%d steps, a plan gives at most %d×%d",
+			pr.Name(), sh.Chains, sh.Steps, max(1, chains), most)
+	}
+	return nil
+}
+
 // MaxSizingSpeedup bounds how much faster than the step bound a round is
 // sized: a miner that delays its pings to look faster only lengthens its
 // own next round (its credit stays capped, §23.8), and at most this far.

@@ -40,6 +40,12 @@ const (
 	syncRequestsPerPass = 64
 	syncStreamTimeout   = 20 * time.Second
 	syncMaxServing      = 8
+	// servingPerPeer bounds one peer's sync and evidence requests served
+	// at once, and requestWait how long a request may take to arrive once
+	// its stream is open: one peer cannot hold every serving place with
+	// silent streams.
+	servingPerPeer = 2
+	requestWait    = 5 * time.Second
 	// A peer charged this many times is disconnected and not asked again for
 	// syncBan.
 	syncMaxCharges = 3
@@ -62,6 +68,7 @@ type Syncer struct {
 
 	serving chan struct{} // bounds concurrent serves
 	mu      sync.Mutex
+	perPeer map[peer.ID]int // serves in progress by peer
 	closed  bool
 	active  sync.WaitGroup // serves in progress; close waits for them
 	// complete holds, per validator, a head from which the chain is held
@@ -85,7 +92,7 @@ type Syncer struct {
 func New(h host.Host, st *store.Store, log *slog.Logger, allowed func(peer.ID) bool, latestEpoch func() uint64,
 	deliver func(context.Context, *protocol.Opened)) *Syncer {
 	return &Syncer{h: h, st: st, log: log, allowed: allowed, latestEpoch: latestEpoch, deliver: deliver,
-		serving: make(chan struct{}, syncMaxServing), complete: map[peer.ID][32]byte{},
+		serving: make(chan struct{}, syncMaxServing), perPeer: map[peer.ID]int{}, complete: map[peer.ID][32]byte{},
 		charges: map[peer.ID]int{}, banned: map[peer.ID]time.Time{}, running: map[peer.ID]bool{},
 		evidenceServing: make(chan struct{}, evidenceMaxServing), proofsFrom: map[peer.ID]uint64{}}
 }
@@ -93,25 +100,34 @@ func New(h host.Host, st *store.Store, log *slog.Logger, allowed func(peer.ID) b
 // ---- serving ----
 
 // admit takes one of slots' places for a request on s, unless the syncer
-// is closed or every place is taken (then it resets s); release gives the
-// place back.
+// is closed, every place is taken or its peer holds servingPerPeer (then
+// it resets s); release gives the place back.
 func (y *Syncer) admit(s network.Stream, slots chan struct{}) (release func(), ok bool) {
+	p := s.Conn().RemotePeer()
 	y.mu.Lock()
-	if y.closed {
-		y.mu.Unlock()
-		s.Reset()
-		return nil, false
+	if ok = !y.closed && y.perPeer[p] < servingPerPeer; ok {
+		select {
+		case slots <- struct{}{}:
+			y.perPeer[p]++
+			y.active.Add(1)
+		default:
+			ok = false
+		}
 	}
-	y.active.Add(1)
 	y.mu.Unlock()
-	select {
-	case slots <- struct{}{}:
-		return func() { <-slots; y.active.Done() }, true
-	default:
-		y.active.Done()
+	if !ok {
 		s.Reset()
 		return nil, false
 	}
+	return func() {
+		y.mu.Lock()
+		if y.perPeer[p]--; y.perPeer[p] == 0 {
+			delete(y.perPeer, p)
+		}
+		y.mu.Unlock()
+		<-slots
+		y.active.Done()
+	}, true
 }
 
 // readRequest admits a request on s to one of slots' places (admit), sets
@@ -122,13 +138,14 @@ func (y *Syncer) readRequest(s network.Stream, slots chan struct{}, limit time.D
 	if !ok {
 		return nil, nil, false
 	}
-	s.SetDeadline(time.Now().Add(limit))
+	s.SetDeadline(time.Now().Add(min(limit, requestWait)))
 	req, err := protocol.ReadFrame(bufio.NewReader(s), max)
 	if err != nil {
 		s.Reset()
 		release()
 		return nil, nil, false
 	}
+	s.SetDeadline(time.Now().Add(limit))
 	return req, release, true
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/libp2p/go-libp2p"
@@ -480,5 +481,52 @@ func checkChained(t *testing.T, st *store.Store) {
 		}
 		id := protocol.ID(o.Body)
 		last[v] = id[:]
+	}
+}
+
+// One peer holds at most servingPerPeer serving places: its third silent
+// stream is reset at once, while another peer is still served.
+func TestServingPlacesPerPeer(t *testing.T) {
+	server, hog, other := newSyncPeer(t, 100), newSyncPeer(t, 100), newSyncPeer(t, 100)
+	hog.connect(t, server)
+	other.connect(t, server)
+	k, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(k)
+	for i, raw := range recordChain(t, k, []uint64{1, 2, 3}) {
+		if err := server.st.PutEpochRecord(uint64(i+1), []byte(v), raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// silent opens a stream and sends the first byte of a request, no more.
+	silent := func() network.Stream {
+		s, err := hog.h.NewStream(context.Background(), server.h.ID(), syncwire.SyncProtocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Write([]byte{0x10}); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	held := func() int {
+		server.y.mu.Lock()
+		defer server.y.mu.Unlock()
+		return server.y.perPeer[hog.h.ID()]
+	}
+	for range servingPerPeer {
+		defer silent().Reset()
+	}
+	for deadline := time.Now().Add(10 * time.Second); held() < servingPerPeer; time.Sleep(time.Millisecond) { // a bounded condition wait
+		if time.Now().After(deadline) {
+			t.Fatalf("the server admitted %d of the hog's streams", held())
+		}
+	}
+	third := silent()
+	third.SetReadDeadline(time.Now().Add(requestWait / 2))
+	if _, err := third.Read(make([]byte, 1)); !errors.Is(err, network.ErrReset) {
+		t.Fatalf("the hog's third stream was not reset: %v", err)
+	}
+	if n, err := other.y.SyncPeer(context.Background(), server.h.ID()); n != 3 || err != nil {
+		t.Fatalf("another peer beside the hog synced %d records: %v", n, err)
 	}
 }

@@ -24,6 +24,9 @@ type MinerPlan struct {
 	// Lag is the round trip a challenge's root deadline may allow for: a
 	// deadline past RootBy(proof, Lag) is no plan's and is refused.
 	Lag time.Duration
+	// Admit, if set, refuses a proof larger than a plan of the network's
+	// settings gives (node/plan.HostAdmissible), before any work.
+	Admit func(Proof) error
 }
 
 // Events the Miner accepts.
@@ -128,6 +131,11 @@ func (m *Miner) challenged(frame []byte) []any {
 		return m.served(fmt.Errorf("host challenge of %d×%d steps: at most %d", sh.Chains, sh.Steps, MaxWork))
 	case pr.Kind() == KindPlot && sh.Chains*sh.Steps > MaxPlotWork:
 		return m.served(fmt.Errorf("storage audit of %d×%d steps: at most %d", sh.Chains, sh.Steps, MaxPlotWork))
+	}
+	if m.p.Admit != nil {
+		if err := m.p.Admit(pr); err != nil {
+			return m.served(err)
+		}
 	}
 	m.st = proving
 	return []any{Prove{Challenge: ch}}

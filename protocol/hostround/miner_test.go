@@ -89,7 +89,18 @@ func TestMinerData(t *testing.T) {
 		case "plan":
 			lag := 2000
 			d.MaybeScanArgs(t, "lag", &lag)
-			m = NewMiner(MinerPlan{Miner: []byte("miner"), Lag: msDur(lag)})
+			p := MinerPlan{Miner: []byte("miner"), Lag: msDur(lag)}
+			if d.HasArg("max-steps") {
+				var most uint64
+				d.ScanArgs(t, "max-steps", &most)
+				p.Admit = func(pr Proof) error {
+					if s := pr.Dims().Steps; s > most {
+						return fmt.Errorf("%d steps: a plan gives at most %d", s, most)
+					}
+					return nil
+				}
+			}
+			m = NewMiner(p)
 			return "ok\n"
 		case "challenge":
 			acts = m.Step(Challenged{Frame: testChallenge(t, d)})
