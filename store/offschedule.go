@@ -55,6 +55,8 @@ func (s *Store) PutOffSchedule(o OffSchedule) (bool, error) {
 		return false, fmt.Errorf("store: off-schedule envelope of %d bytes", len(o.Envelope))
 	}
 	prefix := offSchedulePrefix(o.Epoch, o.Signer)
+	s.offMu.Lock()
+	defer s.offMu.Unlock()
 	if n, err := s.countPrefix(prefix, MaxOffSchedule); err != nil || n >= MaxOffSchedule {
 		return false, err
 	}
@@ -68,7 +70,8 @@ func (s *Store) countPrefix(prefix []byte, limit int) (int, error) {
 	if s.closed.Load() {
 		return 0, ErrClosed
 	}
-	upper := append(bytes.Clone(prefix), 0xff)
+	// Above every prefix ‖ 32-byte ID, those starting 0xff included.
+	upper := append(bytes.Clone(prefix), bytes.Repeat([]byte{0xff}, 33)...)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upper})
 	if err != nil {
 		return 0, fmt.Errorf("store: %w", err)

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"sync"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -26,6 +27,18 @@ func TestOffScheduleKeptBoundedAndPruned(t *testing.T) {
 	for i := range byte(MaxOffSchedule + 3) {
 		if ok := put(5, "squatter", i); ok != (i < MaxOffSchedule) {
 			t.Errorf("challenge %d of one signer and epoch stored %v; at most %d are kept", i, ok, MaxOffSchedule)
+		}
+	}
+	// A challenge whose ID starts 0xff sorts past prefix ‖ 0xff; it counts
+	// against the bound all the same.
+	high := OffSchedule{Epoch: 5, Signer: []byte("high"), At: 0xff, Envelope: []byte{0xff, 1, 2}}
+	high.ID[0] = 0xff
+	if ok, err := s.PutOffSchedule(high); !ok || err != nil {
+		t.Fatalf("first challenge of a signer: %v, %v", ok, err)
+	}
+	for i := range byte(MaxOffSchedule) {
+		if ok := put(5, "high", i); ok != (i < MaxOffSchedule-1) {
+			t.Errorf("challenge %d of a signer after one whose ID starts 0xff stored %v", i+1, ok)
 		}
 	}
 	if put(5, "squatter", 0) || !put(5, "other", 0) || !put(6, "squatter", 0) {
@@ -82,4 +95,36 @@ func FuzzDecodeOffSchedule(f *testing.F) {
 			t.Fatalf("%x → %x decodes to %+v, which is stored as %x → %x", k, v, o, rk, rv)
 		}
 	})
+}
+
+// Keeps of one signer racing each other (gossip and a round stream) stay
+// within MaxOffSchedule: a node that kept more would serve more than the
+// audit's fetch allows, and be judged a bad peer.
+func TestOffScheduleBoundUnderConcurrentKeeps(t *testing.T) {
+	s := openMem(t, vfs.NewMem())
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 8 {
+				o := OffSchedule{Epoch: 5, Signer: []byte("squatter"), At: 1, Envelope: []byte{1}}
+				o.ID[0], o.ID[1] = byte(w), byte(i)
+				if _, err := s.PutOffSchedule(o); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	n := 0
+	for _, err := range s.OffSchedules(5, 5) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != MaxOffSchedule {
+		t.Errorf("kept %d of 64 racing challenges of one signer, want %d", n, MaxOffSchedule)
+	}
 }

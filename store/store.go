@@ -103,6 +103,9 @@ type Store struct {
 	// It also guards head.
 	mu   sync.Mutex
 	head *head
+	// offMu serialises PutOffSchedule's count and write, so that
+	// concurrent keeps of one signer stay within MaxOffSchedule.
+	offMu sync.Mutex
 }
 
 // Open opens or creates the store in dir. It refuses a store that is

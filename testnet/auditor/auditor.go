@@ -84,6 +84,9 @@ func SquatterCheck(squatter peer.ID, a Result) report.Check {
 		}
 	}
 	c.Detail = fmt.Sprintf("%d epochs fetched; signers named: %s", a.Report.OffScheduleEpochs, strings.Join(named, "; "))
+	if len(a.Report.Problems) > 0 {
+		c.Detail += "; problems: " + truncate(strings.Join(a.Report.Problems, "; "), 300)
+	}
 	return c
 }
 
