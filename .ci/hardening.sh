@@ -20,8 +20,22 @@ if [ "$(go env CGO_ENABLED)" != 1 ] || ! command -v gcc >/dev/null; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null) || true
   fi
 fi
+# The detector's own runtime can abort ("ThreadSanitizer: CHECK failed",
+# once in CI on package node, not reproduced in 3 runs here): that is no
+# race found, so a package that ended so, with no race report, runs once
+# more; a race report or a second failure fails the step.
 if command -v gcc >/dev/null; then
-  CGO_ENABLED=1 go test -race -count=1 ./store/ ./protocol/... ./node/...
+  out=$(mktemp)
+  set +e
+  CGO_ENABLED=1 go test -race -count=1 ./store/ ./protocol/... ./node/... 2>&1 | tee "$out"
+  rc=${PIPESTATUS[0]}
+  set -e
+  if [ "$rc" != 0 ]; then
+    if grep -qE 'WARNING: DATA RACE|^--- FAIL' "$out" || ! grep -q 'ThreadSanitizer: CHECK failed' "$out"; then exit 1; fi
+    failed=$(awk '$1 == "FAIL" && $2 ~ /\// {print $2}' "$out")
+    echo "hardening: the race detector's runtime aborted in $failed (no race reported); running it once more"
+    CGO_ENABLED=1 go test -race -count=1 $failed
+  fi
   lap "race"
 else
   echo "hardening: notice: no C compiler, so the race detector did not run"
