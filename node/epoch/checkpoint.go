@@ -10,7 +10,7 @@ import (
 )
 
 // Scorer checkpoints and evidence retention (SPEC.md §21). A checkpoint is
-// an Scorer's carried penalties after closing an epoch. A validator
+// a Scorer's carried penalties after closing an epoch. A validator
 // stores one per epoch, so that on start-up it resumes from the latest
 // instead of replaying every epoch, and so that round evidence older than
 // the retention can be pruned: the scorer resumes from the checkpoint at
