@@ -56,6 +56,11 @@ func (g minerGossip) SlotOpens(validator peer.ID, gpu bool, now time.Time) bool 
 	return r == nil || r.Opens(g.n.ID(), validator, gpu, now)
 }
 
+func (g minerGossip) HostOpens(validator peer.ID, now time.Time) bool {
+	r := g.n.view.slots
+	return r == nil || r.HostOpens(validator, now)
+}
+
 func (g minerGossip) OffSchedule(validator peer.ID) uint64 {
 	return g.n.view.offScheduleCount(validator)
 }

@@ -37,7 +37,7 @@ func TestAbsentMinerRecordedAsNoShow(t *testing.T) {
 		away := 3 * cfg.Validator.MinerTTL.Duration
 		time.Sleep(away) // virtual time: the span whose owned slots are counted
 		synctest.Wait()  // and the no-shows of its last instant stored
-		sch := validator.NewSlotSchedule(vid, nil, cfg.Network.Validators, cfg.Validator.DutyCycle).ForMiner(cfg.Validator.RoundTargetCPU.Duration)
+		sch := validator.NewSlotSchedule(vid, nil, cfg.Network.Validators, cfg.Validator).ForMiner(cfg.Validator.RoundTargetCPU.Duration)
 		// Owned slots whose opening window ended while the miner was away,
 		// from when the validator's own rate limit no longer skips any.
 		owned := map[int64]bool{}

@@ -107,12 +107,12 @@ type slotRule struct {
 // one (local testing): validators schedule their rounds whenever the set
 // is known, trust_any_validator or not.
 func newSlotRule(stakes map[string]float64, c config.Config) *slotRule {
-	r, ok := validator.ScheduleOf(stakes, c.Network.Validators, 1)
+	v := c.Validator
+	r, ok := validator.ScheduleOf(stakes, c.Network.Validators, 1, v)
 	if !ok {
 		return nil
 	}
-	v := c.Validator
-	return &slotRule{s: r, gpu: v.RoundTarget.Duration + v.RoundTarget.Duration/4, cpu: v.RoundTargetCPU.Duration + v.RoundTargetCPU.Duration/4}
+	return &slotRule{s: r, gpu: round.SlotFor(v.RoundTarget.Duration), cpu: round.SlotFor(v.RoundTargetCPU.Duration)}
 }
 
 // SlotRule is the rule of the validator set at stakes (else
@@ -137,4 +137,10 @@ func (r *slotRule) Opens(miner, validator peer.ID, gpu bool, t time.Time) bool {
 		s.Slot = r.gpu
 	}
 	return s.Opens([]byte(miner), s.Index([]byte(validator)), t, round.OpeningSkew, round.OpeningLag)
+}
+
+// HostOpens says whether validator may open a host set with any miner at
+// t: it owns a host slot whose opening window holds t.
+func (r *slotRule) HostOpens(validator peer.ID, t time.Time) bool {
+	return r.s.HostOpens(r.s.Index([]byte(validator)), t, round.OpeningSkew, round.OpeningLag)
 }

@@ -402,3 +402,39 @@ func TestOwnerRoundWorkStopsAtDeadline(t *testing.T) {
 		t.Logf("held %v, step stopped %v: %s", held, stopped.Load() == 1, p.Reason)
 	})
 }
+
+// A miner serves a host round only from a host slot's owner in the slot's
+// opening window: not from the validator that owns the GPU slot around
+// it, not from any validator in a GPU slot, and not from the host slot's
+// owner past its window.
+func TestHostOpensOnlyInHostSlots(t *testing.T) {
+	a, b, miner := nodetest.Peer(t), nodetest.Peer(t), nodetest.Peer(t)
+	cfg := config.DefaultConfig()
+	r := newSlotRule(map[string]float64{a.String(): 1, b.String(): 1}, cfg)
+	s := r.s
+	s.Slot = r.gpu
+	start := time.Unix(1_800_000_000, 0)
+	hostSlots, gpuSlots := 0, 0
+	for k := uint64(start.UnixNano() / int64(s.HostSlot)); hostSlots < 20 || gpuSlots < 20; k++ {
+		at := s.HostStart(k)
+		o := s.HostOwner(k)
+		for _, v := range []peer.ID{a, b} {
+			i := s.Index([]byte(v))
+			want := o == i
+			if got := r.HostOpens(v, at.Add(s.HostSlot/16)); got != want {
+				t.Fatalf("host round from %d at %v: %v, host slot owner %d", i, at, got, o)
+			}
+			if r.HostOpens(v, at.Add(s.HostSlot/8+round.OpeningLag+time.Millisecond)) && s.HostOwner(k+1) != i {
+				t.Fatalf("host round from %d past the window of the host slot at %v", i, at)
+			}
+			if want && r.Opens(miner, v, true, at) {
+				t.Fatalf("the host slot at %v also opens a GPU round", at)
+			}
+		}
+		if o >= 0 {
+			hostSlots++
+		} else {
+			gpuSlots++
+		}
+	}
+}

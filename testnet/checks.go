@@ -163,6 +163,10 @@ func (r *run) adversaryChecks(s *report.Summary, first uint64, nodes map[string]
 			if r.cfg.Sim { // the server is modelled in virtual time only
 				out = append(out, adversary.CPUOutsourceCheck(s), adversary.PaidCheck(a, s))
 			}
+		case a == "ram-rebuild":
+			if r.cfg.Sim { // the rebuild is modelled in virtual time only
+				out = append(out, adversary.RAMRebuildCheck(s), adversary.PaidCheck(a, s))
+			}
 		case a == "squatter":
 			out = append(out, adversary.SquatterCheck(s, victimName, "miner-1"))
 		case a == "beacon-split":

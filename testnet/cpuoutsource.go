@@ -2,14 +2,9 @@ package testnet
 
 import (
 	"fmt"
-	"slices"
 
-	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/node/epoch"
-	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/machine"
-	"github.com/pog-network/pog/testnet/report"
 )
 
 // cpuOutsourceSpecs are the cpu-outsource adversary's identities: one host
@@ -28,29 +23,4 @@ func (r *run) cpuOutsourceSpecs(first machine.Profile) []minerSpec {
 			device: dev, hostShare: k, cpu: cpu})
 	}
 	return out
-}
-
-// hostCPU fills ep.HostCPU from each validator's host records of the
-// epoch, in runs with the cpu-outsource adversary.
-func (es *epochSummary) hostCPU(ep *report.Epoch) error {
-	if !slices.Contains(es.r.cfg.Adversaries, "cpu-outsource") {
-		return nil
-	}
-	ep.HostCPU = map[string]float64{}
-	for _, v := range es.validators {
-		by := map[peer.ID][]*store.HostRecord{}
-		for rec, err := range v.store.HostRounds(ep.Epoch, ep.Epoch) {
-			if err != nil {
-				return err
-			}
-			if peer.ID(rec.Validator) == v.id {
-				by[peer.ID(rec.Miner)] = append(by[peer.ID(rec.Miner)], rec)
-			}
-		}
-		for p, recs := range by {
-			h := epoch.ProvenHost(recs)
-			ep.HostCPU[es.r.nameOf(p.String())] += float64(h.CPUCores) * h.CPUGHz / float64(len(es.validators))
-		}
-	}
-	return nil
 }

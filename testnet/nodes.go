@@ -45,6 +45,9 @@ type minerSpec struct {
 	load      *adversary.Load // a CPU job beside it (loaded); nil: none
 	// cpu answers its CPU host rounds (cpu-outsource); nil: its own host.
 	cpu *adversary.CPUServer
+	// ram holds its whole RAM dataset, or another identity's
+	// (ram-rebuild); nil: its own host.
+	ram *adversary.RAMHost
 }
 
 func (r *run) minerSpecs() []minerSpec {
@@ -83,6 +86,8 @@ func (r *run) minerSpecs() []minerSpec {
 			}
 		case "cpu-outsource":
 			out = append(out, r.cpuOutsourceSpecs(first)...)
+		case "ram-rebuild":
+			out = append(out, r.ramRebuildSpecs(first)...)
 		case "lazy":
 			out = append(out, minerSpec{name: "lazy", profile: "H100", adversary: a, mode: "lazy"})
 		case "precision":
@@ -504,6 +509,9 @@ func (r *run) minerOptions(o *node.Options, m *member, spec minerSpec) (io.Close
 		// figures earn nothing anyway).
 		p.Host = machine.ScaledHost(p.Host, 1/float64(spec.hostShare))
 		o.Hardware = machine.ScaledHost(shown.Host, 1/float64(spec.hostShare))
+		if spec.ram != nil { // each holds the host's whole dataset, in turn
+			p.Host.RamBytes, o.Hardware.RamBytes = shown.Host.RamBytes, shown.Host.RamBytes
+		}
 	}
 	plotFile, err := machine.AttachHost(o, m.home, m.id, p, spec.adversary, o.Logger)
 	if err != nil {
@@ -511,6 +519,9 @@ func (r *run) minerOptions(o *node.Options, m *member, spec minerSpec) (io.Close
 	}
 	if r.sim != nil {
 		o.Adversary.Miner.HostTime = adversary.HostTime(p.Host, spec.adversary, spec.load)
+		if spec.ram != nil {
+			o.Adversary.Miner.HostTime = spec.ram.HostTime(spec.name, o.Adversary.Miner.HostTime)
+		}
 		if spec.cpu != nil {
 			o.Adversary.Miner.HostTime = spec.cpu.HostTime(spec.name, o.Adversary.Miner.HostTime)
 			o.Hardware.CpuCores = shown.Host.CpuCores // each claims the server's cores

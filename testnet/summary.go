@@ -134,7 +134,10 @@ func (es *epochSummary) epoch(e uint64) (report.Epoch, error) {
 		}
 		es.weights(&ep, v)
 	}
-	if err := es.hostCPU(&ep); err != nil {
+	if err := es.hostParts(&ep); err != nil {
+		return ep, err
+	}
+	if err := es.loadedCPU(&ep); err != nil {
 		return ep, err
 	}
 	for _, rd := range es.r.rounds {

@@ -43,7 +43,7 @@ import (
 // Adversaries lists every adversary class, in the order they join.
 // far is no adversary but an honest miner behind FarDelay; like them it
 // joins by name.
-var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "sparse-plot", "spammer", "dishonest-validator", "equivocator", "far", "loaded", "timeshare", "absent", "squatter", "memory-inflate", "gpu-overannounce", "beacon-split", "cpu-outsource", "swarm"}
+var Adversaries = []string{"lazy", "precision", "replay", "sybil", "forger", "overclaim", "slow", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "sparse-plot", "spammer", "dishonest-validator", "equivocator", "far", "loaded", "timeshare", "absent", "squatter", "memory-inflate", "gpu-overannounce", "beacon-split", "cpu-outsource", "ram-rebuild", "swarm"}
 
 // Config describes a testnet run.
 type Config struct {

@@ -191,7 +191,8 @@ type ValidatorConfig struct {
 	HostPlotSteps     uint64   `toml:"host_plot_steps" comment:"steps per walk of the storage host round each miner with a plot gets once per epoch, a multiple of 4 (0: none, and no storage is proven)"`
 	HostPlotMaxWalks  int      `toml:"host_plot_max_walks" comment:"most walks of a storage host round (one per announced core up to this)"`
 	HostMaxRound      Duration `toml:"host_max_round" comment:"a distant miner's host rounds grow to 20 round trips, at most this long at its last measured step time"`
-	HostRounds        int      `toml:"host_rounds" comment:"sets of host rounds per miner per epoch, in different slots; the best of each kind counts"`
+	HostRounds        int      `toml:"host_rounds" comment:"without a validator set (local testing): sets of host rounds per miner per epoch, at random times; the mean of each kind counts"`
+	HostSlotShare     float64  `toml:"host_slot_share" comment:"with a validator set: share of round_target slots that are host slots, drawn without the miner, in which one validator plays every miner's host set; the mean of each kind counts"`
 	MaxMiners         int      `toml:"max_miners" comment:"most miners this validator schedules at once (its verification capacity); beyond it the lowest ranked get no slots: weighed in its last record first, then verified, then connected, then by a seeded hash"`
 }
 
@@ -224,7 +225,7 @@ func DefaultConfig() Config {
 			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute},
 			HostCPUSteps: 1 << 20, HostCPUMaxChains: MaxHostChains,
 			HostRAMSteps: 1 << 20, HostRAMMaxWalks: 16, HostPlotSteps: 1 << 11, HostPlotMaxWalks: 8,
-			HostMaxRound: Duration{10 * time.Second}, HostRounds: 3, MaxMiners: 1024},
+			HostMaxRound: Duration{10 * time.Second}, HostRounds: 3, HostSlotShare: 0.125, MaxMiners: 1024},
 	}
 }
 

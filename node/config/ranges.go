@@ -110,6 +110,7 @@ var configRanges = []configRange{
 	{"validator.host_plot_steps", count, 0, 1 << 20, func(c *Config) any { return c.Validator.HostPlotSteps }},
 	{"validator.host_plot_max_walks", count, 1, MaxHostChains, func(c *Config) any { return c.Validator.HostPlotMaxWalks }},
 	{"validator.host_rounds", count, 1, 16, func(c *Config) any { return c.Validator.HostRounds }},
+	{"validator.host_slot_share", fraction, 0.01, 0.5, func(c *Config) any { return c.Validator.HostSlotShare }},
 	{"validator.max_miners", count, 1, protocol.MaxEpochMiners, func(c *Config) any { return c.Validator.MaxMiners }},
 	{"validator.host_max_round", duration, float64(time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Validator.HostMaxRound }},
 	{"network.ram_period_epochs", count, 1, 1 << 20, func(c *Config) any { return c.Network.RAMPeriodEpochs }},

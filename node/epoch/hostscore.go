@@ -35,27 +35,34 @@ func HostMeasurement(r *store.HostRecord) (kind byte, m scoring.HostMeasurement,
 	return ch.Proof.Kind(), ch.Proof.Credited(HostElapsed(r)), true
 }
 
-// ProvenHost is a miner's proven host of one epoch: for each kind the best
-// of its verified host records (one CPU measured several times is not
-// several CPUs), the kinds summed.
+// ProvenHost is a miner's proven host of one epoch from one validator's
+// host records: for each kind the mean over its records of that kind, a
+// failed, missed or no-show one counting 0 (SPEC §23.8), the kinds summed.
+// Identities that share a host are measured in the same host slots, so
+// their means sum to at most what the host proved in each.
 func ProvenHost(hosts []*store.HostRecord) scoring.Hardware {
-	var best [hostround.KindPlot + 1]scoring.HostMeasurement
+	var sum [hostround.KindPlot + 1]scoring.HostMeasurement
+	var n, chains [hostround.KindPlot + 1]int
 	for _, r := range hosts {
-		if k, m, ok := HostMeasurement(r); ok && hostRank(m) > hostRank(best[k]) {
-			best[k] = m
+		ch, err := hostround.DecodeChallenge(r.Challenge)
+		if err != nil {
+			continue
+		}
+		k := ch.Proof.Kind()
+		n[k]++
+		if _, m, ok := HostMeasurement(r); ok {
+			sum[k], chains[k] = sum[k].Add(m), max(chains[k], m.CPUChains)
 		}
 	}
-	var sum scoring.HostMeasurement
-	for _, m := range best {
-		sum = sum.Add(m)
+	var all scoring.HostMeasurement
+	for k, m := range sum {
+		if n[k] > 0 {
+			mean := m.Scale(1 / float64(n[k]))
+			mean.CPUChains = chains[k] // one CPU's chains, not their sum
+			all = all.Add(mean)
+		}
 	}
-	return sum.ProvenHost()
-}
-
-// hostRank orders one kind's measurements: each kind fills only its own
-// fields, the CPU's rate, the dataset's or the plot's credited bytes.
-func hostRank(m scoring.HostMeasurement) float64 {
-	return m.CPUStepsPerSecond + m.RAMBytes + m.StorageBytes
+	return all.ProvenHost()
 }
 
 // hostsByMiner is validator v's host records of epoch e, by miner, in store

@@ -75,6 +75,10 @@ type Gossip interface {
 	// SlotOpens says whether validator may open a round with this miner
 	// (gpu: a GPU miner's slots) at now; true without a slot schedule.
 	SlotOpens(validator peer.ID, gpu bool, now time.Time) bool
+	// HostOpens says whether validator may open a host set with this
+	// miner at now (it owns a host slot opening then); true without a
+	// slot schedule.
+	HostOpens(validator peer.ID, now time.Time) bool
 	// OffSchedule counts a round or host stream refused as off schedule
 	// and returns validator's count so far.
 	OffSchedule(validator peer.ID) uint64

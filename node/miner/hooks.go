@@ -37,6 +37,6 @@ type Hooks struct {
 	// HostTime, if set, is how long a host proof of kind ("cpu", "ram",
 	// "storage") and shape takes on the miner's host: its root is held
 	// until then (the testnet's simulated hosts, whose work takes no
-	// virtual time).
+	// virtual time). A negative time ends the round unanswered.
 	HostTime func(kind string, sh host.Shape) time.Duration
 }

@@ -119,6 +119,10 @@ func (d *hostDriver) play(acts []any) error {
 	return errors.New("host round ended unserved") // every path ends in Served
 }
 
+// errNotHeld ends a host round the testnet's simulated host cannot answer:
+// it does not hold what the round proves (Hooks.HostTime).
+var errNotHeld = errors.New("host round not answered: the simulated host does not hold it")
+
 // prove runs the challenge's proof, its root held until the testnet's
 // simulated host would have finished it (Hooks.HostTime).
 func (d *hostDriver) prove(ch *hostround.Challenge) hostround.Proved {
@@ -130,7 +134,11 @@ func (d *hostDriver) prove(ch *hostround.Challenge) hostround.Proved {
 		return hostround.Proved{Err: err}
 	}
 	if d.m.Hooks.HostTime != nil {
-		t := time.NewTimer(time.Until(start.Add(d.m.Hooks.HostTime(pr.Name(), pr.Dims()))))
+		took := d.m.Hooks.HostTime(pr.Name(), pr.Dims())
+		if took < 0 {
+			return hostround.Proved{Err: errNotHeld}
+		}
+		t := time.NewTimer(time.Until(start.Add(took)))
 		defer t.Stop()
 		select {
 		case <-t.C:

@@ -19,11 +19,12 @@ import (
 // from the slot's opening.
 
 // onSchedule says whether this miner serves a round (host: a host round)
-// that validator opens now: from the owner of its slot, within the slot's
-// opening window. A refusal is counted and logged, at powers of two so a
-// flood does not flood the log.
+// that validator opens now: from the owner of its slot (a host slot),
+// within the slot's opening window. A refusal is counted and logged, at
+// powers of two so a flood does not flood the log.
 func (m *Miner) onSchedule(validator peer.ID, kind string) bool {
-	if m.Gossip.SlotOpens(validator, len(m.GPUs) > 0, time.Now()) {
+	now := time.Now()
+	if kind == "host" && m.Gossip.HostOpens(validator, now) || kind != "host" && m.Gossip.SlotOpens(validator, len(m.GPUs) > 0, now) {
 		return true
 	}
 	if c := m.Gossip.OffSchedule(validator); bits.OnesCount64(c) == 1 {

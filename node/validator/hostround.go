@@ -14,7 +14,6 @@ import (
 	"github.com/pog-network/pog/node/internal/stream"
 	"github.com/pog-network/pog/node/plan"
 	"github.com/pog-network/pog/proof/commit"
-	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
@@ -58,15 +57,8 @@ type HostResult struct {
 // RunHost plays one host round of kind with miner over a direct stream,
 // sized for stepNs (plan.Host), and stores nothing.
 func (v *Validator) RunHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch, rnd uint64, stepNs float64) (*HostResult, error) {
-	var ram memwalk.Epoch
-	if kind == hostround.KindRAM {
-		var err error
-		if ram, err = v.env.RAMEpoch(epoch); err != nil {
-			return nil, err
-		}
-	}
 	rtt := measureRTT(ctx, v.env.Host, v.env.Log, miner)
-	pl, err := plan.Host(v.env.Config, kind, miner, ann, ram, rtt, stepNs, v.draws("host", miner, epoch, rnd))
+	pl, err := v.hostPlan(kind, miner, ann, epoch, rnd, rtt, stepNs)
 	if err != nil {
 		return nil, fmt.Errorf("cannot size a host round: %w", err)
 	}
@@ -171,77 +163,41 @@ func (d *hdriver) readOpening(segs int) any {
 	return hostround.Opening{Bytes: b, Err: err}
 }
 
-// hostDue returns the host rounds due with the miner in epoch (each of
-// hostKinds, played one after the other), and claims them: after the
-// miner's first GPU round of the epoch, so that a short epoch still
-// measures the GPU, and after hostAt (hostSetAt: validator.host_rounds
-// sets, each in its own part of the epoch). Without a slot schedule a host
+// hostDue returns the host rounds due with the miner in epoch without a
+// slot schedule (each of hostKinds, played one after the other), and
+// claims them: after the miner's first GPU round of the epoch, so that a
+// short epoch still measures the GPU, and after hostAt (hostSetAt:
+// validator.host_rounds sets, each in its own part of the epoch). A host
 // set may start in a GPU round's random pause.
 func (v *Validator) hostDue(e *minerEntry, p peer.ID, epoch uint64, now time.Time) []byte {
 	if e.epoch != epoch || len(e.classes) == 0 {
 		return nil
 	}
 	if e.hostAtEpoch != epoch+1 {
-		kinds := v.hostKinds(p, e.ann)
-		if len(kinds) == 0 {
+		if len(v.hostKinds(p, e.ann)) == 0 {
 			return nil // host rounds off: the round schedule's random draws stay as they were
 		}
-		e.hostAtEpoch, e.hostPending, e.hostRetries = epoch+1, kinds, 0
-		e.hostSets = v.env.Config.Validator.HostRounds - 1
+		e.hostAtEpoch, e.hostSets = epoch+1, v.env.Config.Validator.HostRounds
 		e.hostAt = v.hostSetAt(e, p, epoch, 0)
 	}
-	if now.Before(e.hostAt) {
+	if e.hostSets == 0 || now.Before(e.hostAt) {
 		return nil
 	}
-	kinds := e.hostPending
-	e.hostPending = nil
-	return kinds
+	e.hostSets--
+	if j := v.env.Config.Validator.HostRounds - e.hostSets; e.hostSets > 0 {
+		e.hostAt = v.hostSetAt(e, p, epoch, j)
+	}
+	return v.hostKinds(p, e.ann)
 }
 
 // hostSetAt is when set j of the epoch's validator.host_rounds = k may
-// start: a uniform draw from the first half of the epoch's j-th k-th. Sets
-// j and j+2 are then more than 1.5·L/k apart, so a load beside the miner
-// (or its thread descheduled) for under 1.5·L/k slows at most two sets in
-// a row: with k ≥ 3 one set in every three is clean, and the best of each
-// kind counts (SPEC §23.9).
+// start: a uniform draw from the first half of the epoch's j-th k-th, so
+// that sets are spread over the epoch.
 func (v *Validator) hostSetAt(e *minerEntry, p peer.ID, epoch uint64, j int) time.Time {
 	l := v.env.Config.Network.EpochLength.Duration
 	part := l / time.Duration(max(1, v.env.Config.Validator.HostRounds))
 	return time.Unix(0, int64(epoch)*int64(l)).Add(time.Duration(j)*part + time.Duration(v.minerRand(e, p).Float64()*float64(part/2)))
 }
-
-// nextHostSet queues what follows a played host set: the kinds it missed,
-// after a random wait (hostSpacing), else the next set at its time.
-func (v *Validator) nextHostSet(e *minerEntry, p peer.ID, epoch uint64, missed []byte, now time.Time) {
-	if e.hostAtEpoch != epoch+1 {
-		return
-	}
-	if len(missed) > 0 && e.hostRetries < maxHostRetries {
-		e.hostPending, e.hostRetries = append(e.hostPending, missed...), e.hostRetries+1
-		e.hostAt = now.Add(v.hostSpacing(e, p))
-		return
-	}
-	if e.hostSets > 0 {
-		j := v.env.Config.Validator.HostRounds - e.hostSets
-		e.hostPending, e.hostSets = v.hostKinds(p, e.ann), e.hostSets-1
-		e.hostAt = later(now, v.hostSetAt(e, p, epoch, j))
-	}
-}
-
-// hostSpacing is the random wait before replaying a miner's missed host
-// rounds: up to half an epoch divided among validator.host_rounds sets,
-// so that a round missed because another validator's was in play at the
-// miner is not replayed straight into it.
-func (v *Validator) hostSpacing(e *minerEntry, p peer.ID) time.Duration {
-	l := v.env.Config.Network.EpochLength.Duration
-	return time.Duration(v.minerRand(e, p).Float64() * float64(l) / float64(2*max(1, v.env.Config.Validator.HostRounds)))
-}
-
-// maxHostRetries bounds how often a validator replays, in later slots of
-// the same epoch, host rounds a miner missed: a miner answers one host
-// round at a time, so two validators' rounds that meet there make one of
-// them miss.
-const maxHostRetries = 4
 
 // playHost runs the host rounds kinds, numbered from rnd, in a miner's
 // slot and reports each before the rounds' epoch can close.
@@ -252,7 +208,6 @@ func (v *Validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, 
 	rctx, cancel := context.WithDeadlineCause(ctx, epoch.RoundsCutoff(ep, net.FinalityEpochs, net.EpochLength.Duration), errRoundCutoff)
 	defer cancel()
 	var recs []*store.HostRecord
-	var missed []byte
 	v.mu.Lock()
 	var stepNs [hostround.KindPlot + 1]float64
 	if e := v.miners[p]; e != nil {
@@ -267,9 +222,6 @@ func (v *Validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, 
 		case err != nil:
 			v.env.Log.Warn("host round not played", "miner", p, "epoch", ep, "kind", k, "err", err)
 		default:
-			if res.Out.Missed {
-				missed = append(missed, k)
-			}
 			if rec := v.reportHost(ep, rnd+uint64(i), p, res); rec != nil {
 				recs = append(recs, rec)
 				if rec.Verdict == store.VerdictVerified {
@@ -282,10 +234,7 @@ func (v *Validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, 
 	if e := v.miners[p]; e != nil {
 		e.busy = false
 		e.hostStepNs = stepNs
-		v.nextHostSet(e, p, ep, missed, time.Now())
-		if v.sched != nil {
-			v.pause(e, p, ann, start, 0)
-		} else {
+		if v.sched == nil {
 			// The duty cycle paces GPU rounds; a host set, a short
 			// measurement, ran in a GPU round's pause and keeps it.
 			e.next = later(e.next, start.Add(v.env.ChallengeEvery))

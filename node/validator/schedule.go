@@ -31,9 +31,9 @@ type SlotSchedule struct {
 }
 
 // NewSlotSchedule is self's schedule of the validator set (genesis stakes,
-// else listed at stake 1) owning the coverage share of slots.
-func NewSlotSchedule(self peer.ID, stakes map[string]float64, listed []string, coverage float64) *SlotSchedule {
-	r, ok := ScheduleOf(stakes, listed, coverage)
+// else listed at stake 1) owning cfg's duty_cycle share of slots.
+func NewSlotSchedule(self peer.ID, stakes map[string]float64, listed []string, cfg config.ValidatorConfig) *SlotSchedule {
+	r, ok := ScheduleOf(stakes, listed, cfg.DutyCycle, cfg)
 	if !ok {
 		return nil
 	}
@@ -43,8 +43,9 @@ func NewSlotSchedule(self peer.ID, stakes map[string]float64, listed []string, c
 }
 
 // ScheduleOf is the schedule template of a validator set (genesis stakes,
-// else network.validators at stake 1); ok is false if there is none.
-func ScheduleOf(stakes map[string]float64, listed []string, coverage float64) (round.Schedule, bool) {
+// else network.validators at stake 1) at coverage, with cfg's host slots
+// (none if cfg plays no host rounds); ok is false if there is no set.
+func ScheduleOf(stakes map[string]float64, listed []string, coverage float64, cfg config.ValidatorConfig) (round.Schedule, bool) {
 	set := map[string]float64{}
 	for v, st := range stakes {
 		set[v] = st
@@ -68,6 +69,9 @@ func ScheduleOf(stakes map[string]float64, listed []string, coverage float64) (r
 	}
 	slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(a.id, b.id) })
 	r := round.Schedule{Coverage: coverage}
+	if cfg.HostCPUSteps > 0 || cfg.HostRAMSteps > 0 || cfg.HostPlotSteps > 0 {
+		r.HostSlot, r.HostShare = round.SlotFor(cfg.RoundTarget.Duration), cfg.HostSlotShare
+	}
 	for _, m := range ms {
 		r.Validators, r.Stakes = append(r.Validators, m.id), append(r.Stakes, m.stake)
 	}
@@ -77,7 +81,7 @@ func ScheduleOf(stakes map[string]float64, listed []string, coverage float64) (r
 // ForMiner is the schedule of a miner whose rounds last target.
 func (s *SlotSchedule) ForMiner(target time.Duration) round.Schedule {
 	r := s.Schedule
-	r.Slot = target + target/4
+	r.Slot = round.SlotFor(target)
 	return r
 }
 
@@ -105,4 +109,18 @@ func (s *SlotSchedule) due(p peer.ID, e *minerEntry, cfg config.ValidatorConfig,
 		e.next = s.nextSlot(p, e.ann, cfg, now)
 	}
 	return !now.Before(e.next)
+}
+
+// nextHost is the start of the first host slot self owns that opens at or
+// after t (the zero time if none within the horizon).
+func (s *SlotSchedule) nextHost(t time.Time) time.Time {
+	if s.HostShare == 0 {
+		return time.Time{}
+	}
+	from := uint64(max(0, t.UnixNano()-1)/int64(s.HostSlot)) + 1
+	k, ok := s.NextHost(s.self, from, scheduleHorizon)
+	if !ok {
+		return time.Time{}
+	}
+	return s.HostStart(k)
 }

@@ -55,6 +55,9 @@ type Validator struct {
 	admittedAt time.Time
 	admitSeed  [32]byte
 	weights    map[peer.ID]float64
+	// hostOpen is the start of the last host slot self owns that has
+	// started (hostslot.go), hostNext the next one's.
+	hostOpen, hostNext time.Time
 }
 
 type minerEntry struct {
@@ -71,15 +74,13 @@ type minerEntry struct {
 	// classes counts this epoch's rounds per class (epoch: which epoch).
 	epoch   uint64
 	classes map[proof.Precision]int
-	// hostAt is when the host rounds of epoch hostAtEpoch−1 may start;
-	// hostPending are the kinds still to play in it (hostRetries: how
-	// often missed ones were put back), hostSets the sets of rounds to
-	// play after them.
+	// Without a slot schedule, hostAt is when the next of the hostSets
+	// host sets left in epoch hostAtEpoch−1 may start. With one, hostDone
+	// is the start of the last host slot handled for the miner.
 	hostAtEpoch uint64
 	hostAt      time.Time
-	hostPending []byte
-	hostRetries int
 	hostSets    int
+	hostDone    time.Time
 	// hostStepNs is each kind's step time in the miner's last verified
 	// host round, which sizes a distant miner's next (plan.ExpectedStepNs).
 	hostStepNs [hostround.KindPlot + 1]float64
@@ -112,7 +113,7 @@ func New(env Env) *Validator {
 	v := &Validator{env: env, store: env.Store, miners: map[peer.ID]*minerEntry{}, started: time.Now().UnixNano(),
 		scorer: &epoch.Scorer{Store: env.Store, Validator: env.Host.ID(), Config: env.Scoring,
 			Resume: true, Checkpoint: true, Scored: env.EpochScores},
-		sched: NewSlotSchedule(env.Host.ID(), env.Stakes, c.Network.Validators, c.Validator.DutyCycle)}
+		sched: NewSlotSchedule(env.Host.ID(), env.Stakes, c.Network.Validators, c.Validator)}
 	raw, _ := env.Key.Raw() // the node checked the key
 	blake3.DeriveKey(v.seed[:], "pog 2026-12-02 validator draws v1", raw)
 	v.closed = sync.NewCond(&v.mu)
@@ -131,7 +132,8 @@ func (v *Validator) OnAnnounce(at time.Time, o *protocol.Opened) {
 	defer v.mu.Unlock()
 	e := v.miners[o.Author]
 	if e == nil {
-		e = &minerEntry{tflops: map[proof.Precision]float64{}, floor: map[proof.Precision]float64{}, firstEpoch: v.env.EpochAt(at)}
+		e = &minerEntry{tflops: map[proof.Precision]float64{}, floor: map[proof.Precision]float64{}, firstEpoch: v.env.EpochAt(at),
+			hostDone: v.hostOpen} // a host slot open before it came is not its
 		v.miners[o.Author] = e
 		v.env.Log.Info("miner joined", "miner", o.Author)
 	}
@@ -227,6 +229,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.admit(now)
+	v.advanceHost(now)
 	for _, p := range slices.Sorted(maps.Keys(v.miners)) {
 		e := v.miners[p]
 		if v.left(e, now) {
@@ -235,40 +238,50 @@ func (v *Validator) startRounds(ctx context.Context) {
 			continue
 		}
 		if v.admitted != nil && !v.admitted[p] {
-			e.next = time.Time{} // no slots, so no no-shows, until admitted
+			e.next, e.hostDone = time.Time{}, v.hostOpen // no slots, so no no-shows, until admitted
 			continue
 		}
 		if v.sched != nil {
 			v.slotPassed(ctx, p, e, now)
+			if kinds, ok := v.hostSlotDue(ctx, p, e, now); ok {
+				v.startHost(ctx, kinds, p, e, now)
+				continue
+			}
 		}
-		switch {
-		case v.env.Host.Network().Connectedness(p) != network.Connected:
+		if v.env.Host.Network().Connectedness(p) != network.Connected || e.busy {
 			// Announced through a relay: rounds run over a direct
 			// stream, so wait until this node is connected to the miner.
-		case e.busy:
-		case v.sched != nil && !v.sched.due(p, e, v.env.Config.Validator, now):
-		default:
-			epoch := v.epochs.Begin(v.env.EpochAt(now))
-			kinds := v.hostDue(e, p, epoch, now)
-			if len(kinds) == 0 && v.sched == nil && now.Before(e.next) {
-				// In its random pause: host rounds, short measurements,
-				// may run in it; a GPU round waits.
-				v.epochs.End(epoch)
-				continue
-			}
-			e.busy, e.served = true, e.next
-			v.wg.Add(1)
-			v.reserveRounds(max(len(kinds), 1))
-			v.round++
-			if len(kinds) > 0 {
-				go v.playHost(ctx, kinds, epoch, v.round, p, e.ann)
-				v.round += uint64(len(kinds) - 1) // one round number per host record
-				continue
-			}
-			prec := e.pick(plan.ClassShares(v.env.Scoring), epoch)
-			go v.play(ctx, epoch, v.round, p, e.ann, prec, e.tflops[prec], e.floor[prec])
+			continue
 		}
+		if v.sched == nil {
+			if kinds := v.hostDue(e, p, v.env.EpochAt(now), now); len(kinds) > 0 {
+				v.startHost(ctx, kinds, p, e, now)
+				continue
+			}
+		}
+		if v.sched != nil && !v.sched.due(p, e, v.env.Config.Validator, now) || v.sched == nil && now.Before(e.next) {
+			// Not its owned slot, or in its random pause (host sets,
+			// short measurements, may run in that; a GPU round waits).
+			continue
+		}
+		epoch := v.epochs.Begin(v.env.EpochAt(now))
+		e.busy, e.served = true, e.next
+		v.wg.Add(1)
+		v.reserveRounds(1)
+		v.round++
+		prec := e.pick(plan.ClassShares(v.env.Scoring), epoch)
+		go v.play(ctx, epoch, v.round, p, e.ann, prec, e.tflops[prec], e.floor[prec])
 	}
+}
+
+// startHost starts the host set kinds with miner p; under v.mu.
+func (v *Validator) startHost(ctx context.Context, kinds []byte, p peer.ID, e *minerEntry, now time.Time) {
+	epoch := v.epochs.Begin(v.env.EpochAt(now))
+	e.busy = true
+	v.wg.Add(1)
+	v.reserveRounds(len(kinds))
+	go v.playHost(ctx, kinds, epoch, v.round+1, p, e.ann)
+	v.round += uint64(len(kinds)) // one round number per host record
 }
 
 // left says whether a miner's entry goes: not announced within the TTL,

@@ -10,14 +10,22 @@ import (
 	"github.com/cockroachdb/datadriven"
 )
 
-// testSchedule reads `stakes=a:1,b:2` and `coverage=c` (default 1).
+// testSchedule reads `stakes=a:1,b:2`, `coverage=c` (default 1) and
+// `host=q` (host share, default 0) over a host grid of `host_slots=n`
+// slots (default 1).
 func testSchedule(t *testing.T, d *datadriven.TestData) Schedule {
 	s := Schedule{Slot: 10 * time.Second, Coverage: 1}
-	var stakes, cov string
+	var stakes, cov, host string
+	hostSlots := 1
 	d.ScanArgs(t, "stakes", &stakes)
 	if d.MaybeScanArgs(t, "coverage", &cov); cov != "" {
 		s.Coverage, _ = strconv.ParseFloat(cov, 64)
 	}
+	if d.MaybeScanArgs(t, "host", &host); host != "" {
+		s.HostShare, _ = strconv.ParseFloat(host, 64)
+	}
+	d.MaybeScanArgs(t, "host_slots", &hostSlots)
+	s.HostSlot = time.Duration(hostSlots) * s.Slot
 	for _, kv := range strings.Split(stakes, ",") {
 		name, st, _ := strings.Cut(kv, ":")
 		f, _ := strconv.ParseFloat(st, 64)
@@ -41,7 +49,9 @@ func TestSchedule(t *testing.T) {
 		case "owners":
 			var out []string
 			for j := from; j < from+count; j++ {
-				if o := s.Owner([]byte(miner), uint64(j)); o < 0 {
+				if o := s.Owner([]byte(miner), uint64(j)); s.hostOf(uint64(j)) >= 0 {
+					out = append(out, "H")
+				} else if o < 0 {
 					out = append(out, "-")
 				} else {
 					out = append(out, string(s.Validators[o]))
@@ -62,6 +72,18 @@ func TestSchedule(t *testing.T) {
 				out = append(out, fmt.Sprintf("%s %.2f", name, float64(c)/float64(count)))
 			}
 			return strings.Join(out, ", ")
+		case "hosts":
+			// Host-grid slots from..from+count: each host slot's owner, "-"
+			// for none.
+			var out []string
+			for k := from; k < from+count; k++ {
+				if o := s.HostOwner(uint64(k)); o < 0 {
+					out = append(out, "-")
+				} else {
+					out = append(out, string(s.Validators[o]))
+				}
+			}
+			return strings.Join(out, " ")
 		case "next":
 			var self int
 			d.ScanArgs(t, "self", &self)
@@ -87,6 +109,9 @@ func TestSchedule(t *testing.T) {
 				for i, v := range s.Validators {
 					if s.Opens([]byte(miner), i, tm, e, l) {
 						who = string(v)
+					}
+					if s.HostOpens(i, tm, e, l) {
+						who = "host:" + string(v)
 					}
 				}
 				out = append(out, f+":"+who)

@@ -38,6 +38,21 @@ func (m HostMeasurement) Add(o HostMeasurement) HostMeasurement {
 	}
 }
 
+// Scale is m with every amount times f, its chains kept: the mean of
+// several measurements of one host is their sum scaled.
+func (m HostMeasurement) Scale(f float64) HostMeasurement {
+	return HostMeasurement{
+		CPUChains:             m.CPUChains,
+		CPUStepsPerSecond:     m.CPUStepsPerSecond * f,
+		RAMBytes:              m.RAMBytes * f,
+		RAMBytesPerSecond:     m.RAMBytesPerSecond * f,
+		StorageBytes:          m.StorageBytes * f,
+		StorageBytesPerSecond: m.StorageBytesPerSecond * f,
+		RAMHeldBytes:          m.RAMHeldBytes * f,
+		StorageHeldBytes:      m.StorageHeldBytes * f,
+	}
+}
+
 // ProvenHost is the measurement in the units Input.ProvenHost carries:
 // cores = chains, GHz = credited steps per second per chain ×
 // CPUCyclesPerStep; bytes, GB/s and MB/s as measured. A figure that is not

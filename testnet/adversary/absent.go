@@ -1,7 +1,6 @@
 package adversary
 
 import (
-	"bytes"
 	"context"
 	"slices"
 	"time"
@@ -13,6 +12,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/validator"
 	"github.com/pog-network/pog/protocol/round"
 )
 
@@ -37,15 +37,10 @@ type Absence struct {
 // validators of network.validators with stake (stakes; nil: one each).
 func NewAbsence(cfg config.Config, self peer.ID, stakes map[string]float64) *Absence {
 	a := &Absence{self: []byte(self), epoch: cfg.Network.EpochLength.Duration}
-	for _, v := range cfg.Network.Validators {
-		if id, err := peer.Decode(v); err == nil && (stakes == nil || stakes[v] > 0) {
-			a.validators = append(a.validators, id)
-		}
-	}
-	slices.SortFunc(a.validators, func(x, y peer.ID) int { return bytes.Compare([]byte(x), []byte(y)) })
-	a.sched = round.Schedule{Slot: cfg.Validator.RoundTarget.Duration * 5 / 4, Coverage: cfg.Validator.DutyCycle}
-	for _, v := range a.validators {
-		a.sched.Validators, a.sched.Stakes = append(a.sched.Validators, []byte(v)), append(a.sched.Stakes, 1)
+	a.sched, _ = validator.ScheduleOf(stakes, cfg.Network.Validators, cfg.Validator.DutyCycle, cfg.Validator)
+	a.sched.Slot = round.SlotFor(cfg.Validator.RoundTarget.Duration)
+	for _, v := range a.sched.Validators {
+		a.validators = append(a.validators, peer.ID(v))
 	}
 	return a
 }

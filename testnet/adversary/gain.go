@@ -50,7 +50,7 @@ func Profitability(s *report.Summary, struck map[string]bool, shareLimit float64
 	for _, a := range slices.Sorted(maps.Keys(groups)) {
 		ms := groups[a]
 		p := report.Profit{Adversary: a, RealProfile: ms[0].Profile, Honest: honest[ms[0].Profile], Limit: MaxGain, Enforced: true}
-		if a == "timeshare" || a == "cpu-outsource" { // identities sharing one device
+		if a == "timeshare" || a == "cpu-outsource" || a == "ram-rebuild" { // identities sharing one device
 			p.Limit, p.Enforced = shareLimit, enforceShare
 		}
 		if a == "gpu-overannounce" {
@@ -162,7 +162,7 @@ func ProfitCheck(ps []report.Profit, unjudged []string) report.Check {
 // them; the others are paid only for what they prove; timeshare cheats
 // without a detectable fault. What each earns, its Profit, judges it.
 var ByPay = []string{"absent", "burst", "distant", "intermittent", "host-overclaim", "cpu-on-gpu", "ram-on-disk", "storage-regen", "sparse-plot", "timeshare",
-	"memory-inflate", "gpu-overannounce"}
+	"memory-inflate", "gpu-overannounce", "ram-rebuild"}
 
 // JudgedByPay are the classes of advs in ByPay, in advs' order.
 func JudgedByPay(advs []string) []string {

@@ -32,7 +32,7 @@ func HostTime(h *pb.Hardware, adversary string, load *Load) func(string, host.Sh
 		step := 0.0 // ns per chain step
 		switch kind {
 		case "cpu":
-			step = scoring.CPUCyclesPerStep / h.CpuGhz * load.factor(time.Now())
+			step = scoring.CPUCyclesPerStep / h.CpuGhz * load.cpuFactor(time.Now())
 		case "ram":
 			step = DRAMReadNs
 			if adversary == "ram-on-disk" {

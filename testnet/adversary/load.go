@@ -2,7 +2,10 @@ package adversary
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/pog-network/pog/testnet/report"
@@ -18,17 +21,48 @@ const (
 	loadParts = 3
 	// loadSlowdown: two runnable threads per core and more.
 	loadSlowdown = 4
-	// loadedBound is how far the loaded miner's consensus weight may fall
-	// below its twin's in any epoch (SPEC §23.9: a host set clean of the
-	// load in every three, the best of each kind counting).
-	loadedBound = 0.10
+	// loadedExact is how far the loaded miner's figures may be from what
+	// virtual time makes exact: its CPU part is its twin's in every host
+	// slot clear of the job, and it gains nothing from the job.
+	loadedExact = 0.01
 )
 
 // Load is the loaded miner's job: in each epoch it starts at a point
-// drawn from the seed and the epoch, at most (1 − 1/loadParts)·L in.
+// drawn from the seed and the epoch, at most (1 − 1/loadParts)·L in. It
+// notes when each host CPU proof ran.
 type Load struct {
 	Seed   uint64
 	Length time.Duration
+	mu     sync.Mutex
+	cpuAt  []time.Time
+}
+
+// cpuFactor is factor for a host CPU proof started at t, noted.
+func (l *Load) cpuFactor(t time.Time) float64 {
+	if l == nil {
+		return 1
+	}
+	l.mu.Lock()
+	l.cpuAt = append(l.cpuAt, t)
+	l.mu.Unlock()
+	return l.factor(t)
+}
+
+// CleanShare is, of the host CPU proofs that ran at times keep selects,
+// the share clear of the job, and how many there were.
+func (l *Load) CleanShare(keep func(time.Time) bool) (float64, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, clean := 0, 0
+	for _, t := range l.cpuAt {
+		if keep(t) {
+			n++
+			if l.factor(t) == 1 {
+				clean++
+			}
+		}
+	}
+	return float64(clean) / float64(max(n, 1)), n
 }
 
 // factor is how many times longer CPU work started at t takes (1 for a
@@ -46,18 +80,33 @@ func (l *Load) factor(t time.Time) float64 {
 	return 1
 }
 
-// LoadedCheck compares the loaded miner with its twin, miner-1, in every
-// summarised epoch: their consensus weights differ by at most loadedBound.
+// LoadedCheck judges the loaded miner against its twin, miner-1, in
+// every summarised epoch: an honest host is credited its mean rate over
+// host slots (SPEC §23.8), so per validator its CPU part is at least its
+// twin's times the share of that validator's host slots clear of the job
+// (a slot under it credits less, never more), and it earns no more than
+// its twin.
 func LoadedCheck(s *report.Summary) report.Check {
-	name := fmt.Sprintf("a CPU job beside the loaded miner for 1/%d of each epoch moves its weight ≤ %.0f%% from its twin's", loadParts, 100*loadedBound)
-	ok, detail := true, ""
+	name := fmt.Sprintf("a CPU job beside the loaded miner for 1/%d of each epoch costs it only the host slots it covers, and gains it nothing", loadParts)
+	ok, detail, judged := true, "", 0
 	for _, e := range s.Epochs {
-		l, m := e.Consensus["loaded"], e.Consensus["miner-1"]
-		ratio := l / m
-		if m <= 0 || ratio < 1-loadedBound || ratio > 1+loadedBound {
+		w := e.Consensus["loaded"] / e.Consensus["miner-1"]
+		if !(w <= 1+loadedExact) {
 			ok = false
 		}
-		detail += fmt.Sprintf("full epoch %d: %.3f; ", e.Epoch-s.Epochs[0].Epoch+1, ratio)
+		detail += fmt.Sprintf("full epoch %d: weight %.3f", e.Epoch-s.Epochs[0].Epoch+1, w)
+		for _, v := range slices.Sorted(maps.Keys(e.Loaded)) {
+			l := e.Loaded[v]
+			if l.Proofs == 0 {
+				continue
+			}
+			judged++
+			if !(l.Ratio <= 1+loadedExact && l.Ratio >= l.Clean*(1-loadedExact)) {
+				ok = false
+			}
+			detail += fmt.Sprintf(", %s CPU %.3f (clear %d/%d)", v, l.Ratio, int(l.Clean*float64(l.Proofs)+0.5), l.Proofs)
+		}
+		detail += "; "
 	}
-	return report.Check{Name: name, OK: ok && len(s.Epochs) > 0, Detail: "loaded ÷ miner-1 weight: " + detail}
+	return report.Check{Name: name, OK: ok && judged > 0, Detail: "loaded ÷ miner-1: " + detail}
 }

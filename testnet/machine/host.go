@@ -55,10 +55,9 @@ const (
 func HostConfig(c *config.Config) {
 	c.Network.PlotBlockLog, c.Network.PlotRounds = PlotBlockLog, PlotRounds
 	c.Validator.HostRAMMaxWalks, c.Validator.HostPlotMaxWalks = 1, 1
-	// 2^17 steps: 4–12 ms over a resident dataset; 2^8 block reads. Three
-	// sets per epoch, the best counting: on cores shared by every node a
-	// round's thread is often descheduled, and a short round's best of
-	// three is what the host can do.
+	// 2^17 steps: 4–12 ms over a resident dataset; 2^8 block reads. Under
+	// the slot schedule host sets run in host slots; without it, three
+	// sets per epoch.
 	c.Validator.HostRAMSteps, c.Validator.HostPlotSteps = 1<<17, 1<<8
 	c.Validator.HostRounds = 3
 	// Host rounds do not grow with the round trip: loaded loopback pings

@@ -122,9 +122,23 @@ type Epoch struct {
 	// Verdicts counts rounds by miner name: verified and failed.
 	Verdicts map[string]Verdicts `json:"verdicts"`
 	// HostCPU is, by miner name, the CPU core·GHz its host rounds proved
-	// (each validator's best credited record, averaged over validators);
-	// summarised only in runs with the cpu-outsource adversary.
+	// (each validator's mean over its host records, averaged over
+	// validators); summarised only with the cpu-outsource adversary.
 	HostCPU map[string]float64 `json:"host_cpu,omitempty"`
+	// HostRAM is, by miner name, the RAM bytes its host rounds were
+	// credited, likewise; summarised only with the ram-rebuild adversary.
+	HostRAM map[string]float64 `json:"host_ram,omitempty"`
+	// Loaded is, by validator name, the loaded miner's CPU part against
+	// its twin's; summarised only in simulated runs with the loaded
+	// adversary under the slot schedule.
+	Loaded map[string]LoadedCPU `json:"loaded,omitempty"`
+}
+
+// LoadedCPU is one validator's CPU part of the loaded miner in an epoch.
+type LoadedCPU struct {
+	Ratio  float64 `json:"ratio"`  // its proven CPU core·GHz ÷ its twin's
+	Clean  float64 `json:"clean"`  // the share of its host CPU proofs in this validator's host slots clear of the job
+	Proofs int     `json:"proofs"` // how many proofs those were
 }
 
 // Verdicts counts round outcomes.

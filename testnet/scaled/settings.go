@@ -42,6 +42,9 @@ var settings = []setting{
 	{"validator.miner_ttl", func(c config.Config) (string, float64) { return dur(c.Validator.MinerTTL) }},
 	{"validator.max_miners", func(c config.Config) (string, float64) { return count(c.Validator.MaxMiners) }},
 	{"validator.host_rounds", func(c config.Config) (string, float64) { return count(c.Validator.HostRounds) }},
+	{"validator.host_slot_share", func(c config.Config) (string, float64) {
+		return strconv.FormatFloat(c.Validator.HostSlotShare, 'g', -1, 64), c.Validator.HostSlotShare
+	}},
 	{"validator.host_max_round", func(c config.Config) (string, float64) { return dur(c.Validator.HostMaxRound) }},
 	{"validator.host_cpu_steps", func(c config.Config) (string, float64) { return count(c.Validator.HostCPUSteps) }},
 	{"validator.host_cpu_max_chains", func(c config.Config) (string, float64) { return count(c.Validator.HostCPUMaxChains) }},

@@ -19,6 +19,7 @@ func TestSettingsAgainstProduction(t *testing.T) {
 		"validator.round_target":                {"1s", "10s", "×0.1"},
 		"validator.duty_cycle":                  {"0.95", "0.95", "="},
 		"validator.host_rounds":                 {"3", "3", "="},
+		"validator.host_slot_share":             {"0.125", "0.125", "="},
 		"validator.proof_timeout":               {"10s", "", ""},
 		"simulated RAM and reference RAM bytes": {"1/1048576", "1", ""},
 	} {

@@ -1,0 +1,115 @@
+package node
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/kernels/cpu"
+	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/epoch"
+	"github.com/pog-network/pog/node/internal/nodetest"
+	"github.com/pog-network/pog/node/validator"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/round"
+	"github.com/pog-network/pog/store"
+)
+
+// TestHostSlots: under a validator set, host rounds run only in host
+// slots (SPEC.md §16). While the miner is there, every host slot of the
+// span ends in one host set from its owner, played at the slot's start,
+// and the miner refuses no host round; once it is gone, every host slot
+// its validators own ends in a host no-show from the owner.
+func TestHostSlots(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.EpochLength = config.Duration{Duration: time.Hour} // one epoch: the miner stays scheduled
+		cfg.Network.TrustAnyValidator = false
+		cfg.Validator.HostCPUSteps, cfg.Validator.HostSlotShare = 1<<10, 0.25
+		ak, aid := nodetest.SeededKey(t, 11)
+		bk, bid := nodetest.SeededKey(t, 12)
+		stakes := map[string]float64{aid.String(): 1, bid.String(): 1}
+		type host struct {
+			at  time.Time
+			rec *store.HostRecord
+		}
+		var mu sync.Mutex
+		var hosts []host
+		onHost := func(r *store.HostRecord) {
+			mu.Lock()
+			defer mu.Unlock()
+			hosts = append(hosts, host{time.Now(), r})
+		}
+		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost = ak, stakes, onHost })
+		b, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost = bk, stakes, onHost })
+		m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Stakes, o.Hardware = stakes, &pb.Hardware{CpuCores: 2} })
+		tn.connect(m, a)
+		tn.connect(m, b)
+		tn.waitVerified([]*Node{a, b}, []*Node{m}, 1, time.Minute)
+		sch, _ := validator.ScheduleOf(stakes, nil, 1, cfg.Validator)
+		owner := map[int]peer.ID{sch.Index([]byte(aid)): aid, sch.Index([]byte(bid)): bid}
+		// slots are the host slots whose opening windows lie in [from, to),
+		// by start, with their owners.
+		slots := func(from, to time.Time) map[int64]peer.ID {
+			out := map[int64]peer.ID{}
+			for k := uint64(from.UnixNano()/int64(sch.HostSlot)) + 1; sch.HostStart(k + 1).Before(to); k++ {
+				if o := sch.HostOwner(k); o >= 0 {
+					out[sch.HostStart(k).UnixNano()] = owner[o]
+				}
+			}
+			return out
+		}
+		// played are the host records stored in [from, to), by the host
+		// slot they were stored in; each must be its owner's, and once.
+		played := func(from, to time.Time, missed bool) map[int64]peer.ID {
+			mu.Lock()
+			defer mu.Unlock()
+			out := map[int64]peer.ID{}
+			for _, h := range hosts {
+				if h.at.Before(from) || !h.at.Before(to) {
+					continue
+				}
+				k := uint64(h.at.UnixNano() / int64(sch.HostSlot))
+				noShow := strings.HasPrefix(h.rec.Reason, epoch.NoShowPrefix)
+				switch who := peer.ID(h.rec.Validator); {
+				case owner[sch.HostOwner(k)] != who:
+					t.Errorf("a host record of %s stored at %v, in no host slot of its own", who, h.at)
+				case out[sch.HostStart(k).UnixNano()] != "":
+					t.Errorf("two host records in the host slot at %v", sch.HostStart(k))
+				case missed != noShow || !missed && h.rec.Verdict != store.VerdictVerified:
+					t.Errorf("host record in the host slot at %v: %v, %q", sch.HostStart(k), h.rec.Verdict, h.rec.Reason)
+				}
+				out[sch.HostStart(k).UnixNano()] = peer.ID(h.rec.Validator)
+			}
+			return out
+		}
+		compare := func(what string, want, got map[int64]peer.ID) {
+			for s, who := range want {
+				if got[s] != who {
+					t.Errorf("%s: the host slot at %v of %s ended in no record of its owner", what, time.Unix(0, s), who)
+				}
+			}
+			if len(want) < 10 {
+				t.Errorf("%s: only %d host slots", what, len(want))
+			}
+		}
+		from := time.Now()
+		time.Sleep(40 * time.Second)
+		synctest.Wait()
+		compare("connected", slots(from, time.Now()), played(from, time.Now(), false))
+		if n := len(m.OffSchedule()); n != 0 {
+			t.Errorf("the miner refused %d validators' rounds off schedule", n)
+		}
+		tn.stop(m)
+		tn.waitDisconnected(a, m.ID())
+		tn.waitDisconnected(b, m.ID())
+		from = time.Now().Add(round.OpeningSkew)
+		time.Sleep(40 * time.Second)
+		synctest.Wait()
+		compare("gone", slots(from, time.Now().Add(-sch.HostSlot)), played(from, time.Now(), true))
+	})
+}

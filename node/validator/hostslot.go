@@ -1,0 +1,126 @@
+package validator
+
+import (
+	"context"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/epoch"
+	"github.com/pog-network/pog/node/plan"
+	"github.com/pog-network/pog/proof/host/memwalk"
+	"github.com/pog-network/pog/protocol/hostround"
+	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/store"
+)
+
+// Host slots (SPEC.md §16, §23.8): with a validator set, host rounds run
+// only in host slots, drawn without the miner, and the owner of one plays
+// every miner's host set at its start. Identities that share a host are
+// then measured at one instant by one validator, and the mean over host
+// slots (epoch.ProvenHost) credits them together at most what the host
+// holds. A miner the owner cannot play in the slot's opening window gets
+// a no-show record for each kind, counting 0 in the mean.
+
+// advanceHost moves the validator's open host slot to the last one it owns
+// that started at or before now; under v.mu.
+func (v *Validator) advanceHost(now time.Time) {
+	if v.sched == nil || v.sched.HostShare == 0 {
+		return
+	}
+	if v.hostNext.IsZero() {
+		v.hostNext = v.sched.nextHost(now)
+	}
+	for !v.hostNext.IsZero() && !now.Before(v.hostNext) {
+		v.hostOpen, v.hostNext = v.hostNext, v.sched.nextHost(v.hostNext.Add(1))
+	}
+}
+
+// hostSlotDue returns the kinds of miner p's host set in the open host
+// slot once it can be played (connected, idle, in the slot's opening
+// window). ok is false until then, and for a slot already handled; one
+// whose window passed is handled with a no-show unless this validator's
+// own round held the miner. Under v.mu.
+func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, now time.Time) (kinds []byte, ok bool) {
+	open := v.hostOpen
+	if open.IsZero() || !e.hostDone.Before(open) {
+		return nil, false
+	}
+	kinds = v.hostKinds(p, e.ann)
+	switch {
+	case len(kinds) == 0:
+	case now.After(open.Add(v.sched.HostSlot / 8)):
+		if !e.busy {
+			v.startHostNoShow(ctx, kinds, p, e, now, open)
+		}
+	case e.busy || v.env.Host.Network().Connectedness(p) != network.Connected:
+		return nil, false // within the window: wait for it
+	default:
+		e.hostDone = open
+		return kinds, true
+	}
+	e.hostDone = open
+	return nil, false
+}
+
+// startHostNoShow records a no-show for each of kinds in the host slot
+// starting at slot; under v.mu.
+func (v *Validator) startHostNoShow(ctx context.Context, kinds []byte, p peer.ID, e *minerEntry, now, slot time.Time) {
+	ep := v.epochs.Begin(v.env.EpochAt(now))
+	v.wg.Add(1)
+	v.reserveRounds(len(kinds))
+	rnd := v.round + 1
+	v.round += uint64(len(kinds))
+	go v.hostNoShow(ctx, kinds, ep, rnd, p, e.ann, slot)
+}
+
+// hostNoShow stores, for each kind, the record of a host round the miner
+// was absent for: the challenge the validator would have sent, signed by
+// its record, and the reason. It counts 0 in the mean.
+func (v *Validator) hostNoShow(ctx context.Context, kinds []byte, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, slot time.Time) {
+	defer v.wg.Done()
+	var recs []*store.HostRecord
+	for i, k := range kinds {
+		pl, err := v.hostPlan(k, p, ann, ep, rnd+uint64(i), 0, 0)
+		if err != nil {
+			v.env.Log.Warn("host no-show not recorded", "miner", p, "epoch", ep, "kind", k, "err", err)
+			continue
+		}
+		rec := &store.HostRecord{Epoch: ep, Round: rnd + uint64(i), Miner: []byte(p), Validator: []byte(v.id()),
+			Challenge: pl.Challenge.Encode(), Secret: pl.Secret, Verdict: store.VerdictFailed, Missed: true,
+			Reason: epoch.NoShowPrefix + "not connected in the host slot's opening window at " + slot.UTC().Format(time.RFC3339Nano)}
+		if ctx.Err() != nil {
+			break
+		}
+		if err := v.store.PutHost(rec); err != nil {
+			v.env.Log.Error("storing host evidence failed", "miner", p, "err", err)
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	if len(recs) > 0 {
+		v.env.Log.Info("host no-show", "miner", p, "epoch", ep, "kinds", len(recs))
+	}
+	v.mu.Lock()
+	v.epochs.End(ep)
+	v.closed.Broadcast()
+	v.mu.Unlock()
+	for _, rec := range recs {
+		if v.env.OnHost != nil {
+			v.env.OnHost(rec)
+		}
+	}
+}
+
+// hostPlan sizes a host round of kind with miner (plan.Host) from the
+// round's own draws.
+func (v *Validator) hostPlan(kind byte, miner peer.ID, ann *pb.MinerAnnounce, ep, rnd uint64, rtt time.Duration, stepNs float64) (*plan.HostPlan, error) {
+	var ram memwalk.Epoch
+	if kind == hostround.KindRAM {
+		var err error
+		if ram, err = v.env.RAMEpoch(ep); err != nil {
+			return nil, err
+		}
+	}
+	return plan.Host(v.env.Config, kind, miner, ann, ram, rtt, stepNs, v.draws("host", miner, ep, rnd))
+}

@@ -1,0 +1,83 @@
+package adversary
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pog-network/pog/proof/host"
+	"github.com/pog-network/pog/testnet/report"
+)
+
+// The ram-rebuild adversary (finding F) is RAMRebuildIdentities
+// identities whose RAM datasets one host holds one at a time: it answers
+// an identity's RAM host round only while it holds that identity's
+// dataset, and on any other's it starts rebuilding that one's, unless it
+// is already rebuilding, as a GPU holding the light cache would (SPEC
+// §23.7: about 1½–2 min per 2 TiB). Everything else is each identity's
+// own. Only a simulated run models the rebuild (virtual time).
+const RAMRebuildIdentities = 3
+
+// ramRebuildShare is a rebuild's time as a share of the epoch: 105 s of
+// the production 72 min.
+const ramRebuildShare = 105.0 / (72 * 60)
+
+// RAMHost is the one host's dataset: whose it holds, and from when.
+type RAMHost struct {
+	mu      sync.Mutex
+	holder  string
+	ready   time.Time
+	rebuild time.Duration
+}
+
+// NewRAMHost is a host whose rebuilds take their production share of an
+// epoch of length epoch.
+func NewRAMHost(epoch time.Duration) *RAMHost {
+	return &RAMHost{rebuild: time.Duration(float64(epoch) * ramRebuildShare)}
+}
+
+// HostTime is identity key's host proof time: a RAM proof takes base's
+// time while the host holds key's dataset, and is not answered otherwise
+// (a negative time); other kinds take base's.
+func (h *RAMHost) HostTime(key string, base func(string, host.Shape) time.Duration) func(string, host.Shape) time.Duration {
+	return func(kind string, sh host.Shape) time.Duration {
+		if kind != "ram" {
+			return base(kind, sh)
+		}
+		now := time.Now()
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if now.Before(h.ready) {
+			return -1 // rebuilding
+		}
+		if h.holder == key {
+			return base(kind, sh)
+		}
+		h.holder, h.ready = key, now.Add(h.rebuild)
+		return -1
+	}
+}
+
+// RAMRebuildCheck compares the RAM capacity the ram-rebuild identities
+// were credited together with an honest miner's of their profile (each
+// validator's mean over its host slots, averaged over validators and
+// epochs): every identity's RAM round falls at one instant, so at most one
+// is answered, and a miss counts 0 (SPEC §16, §23.7): at most MaxGain.
+func RAMRebuildCheck(s *report.Summary) report.Check {
+	name := fmt.Sprintf("ram-rebuild's %d identities holding one dataset are credited at most one host's RAM (SPEC §16, §23.7)", RAMRebuildIdentities)
+	group, profile, honest := groupOf(s, "ram-rebuild")
+	sum, ref := 0.0, 0.0
+	for _, m := range group {
+		sum += meanOf(s, func(e report.Epoch) float64 { return e.HostRAM[m] })
+	}
+	for _, h := range honest {
+		ref += meanOf(s, func(e report.Epoch) float64 { return e.HostRAM[h] }) / float64(len(honest))
+	}
+	if ref <= 0 || sum <= 0 {
+		return report.Check{Name: name, OK: false, Detail: fmt.Sprintf("no RAM proven: group %.4g, honest %.4g (%s)", sum, ref, strings.Join(honest, ", "))}
+	}
+	ratio := sum / ref
+	return report.Check{Name: name, OK: ratio <= MaxGain,
+		Detail: fmt.Sprintf("%.4g RAM bytes credited to the group against %.4g to honest %s (%s): ratio %.3f (limit %.2f)", sum, ref, profile, strings.Join(honest, ", "), ratio, MaxGain)}
+}
