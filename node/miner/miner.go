@@ -31,7 +31,13 @@ type served struct {
 	leaves  [][][]commit.CV  // tile chaining values per step, per sub-challenge
 	roots   [][]commit.CV    // per step
 	expires time.Time
+	fetches int // tile requests taken (claimFetch)
 }
+
+// maxTileFetches bounds how often a round's tiles are served: each serving
+// recomputes the sampled tiles, and the validator fetches once, or twice
+// after a broken stream.
+const maxTileFetches = 2
 
 // New returns the miner of env; Start starts it.
 func New(env Env) *Miner {
@@ -498,21 +504,15 @@ func (m *Miner) handleStream(st network.Stream) {
 	}
 	req := o.Msg.(*pb.TileRequest)
 	id := [32]byte(req.ChallengeId)
-	m.mu.Lock()
-	s := m.served[id]
-	m.mu.Unlock()
 	fail := func(reason string) {
 		if b, err := protocol.Seal(m.Key, &pb.TileResponse{Version: protocol.Version, ChallengeId: id[:], Error: reason}); err == nil {
 			protocol.WriteFrame(st, b)
 		}
 		st.Close()
 	}
-	switch {
-	case s == nil:
-		fail("unknown challenge or proof window closed")
-		return
-	case o.Author != s.c.Validator:
-		fail("only the challenge's validator may request tiles")
+	s, refusal := m.claimFetch(id, o.Author)
+	if refusal != "" {
+		fail(refusal)
 		return
 	}
 	idx, err := s.chain.Sample([32]byte(req.Secret), [32]byte(s.c.Msg.SecretCommitment), s.roots, int(s.c.Msg.Samples))
@@ -524,7 +524,7 @@ func (m *Miner) handleStream(st network.Stream) {
 		fail("requested indices do not follow from the secret and roots")
 		return
 	}
-	refusal, err := m.writeTiles(st, s, id, idx)
+	refusal, err = m.writeTiles(st, s, id, idx)
 	switch {
 	case refusal != "":
 		fail(refusal)
@@ -534,6 +534,24 @@ func (m *Miner) handleStream(st network.Stream) {
 	default:
 		st.Close()
 	}
+}
+
+// claimFetch takes one of round id's tile requests for from: its state, or
+// why it is refused.
+func (m *Miner) claimFetch(id [32]byte, from peer.ID) (*served, string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.served[id]
+	switch {
+	case s == nil:
+		return nil, "unknown challenge or proof window closed"
+	case from != s.c.Validator:
+		return nil, "only the challenge's validator may request tiles"
+	case s.fetches >= maxTileFetches:
+		return nil, fmt.Sprintf("tiles already served %d times", maxTileFetches)
+	}
+	s.fetches++
+	return s, ""
 }
 
 // writeTiles writes the response to a checked tile request: the batch

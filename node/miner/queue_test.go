@@ -32,3 +32,26 @@ func TestMinerQueuePerValidator(t *testing.T) {
 		t.Fatalf("emptied queue kept: %d queues", len(m.queues))
 	}
 }
+
+// A round's tiles are served to its validator at most maxTileFetches
+// times (each serving recomputes them), to no one else, and not after the
+// round is forgotten.
+func TestTileFetchesBounded(t *testing.T) {
+	v, other := peer.ID("v"), peer.ID("other")
+	id := [32]byte{1}
+	m := &Miner{served: map[[32]byte]*served{id: {c: &Challenge{Validator: v}}}}
+	if _, why := m.claimFetch(id, other); why == "" {
+		t.Fatal("another peer's tile request was taken")
+	}
+	for i := range maxTileFetches {
+		if s, why := m.claimFetch(id, v); s == nil {
+			t.Fatalf("request %d refused: %s", i+1, why)
+		}
+	}
+	if _, why := m.claimFetch(id, v); why == "" {
+		t.Fatalf("request %d served", maxTileFetches+1)
+	}
+	if _, why := m.claimFetch([32]byte{2}, v); why == "" {
+		t.Fatal("a request for an unknown round was taken")
+	}
+}
