@@ -579,6 +579,33 @@ func (y *Syncer) charge(p peer.ID, err error) {
 	}
 }
 
+// prune forgets what it holds about peers neither connected (connected)
+// nor banned at now: their charges and where their next proof fetch
+// starts, so that peer IDs that come and go do not grow the maps.
+func (y *Syncer) prune(now time.Time, connected func(peer.ID) bool) {
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	for p, until := range y.banned {
+		if !now.Before(until) && !connected(p) {
+			delete(y.banned, p)
+		}
+	}
+	gone := func(p peer.ID) bool {
+		_, banned := y.banned[p]
+		return !banned && !connected(p)
+	}
+	for p := range y.charges {
+		if gone(p) {
+			delete(y.charges, p)
+		}
+	}
+	for p := range y.proofsFrom {
+		if gone(p) {
+			delete(y.proofsFrom, p)
+		}
+	}
+}
+
 // syncWith runs one pass against p unless one is already running or p is
 // banned.
 func (y *Syncer) syncWith(ctx context.Context, p peer.ID) {
@@ -637,7 +664,8 @@ func (y *Syncer) Run(ctx context.Context, interval time.Duration, wg *sync.WaitG
 				defer wg.Done()
 				y.syncWith(ctx, p)
 			}()
-		case <-tick.C:
+		case now := <-tick.C:
+			y.prune(now, func(p peer.ID) bool { return y.h.Network().Connectedness(p) == network.Connected })
 			peers := nextPeers(y.h.Network().Peers(), last, 4)
 			if len(peers) > 0 {
 				last = peers[len(peers)-1]

@@ -51,7 +51,7 @@ func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, n
 	case len(kinds) == 0:
 	case now.After(open.Add(v.sched.HostSlot / 8)):
 		if !e.busy {
-			v.startHostNoShow(ctx, kinds, p, e, now, open)
+			v.startHostNoShow(ctx, kinds, p, e, open)
 		}
 	case e.busy || v.env.Host.Network().Connectedness(p) != network.Connected:
 		return nil, false // within the window: wait for it
@@ -64,9 +64,9 @@ func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, n
 }
 
 // startHostNoShow records a no-show for each of kinds in the host slot
-// starting at slot; under v.mu.
-func (v *Validator) startHostNoShow(ctx context.Context, kinds []byte, p peer.ID, e *minerEntry, now, slot time.Time) {
-	ep := v.epochs.Begin(v.env.EpochAt(now))
+// starting at slot, in the slot's epoch; under v.mu.
+func (v *Validator) startHostNoShow(ctx context.Context, kinds []byte, p peer.ID, e *minerEntry, slot time.Time) {
+	ep := v.epochs.Begin(v.env.EpochAt(slot))
 	v.wg.Add(1)
 	v.reserveRounds(len(kinds))
 	rnd := v.round + 1

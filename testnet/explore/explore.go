@@ -23,6 +23,10 @@ import (
 var adversaries = []string{"lazy", "precision", "replay", "overclaim", "slow", "burst", "intermittent",
 	"spammer", "forger", "dishonest-validator", "equivocator"}
 
+// scheduled are the classes that play the slot schedule (SPEC §16):
+// drawn only into seeds that run under it.
+var scheduled = []string{"absent", "squatter", "ram-rebuild"}
+
 // ranges bound what a seed draws: validators, honest miners,
 // epochs, epoch length in seconds (inclusive), and how many adversaries.
 type ranges struct {
@@ -52,6 +56,17 @@ func config(seed int64, out string, rg ranges) testnet.Config {
 		}
 	}
 	cfg.Faults = drawFaults(rng, cfg)
+	// Drawn last, so that a seed without it keeps the network and faults
+	// it had before seeds could draw it. Epochs of 30 s and more hold
+	// several owned slots per validator and miner.
+	if cfg.EpochLength >= 30*time.Second && rng.IntN(2) == 0 {
+		cfg.SlotSchedule, cfg.DutyCycle = true, 0
+		for _, a := range scheduled {
+			if rng.IntN(3) == 0 {
+				cfg.Adversaries = append(cfg.Adversaries, a)
+			}
+		}
+	}
 	return cfg
 }
 
@@ -156,5 +171,9 @@ func Line(cfg testnet.Config) string {
 	if len(cfg.Adversaries) > 0 {
 		adv = strings.Join(cfg.Adversaries, ",")
 	}
-	return fmt.Sprintf("%d validators, %d miners, %d epochs of %v, %s; %v", cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength, adv, cfg.Faults)
+	sched := "random pauses"
+	if cfg.SlotSchedule {
+		sched = "slot schedule"
+	}
+	return fmt.Sprintf("%d validators, %d miners, %d epochs of %v, %s, %s; %v", cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength, sched, adv, cfg.Faults)
 }
