@@ -3,8 +3,8 @@ package explore
 import (
 	"slices"
 	"testing"
-	"time"
 	"testing/synctest"
+	"time"
 
 	"github.com/pog-network/pog/testnet"
 	"github.com/pog-network/pog/testnet/report"
