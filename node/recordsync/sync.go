@@ -84,6 +84,9 @@ type Syncer struct {
 	evidenceServing chan struct{}
 	// proofsFrom is, per peer, the epoch its next proof fetch starts at.
 	proofsFrom map[peer.ID]uint64
+	// headsMemo are the heads served at headsAt (servedHeads).
+	headsMemo []syncwire.Head
+	headsAt   time.Time
 }
 
 // New returns a syncer of st's records over h: allowed says who may
@@ -171,7 +174,7 @@ func (y *Syncer) Serve(s network.Stream) {
 			return
 		}
 		var hs []syncwire.Head
-		if hs, err = y.heads(); err != nil {
+		if hs, err = y.servedHeads(time.Now()); err != nil {
 			y.log.Warn("sync: reading heads", "err", err)
 			s.Reset()
 			return
@@ -216,6 +219,31 @@ func (y *Syncer) Close() {
 
 // heads lists, per validator, the latest record this node holds (at most
 // syncwire.MaxHeads validators, those with the latest heads).
+// headsTTL is how long served heads are reused: every heads request
+// within it, whoever sends it, shares one scan of the store's records.
+const headsTTL = time.Second
+
+// servedHeads are the heads to serve at now: those of the last scan if it
+// is under headsTTL old, else a new scan's.
+func (y *Syncer) servedHeads(now time.Time) ([]syncwire.Head, error) {
+	y.mu.Lock()
+	if y.headsMemo != nil && now.Sub(y.headsAt) < headsTTL {
+		hs := y.headsMemo
+		y.mu.Unlock()
+		return hs, nil
+	}
+	y.mu.Unlock()
+	hs, err := y.heads()
+	if err != nil {
+		return nil, err
+	}
+	y.mu.Lock()
+	y.headsMemo, y.headsAt = hs, now
+	y.mu.Unlock()
+	return hs, nil
+}
+
+// heads scans the store for each validator's latest record.
 func (y *Syncer) heads() ([]syncwire.Head, error) {
 	by := map[peer.ID]syncwire.Head{}
 	for ent, err := range y.st.EpochRecords(0, ^uint64(0)) {

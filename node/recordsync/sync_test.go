@@ -530,3 +530,36 @@ func TestServingPlacesPerPeer(t *testing.T) {
 		t.Fatalf("another peer beside the hog synced %d records: %v", n, err)
 	}
 }
+
+// Heads requests within headsTTL share one scan of the store: a record
+// stored meanwhile is served from the next scan, after the TTL.
+func TestServedHeadsShareAScan(t *testing.T) {
+	y := newSyncPeer(t, 100)
+	vk, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(vk)
+	recs := recordChain(t, vk, []uint64{5, 6})
+	if err := y.st.PutEpochRecord(5, []byte(v), recs[0]); err != nil {
+		t.Fatal(err)
+	}
+	head := func(at time.Time) uint64 {
+		t.Helper()
+		hs, err := y.y.servedHeads(at)
+		if err != nil || len(hs) != 1 {
+			t.Fatalf("heads %v: %v", hs, err)
+		}
+		return hs[0].Epoch
+	}
+	t0 := time.Unix(1_800_000_000, 0)
+	if e := head(t0); e != 5 {
+		t.Fatalf("head at epoch %d, want 5", e)
+	}
+	if err := y.st.PutEpochRecord(6, []byte(v), recs[1]); err != nil {
+		t.Fatal(err)
+	}
+	if e := head(t0.Add(headsTTL - time.Millisecond)); e != 5 {
+		t.Fatalf("a request within the TTL scanned again: head at epoch %d", e)
+	}
+	if e := head(t0.Add(headsTTL)); e != 6 {
+		t.Fatalf("after the TTL: head at epoch %d, want 6", e)
+	}
+}
