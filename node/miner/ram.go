@@ -75,17 +75,20 @@ func (m *Miner) ramLoop(done <-chan struct{}) {
 	}
 }
 
-// acceptsRAMEpoch says whether a challenge's RAM epoch is the one in force
-// now or within an epoch of now (clock skew between validator and miner):
-// any other would make the miner build a dataset for nothing.
+// acceptsRAMEpoch says whether a challenge's RAM epoch is one this miner
+// holds or may build: see buildable.
 func (m *Miner) acceptsRAMEpoch(e memwalk.Epoch) bool {
-	if m.ram.holds(e) {
-		return true // in force when it was built: nothing to build
-	}
-	l := m.Config.EpochLength
-	now := time.Now()
-	for _, t := range []time.Time{now.Add(-l), now, now.Add(l)} {
-		if in, err := m.RAMEpoch(m.Gossip.EpochAt(t)); err == nil && in == e {
+	return m.ram.holds(e) || buildable(e, m.RAMEpoch, m.Gossip.EpochAt(time.Now()))
+}
+
+// buildable says whether a RAM epoch not held is worth building for a
+// challenge at epoch now: the one in force then, or the next epoch's (a
+// validator whose clock is ahead at a period's boundary), never a past
+// one, which a slot owner could name at the boundary to make the miner
+// rebuild a dataset it has just replaced.
+func buildable(e memwalk.Epoch, in func(uint64) (memwalk.Epoch, error), now uint64) bool {
+	for _, x := range []uint64{now, now + 1} {
+		if r, err := in(x); err == nil && r == e {
 			return true
 		}
 	}
