@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -28,7 +29,7 @@ func (r *run) adversaryOf(name string) string {
 }
 
 func epochLine(e uint64, rounds []report.Round, dets []report.Detection, adversaryOf func(string) string) string {
-	verified, failed, honestFailed := 0, 0, 0
+	verified, failed, honestFailed, honestAbsent := 0, 0, 0, 0
 	for _, rd := range rounds {
 		switch {
 		case rd.Epoch != e:
@@ -36,7 +37,11 @@ func epochLine(e uint64, rounds []report.Round, dets []report.Detection, adversa
 			verified++
 		default:
 			failed++
-			if adversaryOf(rd.Miner) == "" {
+			switch {
+			case adversaryOf(rd.Miner) != "":
+			case strings.HasPrefix(rd.Reason, epoch.NoShowPrefix):
+				honestAbsent++ // not connected to the slot's owner: the late joiner's, a partition's
+			default:
 				honestFailed++
 			}
 		}
@@ -60,6 +65,9 @@ func epochLine(e uint64, rounds []report.Round, dets []report.Detection, adversa
 		who = strings.Join(classes, ", ")
 	}
 	line := fmt.Sprintf("epoch %d: records on every node; rounds %d verified, %d failed; caught %s", e, verified, failed, who)
+	if honestAbsent > 0 {
+		line += fmt.Sprintf("; %d no-shows of honest miners not connected to the slot's owner", honestAbsent)
+	}
 	if honestFailed > 0 {
 		line += fmt.Sprintf("; %d failed rounds of honest miners", honestFailed)
 	}
