@@ -43,7 +43,10 @@ func (es *epochSummary) loadedCPU(ep *report.Epoch) error {
 		clean, n := l.spec.load.CleanShare(func(t time.Time) bool {
 			return uint64(t.UnixNano()/length) == ep.Epoch && sched.HostOwner(uint64(t.UnixNano()/int64(sched.HostSlot))) == i
 		})
-		ep.Loaded[v.info.Name] = report.LoadedCPU{Ratio: coreGHz(recs[l.id]) / coreGHz(recs[twin.id]), Clean: clean, Proofs: n}
+		lo, tw := coreGHz(recs[l.id]), coreGHz(recs[twin.id])
+		if n > 0 || lo > 0 || tw > 0 { // else it owned no host slot in the epoch
+			ep.Loaded[v.info.Name] = report.LoadedCPU{Loaded: lo, Twin: tw, Clean: clean, Proofs: n}
+		}
 	}
 	return nil
 }

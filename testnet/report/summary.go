@@ -134,11 +134,13 @@ type Epoch struct {
 	Loaded map[string]LoadedCPU `json:"loaded,omitempty"`
 }
 
-// LoadedCPU is one validator's CPU part of the loaded miner in an epoch.
+// LoadedCPU is one validator's CPU part of the loaded miner and its twin
+// in an epoch.
 type LoadedCPU struct {
-	Ratio  float64 `json:"ratio"`  // its proven CPU core·GHz ÷ its twin's
-	Clean  float64 `json:"clean"`  // the share of its host CPU proofs in this validator's host slots clear of the job
-	Proofs int     `json:"proofs"` // how many proofs those were
+	Loaded float64 `json:"loaded_core_ghz"` // the loaded miner's proven CPU core·GHz
+	Twin   float64 `json:"twin_core_ghz"`   // its twin's
+	Clean  float64 `json:"clean"`           // the share of its host CPU proofs in this validator's host slots clear of the job
+	Proofs int     `json:"proofs"`          // how many proofs those were
 }
 
 // Verdicts counts round outcomes.
