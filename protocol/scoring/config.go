@@ -106,18 +106,22 @@ type GPUClass struct {
 	MemoryBytes uint64  `json:"memory_bytes"`
 }
 
-// DefaultConfig returns version 6 of the rules (version 1 credited announced
+// DefaultConfig returns version 7 of the rules (version 1 credited announced
 // host figures and had no availability factor; version 2 stated the
 // reference's RAM and storage bandwidth as streaming figures, which no host
 // proof measures; version 3 failed rounds that proved nothing; version 4
 // credited a RAM or storage bandwidth beyond its capacity's share, which
 // identities time-sharing one host could each claim in full; version 5
-// credited a proven working set beyond the announced GPUs' memory):
+// credited a proven working set beyond the announced GPUs' memory; version
+// 6 weighed the working set at 0.2 of the GPU part, which a long round
+// trip inflates):
 //
 //   - Parts: GPU 0.55, CPU 0.20, RAM 0.15, storage 0.10 (the SN27 paper).
 //   - GPU part: sustained 0.7 / peak 0.3 (sustained counts more: it is what a
 //     renter gets); fp16 0.6 / fp32 0.4 (AI work is mostly half precision);
-//     throughput 0.8 / memory 0.2.
+//     throughput 1 / memory 0 (version 7; 0.8 / 0.2 before): a round's
+//     working set is its throughput × step time, which distance and slow
+//     pongs lengthen, not memory held (SPEC §18).
 //   - RAM: capacity 0.5 / bandwidth 0.5. Storage: speed 0.5 / capacity 0.5.
 //     A bandwidth counts at most as much as its capacity (SPEC §23.7).
 //   - Reference: one 8×H200 node. Per GPU 610 TFLOPS in each class (the
@@ -144,11 +148,11 @@ type GPUClass struct {
 //     to [0.5, 2].
 func DefaultConfig() Config {
 	return Config{
-		Version:   6,
+		Version:   7,
 		GPUWeight: 0.55, CPUWeight: 0.20, RAMWeight: 0.15, StorageWeight: 0.10,
 		SustainedWeight: 0.7, PeakWeight: 0.3,
 		FP16Weight: 0.6, FP32Weight: 0.4,
-		ThroughputWeight: 0.8, MemoryWeight: 0.2,
+		ThroughputWeight: 1, MemoryWeight: 0,
 		RAMCapacityWeight: 0.5, RAMBandwidthWeight: 0.5,
 		StorageSpeedWeight: 0.5, StorageCapacityWeight: 0.5,
 		Reference: Reference{

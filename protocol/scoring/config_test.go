@@ -27,7 +27,7 @@ func TestValidateRejects(t *testing.T) {
 		{"parts off by 1e-8", func(c *Config) { c.GPUWeight += 1e-8 }, "gpu_weight+cpu_weight+ram_weight+storage_weight: sum"},
 		{"sustained+peak 0.9", func(c *Config) { c.PeakWeight = 0.2 }, "sustained_weight+peak_weight"},
 		{"fp16+fp32 1.1", func(c *Config) { c.FP32Weight = 0.5 }, "fp16_weight+fp32_weight"},
-		{"throughput+memory", func(c *Config) { c.MemoryWeight = 0 }, "throughput_weight+memory_weight"},
+		{"throughput+memory", func(c *Config) { c.MemoryWeight = 0.2 }, "throughput_weight+memory_weight"},
 		{"ram pair", func(c *Config) { c.RAMBandwidthWeight = 0.6 }, "ram_capacity_weight+ram_bandwidth_weight"},
 		{"storage pair", func(c *Config) { c.StorageSpeedWeight = 0.4 }, "storage_speed_weight+storage_capacity_weight"},
 		{"NaN weight", func(c *Config) { c.FP16Weight = math.NaN() }, "fp16_weight: NaN"},

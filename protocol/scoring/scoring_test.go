@@ -60,11 +60,20 @@ func refRounds() []Round {
 	return cat(rounds(FP16, 1128e9, 4880, 4880, 4880), rounds(FP32, 1128e9, 396.8*k32, 396.8*k32, 396.8*k32))
 }
 
+// withMemory is the default configuration with version 6's memory weight:
+// these cases pin the memory credit's arithmetic, which a network may
+// still weigh.
+func withMemory() Config {
+	c := DefaultConfig()
+	c.ThroughputWeight, c.MemoryWeight = 0.8, 0.2
+	return c
+}
+
 func TestScoreMiner(t *testing.T) {
-	def := DefaultConfig()
-	capped := DefaultConfig()
+	def := withMemory()
+	capped := withMemory()
 	capped.Cap = 1.25
-	open := DefaultConfig()
+	open := withMemory()
 	open.AuxNeedsVerifiedRound = false
 
 	type want struct {
@@ -830,4 +839,23 @@ func missed(n int) []Round {
 		out[i] = Round{Precision: FP16, Missed: true}
 	}
 	return out
+}
+
+// The default configuration (version 7) credits no GPU memory: a round's
+// working set is its throughput times its step time, which distance and
+// slow pongs lengthen, not memory the miner holds. An H100 whose rounds
+// were stretched to its class memory (80 GB) scores as one whose rounds
+// held 8 GB; under version 6's weights it gained 13 %.
+func TestDefaultCreditsNoMemory(t *testing.T) {
+	in := func(mem uint64) Input {
+		return Input{Rounds: cat(rounds(FP16, mem, 570, 570, 570), rounds(FP32, mem, 49*k32, 49*k32, 49*k32)),
+			Hardware: Hardware{GPUNames: gpus(1, "H100 80GB HBM3")}}
+	}
+	near, far := ScoreMiner(DefaultConfig(), in(8e9)), ScoreMiner(DefaultConfig(), in(80e9))
+	if near.Total != far.Total || !(near.Total > 0) {
+		t.Fatalf("default: near %v, far %v: want equal and positive", near.Total, far.Total)
+	}
+	if g := ScoreMiner(withMemory(), in(80e9)).Total / ScoreMiner(withMemory(), in(8e9)).Total; !(g > 1.1) {
+		t.Fatalf("version 6's weights: the stretched rounds gained %.3f×, want the leak this version closes (> 1.1)", g)
+	}
 }
