@@ -232,7 +232,7 @@ func (v *Validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, 
 	}
 	v.mu.Lock()
 	if e := v.miners[p]; e != nil {
-		e.hostBusy, e.busy = false, e.busy && v.sched != nil
+		e.busy = false
 		e.hostStepNs = stepNs
 		if v.sched == nil {
 			// The duty cycle paces GPU rounds; a host set, a short

@@ -37,11 +37,10 @@ func (v *Validator) advanceHost(now time.Time) {
 }
 
 // hostSlotDue returns the kinds of miner p's host set in the open host
-// slot once it can be played (connected, no host set of this validator's
-// in play, in the slot's opening window). ok is false until then, and for
-// a slot already handled; one whose window passed is handled with a
-// no-show unless this validator's previous host set held the miner. Under
-// v.mu.
+// slot once it can be played (connected, idle, in the slot's opening
+// window). ok is false until then, and for a slot already handled; one
+// whose window passed is handled with a no-show unless this validator's
+// own round held the miner. Under v.mu.
 func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, now time.Time) (kinds []byte, ok bool) {
 	open := v.hostOpen
 	if open.IsZero() || !e.hostDone.Before(open) {
@@ -51,10 +50,10 @@ func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, n
 	switch {
 	case len(kinds) == 0:
 	case now.After(open.Add(v.sched.HostSlot / 8)):
-		if !e.hostBusy {
+		if !e.busy {
 			v.startHostNoShow(ctx, kinds, p, e, open)
 		}
-	case e.hostBusy || v.env.Host.Network().Connectedness(p) != network.Connected:
+	case e.busy || v.env.Host.Network().Connectedness(p) != network.Connected:
 		return nil, false // within the window: wait for it
 	default:
 		e.hostDone = open

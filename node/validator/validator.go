@@ -63,9 +63,7 @@ type Validator struct {
 type minerEntry struct {
 	ann  *pb.MinerAnnounce
 	seen time.Time
-	// busy: a round, or without a slot schedule a host set, is in play;
-	// hostBusy: a host set is in play.
-	busy, hostBusy bool
+	busy bool
 	// next: no round before this (under a slot schedule, the next owned
 	// slot); served: the owned slot the last round started in.
 	next, served time.Time
@@ -276,13 +274,10 @@ func (v *Validator) startRounds(ctx context.Context) {
 	}
 }
 
-// startHost starts the host set kinds with miner p; under v.mu. Under a
-// slot schedule it runs beside this validator's round, if one overruns
-// into the host slot (the miner plays host rounds apart from its queue);
-// without one it holds the miner as a round does.
+// startHost starts the host set kinds with miner p; under v.mu.
 func (v *Validator) startHost(ctx context.Context, kinds []byte, p peer.ID, e *minerEntry, now time.Time) {
 	epoch := v.epochs.Begin(v.env.EpochAt(now))
-	e.hostBusy, e.busy = true, e.busy || v.sched == nil
+	e.busy = true
 	v.wg.Add(1)
 	v.reserveRounds(len(kinds))
 	go v.playHost(ctx, kinds, epoch, v.round+1, p, e.ann)

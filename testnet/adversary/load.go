@@ -82,10 +82,11 @@ func (l *Load) factor(t time.Time) float64 {
 
 // LoadedCheck judges the loaded miner against its twin, miner-1, in
 // every summarised epoch: an honest host is credited its mean rate over
-// host slots (SPEC §23.8), so per validator it is measured in the host
-// slots its twin is, its CPU part is at least its twin's times the share
-// of those slots clear of the job (a slot under it credits less, never
-// more), and it earns no more than its twin.
+// host slots (SPEC §23.8), so per validator its CPU part is at least its
+// twin's times the share of that validator's host slots clear of the job
+// in which it was measured (a slot under the job credits less, never
+// more; one its device's overrunning round held is skipped, SPEC §16),
+// and it earns no more than its twin.
 func LoadedCheck(s *report.Summary) report.Check {
 	name := fmt.Sprintf("a CPU job beside the loaded miner for 1/%d of each epoch costs it only the host slots it covers, and gains it nothing", loadParts)
 	ok, detail, judged := true, "", 0
@@ -98,7 +99,7 @@ func LoadedCheck(s *report.Summary) report.Check {
 		for _, v := range slices.Sorted(maps.Keys(e.Loaded)) {
 			l := e.Loaded[v]
 			judged++
-			if !(l.Twin > 0 && l.Proofs > 0 && l.Loaded <= l.Twin*(1+loadedExact) && l.Loaded >= l.Twin*l.Clean*(1-loadedExact)) {
+			if !(l.Twin > 0 && l.Loaded <= l.Twin*(1+loadedExact) && l.Loaded >= l.Twin*l.Clean*(1-loadedExact)) {
 				ok = false
 			}
 			detail += fmt.Sprintf(", %s CPU %.4g ÷ %.4g (clear %d/%d)", v, l.Loaded, l.Twin, int(l.Clean*float64(l.Proofs)+0.5), l.Proofs)
