@@ -15,18 +15,21 @@ import (
 // ramRebuildSpecs are the ram-rebuild adversary's identities: one host of
 // profile first, its GPU shared and its cores and storage split as
 // timeshare's, each identity holding the host's whole RAM dataset in turn
-// (adversary.RAMHost).
+// (adversary.RAMHost, keyed by name).
 func (r *run) ramRebuildSpecs(first machine.Profile) []minerSpec {
 	if !r.cfg.Sim {
 		return nil // the rebuild is modelled in virtual time only
 	}
 	const k = adversary.RAMRebuildIdentities
 	dev := adversary.NewSharedDevice(first.FP16TFLOPS * r.cfg.Scale).InVirtualTime(true)
-	ram := adversary.NewRAMHost(r.cfg.EpochLength)
-	var out []minerSpec
+	var names []string
 	for i := 1; i <= k; i++ {
-		out = append(out, minerSpec{name: fmt.Sprintf("ram-rebuild-%d", i), profile: first.Name, adversary: "ram-rebuild",
-			device: dev, hostShare: k, ram: ram})
+		names = append(names, fmt.Sprintf("ram-rebuild-%d", i))
+	}
+	ram := adversary.NewRAMHost(r.cfg.EpochLength, names)
+	var out []minerSpec
+	for _, n := range names {
+		out = append(out, minerSpec{name: n, profile: first.Name, adversary: "ram-rebuild", device: dev, hostShare: k, ram: ram})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package adversary
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -11,11 +12,14 @@ import (
 )
 
 // The ram-rebuild adversary (finding F) is RAMRebuildIdentities
-// identities whose RAM datasets one host holds one at a time: it answers
-// an identity's RAM host round only while it holds that identity's
-// dataset, and on any other's it starts rebuilding that one's, unless it
-// is already rebuilding, as a GPU holding the light cache would (SPEC
-// §23.7: about 1½–2 min per 2 TiB). Everything else is each identity's
+// identities whose RAM datasets one host holds one at a time. It answers
+// the RAM host rounds of the identity whose dataset it holds, and after
+// each host set it rebuilds the next identity's in name order, as a GPU
+// holding the light cache would (SPEC §23.7: about 1½–2 min per 2 TiB):
+// every identity's RAM round of a host slot falls at one instant, so it
+// can answer one of them, and rotating gives each its turn. The holder
+// changes only with time, never with the order in which one instant's
+// rounds arrive, so a seed replays. Everything else is each identity's
 // own. Only a simulated run models the rebuild (virtual time).
 const RAMRebuildIdentities = 3
 
@@ -23,23 +27,26 @@ const RAMRebuildIdentities = 3
 // the production 72 min.
 const ramRebuildShare = 105.0 / (72 * 60)
 
-// RAMHost is the one host's dataset: whose it holds, and from when.
+// RAMHost is the one host's dataset: whose it holds, since when.
 type RAMHost struct {
 	mu      sync.Mutex
-	holder  string
-	ready   time.Time
+	keys    []string // the identities, in name order
+	holder  int      // index in keys
+	since   time.Time
 	rebuild time.Duration
 }
 
-// NewRAMHost is a host whose rebuilds take their production share of an
-// epoch of length epoch.
-func NewRAMHost(epoch time.Duration) *RAMHost {
-	return &RAMHost{rebuild: time.Duration(float64(epoch) * ramRebuildShare)}
+// NewRAMHost is a host of the identities keys whose rebuilds take their
+// production share of an epoch of length epoch.
+func NewRAMHost(epoch time.Duration, keys []string) *RAMHost {
+	return &RAMHost{keys: slices.Sorted(slices.Values(keys)), rebuild: time.Duration(float64(epoch) * ramRebuildShare)}
 }
 
 // HostTime is identity key's host proof time: a RAM proof takes base's
-// time while the host holds key's dataset, and is not answered otherwise
-// (a negative time); other kinds take base's.
+// time if the host holds key's dataset, and is not answered otherwise (a
+// negative time); other kinds take base's. The first RAM round a rebuild
+// after the holder's last turn allows passes the dataset to the next
+// identity.
 func (h *RAMHost) HostTime(key string, base func(string, host.Shape) time.Duration) func(string, host.Shape) time.Duration {
 	return func(kind string, sh host.Shape) time.Duration {
 		if kind != "ram" {
@@ -48,14 +55,16 @@ func (h *RAMHost) HostTime(key string, base func(string, host.Shape) time.Durati
 		now := time.Now()
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		if now.Before(h.ready) {
-			return -1 // rebuilding
+		switch {
+		case h.since.IsZero():
+			h.since = now
+		case !now.Before(h.since.Add(h.rebuild)):
+			h.holder, h.since = (h.holder+1)%len(h.keys), now
 		}
-		if h.holder == key {
-			return base(kind, sh)
+		if h.keys[h.holder] != key {
+			return -1
 		}
-		h.holder, h.ready = key, now.Add(h.rebuild)
-		return -1
+		return base(kind, sh)
 	}
 }
 
