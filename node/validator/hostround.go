@@ -243,11 +243,7 @@ func (v *Validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, 
 	v.epochs.End(ep)
 	v.closed.Broadcast()
 	v.mu.Unlock()
-	for _, rec := range recs {
-		if v.env.OnHost != nil {
-			v.env.OnHost(rec)
-		}
-	}
+	v.onHosts(recs)
 }
 
 // reportHost logs and stores a played host round; it returns the stored

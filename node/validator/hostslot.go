@@ -105,10 +105,16 @@ func (v *Validator) hostNoShow(ctx context.Context, kinds []byte, ep, rnd uint64
 	v.epochs.End(ep)
 	v.closed.Broadcast()
 	v.mu.Unlock()
+	v.onHosts(recs)
+}
+
+// onHosts hands stored host records to Env.OnHost, if set.
+func (v *Validator) onHosts(recs []*store.HostRecord) {
+	if v.env.OnHost == nil {
+		return
+	}
 	for _, rec := range recs {
-		if v.env.OnHost != nil {
-			v.env.OnHost(rec)
-		}
+		v.env.OnHost(rec)
 	}
 }
 

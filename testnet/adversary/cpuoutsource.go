@@ -58,14 +58,7 @@ func (c *CPUServer) HostTime(key string, base func(string, host.Shape) time.Dura
 func CPUOutsourceCheck(s *report.Summary) report.Check {
 	name := fmt.Sprintf("cpu-outsource's %d identities prove at most %d hosts' CPU core·GHz (SPEC §16, §23.7; answered in turn from one instant, §16's time-sharing bound not met)",
 		CPUOutsourceIdentities, CPUOutsourceIdentities)
-	group, profile, honest := groupOf(s, "cpu-outsource")
-	sum, ref := 0.0, 0.0
-	for _, m := range group {
-		sum += meanOf(s, func(e report.Epoch) float64 { return e.HostCPU[m] })
-	}
-	for _, h := range honest {
-		ref += meanOf(s, func(e report.Epoch) float64 { return e.HostCPU[h] }) / float64(len(honest))
-	}
+	sum, ref, profile, honest := groupAgainstHonest(s, "cpu-outsource", func(e report.Epoch) map[string]float64 { return e.HostCPU })
 	if ref <= 0 || sum <= 0 {
 		return report.Check{Name: name, OK: false, Detail: fmt.Sprintf("no CPU part proven: group %.4g, honest %.4g (%s)", sum, ref, strings.Join(honest, ", "))}
 	}
@@ -109,6 +102,21 @@ func groupOf(s *report.Summary, adversary string) (group []string, profile strin
 		}
 	}
 	return group, profile, honest
+}
+
+// groupAgainstHonest is a per-miner figure (of is each epoch's, by miner
+// name) summed over adversary's identities, and the mean of it over the
+// honest miners of their profile, each averaged over the epochs; with the
+// profile and those honest miners.
+func groupAgainstHonest(s *report.Summary, adversary string, of func(report.Epoch) map[string]float64) (sum, ref float64, profile string, honest []string) {
+	group, profile, honest := groupOf(s, adversary)
+	for _, m := range group {
+		sum += meanOf(s, func(e report.Epoch) float64 { return of(e)[m] })
+	}
+	for _, h := range honest {
+		ref += meanOf(s, func(e report.Epoch) float64 { return of(e)[h] }) / float64(len(honest))
+	}
+	return sum, ref, profile, honest
 }
 
 // meanOf is a figure averaged over the summarised epochs (an epoch

@@ -75,14 +75,7 @@ func (h *RAMHost) HostTime(key string, base func(string, host.Shape) time.Durati
 // is answered, and a miss counts 0 (SPEC §16, §23.7): at most MaxGain.
 func RAMRebuildCheck(s *report.Summary) report.Check {
 	name := fmt.Sprintf("ram-rebuild's %d identities holding one dataset are credited at most one host's RAM (SPEC §16, §23.7)", RAMRebuildIdentities)
-	group, profile, honest := groupOf(s, "ram-rebuild")
-	sum, ref := 0.0, 0.0
-	for _, m := range group {
-		sum += meanOf(s, func(e report.Epoch) float64 { return e.HostRAM[m] })
-	}
-	for _, h := range honest {
-		ref += meanOf(s, func(e report.Epoch) float64 { return e.HostRAM[h] }) / float64(len(honest))
-	}
+	sum, ref, profile, honest := groupAgainstHonest(s, "ram-rebuild", func(e report.Epoch) map[string]float64 { return e.HostRAM })
 	if ref <= 0 || sum <= 0 {
 		return report.Check{Name: name, OK: false, Detail: fmt.Sprintf("no RAM proven: group %.4g, honest %.4g (%s)", sum, ref, strings.Join(honest, ", "))}
 	}
