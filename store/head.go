@@ -355,3 +355,33 @@ func logFiles(fs vfs.FS, dir string) string {
 	slices.Sort(out)
 	return strings.Join(out, ", ")
 }
+
+// EpochChain is what the store holds of one validator's epoch records:
+// how many, and the latest epoch among them.
+type EpochChain struct {
+	Validator []byte // peer ID bytes
+	Count     uint64
+	Latest    uint64
+}
+
+// EpochChains lists each validator's epoch records as the head counts
+// them, by validator bytes, without reading a record. Records are never
+// deleted, so the counts' sum grows with every new one: whoever caches
+// what it derives from them can tell when that is stale.
+func (s *Store) EpochChains() []EpochChain {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.head == nil {
+		return nil
+	}
+	out := make([]EpochChain, 0, len(s.head.Epochs))
+	for _, v := range slices.Sorted(maps.Keys(s.head.Epochs)) {
+		b, err := hex.DecodeString(v)
+		if err != nil {
+			continue // tally and add write only hex
+		}
+		c := s.head.Epochs[v]
+		out = append(out, EpochChain{Validator: b, Count: c.Count, Latest: c.Max})
+	}
+	return out
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -87,6 +88,10 @@ type Syncer struct {
 	// headsMemo are the heads served at headsAt (servedHeads).
 	headsMemo []syncwire.Head
 	headsAt   time.Time
+	// index is localChains' last scan, reused while the store holds as
+	// many epoch records as it counted then (indexCount).
+	index      map[peer.ID]*chain
+	indexCount uint64
 }
 
 // New returns a syncer of st's records over h: allowed says who may
@@ -243,23 +248,21 @@ func (y *Syncer) servedHeads(now time.Time) ([]syncwire.Head, error) {
 	return hs, nil
 }
 
-// heads scans the store for each validator's latest record.
+// heads is each validator's latest record, from the store's count of its
+// chains (store.EpochChains) and one read each: no scan of the records. A
+// latest record that does not decode is not served (audit reports it).
 func (y *Syncer) heads() ([]syncwire.Head, error) {
-	by := map[peer.ID]syncwire.Head{}
-	for ent, err := range y.st.EpochRecords(0, ^uint64(0)) {
+	var hs []syncwire.Head
+	for _, c := range y.st.EpochChains() {
+		env, err := y.st.EpochRecord(c.Latest, c.Validator)
 		if err != nil {
 			return nil, err
 		}
-		o, err := protocol.Decode(ent.Envelope, pb.MessageType_EPOCH_RECORD)
+		o, err := protocol.Decode(env, pb.MessageType_EPOCH_RECORD)
 		if err != nil {
-			continue // audit reports it; it is not served
+			continue
 		}
-		v := peer.ID(ent.Validator)
-		by[v] = syncwire.Head{Validator: v, Epoch: ent.Epoch, ID: protocol.ID(o.Body)}
-	}
-	hs := make([]syncwire.Head, 0, len(by))
-	for _, h := range by {
-		hs = append(hs, h)
+		hs = append(hs, syncwire.Head{Validator: peer.ID(c.Validator), Epoch: c.Latest, ID: protocol.ID(o.Body)})
 	}
 	sort.Slice(hs, func(i, j int) bool {
 		if hs[i].Epoch != hs[j].Epoch {
@@ -433,8 +436,40 @@ func (c *chain) below(e uint64) (uint64, bool) {
 	return c.epochs[i-1], true
 }
 
-// localChains indexes every held epoch record by validator.
+func (c *chain) clone() *chain {
+	return &chain{epochs: slices.Clone(c.epochs), ids: maps.Clone(c.ids), prevs: maps.Clone(c.prevs)}
+}
+
+// localChains indexes every held epoch record by validator: a copy of the
+// last scan's index while the store holds no record it did not count,
+// else a new scan's.
 func (y *Syncer) localChains() (map[peer.ID]*chain, error) {
+	count := uint64(0)
+	for _, c := range y.st.EpochChains() {
+		count += c.Count
+	}
+	y.mu.Lock()
+	index := y.index
+	fresh := index != nil && y.indexCount == count
+	y.mu.Unlock()
+	if !fresh {
+		var err error
+		if index, err = y.scanChains(); err != nil {
+			return nil, err
+		}
+		y.mu.Lock()
+		y.index, y.indexCount = index, count
+		y.mu.Unlock()
+	}
+	out := make(map[peer.ID]*chain, len(index))
+	for v, c := range index {
+		out[v] = c.clone()
+	}
+	return out, nil
+}
+
+// scanChains reads every held epoch record into a by-validator index.
+func (y *Syncer) scanChains() (map[peer.ID]*chain, error) {
 	out := map[peer.ID]*chain{}
 	for ent, err := range y.st.EpochRecords(0, ^uint64(0)) {
 		if err != nil {
@@ -455,6 +490,29 @@ func (y *Syncer) localChains() (map[peer.ID]*chain, error) {
 	return out, nil
 }
 
+// extendsComplete reports whether head h is held here and links to the
+// head from which this node holds v's chain whole (or is its first
+// record): h then becomes that head with no walk, as it does each epoch
+// for a record gossip delivered.
+func (y *Syncer) extendsComplete(h syncwire.Head) bool {
+	env, err := y.st.EpochRecord(h.Epoch, []byte(h.Validator))
+	if err != nil {
+		return false
+	}
+	o, err := protocol.Decode(env, pb.MessageType_EPOCH_RECORD)
+	if err != nil || protocol.ID(o.Body) != h.ID {
+		return false
+	}
+	prev := [32]byte(o.Msg.(*pb.EpochRecord).PrevRecordHash)
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	if prev != y.complete[h.Validator] {
+		return false
+	}
+	y.complete[h.Validator] = h.ID
+	return true
+}
+
 // SyncPeer fetches from p every record this node lacks on the chains of
 // p's heads, and returns how many it stored. An error wrapping ErrBadPeer
 // means p served provably bad data.
@@ -463,14 +521,11 @@ func (y *Syncer) SyncPeer(ctx context.Context, p peer.ID) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	local, err := y.localChains()
-	if err != nil {
-		return 0, err
-	}
 	stored, err := y.syncProofsFrom(ctx, p)
 	if err != nil {
 		return stored, err
 	}
+	var local map[peer.ID]*chain // indexed for the first head to walk
 	for _, h := range hs {
 		if !y.allowed(h.Validator) || h.Epoch > y.latestEpoch() {
 			continue
@@ -478,8 +533,13 @@ func (y *Syncer) SyncPeer(ctx context.Context, p peer.ID) (int, error) {
 		y.mu.Lock()
 		done := y.complete[h.Validator] == h.ID
 		y.mu.Unlock()
-		if done {
+		if done || y.extendsComplete(h) {
 			continue
+		}
+		if local == nil {
+			if local, err = y.localChains(); err != nil {
+				return stored, err
+			}
 		}
 		c := local[h.Validator]
 		if c == nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"log/slog"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -561,5 +562,116 @@ func TestServedHeadsShareAScan(t *testing.T) {
 	}
 	if e := head(t0.Add(headsTTL)); e != 6 {
 		t.Fatalf("after the TTL: head at epoch %d, want 6", e)
+	}
+}
+
+// syncPut stores raw as v's record of epoch e in st.
+func syncPut(t *testing.T, st *store.Store, v peer.ID, e uint64, raw []byte) {
+	t.Helper()
+	if err := st.PutEpochRecord(e, []byte(v), raw); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// quietPass is a sync pass of client with server that must store nothing.
+func quietPass(t *testing.T, client, server *syncPeerT) {
+	t.Helper()
+	client.y.headsAt, server.y.headsAt = time.Time{}, time.Time{} // the heads memo is not what is tested
+	if n, err := client.y.SyncPeer(context.Background(), server.h.ID()); n != 0 || err != nil {
+		t.Fatalf("a pass over held chains stored %d: %v", n, err)
+	}
+}
+
+// A record gossip stored since the last pass, linking to the chain held
+// whole, becomes its head without a walk: the pass reads the heads and
+// that record, and scans no other (the index's count shows it did not).
+func TestGossipedHeadNeedsNoScan(t *testing.T) {
+	server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	client.connect(t, server)
+	k, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(k)
+	recs := recordChain(t, k, []uint64{1, 2, 3, 4, 5, 6})
+	for i, raw := range recs[:5] {
+		syncPut(t, server.st, v, uint64(i+1), raw)
+		syncPut(t, client.st, v, uint64(i+1), raw)
+	}
+	quietPass(t, client, server)
+	if client.y.indexCount != 5 || client.y.complete[v] != protocol.ID(mustOpen(t, recs[4]).Body) {
+		t.Fatalf("first pass: index of %d records, chain complete at %x", client.y.indexCount, client.y.complete[v])
+	}
+	syncPut(t, server.st, v, 6, recs[5])
+	syncPut(t, client.st, v, 6, recs[5])
+	quietPass(t, client, server)
+	if client.y.complete[v] != protocol.ID(mustOpen(t, recs[5]).Body) {
+		t.Fatal("the gossiped head did not extend the complete chain")
+	}
+	if client.y.indexCount != 5 {
+		t.Fatalf("the pass after gossip scanned the store: index of %d records", client.y.indexCount)
+	}
+}
+
+// A chain no peer can finish (its first record is held nowhere) is walked
+// every pass; the walk reuses the last scan's index until the store holds
+// a record it did not count.
+func TestWalkReusesTheIndex(t *testing.T) {
+	server, client := newSyncPeer(t, 100), newSyncPeer(t, 100)
+	client.connect(t, server)
+	k, _, _ := crypto.GenerateEd25519Key(nil)
+	v, _ := peer.IDFromPrivateKey(k)
+	recs := recordChain(t, k, []uint64{1, 2, 3, 4})
+	for i, raw := range recs[1:3] {
+		syncPut(t, server.st, v, uint64(i+2), raw)
+		syncPut(t, client.st, v, uint64(i+2), raw)
+	}
+	quietPass(t, client, server)
+	first := reflect.ValueOf(client.y.index).Pointer()
+	quietPass(t, client, server)
+	if reflect.ValueOf(client.y.index).Pointer() != first {
+		t.Fatal("a pass with no new record scanned the store again")
+	}
+	syncPut(t, server.st, v, 4, recs[3])
+	syncPut(t, client.st, v, 4, recs[3])
+	quietPass(t, client, server)
+	if reflect.ValueOf(client.y.index).Pointer() == first || client.y.indexCount != 3 {
+		t.Fatalf("after a new record the walk used a stale index (%d records)", client.y.indexCount)
+	}
+}
+
+func mustOpen(t *testing.T, raw []byte) *protocol.Opened {
+	t.Helper()
+	o, err := protocol.Open(raw, pb.MessageType_EPOCH_RECORD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// BenchmarkSteadySyncPass measures a pass against a peer holding the same
+// 16 validators × 1000 records as this node, every chain already whole
+// (BENCHMARKS.md): what each node pays every interval in the steady state.
+func BenchmarkSteadySyncPass(b *testing.B) {
+	const validators, epochs = 16, 1000
+	server, client := newSyncPeer(b, epochs), newSyncPeer(b, epochs)
+	client.connect(b, server)
+	es := make([]uint64, epochs)
+	for i := range es {
+		es[i] = uint64(i + 1)
+	}
+	for range validators {
+		k, _, _ := crypto.GenerateEd25519Key(nil)
+		v, _ := peer.IDFromPrivateKey(k)
+		for i, raw := range recordChain(b, k, es) {
+			for _, st := range []*store.Store{server.st, client.st} {
+				if err := st.PutEpochRecord(es[i], []byte(v), raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		if n, err := client.y.SyncPeer(context.Background(), server.h.ID()); n != 0 || err != nil {
+			b.Fatalf("stored %d: %v", n, err)
+		}
 	}
 }
