@@ -13,6 +13,7 @@ import (
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/internal/nodetest"
 	"github.com/pog-network/pog/node/validator"
+	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
 	"github.com/pog-network/pog/store"
@@ -111,5 +112,59 @@ func TestHostSlots(t *testing.T) {
 		time.Sleep(40 * time.Second)
 		synctest.Wait()
 		compare("gone", slots(from, time.Now().Add(-sch.HostSlot)), played(from, time.Now(), true))
+	})
+}
+
+// TestRefusedHostSlotIsRecorded: a connected miner that stops serving
+// host streams (it drops the protocol's handler) cannot leave a host slot
+// unrecorded and so choose which slots its mean counts: every host slot
+// ends in one missed record from its owner.
+func TestRefusedHostSlotIsRecorded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.EpochLength = config.Duration{Duration: time.Hour}
+		cfg.Network.TrustAnyValidator = false
+		cfg.Validator.HostCPUSteps, cfg.Validator.HostSlotShare = 1<<10, 0.25
+		ak, aid := nodetest.SeededKey(t, 11)
+		stakes := map[string]float64{aid.String(): 1}
+		var mu sync.Mutex
+		stored := map[int64]*store.HostRecord{} // by the host slot stored in
+		sch, _ := validator.ScheduleOf(stakes, nil, 1, cfg.Validator)
+		onHost := func(r *store.HostRecord) {
+			mu.Lock()
+			defer mu.Unlock()
+			k := uint64(time.Now().UnixNano() / int64(sch.HostSlot))
+			if stored[sch.HostStart(k).UnixNano()] != nil {
+				t.Errorf("two host records in the host slot at %v", sch.HostStart(k))
+			}
+			stored[sch.HostStart(k).UnixNano()] = r
+		}
+		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost = ak, stakes, onHost })
+		m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Stakes, o.Hardware = stakes, &pb.Hardware{CpuCores: 2} })
+		tn.connect(m, a)
+		tn.waitVerified([]*Node{a}, []*Node{m}, 1, time.Minute)
+		m.host.RemoveStreamHandler(hostround.Protocol)
+		from := time.Now().Add(2 * time.Second) // identify has told the validator
+		time.Sleep(40 * time.Second)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for k := uint64(from.UnixNano()/int64(sch.HostSlot)) + 1; sch.HostStart(k + 1).Before(time.Now()); k++ {
+			if sch.HostOwner(k) < 0 {
+				continue
+			}
+			n++
+			switch r := stored[sch.HostStart(k).UnixNano()]; {
+			case r == nil:
+				t.Errorf("the host slot at %v ended in no record", sch.HostStart(k))
+			case r.Verdict != store.VerdictFailed || !r.Missed || !strings.HasPrefix(r.Reason, "not served: "):
+				t.Errorf("the host slot at %v: %v, missed %v, %q; want missed, not served", sch.HostStart(k), r.Verdict, r.Missed, r.Reason)
+			}
+		}
+		if n < 10 {
+			t.Fatalf("only %d host slots", n)
+		}
 	})
 }

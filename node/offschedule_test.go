@@ -166,9 +166,10 @@ func TestSquatterRefused(t *testing.T) {
 // A slot's owner that opens GPU rounds and never sends a beacon, and host
 // rounds whose secret it never reveals (the squatter's rounds, here from
 // the only staked validator, so each is on schedule), holds the miner's
-// queue place and host lock for at most its wait budget, proof_timeout,
-// not until the challenge's hour-long deadline or for ever: the miner
-// ends each such round and plays the next.
+// queue place for at most its wait budget, proof_timeout, not until the
+// challenge's hour-long deadline, and its host lock for at most
+// round.OpeningLag after the root, not for ever: the miner ends each such
+// round and plays the next.
 func TestOwnerCannotStallARound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
@@ -207,9 +208,9 @@ func TestOwnerCannotStallARound(t *testing.T) {
 		// Each round ends a budget after its last root; a minute holds
 		// several.
 		budget := cfg.Validator.ProofTimeout.Duration
-		if stalled < int(span/(2*budget)) || unrevealed < int(span/(2*budget)) {
-			t.Errorf("in %v (budget %v): %d rounds abandoned for withheld beacons, %d host rounds ended for a withheld secret",
-				span, budget, stalled, unrevealed)
+		if stalled < int(span/(2*budget)) || unrevealed < int(span/(2*round.OpeningLag)) {
+			t.Errorf("in %v: %d rounds abandoned for withheld beacons (budget %v), %d host rounds ended for a withheld secret (budget %v)",
+				span, stalled, budget, unrevealed, round.OpeningLag)
 		}
 		t.Logf("in %v, budget %v: %d of %d rounds abandoned for withheld beacons, %d of %d host rounds ended for a withheld secret",
 			span, budget, stalled, len(rounds), unrevealed, len(hosts))

@@ -156,12 +156,14 @@ func (d *hostDriver) prove(ch *hostround.Challenge) hostround.Proved {
 }
 
 // sendRoot sends the root and reads the secret the validator reveals as
-// it arrives: the host lock waits no longer than a proof fetch may take.
+// soon as the root arrives: the host lock waits for it one trip and
+// round.OpeningLag, not a proof fetch's timeout, so that a validator
+// withholding it cannot hold the lock into the next owner's host slot.
 func (d *hostDriver) sendRoot(root commit.CV) any {
 	if err := stream.WriteFlush(d.w, root[:]); err != nil {
 		return hostround.Closed{Err: err}
 	}
-	d.st.SetDeadline(time.Now().Add(d.m.waitCap()))
+	d.st.SetDeadline(time.Now().Add(min(round.OpeningLag, d.m.waitCap())))
 	secret, err := protocol.ReadFrame(d.r, 32)
 	return hostround.Revealed{Frame: secret, Err: err}
 }

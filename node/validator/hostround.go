@@ -55,7 +55,9 @@ type HostResult struct {
 }
 
 // RunHost plays one host round of kind with miner over a direct stream,
-// sized for stepNs (plan.Host), and stores nothing.
+// sized for stepNs (plan.Host), and stores nothing. An error after the
+// round was sized comes with the result holding its plan: the round was
+// not served, and is recorded as missed (playHost).
 func (v *Validator) RunHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch, rnd uint64, stepNs float64) (*HostResult, error) {
 	rtt := measureRTT(ctx, v.env.Host, v.env.Log, miner)
 	pl, err := v.hostPlan(kind, miner, ann, epoch, rnd, rtt, stepNs)
@@ -76,14 +78,14 @@ func (v *Validator) RunHost(ctx context.Context, kind byte, miner peer.ID, ann *
 	}
 	s, err := stream.Open(ctx, v.env.Host, miner, hostround.Protocol)
 	if err != nil {
-		return nil, fmt.Errorf("open host stream: %w", err)
+		return res, fmt.Errorf("open host stream: %w", err)
 	}
 	end := stream.End{S: s}
 	defer end.Reset()
 	d := &hdriver{s: s, r: bufio.NewReader(s), w: bufio.NewWriter(s), m: m, plan: pl,
 		proofTimeout: v.env.Config.Validator.ProofTimeout.Duration, res: res}
 	if err := d.send(pl.Challenge.Encode()); err != nil {
-		return nil, fmt.Errorf("sending host challenge: %w", err)
+		return res, fmt.Errorf("sending host challenge: %w", err)
 	}
 	d.origin = time.Now()
 	d.play()
@@ -219,8 +221,13 @@ func (v *Validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, 
 		switch {
 		case ctx.Err() != nil || rctx.Err() != nil:
 			// Shutdown or the epoch's cutoff: no evidence either way.
-		case err != nil:
+		case err != nil && res == nil:
 			v.env.Log.Warn("host round not played", "miner", p, "epoch", ep, "kind", k, "err", err)
+		case err != nil:
+			// Sized but not served (a refused or failed stream): missed,
+			// counting 0, so a miner cannot leave a host slot unrecorded.
+			res.Out = hostround.Outcome{Missed: true, Reason: "not served: " + err.Error()}
+			fallthrough
 		default:
 			if rec := v.reportHost(ep, rnd+uint64(i), p, res); rec != nil {
 				recs = append(recs, rec)

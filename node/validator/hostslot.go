@@ -38,40 +38,43 @@ func (v *Validator) advanceHost(now time.Time) {
 
 // hostSlotDue returns the kinds of miner p's host set in the open host
 // slot once it can be played (connected, idle, in the slot's opening
-// window). ok is false until then, and for a slot already handled; one
-// whose window passed is handled with a no-show unless this validator's
-// own round held the miner. Under v.mu.
-func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, now time.Time) (kinds []byte, ok bool) {
+// window), with the announce it is planned from: the first of the slot's
+// epoch, which scoring reads, so that an announce made later in the epoch
+// neither adds nor drops a kind. ok is false until then, and for a slot
+// already handled; one whose window passed is handled with a no-show
+// unless this validator's own round held the miner. Under v.mu.
+func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, now time.Time) (kinds []byte, ann *pb.MinerAnnounce, ok bool) {
 	open := v.hostOpen
 	if open.IsZero() || !e.hostDone.Before(open) {
-		return nil, false
+		return nil, nil, false
 	}
-	kinds = v.hostKinds(p, e.ann)
-	switch {
-	case len(kinds) == 0:
-	case now.After(open.Add(v.sched.HostSlot / 8)):
-		if !e.busy {
-			v.startHostNoShow(ctx, kinds, p, e, open)
-		}
-	case e.busy || v.env.Host.Network().Connectedness(p) != network.Connected:
-		return nil, false // within the window: wait for it
-	default:
-		e.hostDone = open
-		return kinds, true
+	late := now.After(open.Add(v.sched.HostSlot / 8))
+	if !late && (e.busy || v.env.Host.Network().Connectedness(p) != network.Connected) {
+		return nil, nil, false // within the window: wait for it
 	}
 	e.hostDone = open
-	return nil, false
+	ann = v.epochAnnounce(v.env.EpochAt(open), p, e.ann)
+	if kinds = v.hostKinds(p, ann); len(kinds) == 0 {
+		return nil, nil, false
+	}
+	if late {
+		if !e.busy {
+			v.startHostNoShow(ctx, kinds, p, e, ann, open)
+		}
+		return nil, nil, false
+	}
+	return kinds, ann, true
 }
 
 // startHostNoShow records a no-show for each of kinds in the host slot
 // starting at slot, in the slot's epoch; under v.mu.
-func (v *Validator) startHostNoShow(ctx context.Context, kinds []byte, p peer.ID, e *minerEntry, slot time.Time) {
+func (v *Validator) startHostNoShow(ctx context.Context, kinds []byte, p peer.ID, e *minerEntry, ann *pb.MinerAnnounce, slot time.Time) {
 	ep := v.epochs.Begin(v.env.EpochAt(slot))
 	v.wg.Add(1)
 	v.reserveRounds(len(kinds))
 	rnd := v.round + 1
 	v.round += uint64(len(kinds))
-	go v.hostNoShow(ctx, kinds, ep, rnd, p, e.ann, slot)
+	go v.hostNoShow(ctx, kinds, ep, rnd, p, ann, slot)
 }
 
 // hostNoShow stores, for each kind, the record of a host round the miner

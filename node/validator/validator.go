@@ -243,8 +243,8 @@ func (v *Validator) startRounds(ctx context.Context) {
 		}
 		if v.sched != nil {
 			v.slotPassed(ctx, p, e, now)
-			if kinds, ok := v.hostSlotDue(ctx, p, e, now); ok {
-				v.startHost(ctx, kinds, p, e, now)
+			if kinds, ann, ok := v.hostSlotDue(ctx, p, e, now); ok {
+				v.startHost(ctx, kinds, v.env.EpochAt(v.hostOpen), p, e, ann)
 				continue
 			}
 		}
@@ -255,7 +255,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 		}
 		if v.sched == nil {
 			if kinds := v.hostDue(e, p, v.env.EpochAt(now), now); len(kinds) > 0 {
-				v.startHost(ctx, kinds, p, e, now)
+				v.startHost(ctx, kinds, v.env.EpochAt(now), p, e, e.ann)
 				continue
 			}
 		}
@@ -274,13 +274,14 @@ func (v *Validator) startRounds(ctx context.Context) {
 	}
 }
 
-// startHost starts the host set kinds with miner p; under v.mu.
-func (v *Validator) startHost(ctx context.Context, kinds []byte, p peer.ID, e *minerEntry, now time.Time) {
-	epoch := v.epochs.Begin(v.env.EpochAt(now))
+// startHost starts the host set kinds with miner p in epoch ep, planned
+// from ann; under v.mu.
+func (v *Validator) startHost(ctx context.Context, kinds []byte, ep uint64, p peer.ID, e *minerEntry, ann *pb.MinerAnnounce) {
+	epoch := v.epochs.Begin(ep)
 	e.busy = true
 	v.wg.Add(1)
 	v.reserveRounds(len(kinds))
-	go v.playHost(ctx, kinds, epoch, v.round+1, p, e.ann)
+	go v.playHost(ctx, kinds, epoch, v.round+1, p, ann)
 	v.round += uint64(len(kinds)) // one round number per host record
 }
 
