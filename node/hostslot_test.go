@@ -168,3 +168,64 @@ func TestRefusedHostSlotIsRecorded(t *testing.T) {
 		}
 	})
 }
+
+// TestHeldRoundSkipsNoSlot: a miner that holds its commitment back keeps
+// the validator's round running through the slots that follow, host slots
+// among them. Its plan does not account for that time, so each such slot
+// ends in a no-show, not in no record: holding a round open does not pick
+// which slots count.
+func TestHeldRoundSkipsNoSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.EpochLength = config.Duration{Duration: time.Hour}
+		cfg.Network.TrustAnyValidator = false
+		cfg.Validator.HostCPUSteps, cfg.Validator.HostSlotShare = 1<<10, 0.25
+		ak, aid := nodetest.SeededKey(t, 11)
+		stakes := map[string]float64{aid.String(): 1}
+		sch, _ := validator.ScheduleOf(stakes, nil, 1, cfg.Validator)
+		var mu sync.Mutex
+		var hosts []*store.HostRecord
+		var held []*store.RoundRecord
+		onHost := func(r *store.HostRecord) {
+			mu.Lock()
+			defer mu.Unlock()
+			hosts = append(hosts, r)
+		}
+		onRecord := func(r *store.RoundRecord) {
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.Contains(r.Reason, "held its round past its plan") {
+				held = append(held, r)
+			}
+		}
+		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost, o.OnRecord = ak, stakes, onHost, onRecord })
+		hold := 3 * sch.HostSlot
+		m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) {
+			o.Stakes, o.Hardware, o.Adversary.Miner.HoldCommitment = stakes, &pb.Hardware{CpuCores: 2}, hold
+		})
+		tn.connect(m, a)
+		from := time.Now()
+		time.Sleep(40 * time.Second)
+		synctest.Wait()
+		n := 0
+		for k := uint64(from.UnixNano()/int64(sch.HostSlot)) + 1; sch.HostStart(k + 1).Before(time.Now().Add(-sch.HostSlot)); k++ {
+			if sch.HostOwner(k) >= 0 {
+				n++
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		heldHosts := 0
+		for _, r := range hosts {
+			if strings.Contains(r.Reason, "held its round past its plan") {
+				heldHosts++
+			}
+		}
+		t.Logf("%d host slots, %d host records (%d for a held round), %d GPU no-shows for a held round", n, len(hosts), heldHosts, len(held))
+		if len(hosts) < n || heldHosts == 0 || len(held) == 0 {
+			t.Errorf("%d host slots ended in %d host records, %d of them for a held round; %d GPU slots ended in a no-show for a held round",
+				n, len(hosts), heldHosts, len(held))
+		}
+	})
+}

@@ -19,6 +19,9 @@ type Hooks struct {
 	// Delay holds every root, the commitment and every ping reply back
 	// this long (a miner faking distance).
 	Delay time.Duration
+	// HoldCommitment holds the commitment back this long after the last
+	// root (a miner keeping its round open to skip the slots it holds).
+	HoldCommitment time.Duration
 	// Skip, if set and true for a round (host false) or host round from
 	// validator, drops its stream unanswered (a miner that is up only
 	// part of the time).

@@ -404,6 +404,13 @@ func (d *mdriver) delayed(done <-chan struct{}) {
 // commit signs the commitment to every root, keeps what tile requests
 // need, gossips it and sends it on the round stream.
 func (d *mdriver) commit(roots [][]commit.CV) {
+	if h := d.m.Hooks.HoldCommitment; h > 0 {
+		select {
+		case <-time.After(h):
+		case <-d.ctx.Done():
+			return
+		}
+	}
 	var flat [][]byte
 	for _, step := range roots {
 		for _, r := range step {

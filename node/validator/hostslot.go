@@ -58,8 +58,8 @@ func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, n
 		return nil, nil, false
 	}
 	if late {
-		if !e.busy {
-			v.startHostNoShow(ctx, kinds, p, e, ann, open)
+		if !e.busy || heldByMiner(e, now) {
+			v.startHostNoShow(ctx, kinds, p, e, ann, open, noShowWhy(e, "host slot"))
 		}
 		return nil, nil, false
 	}
@@ -68,19 +68,19 @@ func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, n
 
 // startHostNoShow records a no-show for each of kinds in the host slot
 // starting at slot, in the slot's epoch; under v.mu.
-func (v *Validator) startHostNoShow(ctx context.Context, kinds []byte, p peer.ID, e *minerEntry, ann *pb.MinerAnnounce, slot time.Time) {
+func (v *Validator) startHostNoShow(ctx context.Context, kinds []byte, p peer.ID, e *minerEntry, ann *pb.MinerAnnounce, slot time.Time, why string) {
 	ep := v.epochs.Begin(v.env.EpochAt(slot))
 	v.wg.Add(1)
 	v.reserveRounds(len(kinds))
 	rnd := v.round + 1
 	v.round += uint64(len(kinds))
-	go v.hostNoShow(ctx, kinds, ep, rnd, p, ann, slot)
+	go v.hostNoShow(ctx, kinds, ep, rnd, p, ann, slot, why)
 }
 
 // hostNoShow stores, for each kind, the record of a host round the miner
 // was absent for: the challenge the validator would have sent, signed by
 // its record, and the reason. It counts 0 in the mean.
-func (v *Validator) hostNoShow(ctx context.Context, kinds []byte, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, slot time.Time) {
+func (v *Validator) hostNoShow(ctx context.Context, kinds []byte, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, slot time.Time, why string) {
 	defer v.wg.Done()
 	var recs []*store.HostRecord
 	for i, k := range kinds {
@@ -91,7 +91,7 @@ func (v *Validator) hostNoShow(ctx context.Context, kinds []byte, ep, rnd uint64
 		}
 		rec := &store.HostRecord{Epoch: ep, Round: rnd + uint64(i), Miner: []byte(p), Validator: []byte(v.id()),
 			Challenge: pl.Challenge.Encode(), Secret: pl.Secret, Verdict: store.VerdictFailed, Missed: true,
-			Reason: epoch.NoShowPrefix + "not connected in the host slot's opening window at " + slot.UTC().Format(time.RFC3339Nano)}
+			Reason: epoch.NoShowPrefix + why + " at " + slot.UTC().Format(time.RFC3339Nano)}
 		if ctx.Err() != nil {
 			break
 		}
@@ -132,4 +132,44 @@ func (v *Validator) hostPlan(kind byte, miner peer.ID, ann *pb.MinerAnnounce, ep
 		}
 	}
 	return plan.Host(v.env.Config, kind, miner, ann, ram, rtt, stepNs, v.draws("host", miner, ep, rnd))
+}
+
+// The validator's own round holding a miner through a slot's opening
+// window excuses the slot (no record) only while the round is within what
+// its plan accounts for: a miner that answers late on purpose (its
+// commitment held to the deadline, its tiles to proof_timeout) would
+// otherwise pick which slots it skips, host slots among them.
+
+// heldSpanMargin is the share by which a round may outlast its nominal
+// length (its steps at the sized step time) before the miner is holding it.
+const heldSpanMargin = 1.2
+
+// setHeld notes how long miner's round, its challenge sent at origin, may
+// run on its plan's account: its nominal length with the margin (a probe,
+// sized without a measurement, its first root's bound), a round trip each
+// way, and half again the miner's last round's checking time.
+func (v *Validator) setHeld(miner peer.ID, origin time.Time, pl plan.ChallengePlan, rtt time.Duration) {
+	span := time.Duration(heldSpanMargin * float64(pl.Steps) * float64(pl.StepTime))
+	if pl.Probe {
+		span = pl.FirstRootBy
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if e := v.miners[miner]; e != nil && e.busy {
+		e.held = origin.Add(span + 2*rtt + e.verify*3/2)
+	}
+}
+
+// heldByMiner says whether e's round, still running at now, has outlasted
+// its plan's account (setHeld); a host set has none.
+func heldByMiner(e *minerEntry, now time.Time) bool {
+	return e.busy && !e.held.IsZero() && now.After(e.held)
+}
+
+// noShowWhy is a no-show's reason for a slot of what kind.
+func noShowWhy(e *minerEntry, what string) string {
+	if e.busy {
+		return "held its round past its plan through the " + what + "'s opening window"
+	}
+	return "not connected in the " + what + "'s opening window"
 }

@@ -64,6 +64,12 @@ type minerEntry struct {
 	ann  *pb.MinerAnnounce
 	seen time.Time
 	busy bool
+	// held: while busy with this validator's GPU round, how long its plan
+	// accounts for (heldSpan); past it, what keeps the round going is the
+	// miner, and the slots it holds end in no-shows (heldByMiner). verify
+	// is the last round's checking time, which the span allows for.
+	held   time.Time
+	verify time.Duration
 	// next: no round before this (under a slot schedule, the next owned
 	// slot); served: the owned slot the last round started in.
 	next, served time.Time
@@ -306,12 +312,12 @@ func (v *Validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, no
 	if !e.next.IsZero() && !now.After(e.next.Add(slot/8)) {
 		return
 	}
-	if !e.next.IsZero() && !e.served.Equal(e.next) && !e.busy {
+	if !e.next.IsZero() && !e.served.Equal(e.next) && (!e.busy || heldByMiner(e, now)) {
 		epoch := v.epochs.Begin(v.env.EpochAt(now))
 		v.wg.Add(1)
 		v.reserveRounds(1)
 		v.round++
-		go v.noShow(ctx, epoch, v.round, p, e.ann, e.tflops[proof.FP16], e.floor[proof.FP16], e.next)
+		go v.noShow(ctx, epoch, v.round, p, e.ann, e.tflops[proof.FP16], e.floor[proof.FP16], e.next, noShowWhy(e, "owned slot"))
 	}
 	e.next = v.sched.nextSlot(p, e.ann, cfg, now)
 }
@@ -319,10 +325,10 @@ func (v *Validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, no
 // noShow stores the record of an owned slot the miner was absent for: the
 // challenge the validator would have sent at the slot's start, signed, and
 // the reason. Like a missed round it lowers availability (MissedRound).
-func (v *Validator) noShow(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, tflops, floor float64, slot time.Time) {
+func (v *Validator) noShow(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb.MinerAnnounce, tflops, floor float64, slot time.Time, why string) {
 	defer v.wg.Done()
 	rec := &store.RoundRecord{Epoch: ep, Round: rnd, Miner: []byte(p), Validator: []byte(v.id()), Verdict: store.VerdictFailed,
-		SentUnixNano: slot.UnixNano(), Reason: epoch.NoShowPrefix + "not connected in the owned slot's opening window"}
+		SentUnixNano: slot.UnixNano(), Reason: epoch.NoShowPrefix + why}
 	_, _, _, err := v.challenge(rec, ann, proof.FP16, tflops, floor, 0)
 	stored := false
 	switch {
@@ -393,7 +399,10 @@ func (v *Validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb
 	}
 	v.mu.Lock()
 	if e := v.miners[p]; e != nil {
-		e.busy = false
+		e.busy, e.held = false, time.Time{}
+		if rec.VerifyNanos > 0 {
+			e.verify = time.Duration(rec.VerifyNanos)
+		}
 		if stored && rec.Verdict == store.VerdictVerified {
 			e.verified = max(e.verified, ep+1)
 		}
@@ -494,6 +503,7 @@ func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	}
 	origin := time.Now()
 	rec.SentUnixNano = origin.UnixNano()
+	v.setHeld(miner, origin, pl, rtt)
 	if err := v.env.PublishRaw(ctx, protocol.TopicChallenge, raw); err != nil {
 		return failed("publishing challenge: %v", err)
 	}
