@@ -229,3 +229,49 @@ func TestHeldRoundSkipsNoSlot(t *testing.T) {
 		}
 	})
 }
+
+// TestDistantHostSetAllKinds: a miner 275 ms away (a 550 ms round trip)
+// takes every kind of its owner's host set. The validator measures the
+// round trip once for the set: three pings before each kind held the
+// miner 4ρ between kinds, past the round.OpeningLag in which it takes the
+// next kind, and it refused RAM as off schedule.
+func TestDistantHostSetAllKinds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNetAt(t, 275*time.Millisecond)
+		cfg := testConfig()
+		cfg.Network.EpochLength = config.Duration{Duration: time.Hour}
+		cfg.Network.TrustAnyValidator = false
+		cfg.Validator.HostCPUSteps, cfg.Validator.HostRAMSteps, cfg.Validator.HostSlotShare = 1<<10, 1<<10, 0.25
+		cfg.Miner.RAMBytes = 64 * ramItems
+		ak, aid := nodetest.SeededKey(t, 11)
+		stakes := map[string]float64{aid.String(): 1}
+		var mu sync.Mutex
+		verified := map[byte]int{}
+		onHost := func(r *store.HostRecord) {
+			mu.Lock()
+			defer mu.Unlock()
+			if kind, _, ok := epoch.HostMeasurement(r); ok {
+				verified[kind]++
+			}
+		}
+		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost = ak, stakes, onHost })
+		m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Stakes, o.Hardware = stakes, &pb.Hardware{CpuCores: 2} })
+		tn.connect(m, a)
+		time.Sleep(90 * time.Second)
+		synctest.Wait()
+		_, hosts := m.miner.Played()
+		refused := 0
+		for _, h := range hosts {
+			if strings.HasPrefix(h.Error, "refused") {
+				refused++
+				t.Logf("refused: %s", h.Error)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		t.Logf("verified host rounds: CPU %d, RAM %d; %d of %d refused", verified[hostround.KindCPU], verified[hostround.KindRAM], refused, len(hosts))
+		if refused > 0 || verified[hostround.KindRAM] == 0 || verified[hostround.KindRAM] < verified[hostround.KindCPU]-1 {
+			t.Errorf("verified host rounds: CPU %d, RAM %d; the miner refused %d", verified[hostround.KindCPU], verified[hostround.KindRAM], refused)
+		}
+	})
+}

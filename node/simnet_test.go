@@ -26,8 +26,11 @@ var simLink = simnet.NodeBiDiLinkSettings{
 // newSimTestNet is newTestNet for a test running in a synctest bubble: its
 // nodes are QUIC hosts on a simulated network, so epochs and deadlines pass
 // on the bubble's clock and a loaded machine changes only the wall time.
-func newSimTestNet(t *testing.T) *testNet {
-	sim := &simnet.Simnet{LatencyFunc: simnet.StaticLatency(simLatency)}
+func newSimTestNet(t *testing.T) *testNet { return newSimTestNetAt(t, simLatency) }
+
+// newSimTestNetAt is newSimTestNet with every link's one-way latency.
+func newSimTestNetAt(t *testing.T, latency time.Duration) *testNet {
+	sim := &simnet.Simnet{LatencyFunc: simnet.StaticLatency(latency)}
 	sim.Start()
 	t.Cleanup(sim.Close) // cleanups run last-registered first: after the nodes stop
 	tn := newTestNet(t)

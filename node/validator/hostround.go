@@ -59,7 +59,11 @@ type HostResult struct {
 // round was sized comes with the result holding its plan: the round was
 // not served, and is recorded as missed (playHost).
 func (v *Validator) RunHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch, rnd uint64, stepNs float64) (*HostResult, error) {
-	rtt := measureRTT(ctx, v.env.Host, v.env.Log, miner)
+	return v.runHost(ctx, kind, miner, ann, epoch, rnd, stepNs, measureRTT(ctx, v.env.Host, v.env.Log, miner))
+}
+
+// runHost is RunHost with the round trip measured before.
+func (v *Validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *pb.MinerAnnounce, epoch, rnd uint64, stepNs float64, rtt time.Duration) (*HostResult, error) {
 	pl, err := v.hostPlan(kind, miner, ann, epoch, rnd, rtt, stepNs)
 	if err != nil {
 		return nil, fmt.Errorf("cannot size a host round: %w", err)
@@ -216,8 +220,12 @@ func (v *Validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, 
 		stepNs = e.hostStepNs
 	}
 	v.mu.Unlock()
+	// One round trip for the set: pings before each kind would hold the
+	// miner 3ρ between kinds, past the round.OpeningLag within which it
+	// takes the next one from a distant validator.
+	rtt := measureRTT(rctx, v.env.Host, v.env.Log, p)
 	for i, k := range kinds {
-		res, err := v.RunHost(rctx, k, p, ann, ep, rnd+uint64(i), stepNs[k])
+		res, err := v.runHost(rctx, k, p, ann, ep, rnd+uint64(i), stepNs[k], rtt)
 		switch {
 		case ctx.Err() != nil || rctx.Err() != nil:
 			// Shutdown or the epoch's cutoff: no evidence either way.
