@@ -163,7 +163,7 @@ func (d *hostDriver) sendRoot(root commit.CV) any {
 	if err := stream.WriteFlush(d.w, root[:]); err != nil {
 		return hostround.Closed{Err: err}
 	}
-	d.st.SetDeadline(time.Now().Add(min(round.OpeningLag, d.m.waitCap())))
+	d.st.SetDeadline(time.Now().Add(min(hostround.RevealWait, d.m.waitCap())))
 	secret, err := protocol.ReadFrame(d.r, 32)
 	return hostround.Revealed{Frame: secret, Err: err}
 }

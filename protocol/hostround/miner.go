@@ -29,6 +29,11 @@ type MinerPlan struct {
 	Admit func(Proof) error
 }
 
+// RevealWait is how long the miner waits for the sampling secret after
+// its root: the validator reveals it as the root arrives, one trip, and a
+// validator withholding it holds the miner's host lock no longer.
+const RevealWait = 2 * time.Second
+
 // Events the Miner accepts.
 type (
 	// Challenged: the challenge frame arrived.
