@@ -169,11 +169,12 @@ func TestRefusedHostSlotIsRecorded(t *testing.T) {
 	})
 }
 
-// TestHeldRoundSkipsNoSlot: a miner that holds its commitment back keeps
-// the validator's round running through the slots that follow, host slots
-// among them. Its plan does not account for that time, so each such slot
-// ends in a no-show, not in no record: holding a round open does not pick
-// which slots count.
+// TestHeldRoundSkipsNoSlot: a miner that holds its commitment back after
+// its last root keeps the validator's round running through the slots
+// that follow, host slots among them. Past the round's allowance for the
+// tiles (setHeld: a second here) those slots end in no-shows, not in no
+// record, so holding a round open does not pick which slots count: only
+// the slots within the allowance and the round's steps go unrecorded.
 func TestHeldRoundSkipsNoSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
@@ -195,12 +196,12 @@ func TestHeldRoundSkipsNoSlot(t *testing.T) {
 		onRecord := func(r *store.RoundRecord) {
 			mu.Lock()
 			defer mu.Unlock()
-			if strings.Contains(r.Reason, "held its round past its plan") {
+			if strings.Contains(r.Reason, "held its round open after its last root") {
 				held = append(held, r)
 			}
 		}
 		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost, o.OnRecord = ak, stakes, onHost, onRecord })
-		hold := 3 * sch.HostSlot
+		hold := 4 * time.Second // past the tiles' allowance (heldFetch), several host slots
 		m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) {
 			o.Stakes, o.Hardware, o.Adversary.Miner.HoldCommitment = stakes, &pb.Hardware{CpuCores: 2}, hold
 		})
@@ -218,12 +219,12 @@ func TestHeldRoundSkipsNoSlot(t *testing.T) {
 		defer mu.Unlock()
 		heldHosts := 0
 		for _, r := range hosts {
-			if strings.Contains(r.Reason, "held its round past its plan") {
+			if strings.Contains(r.Reason, "held its round open after its last root") {
 				heldHosts++
 			}
 		}
 		t.Logf("%d host slots, %d host records (%d for a held round), %d GPU no-shows for a held round", n, len(hosts), heldHosts, len(held))
-		if len(hosts) < n || heldHosts == 0 || len(held) == 0 {
+		if len(hosts) < n*3/4 || heldHosts == 0 || len(held) == 0 {
 			t.Errorf("%d host slots ended in %d host records, %d of them for a held round; %d GPU slots ended in a no-show for a held round",
 				n, len(hosts), heldHosts, len(held))
 		}

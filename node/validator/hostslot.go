@@ -135,33 +135,30 @@ func (v *Validator) hostPlan(kind byte, miner peer.ID, ann *pb.MinerAnnounce, ep
 }
 
 // The validator's own round holding a miner through a slot's opening
-// window excuses the slot (no record) only while the round is within what
-// its plan accounts for: a miner that answers late on purpose (its
-// commitment held to the deadline, its tiles to proof_timeout) would
-// otherwise pick which slots it skips, host slots among them.
+// window excuses the slot (no record) while the round's steps run: a
+// slow or loaded device pays for its overrun in the round's rate. Once
+// the last step's root is in, the commitment and the sampled tiles are
+// the miner's to send at once, and nothing times them; a miner holding
+// them back (to deadline_ms, to proof_timeout) would otherwise pick which
+// slots it skips, host slots among them.
 
-// heldSpanMargin is the share by which a round may outlast its nominal
-// length (its steps at the sized step time) before the miner is holding it.
-const heldSpanMargin = 1.2
+// heldFetch allows for the sampled tiles' transfer after the last root.
+const heldFetch = time.Second
 
-// setHeld notes how long miner's round, its challenge sent at origin, may
-// run on its plan's account: its nominal length with the margin (a probe,
-// sized without a measurement, its first root's bound), a round trip each
-// way, and half again the miner's last round's checking time.
-func (v *Validator) setHeld(miner peer.ID, origin time.Time, pl plan.ChallengePlan, rtt time.Duration) {
-	span := time.Duration(heldSpanMargin * float64(pl.Steps) * float64(pl.StepTime))
-	if pl.Probe {
-		span = pl.FirstRootBy
-	}
+// setHeld notes, at the arrival of the last step's root of miner's round,
+// how long the rest may take on the round's account: a round trip each
+// way, the tiles' transfer, and half again the miner's last round's
+// checking time.
+func (v *Validator) setHeld(miner peer.ID, lastRoot time.Time, rtt time.Duration) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if e := v.miners[miner]; e != nil && e.busy {
-		e.held = origin.Add(span + 2*rtt + e.verify*3/2)
+		e.held = lastRoot.Add(2*rtt + heldFetch + e.verify*3/2)
 	}
 }
 
 // heldByMiner says whether e's round, still running at now, has outlasted
-// its plan's account (setHeld); a host set has none.
+// the account of its last root (setHeld); a host set has none.
 func heldByMiner(e *minerEntry, now time.Time) bool {
 	return e.busy && !e.held.IsZero() && now.After(e.held)
 }
@@ -169,7 +166,7 @@ func heldByMiner(e *minerEntry, now time.Time) bool {
 // noShowWhy is a no-show's reason for a slot of what kind.
 func noShowWhy(e *minerEntry, what string) string {
 	if e.busy {
-		return "held its round past its plan through the " + what + "'s opening window"
+		return "held its round open after its last root through the " + what + "'s opening window"
 	}
 	return "not connected in the " + what + "'s opening window"
 }

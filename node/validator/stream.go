@@ -106,6 +106,9 @@ func (d *vdriver) event(fr stream.Arrival) any {
 		for i, r := range m.Root.Roots {
 			roots[i] = commit.CV(r)
 		}
+		if int(m.Root.Step) == d.chain.Steps-1 {
+			d.v.setHeld(d.miner, fr.At, time.Duration(d.rec.RTTNanos))
+		}
 		return round.Root{At: at, Step: int(m.Root.Step), Roots: roots}
 	case *pb.RoundFrame_Commitment:
 		o, err := protocol.Open(m.Commitment, pb.MessageType_COMMITMENT)

@@ -64,10 +64,11 @@ type minerEntry struct {
 	ann  *pb.MinerAnnounce
 	seen time.Time
 	busy bool
-	// held: while busy with this validator's GPU round, how long its plan
-	// accounts for (heldSpan); past it, what keeps the round going is the
-	// miner, and the slots it holds end in no-shows (heldByMiner). verify
-	// is the last round's checking time, which the span allows for.
+	// held: while busy with this validator's GPU round, once its last
+	// root is in, how long the rest may take (setHeld); past it, what
+	// keeps the round going is the miner, and the slots it holds end in
+	// no-shows (heldByMiner). verify is the last round's checking time,
+	// which that allows for.
 	held   time.Time
 	verify time.Duration
 	// next: no round before this (under a slot schedule, the next owned
@@ -503,7 +504,6 @@ func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	}
 	origin := time.Now()
 	rec.SentUnixNano = origin.UnixNano()
-	v.setHeld(miner, origin, pl, rtt)
 	if err := v.env.PublishRaw(ctx, protocol.TopicChallenge, raw); err != nil {
 		return failed("publishing challenge: %v", err)
 	}
