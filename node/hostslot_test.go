@@ -186,17 +186,21 @@ func TestHeldRoundSkipsNoSlot(t *testing.T) {
 		stakes := map[string]float64{aid.String(): 1}
 		sch, _ := validator.ScheduleOf(stakes, nil, 1, cfg.Validator)
 		var mu sync.Mutex
-		var hosts []*store.HostRecord
+		hosts := map[int64]*store.HostRecord{} // by the host slot stored in
 		var held []*store.RoundRecord
 		onHost := func(r *store.HostRecord) {
 			mu.Lock()
 			defer mu.Unlock()
-			hosts = append(hosts, r)
+			k := uint64(time.Now().UnixNano() / int64(sch.HostSlot))
+			if hosts[sch.HostStart(k).UnixNano()] != nil {
+				t.Errorf("two host records in the host slot at %v", sch.HostStart(k))
+			}
+			hosts[sch.HostStart(k).UnixNano()] = r
 		}
 		onRecord := func(r *store.RoundRecord) {
 			mu.Lock()
 			defer mu.Unlock()
-			if strings.Contains(r.Reason, "held its round open after its last root") {
+			if strings.Contains(r.Reason, "held its round open, its commitment or tiles late,") {
 				held = append(held, r)
 			}
 		}
@@ -219,12 +223,14 @@ func TestHeldRoundSkipsNoSlot(t *testing.T) {
 		defer mu.Unlock()
 		heldHosts := 0
 		for _, r := range hosts {
-			if strings.Contains(r.Reason, "held its round open after its last root") {
+			if strings.Contains(r.Reason, "held its round open, its commitment or tiles late,") {
 				heldHosts++
 			}
 		}
 		t.Logf("%d host slots, %d host records (%d for a held round), %d GPU no-shows for a held round", n, len(hosts), heldHosts, len(held))
-		if len(hosts) < n*3/4 || heldHosts == 0 || len(held) == 0 {
+		// Which slots fall in the excused part of each round varies with
+		// the interleaving of its goroutines; held slots there must be.
+		if len(hosts) < n/2 || heldHosts == 0 || len(held) == 0 {
 			t.Errorf("%d host slots ended in %d host records, %d of them for a held round; %d GPU slots ended in a no-show for a held round",
 				n, len(hosts), heldHosts, len(held))
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/protocol/round"
 )
 
@@ -168,7 +169,7 @@ func TestSquatterRefused(t *testing.T) {
 // the only staked validator, so each is on schedule), holds the miner's
 // queue place for at most its wait budget, proof_timeout, not until the
 // challenge's hour-long deadline, and its host lock for at most
-// round.OpeningLag after the root, not for ever: the miner ends each such
+// hostround.RevealWait after the root, not for ever: the miner ends each such
 // round and plays the next.
 func TestOwnerCannotStallARound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -208,9 +209,9 @@ func TestOwnerCannotStallARound(t *testing.T) {
 		// Each round ends a budget after its last root; a minute holds
 		// several.
 		budget := cfg.Validator.ProofTimeout.Duration
-		if stalled < int(span/(2*budget)) || unrevealed < int(span/(2*round.OpeningLag)) {
+		if stalled < int(span/(2*budget)) || unrevealed < int(span/(2*hostround.RevealWait)) {
 			t.Errorf("in %v: %d rounds abandoned for withheld beacons (budget %v), %d host rounds ended for a withheld secret (budget %v)",
-				span, stalled, budget, unrevealed, round.OpeningLag)
+				span, stalled, budget, unrevealed, hostround.RevealWait)
 		}
 		t.Logf("in %v, budget %v: %d of %d rounds abandoned for withheld beacons, %d of %d host rounds ended for a withheld secret",
 			span, budget, stalled, len(rounds), unrevealed, len(hosts))

@@ -156,15 +156,17 @@ func (d *hostDriver) prove(ch *hostround.Challenge) hostround.Proved {
 }
 
 // sendRoot sends the root and reads the secret the validator reveals as
-// soon as the root arrives: the host lock waits for it one trip and
-// round.OpeningLag, not a proof fetch's timeout, so that a validator
-// withholding it cannot hold the lock into the next owner's host slot.
+// soon as the root arrives: the host lock waits for it hostround.RevealWait,
+// not a proof fetch's timeout, so that a validator withholding it cannot
+// hold the lock into the next owner's host slot. The opening is then
+// written within the usual wait cap (a storage audit's is megabytes).
 func (d *hostDriver) sendRoot(root commit.CV) any {
 	if err := stream.WriteFlush(d.w, root[:]); err != nil {
 		return hostround.Closed{Err: err}
 	}
-	d.st.SetDeadline(time.Now().Add(min(hostround.RevealWait, d.m.waitCap())))
+	d.st.SetReadDeadline(time.Now().Add(min(hostround.RevealWait, d.m.waitCap())))
 	secret, err := protocol.ReadFrame(d.r, 32)
+	d.st.SetDeadline(time.Now().Add(d.m.waitCap()))
 	return hostround.Revealed{Frame: secret, Err: err}
 }
 

@@ -58,7 +58,7 @@ func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, n
 		return nil, nil, false
 	}
 	if late {
-		if !e.busy || heldByMiner(e, now) {
+		if !e.busy || heldByMiner(e, open.Add(v.sched.HostSlot/8)) {
 			v.startHostNoShow(ctx, kinds, p, e, ann, open, noShowWhy(e, "host slot"))
 		}
 		return nil, nil, false
@@ -135,38 +135,40 @@ func (v *Validator) hostPlan(kind byte, miner peer.ID, ann *pb.MinerAnnounce, ep
 }
 
 // The validator's own round holding a miner through a slot's opening
-// window excuses the slot (no record) while the round's steps run: a
-// slow or loaded device pays for its overrun in the round's rate. Once
-// the last step's root is in, the commitment and the sampled tiles are
-// the miner's to send at once, and nothing times them; a miner holding
-// them back (to deadline_ms, to proof_timeout) would otherwise pick which
-// slots it skips, host slots among them.
+// window excuses the slot (no record) while the round's steps run (a slow
+// or loaded device pays for its overrun in the round's rate) and while
+// it waits on this validator (its reveal, its check, its store). Once the
+// last step's root is in, the commitment and the sampled tiles are the
+// miner's to send, and nothing times them: a miner holding them back (to
+// deadline_ms, to proof_timeout) would otherwise pick which slots it
+// skips, host slots among them. Those two waits are excused only as long
+// as an honest miner takes (setHeld).
 
-// heldFetch allows for the sampled tiles' transfer after the last root.
+// heldFetch is what a wait on the miner's commitment or tiles allows
+// beyond the round trips: their transfer.
 const heldFetch = time.Second
 
-// setHeld notes, at the arrival of the last step's root of miner's round,
-// how long the rest may take on the round's account: a round trip each
-// way, the tiles' transfer, and half again the miner's last round's
-// checking time.
-func (v *Validator) setHeld(miner peer.ID, lastRoot time.Time, rtt time.Duration) {
+// setHeld sets until when miner's round, now waiting on the miner, is
+// excused (zero: it waits on this validator).
+func (v *Validator) setHeld(miner peer.ID, until time.Time) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if e := v.miners[miner]; e != nil && e.busy {
-		e.held = lastRoot.Add(2*rtt + heldFetch + e.verify*3/2)
+		e.held = until
 	}
 }
 
-// heldByMiner says whether e's round, still running at now, has outlasted
-// the account of its last root (setHeld); a host set has none.
-func heldByMiner(e *minerEntry, now time.Time) bool {
-	return e.busy && !e.held.IsZero() && now.After(e.held)
+// heldByMiner says whether e's round, running when a slot's opening
+// window ended at end, was then waiting on the miner past its excuse
+// (setHeld); a host set has none.
+func heldByMiner(e *minerEntry, end time.Time) bool {
+	return e.busy && !e.held.IsZero() && end.After(e.held)
 }
 
 // noShowWhy is a no-show's reason for a slot of what kind.
 func noShowWhy(e *minerEntry, what string) string {
 	if e.busy {
-		return "held its round open after its last root through the " + what + "'s opening window"
+		return "held its round open, its commitment or tiles late, through the " + what + "'s opening window"
 	}
 	return "not connected in the " + what + "'s opening window"
 }

@@ -37,6 +37,10 @@ type vdriver struct {
 	commitment  []byte
 	commitNanos int64
 	verify      time.Duration
+	// lastRoot is the latest step root's arrival, step the time between
+	// the last two: a tile fetch waits a miner's recomputing of tiles.
+	lastRoot time.Time
+	step     time.Duration
 }
 
 func (d *vdriver) at(t time.Time) time.Duration { return t.Sub(d.origin) }
@@ -106,8 +110,12 @@ func (d *vdriver) event(fr stream.Arrival) any {
 		for i, r := range m.Root.Roots {
 			roots[i] = commit.CV(r)
 		}
+		if !d.lastRoot.IsZero() {
+			d.step = fr.At.Sub(d.lastRoot)
+		}
+		d.lastRoot = fr.At
 		if int(m.Root.Step) == d.chain.Steps-1 {
-			d.v.setHeld(d.miner, fr.At, time.Duration(d.rec.RTTNanos))
+			d.v.setHeld(d.miner, fr.At.Add(d.rtt()*2+heldFetch)) // the commitment follows at once
 		}
 		return round.Root{At: at, Step: int(m.Root.Step), Roots: roots}
 	case *pb.RoundFrame_Commitment:
@@ -130,7 +138,12 @@ func (d *vdriver) event(fr stream.Arrival) any {
 	return round.Abandon{Reason: fmt.Sprintf("unexpected %T frame from the miner", fr.F.Msg)}
 }
 
+// rtt is the round's round trip.
+func (d *vdriver) rtt() time.Duration { return time.Duration(d.rec.RTTNanos) }
+
 func (d *vdriver) fetch(a round.Fetch) round.Tiles {
+	d.v.setHeld(d.miner, time.Now().Add(d.rtt()*2+heldFetch+2*d.step)) // the miner recomputes the tiles
+	defer d.v.setHeld(d.miner, time.Time{})                            // then the check is this validator's
 	cfg := d.v.env.Config.Validator
 	fctx, cancel := context.WithTimeout(d.ctx, cfg.ProofTimeout.Duration)
 	defer cancel()

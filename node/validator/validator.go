@@ -64,13 +64,11 @@ type minerEntry struct {
 	ann  *pb.MinerAnnounce
 	seen time.Time
 	busy bool
-	// held: while busy with this validator's GPU round, once its last
-	// root is in, how long the rest may take (setHeld); past it, what
-	// keeps the round going is the miner, and the slots it holds end in
-	// no-shows (heldByMiner). verify is the last round's checking time,
-	// which that allows for.
-	held   time.Time
-	verify time.Duration
+	// held: while busy with this validator's GPU round and the round
+	// waits on the miner's commitment or tiles, until when that is
+	// excused (setHeld); past it the slots the round holds end in
+	// no-shows (heldByMiner).
+	held time.Time
 	// next: no round before this (under a slot schedule, the next owned
 	// slot); served: the owned slot the last round started in.
 	next, served time.Time
@@ -272,7 +270,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 			continue
 		}
 		epoch := v.epochs.Begin(v.env.EpochAt(now))
-		e.busy, e.served = true, e.next
+		e.busy, e.served, e.held = true, e.next, time.Time{}
 		v.wg.Add(1)
 		v.reserveRounds(1)
 		v.round++
@@ -285,7 +283,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 // from ann; under v.mu.
 func (v *Validator) startHost(ctx context.Context, kinds []byte, ep uint64, p peer.ID, e *minerEntry, ann *pb.MinerAnnounce) {
 	epoch := v.epochs.Begin(ep)
-	e.busy = true
+	e.busy, e.held = true, time.Time{}
 	v.wg.Add(1)
 	v.reserveRounds(len(kinds))
 	go v.playHost(ctx, kinds, epoch, v.round+1, p, ann)
@@ -313,7 +311,7 @@ func (v *Validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, no
 	if !e.next.IsZero() && !now.After(e.next.Add(slot/8)) {
 		return
 	}
-	if !e.next.IsZero() && !e.served.Equal(e.next) && (!e.busy || heldByMiner(e, now)) {
+	if !e.next.IsZero() && !e.served.Equal(e.next) && (!e.busy || heldByMiner(e, e.next.Add(slot/8))) {
 		epoch := v.epochs.Begin(v.env.EpochAt(now))
 		v.wg.Add(1)
 		v.reserveRounds(1)
@@ -401,9 +399,6 @@ func (v *Validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb
 	v.mu.Lock()
 	if e := v.miners[p]; e != nil {
 		e.busy, e.held = false, time.Time{}
-		if rec.VerifyNanos > 0 {
-			e.verify = time.Duration(rec.VerifyNanos)
-		}
 		if stored && rec.Verdict == store.VerdictVerified {
 			e.verified = max(e.verified, ep+1)
 		}
