@@ -26,8 +26,8 @@ import (
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/sample"
 	"github.com/pog-network/pog/protocol"
-	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/hostround"
+	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/round"
 )
 
