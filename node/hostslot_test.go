@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/kernels/cpu"
 	"github.com/pog-network/pog/node/config"
@@ -122,25 +123,9 @@ func TestHostSlots(t *testing.T) {
 func TestRefusedHostSlotIsRecorded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
-		cfg := testConfig()
-		cfg.Network.EpochLength = config.Duration{Duration: time.Hour}
-		cfg.Network.TrustAnyValidator = false
-		cfg.Validator.HostCPUSteps, cfg.Validator.HostSlotShare = 1<<10, 0.25
-		ak, aid := nodetest.SeededKey(t, 11)
-		stakes := map[string]float64{aid.String(): 1}
-		var mu sync.Mutex
-		stored := map[int64]*store.HostRecord{} // by the host slot stored in
-		sch, _ := validator.ScheduleOf(stakes, nil, 1, cfg.Validator)
-		onHost := func(r *store.HostRecord) {
-			mu.Lock()
-			defer mu.Unlock()
-			k := uint64(time.Now().UnixNano() / int64(sch.HostSlot))
-			if stored[sch.HostStart(k).UnixNano()] != nil {
-				t.Errorf("two host records in the host slot at %v", sch.HostStart(k))
-			}
-			stored[sch.HostStart(k).UnixNano()] = r
-		}
-		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost = ak, stakes, onHost })
+		cfg, ak, stakes, sch := soleHostValidator(t)
+		hosts := &hostsBySlot{t: t, sch: sch, by: map[int64]*store.HostRecord{}}
+		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost = ak, stakes, hosts.add })
 		m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Stakes, o.Hardware = stakes, &pb.Hardware{CpuCores: 2} })
 		tn.connect(m, a)
 		tn.waitVerified([]*Node{a}, []*Node{m}, 1, time.Minute)
@@ -148,15 +133,15 @@ func TestRefusedHostSlotIsRecorded(t *testing.T) {
 		from := time.Now().Add(2 * time.Second) // identify has told the validator
 		time.Sleep(40 * time.Second)
 		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
+		hosts.mu.Lock()
+		defer hosts.mu.Unlock()
 		n := 0
 		for k := uint64(from.UnixNano()/int64(sch.HostSlot)) + 1; sch.HostStart(k + 1).Before(time.Now()); k++ {
 			if sch.HostOwner(k) < 0 {
 				continue
 			}
 			n++
-			switch r := stored[sch.HostStart(k).UnixNano()]; {
+			switch r := hosts.by[sch.HostStart(k).UnixNano()]; {
 			case r == nil:
 				t.Errorf("the host slot at %v ended in no record", sch.HostStart(k))
 			case r.Verdict != store.VerdictFailed || !r.Missed || !strings.HasPrefix(r.Reason, "not served: "):
@@ -178,25 +163,10 @@ func TestRefusedHostSlotIsRecorded(t *testing.T) {
 func TestHeldRoundSkipsNoSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
-		cfg := testConfig()
-		cfg.Network.EpochLength = config.Duration{Duration: time.Hour}
-		cfg.Network.TrustAnyValidator = false
-		cfg.Validator.HostCPUSteps, cfg.Validator.HostSlotShare = 1<<10, 0.25
-		ak, aid := nodetest.SeededKey(t, 11)
-		stakes := map[string]float64{aid.String(): 1}
-		sch, _ := validator.ScheduleOf(stakes, nil, 1, cfg.Validator)
+		cfg, ak, stakes, sch := soleHostValidator(t)
+		hosts := &hostsBySlot{t: t, sch: sch, by: map[int64]*store.HostRecord{}}
 		var mu sync.Mutex
-		hosts := map[int64]*store.HostRecord{} // by the host slot stored in
 		var held []*store.RoundRecord
-		onHost := func(r *store.HostRecord) {
-			mu.Lock()
-			defer mu.Unlock()
-			k := uint64(time.Now().UnixNano() / int64(sch.HostSlot))
-			if hosts[sch.HostStart(k).UnixNano()] != nil {
-				t.Errorf("two host records in the host slot at %v", sch.HostStart(k))
-			}
-			hosts[sch.HostStart(k).UnixNano()] = r
-		}
 		onRecord := func(r *store.RoundRecord) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -204,7 +174,7 @@ func TestHeldRoundSkipsNoSlot(t *testing.T) {
 				held = append(held, r)
 			}
 		}
-		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost, o.OnRecord = ak, stakes, onHost, onRecord })
+		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost, o.OnRecord = ak, stakes, hosts.add, onRecord })
 		hold := 4 * time.Second // past the tiles' allowance (heldFetch), several host slots
 		m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) {
 			o.Stakes, o.Hardware, o.Adversary.Miner.HoldCommitment = stakes, &pb.Hardware{CpuCores: 2}, hold
@@ -221,18 +191,20 @@ func TestHeldRoundSkipsNoSlot(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		hosts.mu.Lock()
+		defer hosts.mu.Unlock()
 		heldHosts := 0
-		for _, r := range hosts {
+		for _, r := range hosts.by {
 			if strings.Contains(r.Reason, "held its round open, its commitment or tiles late,") {
 				heldHosts++
 			}
 		}
-		t.Logf("%d host slots, %d host records (%d for a held round), %d GPU no-shows for a held round", n, len(hosts), heldHosts, len(held))
+		t.Logf("%d host slots, %d host records (%d for a held round), %d GPU no-shows for a held round", n, len(hosts.by), heldHosts, len(held))
 		// Which slots fall in the excused part of each round varies with
 		// the interleaving of its goroutines; held slots there must be.
-		if len(hosts) < n/2 || heldHosts == 0 || len(held) == 0 {
+		if len(hosts.by) < n/2 || heldHosts == 0 || len(held) == 0 {
 			t.Errorf("%d host slots ended in %d host records, %d of them for a held round; %d GPU slots ended in a no-show for a held round",
-				n, len(hosts), heldHosts, len(held))
+				n, len(hosts.by), heldHosts, len(held))
 		}
 	})
 }
@@ -245,13 +217,8 @@ func TestHeldRoundSkipsNoSlot(t *testing.T) {
 func TestDistantHostSetAllKinds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNetAt(t, 275*time.Millisecond)
-		cfg := testConfig()
-		cfg.Network.EpochLength = config.Duration{Duration: time.Hour}
-		cfg.Network.TrustAnyValidator = false
-		cfg.Validator.HostCPUSteps, cfg.Validator.HostRAMSteps, cfg.Validator.HostSlotShare = 1<<10, 1<<10, 0.25
-		cfg.Miner.RAMBytes = 64 * ramItems
-		ak, aid := nodetest.SeededKey(t, 11)
-		stakes := map[string]float64{aid.String(): 1}
+		cfg, ak, stakes, _ := soleHostValidator(t)
+		cfg.Validator.HostRAMSteps, cfg.Miner.RAMBytes = 1<<10, 64*ramItems
 		var mu sync.Mutex
 		verified := map[byte]int{}
 		onHost := func(r *store.HostRecord) {
@@ -281,4 +248,37 @@ func TestDistantHostSetAllKinds(t *testing.T) {
 			t.Errorf("verified host rounds: CPU %d, RAM %d; the miner refused %d", verified[hostround.KindCPU], verified[hostround.KindRAM], refused)
 		}
 	})
+}
+
+// soleHostValidator is testConfig with one hour-long epoch (the miner
+// stays scheduled), CPU host rounds and one host slot in four, under one
+// staked validator: its key, the stakes naming it and its schedule.
+func soleHostValidator(t *testing.T) (config.Config, crypto.PrivKey, map[string]float64, round.Schedule) {
+	cfg := testConfig()
+	cfg.Network.EpochLength = config.Duration{Duration: time.Hour}
+	cfg.Network.TrustAnyValidator = false
+	cfg.Validator.HostCPUSteps, cfg.Validator.HostSlotShare = 1<<10, 0.25
+	k, id := nodetest.SeededKey(t, 11)
+	stakes := map[string]float64{id.String(): 1}
+	sch, _ := validator.ScheduleOf(stakes, nil, 1, cfg.Validator)
+	return cfg, k, stakes, sch
+}
+
+// hostsBySlot keeps host records by the start of the host slot each was
+// stored in, failing t on a second record in one slot.
+type hostsBySlot struct {
+	t   *testing.T
+	sch round.Schedule
+	mu  sync.Mutex
+	by  map[int64]*store.HostRecord
+}
+
+func (h *hostsBySlot) add(r *store.HostRecord) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := uint64(time.Now().UnixNano() / int64(h.sch.HostSlot))
+	if h.by[h.sch.HostStart(k).UnixNano()] != nil {
+		h.t.Errorf("two host records in the host slot at %v", h.sch.HostStart(k))
+	}
+	h.by[h.sch.HostStart(k).UnixNano()] = r
 }
