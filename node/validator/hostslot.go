@@ -149,20 +149,37 @@ func (v *Validator) hostPlan(kind byte, miner peer.ID, ann *pb.MinerAnnounce, ep
 const heldFetch = time.Second
 
 // setHeld sets until when miner's round, now waiting on the miner, is
-// excused (zero: it waits on this validator).
+// excused (zero: it waits on this validator). A wait that ends past its
+// excuse is kept as late from then to now, so that a slot whose window
+// ended in it is judged so at the next tick, after the wait is over.
 func (v *Validator) setHeld(miner peer.ID, until time.Time) {
+	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if e := v.miners[miner]; e != nil && e.busy {
-		e.held = until
+	e := v.miners[miner]
+	if e == nil || !e.busy {
+		return
 	}
+	if !e.held.IsZero() && now.After(e.held) {
+		if e.lateFrom.IsZero() {
+			e.lateFrom = e.held
+		}
+		e.lateTo = now
+	}
+	e.held = until
 }
 
 // heldByMiner says whether e's round, running when a slot's opening
 // window ended at end, was then waiting on the miner past its excuse
 // (setHeld); a host set has none.
 func heldByMiner(e *minerEntry, end time.Time) bool {
-	return e.busy && !e.held.IsZero() && end.After(e.held)
+	if !e.busy {
+		return false
+	}
+	if !e.lateFrom.IsZero() && end.After(e.lateFrom) && !end.After(e.lateTo) {
+		return true
+	}
+	return !e.held.IsZero() && end.After(e.held)
 }
 
 // noShowWhy is a no-show's reason for a slot of what kind.

@@ -133,6 +133,7 @@ func (d *vdriver) event(fr stream.Arrival) any {
 			return round.Abandon{Reason: fmt.Sprintf("commitment has %d roots for %d steps of %d", len(cm.Roots), d.chain.Steps, d.chain.Subs())}
 		}
 		d.commitment, d.commitNanos = m.Commitment, at.Nanoseconds()
+		d.v.setHeld(d.miner, time.Time{}) // in: the reveal is this validator's
 		return round.Committed{At: at, Roots: audit.Reshape(cm.Roots, d.chain.Subs())}
 	}
 	return round.Abandon{Reason: fmt.Sprintf("unexpected %T frame from the miner", fr.F.Msg)}

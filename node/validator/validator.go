@@ -67,8 +67,9 @@ type minerEntry struct {
 	// held: while busy with this validator's GPU round and the round
 	// waits on the miner's commitment or tiles, until when that is
 	// excused (setHeld); past it the slots the round holds end in
-	// no-shows (heldByMiner).
-	held time.Time
+	// no-shows (heldByMiner), as do those whose window ended in
+	// [lateFrom, lateTo], a wait of the round already over that ran late.
+	held, lateFrom, lateTo time.Time
 	// next: no round before this (under a slot schedule, the next owned
 	// slot); served: the owned slot the last round started in.
 	next, served time.Time
@@ -270,7 +271,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 			continue
 		}
 		epoch := v.epochs.Begin(v.env.EpochAt(now))
-		e.busy, e.served, e.held = true, e.next, time.Time{}
+		e.busy, e.served, e.held, e.lateFrom, e.lateTo = true, e.next, time.Time{}, time.Time{}, time.Time{}
 		v.wg.Add(1)
 		v.reserveRounds(1)
 		v.round++
@@ -283,7 +284,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 // from ann; under v.mu.
 func (v *Validator) startHost(ctx context.Context, kinds []byte, ep uint64, p peer.ID, e *minerEntry, ann *pb.MinerAnnounce) {
 	epoch := v.epochs.Begin(ep)
-	e.busy, e.held = true, time.Time{}
+	e.busy, e.held, e.lateFrom, e.lateTo = true, time.Time{}, time.Time{}, time.Time{}
 	v.wg.Add(1)
 	v.reserveRounds(len(kinds))
 	go v.playHost(ctx, kinds, epoch, v.round+1, p, ann)
@@ -398,7 +399,7 @@ func (v *Validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb
 	}
 	v.mu.Lock()
 	if e := v.miners[p]; e != nil {
-		e.busy, e.held = false, time.Time{}
+		e.busy, e.held, e.lateFrom, e.lateTo = false, time.Time{}, time.Time{}, time.Time{}
 		if stored && rec.Verdict == store.VerdictVerified {
 			e.verified = max(e.verified, ep+1)
 		}

@@ -1,0 +1,35 @@
+package validator
+
+import (
+	"testing"
+	"time"
+)
+
+// heldByMiner judges a slot by where its window's end falls: in a wait on
+// the miner past its excuse, now or in one already over (the latch a tick
+// after the window reads), never while the round waits on this validator
+// or its steps run (held zero), never for a miner not busy with a round.
+func TestHeldByMiner(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	for _, c := range []struct {
+		name                   string
+		busy                   bool
+		held, lateFrom, lateTo time.Time
+		end                    time.Time
+		want                   bool
+	}{
+		{"steps running", true, time.Time{}, time.Time{}, time.Time{}, at(5), false},
+		{"waiting within the excuse", true, at(6), time.Time{}, time.Time{}, at(5), false},
+		{"waiting past the excuse", true, at(4), time.Time{}, time.Time{}, at(5), true},
+		{"a late wait over before the tick", true, time.Time{}, at(4), at(5.1), at(5), true},
+		{"a late wait over before the window ended", true, time.Time{}, at(3), at(4), at(5), false},
+		{"a late wait that began after the window ended", true, at(7), at(5.5), at(6), at(5), false},
+		{"not busy", false, at(4), at(4), at(6), at(5), false},
+	} {
+		e := &minerEntry{busy: c.busy, held: c.held, lateFrom: c.lateFrom, lateTo: c.lateTo}
+		if got := heldByMiner(e, c.end); got != c.want {
+			t.Errorf("%s: heldByMiner %v, want %v", c.name, got, c.want)
+		}
+	}
+}
