@@ -324,10 +324,22 @@ func (r *run) startDisruptions(ctx context.Context, first uint64) {
 // epoch. Gossip is best-effort: if some never arrive, it stops one epoch
 // later and lets the summary report which nodes lack records.
 func (r *run) waitEpochs(ctx context.Context, last uint64) error {
-	grace := time.NewTimer(time.Until(time.Unix(0, int64(last+2)*int64(r.cfg.EpochLength))) + 10*time.Second)
+	end := time.Unix(0, int64(last+1)*int64(r.cfg.EpochLength))
+	grace := time.NewTimer(time.Until(end.Add(r.cfg.EpochLength)) + 10*time.Second)
 	defer grace.Stop()
+	// In virtual time an epoch can take many minutes of wall time: a
+	// heartbeat four times an epoch shows the run advancing.
+	var beat <-chan time.Time
+	if r.cfg.Sim {
+		t := time.NewTicker(r.cfg.EpochLength / 4)
+		defer t.Stop()
+		beat = t.C
+	}
 	for {
 		select {
+		case <-beat:
+			r.progress("running: %v of virtual time to the last epoch's end, %v of wall time so far",
+				time.Until(end).Round(time.Second), (wallNow() - r.wallStart).Round(time.Second))
 		case e := <-r.epochsDone:
 			r.progress("%s", r.epochLine(e))
 			if e >= last {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -49,12 +50,19 @@ func TestSmallTestnet(t *testing.T) {
 	cfg.Profiles = []string{"H200", "A100", "CPU"}
 	cfg.Adversaries = []string{"lazy", "spammer", "dishonest-validator", "equivocator"}
 	cfg.Out = t.TempDir()
+	var progress lockedBuffer
+	cfg.Progress = &progress
 	s := runSim(t, cfg)
 	for _, c := range s.Checks {
 		if !c.OK {
 			t.Errorf("check failed: %s: %s", c.Name, c.Detail)
 		}
 		t.Logf("%s: %s", c.Name, c.Detail)
+	}
+	// The heartbeat: four a 20 s epoch, from the start to the last
+	// epoch's end (at least one full epoch away).
+	if n := strings.Count(progress.String(), "] running: "); n < 4 {
+		t.Errorf("%d heartbeat lines in virtual time, want at least 4:\n%s", n, progress.String())
 	}
 	for _, f := range []string{"summary.json", "report.md", "report.html", "weights.png", "tflops.png", "detections.png", "gossip.png"} {
 		if st, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil || st.Size() == 0 {
@@ -64,6 +72,24 @@ func TestSmallTestnet(t *testing.T) {
 	if len(s.Gossip.Samples) == 0 {
 		t.Error("no gossip latency samples")
 	}
+}
+
+// lockedBuffer is a Progress writer the run's goroutines may share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // TestSameSeedSameWeights runs one small network twice with one seed and
