@@ -219,6 +219,9 @@ func TestDistantHostSetAllKinds(t *testing.T) {
 		tn := newSimTestNetAt(t, 275*time.Millisecond)
 		cfg, ak, stakes, _ := soleHostValidator(t)
 		cfg.Validator.HostRAMSteps, cfg.Miner.RAMBytes = 1<<10, 64*ramItems
+		// Rounds grown to 20 round trips are real work here (seconds of
+		// it under the race detector); what is tested is the set's pace.
+		cfg.Validator.HostMaxRound = config.Duration{Duration: 20 * time.Millisecond}
 		var mu sync.Mutex
 		verified := map[byte]int{}
 		onHost := func(r *store.HostRecord) {

@@ -1,7 +1,9 @@
 package testnet
 
 import (
+	"fmt"
 	"os"
+	"runtime/pprof"
 	"testing"
 	"testing/synctest"
 
@@ -9,18 +11,19 @@ import (
 )
 
 // RunSim runs the network in virtual time (Config.Sim) and exits the
-// process: 0 if done says the run passed, else 1.
+// process: 0 if done says the run passed, else 1. A non-empty cpuProfile
+// is where the run's CPU profile is written.
 //
 // synctest gives a bubble of goroutines a fake clock, and runs only under a
 // *testing.T; testing.Main, kept for programs that run tests without `go
 // test`, gives this binary one, so pog needs no Go toolchain to simulate.
-func RunSim(cfg Config, done func(*report.Summary, error) bool) {
-	RunSims([]Config{cfg}, func(_ Config, s *report.Summary, err error) bool { return done(s, err) })
+func RunSim(cfg Config, cpuProfile string, done func(*report.Summary, error) bool) {
+	RunSims([]Config{cfg}, cpuProfile, func(_ Config, s *report.Summary, err error) bool { return done(s, err) })
 }
 
 // RunSims runs each network in turn, each in a bubble of its own (pog
 // testnet --explore), and exits the process: 0 if done passed every run.
-func RunSims(cfgs []Config, done func(Config, *report.Summary, error) bool) {
+func RunSims(cfgs []Config, cpuProfile string, done func(Config, *report.Summary, error) bool) {
 	test := func(t *testing.T) {
 		ok := true
 		for _, cfg := range cfgs {
@@ -36,7 +39,30 @@ func RunSims(cfgs []Config, done func(Config, *report.Summary, error) bool) {
 			t.Fail()
 		}
 	}
+	if cpuProfile != "" {
+		// testing.Main cannot profile; the test stops it before the exit.
+		stop, err := startCPUProfile(cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "pog testnet:", err)
+			os.Exit(1)
+		}
+		run := test
+		test = func(t *testing.T) { defer stop(); run(t) }
+	}
 	os.Args = os.Args[:1] // testing would parse pog's flags as its own
 	testing.Main(func(string, string) (bool, error) { return true, nil },
 		[]testing.InternalTest{{Name: "pog-testnet", F: test}}, nil, nil)
+}
+
+// startCPUProfile profiles the process into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -64,11 +64,20 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	sim := fs.Bool("sim", true, "run in virtual time on a simulated network (stores in memory): the machine's load changes only how long the run takes; false: real time on loopback (--procs and --netns always are)")
 	hostMax := fs.Duration("host-max-round", 0, "validator.host_max_round: how long a distant miner's host rounds may grow, with one host set per epoch without the slot schedule (0: 1 ms, so they do not grow)")
 	explore := fs.Int("explore", 0, "run N seeds from --seed, each a small random network with random faults (partitions, packet loss, latency spikes, a crash and restart, a failing store) in virtual time, and check the invariants that hold under faults; reports in OUT/explore/SEED")
+	cpuProfile := fs.String("cpuprofile", "", "with --sim: write the run's CPU profile to this file (go tool pprof reads it)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	if *cpuProfile != "" {
+		abs, err := filepath.Abs(*cpuProfile)
+		if err != nil || !*sim || *procs || *netns {
+			fmt.Fprintln(stderr, "pog testnet: --cpuprofile needs a path and a simulated run (--sim, not --procs)")
+			return 2
+		}
+		*cpuProfile = abs
+	}
 	if *explore > 0 {
-		return runExplore(*explore, *seed, filepath.Join(*out, "explore"), stdout)
+		return runExplore(*explore, *seed, filepath.Join(*out, "explore"), *cpuProfile, stdout)
 	}
 	advs, err := testnet.ParseAdversaries(*adv)
 	if err != nil {
@@ -108,7 +117,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 		cfg.Log = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: lvl}))
 	}
 	if *sim && !cfg.Procs {
-		testnet.RunSim(cfg, func(s *report.Summary, err error) bool { return printTestnet(s, err, cfg, stdout, stderr) == 0 })
+		testnet.RunSim(cfg, *cpuProfile, func(s *report.Summary, err error) bool { return printTestnet(s, err, cfg, stdout, stderr) == 0 })
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -119,13 +128,13 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 // runExplore runs n seeds from first (pog testnet --explore), one line
 // each, and for each failure the command that reproduces it; the process
 // exits 1 if any seed failed.
-func runExplore(n int, first int64, out string, stdout io.Writer) int {
+func runExplore(n int, first int64, out, cpuProfile string, stdout io.Writer) int {
 	var cfgs []testnet.Config
 	for i := range int64(n) {
 		cfgs = append(cfgs, explore.Config(first+i, out))
 	}
 	var failed []int64
-	testnet.RunSims(cfgs, func(cfg testnet.Config, s *report.Summary, err error) bool {
+	testnet.RunSims(cfgs, cpuProfile, func(cfg testnet.Config, s *report.Summary, err error) bool {
 		bad := explore.Failures(s, err)
 		verdict := "ok"
 		if len(bad) > 0 {
