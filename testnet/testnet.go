@@ -30,6 +30,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/protocol/round"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/adversary"
@@ -244,6 +245,9 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 	first := epochAt(time.Now(), cfg.EpochLength)
 	r.startDisruptions(ctx, first)
 	r.progress("%d nodes up; epochs of %v; waiting for %d full epochs after epoch %d", len(r.members), cfg.EpochLength, cfg.Epochs, first)
+	if w := r.thinSlots(); w != "" {
+		r.progress("warning: %s", w)
+	}
 	last := first + uint64(cfg.Epochs)
 	if err := r.waitEpochs(ctx, last); err != nil {
 		r.stop()
@@ -261,6 +265,26 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 		}
 	}
 	return s, nil
+}
+
+// thinSlots warns of epochs too short for the validator set (SPEC §16,
+// "Validators per miner"): under the slot schedule a validator weighs a
+// miner from the rounds of its own slots, and consensus is each miner's
+// stake-weighted median, so with under about three rounds per validator
+// and miner many miners are weighed by under half the stake and earn
+// nothing. Empty if the epochs hold enough.
+func (r *run) thinSlots() string {
+	v := len(r.validatorIDs)
+	if !r.cfg.SlotSchedule || v < 2 {
+		return ""
+	}
+	c := r.nodeConfig().Validator
+	per := c.DutyCycle * (1 - c.HostSlotShare) / (float64(round.SlotFor(c.RoundTarget.Duration)) * float64(v))
+	if rounds := per * float64(r.cfg.EpochLength); rounds < 3 {
+		return fmt.Sprintf("epochs of %v hold about %.1f rounds per validator and miner among %d validators: miners weighed by under half the stake earn nothing; --epoch-length %v holds five",
+			r.cfg.EpochLength, rounds, v, time.Duration(5/per).Round(time.Second))
+	}
+	return ""
 }
 
 // newRun checks cfg and sets up the run's state (and its simulated

@@ -117,6 +117,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 		cfg.Log = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: lvl}))
 	}
 	if *sim && !cfg.Procs {
+		simGC()
 		testnet.RunSim(cfg, *cpuProfile, func(s *report.Summary, err error) bool { return printTestnet(s, err, cfg, stdout, stderr) == 0 })
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
