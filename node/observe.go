@@ -53,8 +53,12 @@ type OwnWeight struct {
 }
 
 func newObserver(n *Node, o Options, bootstrap []peer.ID) *observer {
+	w := newWatch(o.Config, o.Role, bootstrap)
+	if r, gpu := n.view.slots, len(o.GPUs) > 0; r != nil {
+		w.owned = func(v peer.ID, from, to time.Time, limit int) int { return r.Owned(n.ID(), v, gpu, from, to, limit) }
+	}
 	return &observer{n: n, metrics: o.Metrics, stakes: o.Stakes, started: time.Now(), tick: time.Second,
-		watch: newWatch(o.Config, o.Role, bootstrap), seen: map[peer.ID]time.Time{}, pending: map[uint64]time.Time{}}
+		watch: w, seen: map[peer.ID]time.Time{}, pending: map[uint64]time.Time{}}
 }
 
 // bootstrapIDs are the peer IDs of the configured bootstrap addresses

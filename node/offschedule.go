@@ -139,6 +139,31 @@ func (r *slotRule) Opens(miner, validator peer.ID, gpu bool, t time.Time) bool {
 	return s.Opens([]byte(miner), s.Index([]byte(validator)), t, round.OpeningSkew, round.OpeningLag)
 }
 
+// ownedMax bounds the slots Owned walks: a day of 1.25 s slots.
+const ownedMax = 1 << 16
+
+// Owned counts miner's slots (GPU or CPU-only) that validator owns and
+// whose opening window closed in (from, to], at most limit: the slots it
+// should have opened a round in.
+func (r *slotRule) Owned(miner, validator peer.ID, gpu bool, from, to time.Time, limit int) int {
+	s := r.s
+	if s.Slot = r.cpu; gpu {
+		s.Slot = r.gpu
+	}
+	v := s.Index([]byte(validator))
+	if v < 0 {
+		return 0
+	}
+	shut := s.Slot/8 + round.OpeningLag // a window's close after its slot's start
+	n := 0
+	for j, i := s.SlotAt(from.Add(-shut))+1, 0; n < limit && i < ownedMax && !s.Start(j).Add(shut).After(to); j, i = j+1, i+1 {
+		if s.Start(j).Add(shut).After(from) && s.Owner([]byte(miner), j) == v {
+			n++
+		}
+	}
+	return n
+}
+
 // HostOpens says whether validator may open a host set with any miner at
 // t: it owns a host slot whose opening window holds t.
 func (r *slotRule) HostOpens(validator peer.ID, t time.Time) bool {

@@ -440,3 +440,40 @@ func TestHostOpensOnlyInHostSlots(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnedSlots: the slots each validator owned in a span sum, over the
+// validators, to the span's slots with an owner; spans add up; the count
+// stops at its limit; a validator outside the set owns none.
+func TestOwnedSlots(t *testing.T) {
+	a, b, c, miner, outsider := nodetest.Peer(t), nodetest.Peer(t), nodetest.Peer(t), nodetest.Peer(t), nodetest.Peer(t)
+	cfg := config.DefaultConfig()
+	r := newSlotRule(map[string]float64{a.String(): 1, b.String(): 2, c.String(): 1}, cfg)
+	s := r.s
+	s.Slot = r.gpu
+	t0 := time.Unix(1_800_000_000, 0)
+	t1, t2 := t0.Add(100*s.Slot+s.Slot/3), t0.Add(250*s.Slot)
+	shut := s.Slot/8 + round.OpeningLag
+	owned := 0 // slots whose window closed in (t0, t2] with an owner
+	for j := s.SlotAt(t0); !s.Start(j).Add(shut).After(t2); j++ {
+		if s.Start(j).Add(shut).After(t0) && s.Owner([]byte(miner), j) >= 0 {
+			owned++
+		}
+	}
+	sum := 0
+	for _, v := range []peer.ID{a, b, c} {
+		whole := r.Owned(miner, v, true, t0, t2, 1<<20)
+		if parts := r.Owned(miner, v, true, t0, t1, 1<<20) + r.Owned(miner, v, true, t1, t2, 1<<20); parts != whole {
+			t.Errorf("validator %d: %d slots over the span, %d over its two parts", s.Index([]byte(v)), whole, parts)
+		}
+		if whole > 3 && r.Owned(miner, v, true, t0, t2, 3) != 3 {
+			t.Errorf("validator %d: the count passed its limit of 3", s.Index([]byte(v)))
+		}
+		sum += whole
+	}
+	if sum != owned || owned < 150 {
+		t.Errorf("validators own %d slots in all, the span has %d with an owner", sum, owned)
+	}
+	if n := r.Owned(miner, outsider, true, t0, t2, 1<<20); n != 0 {
+		t.Errorf("a validator outside the set owns %d slots", n)
+	}
+}

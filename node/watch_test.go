@@ -167,3 +167,36 @@ func newTestKey(t *testing.T) (crypto.PrivKey, peer.ID) {
 	id, _ := peer.IDFromPrivateKey(k)
 	return k, id
 }
+
+// TestWatchLostBySchedule: under a slot schedule a validator is lost only
+// after three slots it owned pass without its challenge, however long its
+// turns are apart (here V1 owns a slot every 2 s, V2 every 10 s); a
+// validator challenging in its slots never is.
+func TestWatchLostBySchedule(t *testing.T) {
+	ids := testIDs(t, "V1", "V2")
+	every := map[peer.ID]time.Duration{ids["V1"]: 2 * time.Second, ids["V2"]: 10 * time.Second}
+	t0 := time.Unix(1_800_000_000, 0)
+	w := newWatch(config.LocalConfig(), RoleMiner, nil)
+	w.owned = func(v peer.ID, from, to time.Time, limit int) int {
+		n := 0
+		for at := t0; !at.After(to) && n < limit; at = at.Add(every[v]) {
+			if at.After(from) {
+				n++
+			}
+		}
+		return n
+	}
+	both := []string{"V1", "V2"}
+	runWatch(t, w, ids, []watchStep{
+		{t: 0, connected: both, challenges: both, want: ""},
+		{t: 2 * time.Second, connected: both, challenges: []string{"V1"}, want: ""},
+		{t: 4 * time.Second, connected: both, challenges: []string{"V1"}, want: ""},
+		// V1 stops: its slots at 6 and 8 s pass, then 10 s.
+		{t: 9 * time.Second, connected: both, want: ""},
+		{t: 10 * time.Second, connected: both, challenges: []string{"V2"}, want: "WARN validator lost V1"},
+		// V2's slots at 20 and 30 s pass: 20 s without it is no loss
+		// (without any challenge, the miner is quiet).
+		{t: 30 * time.Second, connected: both, want: "WARN no challenge received 20s"},
+		{t: 40 * time.Second, connected: both, challenges: []string{"V1"}, want: "INFO challenges resumed V1; INFO validator back V1; WARN validator lost V2"},
+	})
+}
