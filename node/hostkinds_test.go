@@ -295,7 +295,8 @@ func TestHostOpeningsFitTheStore(t *testing.T) {
 	}
 }
 
-// TestFarPlansValid: a distant miner's rounds of every kind, sized at the
+// TestFarPlansValid: a distant miner's RAM and storage rounds (a CPU
+// round runs to its window: plan.TestHostPlansAdmissible), sized at the
 // bound or at faster measured step times, for one to 256 cores, are valid
 // shapes (each kind's segment divides the steps, at most 2^20
 // checkpoints) within the miner's work bounds and at most 4 ×
@@ -310,7 +311,7 @@ func TestFarPlansValid(t *testing.T) {
 	pl := plot.Plot{Miner: []byte(id), BlockLog: uint8(c.Network.PlotBlockLog), Rounds: c.Network.PlotRounds, Blocks: 1 << 20}
 	for _, cores := range []uint32{1, 8, 37, 256} {
 		ann := &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: cores}, RamItems: 1 << 30, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
-		for _, k := range []byte{hostround.KindCPU, hostround.KindRAM, hostround.KindPlot} {
+		for _, k := range []byte{hostround.KindRAM, hostround.KindPlot} {
 			for _, rtt := range []time.Duration{3 * time.Millisecond, 9 * time.Millisecond, 50 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
 				for _, speedup := range []float64{1, 3.4, 8, plan.MaxSizingSpeedup} {
 					p, err := plan.Host(c, k, id, ann, plan.PeriodEpoch(c.Network, 0), rtt, 0, rand.Reader)
@@ -347,7 +348,7 @@ func FuzzDecodeHostChallenge(f *testing.F) {
 	plotNet(&c)
 	pl := plot.Plot{Miner: []byte("miner"), BlockLog: 12, Rounds: 2, Blocks: 64}
 	ann := &pb.MinerAnnounce{RamItems: 1000, Plot: pl.Encode(), PlotRoot: make([]byte, 32)}
-	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps = 1<<10, 1<<10
+	c.Validator.HostCPUWindow, c.Validator.HostRAMSteps = config.Duration{Duration: 20 * time.Millisecond}, 1<<10
 	for _, k := range []byte{hostround.KindCPU, hostround.KindRAM, hostround.KindPlot} {
 		p, err := plan.Host(c, k, "miner", ann, plan.PeriodEpoch(c.Network, 0), 0, 0, rand.Reader)
 		if err != nil {

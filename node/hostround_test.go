@@ -31,10 +31,10 @@ import (
 )
 
 // hostPair starts a validator that plays no rounds of its own and a miner
-// proving with prove (nil: cpuwork.Prove), connected, host rounds of steps
-// CPU steps per chain.
-func hostPair(t *testing.T, steps uint64, prove func(*cpuwork.Params) ([][]byte, error)) (*Node, *Node) {
-	return hostPairWith(t, func(c *config.Config) { c.Validator.HostCPUSteps = steps },
+// proving with prove (nil: cpuwork.ProveUntil), connected, CPU host rounds
+// run to window.
+func hostPair(t *testing.T, window time.Duration, prove func(*cpuwork.Params, time.Time) (uint64, [][]byte, error)) (*Node, *Node) {
+	return hostPairWith(t, func(c *config.Config) { c.Validator.HostCPUWindow = config.Duration{Duration: window} },
 		func(o *Options) { o.Adversary.Miner.HostProve = prove })
 }
 
@@ -80,7 +80,7 @@ func waitProtocol(t *testing.T, h p2phost.Host, p libp2pprotocol.ID) {
 }
 
 func TestHostRoundVerified(t *testing.T) {
-	v, m := hostPair(t, 1<<12, nil)
+	v, m := hostPair(t, 50*time.Millisecond, nil)
 	res, err := v.validator.RunHost(t.Context(), hostround.KindCPU, m.ID(), nil, 0, 1, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -100,37 +100,49 @@ func TestHostRoundVerified(t *testing.T) {
 // TestHostRoundBadProofs: each cheat is a proven fault with its reason, or
 // missed when nothing was committed.
 func TestHostRoundBadProofs(t *testing.T) {
-	honest := func(p *cpuwork.Params) ([][]byte, error) { return cpuwork.Prove(p, 1) }
+	type prover = func(*cpuwork.Params, time.Time) (uint64, [][]byte, error)
+	honest := func(p *cpuwork.Params, stop time.Time) (uint64, [][]byte, error) {
+		return cpuwork.ProveUntil(p, 1, stop)
+	}
 	cases := []struct {
 		name   string
-		prove  func(*cpuwork.Params) ([][]byte, error)
+		prove  prover
 		missed bool
 		reason string
 	}{
-		{"wrong checkpoint", func(p *cpuwork.Params) ([][]byte, error) {
-			st, err := honest(p)
+		{"wrong checkpoint", func(p *cpuwork.Params, stop time.Time) (uint64, [][]byte, error) {
+			n, st, err := honest(p, stop)
 			for i := range st {
 				st[i][0] ^= 1 // every checkpoint: whichever is sampled is wrong
 			}
-			return st, err
+			return n, st, err
 		}, false, cpuwork.ErrSegment.Error()},
-		{"another identity", func(p *cpuwork.Params) ([][]byte, error) {
+		{"another identity", func(p *cpuwork.Params, stop time.Time) (uint64, [][]byte, error) {
 			q := *p
 			q.Miner = []byte("someone else")
-			return honest(&q)
+			return honest(&q, stop)
 		}, false, cpuwork.ErrSegment.Error()},
-		{"short state", func(p *cpuwork.Params) ([][]byte, error) {
-			st, err := honest(p)
+		{"short state", func(p *cpuwork.Params, stop time.Time) (uint64, [][]byte, error) {
+			n, st, err := honest(p, stop)
 			for i := range st {
 				st[i] = st[i][:cpuwork.StateBytes-8]
 			}
-			return st, err
+			return n, st, err
 		}, false, "opening: opening: "}, // the decoder refuses it
-		{"no root", func(*cpuwork.Params) ([][]byte, error) { return nil, errors.New("refuse") }, true, "stream closed"},
+		{"steps claimed beyond those run", func(p *cpuwork.Params, stop time.Time) (uint64, [][]byte, error) {
+			n, st, err := honest(p, stop)
+			// Claimed twice the run; the second half's states are
+			// invented, so a sample there fails.
+			for _, x := range st[:len(st):len(st)] {
+				st = append(st, append([]byte{^x[0]}, x[1:]...))
+			}
+			return 2 * n, st, err
+		}, false, cpuwork.ErrSegment.Error()},
+		{"no root", func(*cpuwork.Params, time.Time) (uint64, [][]byte, error) { return 0, nil, errors.New("refuse") }, true, "stream closed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			v, m := hostPair(t, 1<<10, c.prove)
+			v, m := hostPair(t, 20*time.Millisecond, c.prove)
 			res, err := v.validator.RunHost(t.Context(), hostround.KindCPU, m.ID(), nil, 0, 1, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -144,20 +156,20 @@ func TestHostRoundBadProofs(t *testing.T) {
 	}
 }
 
-// cpuHostConfig is testConfig with CPU host rounds of steps per chain, at
-// most chains chains.
-func cpuHostConfig(steps uint64, chains int) config.Config {
+// cpuHostConfig is testConfig with CPU host rounds run to window, at most
+// chains chains.
+func cpuHostConfig(window time.Duration, chains int) config.Config {
 	c := testConfig()
-	c.Validator.HostCPUSteps, c.Validator.HostCPUMaxChains = steps, chains
+	c.Validator.HostCPUWindow, c.Validator.HostCPUMaxChains = config.Duration{Duration: window}, chains
 	return c
 }
 
 func TestHostChallengeDecode(t *testing.T) {
-	p, err := plan.Host(cpuHostConfig(1<<10, config.MaxHostChains), hostround.KindCPU, "miner-id", nil, memwalk.Epoch{}, time.Millisecond, 0, rand.Reader)
+	p, err := plan.Host(cpuHostConfig(20*time.Millisecond, config.MaxHostChains), hostround.KindCPU, "miner-id", nil, memwalk.Epoch{}, time.Millisecond, 0, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	capped, err := plan.Host(cpuHostConfig(1<<10, 3), hostround.KindCPU, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, memwalk.Epoch{}, 0, 0, rand.Reader)
+	capped, err := plan.Host(cpuHostConfig(20*time.Millisecond, 3), hostround.KindCPU, "miner-id", &pb.MinerAnnounce{Hardware: &pb.Hardware{CpuCores: 8}}, memwalk.Epoch{}, 0, 0, rand.Reader)
 	if err != nil || capped.Challenge.Proof.Dims().Chains != 3 {
 		t.Fatalf("8 announced cores under a cap of 3: %v chains, %v", capped.Challenge.Proof.Dims().Chains, err)
 	}
@@ -190,15 +202,22 @@ func TestHostChallengeDecode(t *testing.T) {
 	}
 }
 
-// localHostRecord is a verified CPU host record proved here, its root
-// arriving stepNs per chain step after the challenge (no round trip).
+// localHostRecord is a verified CPU host record proved here, the steps
+// expected in its window proven, its root arriving stepNs per chain step
+// after the challenge (no round trip).
 func localHostRecord(t *testing.T, v, m peer.ID, e, r uint64, stepNs float64) *store.HostRecord {
 	t.Helper()
-	pl, err := plan.Host(cpuHostConfig(1<<10, config.MaxHostChains), hostround.KindCPU, m, nil, memwalk.Epoch{}, 0, 0, rand.Reader)
+	pl, err := plan.Host(cpuHostConfig(20*time.Millisecond, config.MaxHostChains), hostround.KindCPU, m, nil, memwalk.Epoch{}, 0, 0, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := pl.Challenge.Proof.(hostround.CPUProof).Params
+	c := pl.Challenge.Proof.(hostround.CPUProof)
+	q, err := c.Proven(c.Steps / 16 / c.Segment * c.Segment) // the cap is 16 times the steps expected
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl.Challenge.Proof = q
+	p := q.Params
 	states, err := cpuwork.Prove(p, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +315,7 @@ func TestEpochScoreProvenCPU(t *testing.T) {
 func TestHostRoundsScheduledAndStored(t *testing.T) {
 	tn := newTestNet(t)
 	cfg := testConfig()
-	cfg.Validator.HostCPUSteps = 1 << 10
+	cfg.Validator.HostCPUWindow = config.Duration{Duration: 20 * time.Millisecond}
 	hosts := make(chan *store.HostRecord, 16)
 	v, st := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.OnHost = func(r *store.HostRecord) { hosts <- r } })
 	m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Hardware = &pb.Hardware{CpuCores: 2} })

@@ -31,7 +31,7 @@ func TestHostSlots(t *testing.T) {
 		cfg := testConfig()
 		cfg.Network.EpochLength = config.Duration{Duration: time.Hour} // one epoch: the miner stays scheduled
 		cfg.Network.TrustAnyValidator = false
-		cfg.Validator.HostCPUSteps, cfg.Validator.HostSlotShare = 1<<10, 0.25
+		cfg.Validator.HostCPUWindow, cfg.Validator.HostSlotShare = config.Duration{Duration: 20 * time.Millisecond}, 0.25
 		ak, aid := nodetest.SeededKey(t, 11)
 		bk, bid := nodetest.SeededKey(t, 12)
 		stakes := map[string]float64{aid.String(): 1, bid.String(): 1}
@@ -222,6 +222,9 @@ func TestDistantHostSetAllKinds(t *testing.T) {
 		// Rounds grown to 20 round trips are real work here (seconds of
 		// it under the race detector); what is tested is the set's pace.
 		cfg.Validator.HostMaxRound = config.Duration{Duration: 20 * time.Millisecond}
+		// A CPU window whose end leaves room for the round trip (SPEC
+		// §23.2), of scaled steps: 2^14 real ones, not 2^24.
+		cfg.Validator.HostCPUWindow, cfg.Validator.HostCPUScaleLog = config.Duration{Duration: time.Second}, 10
 		var mu sync.Mutex
 		verified := map[byte]int{}
 		onHost := func(r *store.HostRecord) {
@@ -260,7 +263,7 @@ func soleHostValidator(t *testing.T) (config.Config, crypto.PrivKey, map[string]
 	cfg := testConfig()
 	cfg.Network.EpochLength = config.Duration{Duration: time.Hour}
 	cfg.Network.TrustAnyValidator = false
-	cfg.Validator.HostCPUSteps, cfg.Validator.HostSlotShare = 1<<10, 0.25
+	cfg.Validator.HostCPUWindow, cfg.Validator.HostSlotShare = config.Duration{Duration: 20 * time.Millisecond}, 0.25
 	k, id := nodetest.SeededKey(t, 11)
 	stakes := map[string]float64{id.String(): 1}
 	sch, _ := validator.ScheduleOf(stakes, nil, 1, cfg.Validator)

@@ -41,7 +41,7 @@ func testConfig() config.Config {
 	// Rounds of about 300 ms: several per 2-second epoch (epoch_test.go).
 	c.Validator.RoundTarget, c.Validator.RoundTargetCPU = config.Duration{Duration: 300 * time.Millisecond}, config.Duration{Duration: 300 * time.Millisecond}
 	// hostround_test.go turns host rounds on.
-	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps, c.Validator.HostPlotSteps = 0, 0, 0
+	c.Validator.HostCPUWindow, c.Validator.HostRAMSteps, c.Validator.HostPlotSteps = config.Duration{}, 0, 0
 	return c
 }
 

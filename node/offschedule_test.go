@@ -82,7 +82,7 @@ func TestSquatterRefused(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
 		cfg.Network.TrustAnyValidator = false
-		cfg.Validator.HostCPUSteps = 1 << 12 // the squatter's host rounds
+		cfg.Validator.HostCPUWindow = config.Duration{Duration: 50 * time.Millisecond} // the squatter's host rounds
 		hk, hid := nodetest.Key(t)
 		sk, sid := nodetest.Key(t)
 		stakes := map[string]float64{hid.String(): 1, sid.String(): 0}
@@ -176,7 +176,7 @@ func TestOwnerCannotStallARound(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg := testConfig()
 		cfg.Network.TrustAnyValidator = false
-		cfg.Validator.HostCPUSteps = 1 << 12 // the squatter's host rounds
+		cfg.Validator.HostCPUWindow = config.Duration{Duration: 50 * time.Millisecond} // the squatter's host rounds
 		sk, sid := nodetest.Key(t)
 		var victim atomic.Pointer[peer.ID] // set once the miner exists; read by the squatter's loop
 		squatter, _ := tn.startWith(RoleValidator, cfg, cpu.Backend{}, func(o *Options) {

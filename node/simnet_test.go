@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"github.com/pog-network/pog/proof/host/cpuwork"
 	"testing"
 	"time"
 
@@ -50,6 +51,20 @@ func (tn *testNet) onSim(o *Options) {
 	if o.Backend != nil {
 		o.Backend = pacedBackend{o.Backend}
 	}
+	o.Adversary.Miner.HostWindow = simHostWindow
+}
+
+// simStepNs is a simulated host's CPU chain step. A windowed CPU round's
+// real work takes no virtual time, so its chains would run to the cap.
+const simStepNs = 30
+
+// simHostWindow runs the whole segments of a windowed CPU round that a
+// host of simStepNs a step, a core per chain, runs before stop.
+func simHostWindow(p *cpuwork.Params, stop time.Time) (uint64, time.Time) {
+	now := time.Now()
+	seg := max(time.Duration(float64(p.Segment)*simStepNs*p.Scale()), 1)
+	n := min(p.PerChain(), uint64(max(0, stop.Sub(now))/seg))
+	return n * p.Segment, now.Add(time.Duration(n) * seg)
 }
 
 // simEndpoint gives the next node of tn its listen address and the

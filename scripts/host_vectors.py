@@ -149,8 +149,8 @@ def vectors():
     seed, miner, secret = bytes(range(32)), b"pog test miner", b"\x01" * 32
     out = []
     # §23.2 CPU
-    tlog, C, N, S = 10, 2, 64, 16
-    params = seed + bytes([len(miner)]) + miner + bytes([tlog]) + be64(C) + be64(N) + be64(S)
+    tlog, C, N, S, window_ms, run_ms, scale_log = 10, 2, 64, 16, 2000, 1900, 10
+    params = seed + bytes([len(miner)]) + miner + bytes([tlog]) + be64(C) + be64(N) + be64(S) + be32(window_ms) + be32(run_ms) + bytes([scale_log])
     T = lewords(XOF(DK("cpu table", seed, miner), 8 << tlog))
     init = lambda c: lewords(XOF(DK("cpu chain", seed, miner, le64(c)), 128))
     mul = 0x9E3779B97F4A7C15

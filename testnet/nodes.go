@@ -522,8 +522,9 @@ func (r *run) minerOptions(o *node.Options, m *member, spec minerSpec) (io.Close
 		if spec.ram != nil {
 			o.Adversary.Miner.HostTime = spec.ram.HostTime(spec.name, o.Adversary.Miner.HostTime)
 		}
+		o.Adversary.Miner.HostWindow = adversary.HostWindow(p.Host, spec.adversary, spec.load)
 		if spec.cpu != nil {
-			o.Adversary.Miner.HostTime = spec.cpu.HostTime(spec.name, o.Adversary.Miner.HostTime)
+			o.Adversary.Miner.HostWindow = spec.cpu.HostWindow(spec.name)
 			o.Hardware.CpuCores = shown.Host.CpuCores // each claims the server's cores
 		}
 		if spec.adversary == "storage-regen" || spec.adversary == "sparse-plot" {

@@ -291,7 +291,7 @@ func (r *run) judge(s *report.Summary, from, to uint64, audits map[string][]stri
 	s.Settings = r.params().Settings()
 	s.Profitability, unjudged = adversary.Profitability(s, r.struck(), shareLimit, enforceShare)
 	for i, p := range s.Profitability {
-		if p.Adversary == "cpu-outsource" { // time-shared, and k CPU parts (SPEC §23.7)
+		if p.Adversary == "cpu-outsource" { // time-shared, and its CPU parts (SPEC §23.2)
 			s.Profitability[i].Limit += adversary.CPUOutsourceLeak(s, r.params().Scoring())
 		}
 	}

@@ -184,7 +184,8 @@ type ValidatorConfig struct {
 	DetectFraction    float64  `toml:"detect_fraction" comment:"catch a miner faking at least this fraction of tiles..."`
 	DetectProbability float64  `toml:"detect_probability" comment:"...with at least this probability (sets the sample size)"`
 	MinerTTL          Duration `toml:"miner_ttl" comment:"forget miners not announced for this long"`
-	HostCPUSteps      uint64   `toml:"host_cpu_steps" comment:"steps per chain of the CPU host round each miner gets once per epoch, a multiple of 16 (0: no host rounds, and no CPU part is proven)"`
+	HostCPUWindow     Duration `toml:"host_cpu_window" comment:"the window every CPU host round runs to, the same for the whole network: a miner runs its chains this long and is credited its steps over at least this long (0: no CPU host rounds, and no CPU part is proven)"`
+	HostCPUScaleLog   uint8    `toml:"host_cpu_scale_log" comment:"a CPU host round's step counts as 2^this steps: 0, except in the simulation, whose hosts take that many times a step's time"`
 	HostCPUMaxChains  int      `toml:"host_cpu_max_chains" comment:"most chains of a CPU host round (one per announced core up to this)"`
 	HostRAMSteps      uint64   `toml:"host_ram_steps" comment:"steps per walk of the RAM host round each miner with a dataset gets once per epoch, a power of two (0: none, and no RAM is proven)"`
 	HostRAMMaxWalks   int      `toml:"host_ram_max_walks" comment:"most walks of a RAM host round (one per announced core up to this)"`
@@ -223,7 +224,7 @@ func DefaultConfig() Config {
 			Size: 16384, K: 8192, TileBytes: 64 << 10,
 			Deadline: Duration{2 * time.Minute}, ProofTimeout: Duration{time.Minute},
 			DetectFraction: 0.10, DetectProbability: 0.999, MinerTTL: Duration{10 * time.Minute},
-			HostCPUSteps: 1 << 20, HostCPUMaxChains: MaxHostChains,
+			HostCPUWindow: Duration{2 * time.Second}, HostCPUMaxChains: MaxHostChains,
 			HostRAMSteps: 1 << 20, HostRAMMaxWalks: 16, HostPlotSteps: 1 << 11, HostPlotMaxWalks: 8,
 			HostMaxRound: Duration{10 * time.Second}, HostRounds: 3, HostSlotShare: 0.125, MaxMiners: 1024},
 	}
@@ -254,7 +255,7 @@ func LocalConfig() Config {
 	c.Validator.Deadline = Duration{5 * time.Second}
 	c.Validator.ProofTimeout = Duration{5 * time.Second}
 	c.Validator.MinerTTL = Duration{10 * time.Second}
-	c.Validator.HostCPUSteps = 1 << 12
+	c.Validator.HostCPUWindow = Duration{200 * time.Millisecond}
 	// A 256 KiB light cache: every local node shares one (ramCaches).
 	c.Network.RAMCacheLog = 12
 	c.Network.RAMPeriodEpochs = 1 << 20
@@ -371,8 +372,8 @@ func (c *Config) problems() []settingError {
 	if v.MaxSteps < v.MinSteps {
 		relation([]string{"validator.max_steps", "validator.min_steps"}, "%d < validator.min_steps %d", v.MaxSteps, v.MinSteps)
 	}
-	if v.HostCPUSteps%HostCheckpoints != 0 {
-		bad("validator.host_cpu_steps", "%d: want a multiple of %d", v.HostCPUSteps, HostCheckpoints)
+	if v.HostCPUWindow.Duration%time.Millisecond != 0 {
+		bad("validator.host_cpu_window", "%v: want whole milliseconds", v.HostCPUWindow)
 	}
 	if v.HostRAMSteps&(v.HostRAMSteps-1) != 0 {
 		bad("validator.host_ram_steps", "%d: want a power of two", v.HostRAMSteps)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pog-network/pog/kernels"
 	"github.com/pog-network/pog/proof"
+	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/proof/host/memwalk"
 	"github.com/pog-network/pog/proof/host/plot"
 	"github.com/pog-network/pog/protocol"
@@ -56,6 +57,8 @@ func number(v any) float64 {
 		return float64(v)
 	case int64:
 		return float64(v)
+	case uint8:
+		return float64(v)
 	case uint32:
 		return float64(v)
 	case uint64:
@@ -103,7 +106,8 @@ var configRanges = []configRange{
 	{"validator.max_steps", count, 2, proof.MaxSteps, func(c *Config) any { return c.Validator.MaxSteps }},
 	{"validator.min_rtt_multiple", fraction, 1, 1000, func(c *Config) any { return c.Validator.MinRTTMultiple }},
 	{"validator.first_root_slack", duration, float64(time.Millisecond), float64(time.Hour), func(c *Config) any { return c.Validator.FirstRootSlack }},
-	{"validator.host_cpu_steps", count, 0, hostround.MaxWork, func(c *Config) any { return c.Validator.HostCPUSteps }},
+	{"validator.host_cpu_window", duration, 0, float64(cpuwork.MaxWindowMs * time.Millisecond), func(c *Config) any { return c.Validator.HostCPUWindow }},
+	{"validator.host_cpu_scale_log", count, 0, cpuwork.MaxScaleLog, func(c *Config) any { return c.Validator.HostCPUScaleLog }},
 	{"validator.host_cpu_max_chains", count, 1, MaxHostChains, func(c *Config) any { return c.Validator.HostCPUMaxChains }},
 	{"validator.host_ram_steps", count, 0, hostround.MaxWork, func(c *Config) any { return c.Validator.HostRAMSteps }},
 	{"validator.host_ram_max_walks", count, 1, MaxHostChains, func(c *Config) any { return c.Validator.HostRAMMaxWalks }},

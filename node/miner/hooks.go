@@ -26,8 +26,13 @@ type Hooks struct {
 	// validator, drops its stream unanswered (a miner that is up only
 	// part of the time).
 	Skip func(validator peer.ID, host bool) bool
-	// HostProve, if set, replaces cpuwork.Prove in CPU host rounds.
-	HostProve func(*cpuwork.Params) ([][]byte, error)
+	// HostProve, if set, replaces cpuwork.ProveUntil in CPU host rounds.
+	HostProve func(p *cpuwork.Params, stop time.Time) (uint64, [][]byte, error)
+	// HostWindow, if set, is the steps a chain the miner's simulated host
+	// runs of a windowed CPU round before stop, and when they are done (the
+	// testnet's simulated hosts, whose work takes no virtual time); 0 ends
+	// the round unanswered.
+	HostWindow func(p *cpuwork.Params, stop time.Time) (steps uint64, done time.Time)
 	// RAMSource, if set, serves RAM host rounds instead of the dataset.
 	RAMSource func(*memwalk.Dataset) memwalk.Source
 	// PlotReader, if set, serves storage host rounds instead of the plot.

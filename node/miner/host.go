@@ -102,7 +102,7 @@ func (d *hostDriver) play(acts []any) error {
 		case hostround.Prove:
 			ev = d.prove(a.Challenge)
 		case hostround.SendRoot:
-			ev = d.sendRoot(a.Root)
+			ev = d.sendRoot(a.Root, a.Steps)
 		case hostround.Open:
 			b, err := d.done.open(d.done.states, d.done.leaves, a.Segments)
 			if err == nil {
@@ -129,6 +129,9 @@ func (d *hostDriver) prove(ch *hostround.Challenge) hostround.Proved {
 	pr := ch.Proof
 	d.st.SetDeadline(time.Now().Add(time.Duration(ch.RootByMs)*time.Millisecond + stream.Deadline))
 	start := time.Now()
+	if c, ok := hostround.Windowed(pr); ok {
+		return d.proveWindow(c, start)
+	}
 	states, open, err := d.m.proveHost(pr)
 	if err != nil {
 		return hostround.Proved{Err: err}
@@ -155,13 +158,83 @@ func (d *hostDriver) prove(ch *hostround.Challenge) hostround.Proved {
 	return hostround.Proved{Root: root}
 }
 
+// WindowStop is how long before its run's end a windowed round stops its
+// chains: the commitment's time, so that the root leaves by the run's end.
+const WindowStop = 10 * time.Millisecond
+
+// proveWindow runs a windowed CPU round (SPEC §23.2) until its run ends,
+// or on the testnet's simulated host for the steps it runs by then
+// (Hooks.HostWindow), and commits the proof as proven.
+func (d *hostDriver) proveWindow(c hostround.CPUProof, start time.Time) hostround.Proved {
+	stop := start.Add(c.Run() - WindowStop)
+	n, states, err := d.m.proveUntil(c.Params, stop)
+	if err != nil {
+		return hostround.Proved{Err: err}
+	}
+	q, err := c.Proven(n)
+	if err != nil {
+		return hostround.Proved{Err: err}
+	}
+	root, leaves, err := host.Commit(q.Tag(), states)
+	if err != nil {
+		return hostround.Proved{Err: err}
+	}
+	d.h.Prove, d.h.Steps = time.Since(start), n
+	d.done = proved{states: states, leaves: leaves, open: checkpointOpen(q.Shape)}
+	return hostround.Proved{Root: root, Steps: n}
+}
+
+// proveUntil runs p's chains until stop: on this host's cores
+// (cpuwork.ProveUntil, or Hooks.HostProve), or on the simulated one, whose
+// steps take their time in virtual time (Hooks.HostWindow).
+func (m *Miner) proveUntil(p *cpuwork.Params, stop time.Time) (uint64, [][]byte, error) {
+	if m.Hooks.HostWindow == nil {
+		if m.Hooks.HostProve != nil {
+			return m.Hooks.HostProve(p, stop)
+		}
+		return cpuwork.ProveUntil(p, m.Config.Workers, stop)
+	}
+	n, done := m.Hooks.HostWindow(p, stop)
+	if n == 0 {
+		return 0, nil, errors.New("cpu round not answered: the simulated host ran no segment in its run")
+	}
+	q, err := p.Proven(n)
+	if err != nil {
+		return 0, nil, err
+	}
+	states, err := cpuwork.Prove(q, m.Config.Workers)
+	if err != nil {
+		return 0, nil, err
+	}
+	t := time.NewTimer(time.Until(done))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return n, states, nil
+	case <-m.ctx.Done():
+		return 0, nil, m.ctx.Err()
+	}
+}
+
+// checkpointOpen opens a sample of a checkpointed proof of shape sh.
+func checkpointOpen(sh host.Shape) hostOpen {
+	return func(states [][]byte, leaves []commit.CV, segs []uint64) ([]byte, error) {
+		op, err := host.Open(sh, states, leaves, segs)
+		if err != nil {
+			return nil, err
+		}
+		return op.MarshalBinary()
+	}
+}
+
 // sendRoot sends the root and reads the secret the validator reveals as
 // soon as the root arrives: the host lock waits for it hostround.RevealWait,
 // not a proof fetch's timeout, so that a validator withholding it cannot
 // hold the lock into the next owner's host slot. The opening is then
 // written within the usual wait cap (a storage audit's is megabytes).
-func (d *hostDriver) sendRoot(root commit.CV) any {
-	if err := stream.WriteFlush(d.w, root[:]); err != nil {
+func (d *hostDriver) sendRoot(root commit.CV, steps uint64) any {
+	_, windowed := hostround.Windowed(d.hm.Challenge().Proof)
+	if err := stream.WriteFlush(d.w, hostround.RootFrame(root, windowed, steps)); err != nil {
 		return hostround.Closed{Err: err}
 	}
 	d.st.SetReadDeadline(time.Now().Add(min(hostround.RevealWait, d.m.waitCap())))
@@ -174,27 +247,13 @@ func (d *hostDriver) sendRoot(root commit.CV) any {
 // checkpoint leaves.
 type hostOpen func(states [][]byte, leaves []commit.CV, segs []uint64) ([]byte, error)
 
-// proveHost runs a host proof this miner can answer (hostround.Miner has
-// checked its bounds): any CPU challenge, a RAM challenge of a RAM epoch in
+// proveHost runs a host proof of fixed steps this miner can answer
+// (hostround.Miner has checked its bounds): a RAM challenge of a RAM epoch in
 // force over at most its dataset, a storage audit of its own plot.
 func (m *Miner) proveHost(pr hostround.Proof) ([][]byte, hostOpen, error) {
-	sh := pr.Dims()
-	open := func(states [][]byte, leaves []commit.CV, segs []uint64) ([]byte, error) {
-		op, err := host.Open(sh, states, leaves, segs)
-		if err != nil {
-			return nil, err
-		}
-		return op.MarshalBinary()
-	}
+	open := checkpointOpen(pr.Dims())
 	workers := m.Config.Workers
 	switch p := pr.(type) {
-	case hostround.CPUProof:
-		prove := func(p *cpuwork.Params) ([][]byte, error) { return cpuwork.Prove(p, workers) }
-		if m.Hooks.HostProve != nil {
-			prove = m.Hooks.HostProve
-		}
-		states, err := prove(p.Params)
-		return states, open, err
 	case hostround.RAMProof:
 		if m.ram == nil || p.Items > m.ram.items || !m.acceptsRAMEpoch(p.Epoch) {
 			return nil, nil, errors.New("ram challenge for a dataset this miner does not hold")

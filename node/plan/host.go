@@ -115,7 +115,7 @@ func HostAdmissible(cfg config.ValidatorConfig, pr hostround.Proof) error {
 	var chains int
 	switch pr.Kind() {
 	case hostround.KindCPU:
-		steps, chains = cfg.HostCPUSteps, cfg.HostCPUMaxChains
+		return cpuAdmissible(cfg, pr)
 	case hostround.KindRAM:
 		steps, chains = cfg.HostRAMSteps, cfg.HostRAMMaxWalks
 	case hostround.KindPlot:
@@ -125,6 +125,24 @@ func HostAdmissible(cfg config.ValidatorConfig, pr hostround.Proof) error {
 	if sh := pr.Dims(); sh.Chains > uint64(max(1, chains)) || sh.Steps > most {
 		return fmt.Errorf("beyond what a plan gives this miner: %s round of %d×%d steps, a plan gives at most %d×%d",
 			pr.Name(), sh.Chains, sh.Steps, max(1, chains), most)
+	}
+	return nil
+}
+
+// cpuAdmissible: a CPU round runs to the network's window at its step
+// scale (a round of fixed steps would let one server answer identities in
+// turn, each credited alone), with at most max_chains chains; its window
+// bounds its time and host.MaxLeaves its checkpoints.
+func cpuAdmissible(cfg config.ValidatorConfig, pr hostround.Proof) error {
+	c, ok := hostround.Windowed(pr)
+	switch {
+	case !ok:
+		return errors.New("a cpu round of fixed steps: the network's run to a window")
+	case c.Window() != cfg.HostCPUWindow.Duration || c.ScaleLog != cfg.HostCPUScaleLog:
+		return fmt.Errorf("a cpu round to a %v window of steps scaled 2^%d: the network's is %v, 2^%d",
+			c.Window(), c.ScaleLog, cfg.HostCPUWindow, cfg.HostCPUScaleLog)
+	case c.Chains > uint64(max(1, cfg.HostCPUMaxChains)):
+		return fmt.Errorf("beyond what a plan gives this miner: a cpu round of %d chains, a plan gives at most %d", c.Chains, max(1, cfg.HostCPUMaxChains))
 	}
 	return nil
 }
@@ -174,13 +192,7 @@ func Host(c config.Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram 
 	}
 	switch kind {
 	case hostround.KindCPU:
-		c := hostChains(ann, cfg.HostCPUMaxChains)
-		// At most hostround.MaxWork steps in all, and segments of N ÷ 256
-		// steps, at most maxCPUSegment: no more than host.MaxLeaves
-		// checkpoints.
-		n := grow(cfg.HostCPUSteps, cpuwork.StepBoundNs, config.HostCheckpoints, min(hostround.MaxWork, host.MaxLeaves*maxCPUSegment)/c)
-		pr = hostround.CPUProof{Params: &cpuwork.Params{Seed: seed, Miner: []byte(miner), TableLog: cpuwork.DefaultTableLog,
-			Shape: host.Shape{Chains: c, Steps: n, Segment: max(1, min(n/config.HostCheckpoints, maxCPUSegment))}}}
+		pr = cpuWindowed(cfg, miner, seed, hostChains(ann, cfg.HostCPUMaxChains), rtt, stepNs)
 	case hostround.KindRAM:
 		w := hostChains(ann, cfg.HostRAMMaxWalks)
 		n := grow(cfg.HostRAMSteps, memwalk.StepBoundNs, ramSegment, hostround.MaxWork/w)
@@ -205,8 +217,29 @@ func Host(c config.Config, kind byte, miner peer.ID, ann *pb.MinerAnnounce, ram 
 	}
 	p.Challenge = hostround.Challenge{Commitment: sample.Commit(p.Secret), Samples: uint16(samples), Proof: pr}
 	p.RootBy = hostround.RootBy(pr, rtt)
-	p.Challenge.RootByMs = uint32(min(p.RootBy.Milliseconds()+1, 1<<31))
+	p.Challenge.RootByMs = uint32(min((p.RootBy + time.Millisecond - 1).Milliseconds(), 1<<31)) // rounded up
 	return p, nil
+}
+
+// maxCPUSpeedup is how many times the steps expected in a windowed CPU
+// round its cap allows: a miner that beats it is credited the cap over the
+// window this once, and its next round is sized from what it showed.
+const maxCPUSpeedup = 16
+
+// cpuWindowed is a CPU round run to the network's window (SPEC §23.2):
+// run for hostround.RunFor the round trip, in segments of the steps
+// expected in the run (at ExpectedStepNs of the miner's last sizing step
+// time) ÷ config.HostCheckpoints, at most maxCPUSegment, and capped at
+// maxCPUSpeedup times the expected steps within host.MaxLeaves.
+func cpuWindowed(cfg config.ValidatorConfig, miner peer.ID, seed [32]byte, chains uint64, rtt time.Duration, stepNs float64) hostround.CPUProof {
+	run := hostround.RunFor(cfg.HostCPUWindow.Duration, rtt)
+	bound := cpuwork.StepBoundNs * float64(uint64(1)<<cfg.HostCPUScaleLog)
+	expect := uint64(float64(run.Nanoseconds()) / ExpectedStepNs(stepNs, bound))
+	seg := max(1, min(expect/config.HostCheckpoints, maxCPUSegment))
+	leaves := max(2, min(host.MaxLeaves/chains, maxCPUSpeedup*((expect+seg-1)/seg)))
+	return hostround.CPUProof{Params: &cpuwork.Params{Seed: seed, Miner: []byte(miner), TableLog: cpuwork.DefaultTableLog,
+		Shape:    host.Shape{Chains: chains, Steps: leaves * seg, Segment: seg},
+		WindowMs: uint32(cfg.HostCPUWindow.Milliseconds()), RunMs: uint32(run.Milliseconds()), ScaleLog: cfg.HostCPUScaleLog}}
 }
 
 // The RAM host proof's epochs (SPEC §23.9): every ram_period_epochs

@@ -19,7 +19,9 @@ import (
 
 // Every CPU and RAM round Host plans is one HostAdmissible takes: any
 // core count, round trip and measured step time, at the defaults and at
-// the testnet's 1 ms host_max_round; the largest reach the growth bound.
+// the testnet's 1 ms host_max_round; the largest RAM rounds reach the
+// growth bound, and every CPU round runs to the network's window, its
+// root due by its end (SPEC §23.2).
 func TestHostPlansAdmissible(t *testing.T) {
 	short := config.DefaultConfig()
 	short.Validator.HostMaxRound = config.Duration{Duration: time.Millisecond}
@@ -40,7 +42,11 @@ func TestHostPlansAdmissible(t *testing.T) {
 						if err := HostAdmissible(c.Validator, pr); err != nil {
 							t.Fatalf("%s, %d cores, rtt %v, step %.0f ns: %v", pr.Name(), cores, rtt, stepNs, err)
 						}
-						if most := uint64(MaxGrowthAtBound * float64(c.Validator.HostMaxRound.Nanoseconds()) / bound); pr.Dims().Steps*2 > most && pr.Dims().Steps > hostSteps(c, kind) {
+						if kind == hostround.KindCPU {
+							checkWindowed(t, c.Validator, pr, rtt, p.RootBy)
+							continue
+						}
+						if most := uint64(MaxGrowthAtBound * float64(c.Validator.HostMaxRound.Nanoseconds()) / bound); pr.Dims().Steps*2 > most && pr.Dims().Steps > c.Validator.HostRAMSteps {
 							reached[kind] = true
 						}
 					}
@@ -48,26 +54,35 @@ func TestHostPlansAdmissible(t *testing.T) {
 			}
 		}
 	}
-	if !reached[hostround.KindCPU] || !reached[hostround.KindRAM] {
-		t.Errorf("no plan grew to within half the growth bound: %v", reached)
+	if !reached[hostround.KindRAM] {
+		t.Errorf("no RAM plan grew to within half the growth bound")
 	}
 }
 
-func hostSteps(c config.Config, kind byte) uint64 {
-	if kind == hostround.KindCPU {
-		return c.Validator.HostCPUSteps
+// checkWindowed: a planned CPU round runs to cfg's window for RunFor its
+// round trip, its root due by the window's end and slack.
+func checkWindowed(t *testing.T, cfg config.ValidatorConfig, pr hostround.Proof, rtt, rootBy time.Duration) {
+	t.Helper()
+	c, ok := hostround.Windowed(pr)
+	switch {
+	case !ok || c.Window() != cfg.HostCPUWindow.Duration:
+		t.Fatalf("rtt %v: cpu round to a %v window", rtt, c.Window())
+	case c.Run() != hostround.RunFor(c.Window(), rtt).Truncate(time.Millisecond):
+		t.Fatalf("rtt %v: runs %v, want %v", rtt, c.Run(), hostround.RunFor(c.Window(), rtt))
+	case rootBy > hostround.WindowEnd(c.Window())+hostround.WindowSlack(c.Window()):
+		t.Fatalf("rtt %v: root due %v, past the window's end", rtt, rootBy)
 	}
-	return c.Validator.HostRAMSteps
 }
 
 // A round with more chains or steps than any plan gives is refused: an
-// owner's hour-long storage audit, or a CPU round past its growth bound.
+// owner's hour-long storage audit, or a CPU round of fixed steps or of
+// another window or step scale than the network's.
 func TestOversizedHostRoundsRefused(t *testing.T) {
 	cfg := config.DefaultConfig().Validator
-	most := uint64(MaxGrowthAtBound * float64(cfg.HostMaxRound.Nanoseconds()) / cpuwork.StepBoundNs)
-	cpu := func(chains, steps uint64) hostround.Proof {
+	ms := uint32(cfg.HostCPUWindow.Milliseconds())
+	cpu := func(chains uint64, window uint32, scale uint8) hostround.Proof {
 		return hostround.CPUProof{Params: &cpuwork.Params{Miner: []byte("m"), TableLog: cpuwork.DefaultTableLog,
-			Shape: host.Shape{Chains: chains, Steps: steps, Segment: 1}}}
+			Shape: host.Shape{Chains: chains, Steps: 1 << 40, Segment: 1 << 30}, WindowMs: window, RunMs: window, ScaleLog: scale}}
 	}
 	audit := func(chains, steps uint64) hostround.Proof {
 		return hostround.PlotProof{Audit: &plot.Audit{Shape: host.Shape{Chains: chains, Steps: steps, Segment: config.PlotSegment}}}
@@ -77,10 +92,11 @@ func TestOversizedHostRoundsRefused(t *testing.T) {
 		pr   hostround.Proof
 		want string // "" admits
 	}{
-		{"cpu at the growth bound", cpu(1, most), ""},
-		{"cpu at its configured steps", cpu(uint64(cfg.HostCPUMaxChains), cfg.HostCPUSteps), ""},
-		{"cpu past the growth bound", cpu(1, most+1), fmt.Sprintf("1×%d steps", most+1)},
-		{"cpu with a chain too many", cpu(uint64(cfg.HostCPUMaxChains)+1, 16), "a plan gives at most"},
+		{"cpu to the network's window", cpu(uint64(cfg.HostCPUMaxChains), ms, 0), ""},
+		{"cpu of fixed steps", cpu(1, 0, 0), "fixed steps"},
+		{"cpu to a longer window", cpu(1, ms+1, 0), fmt.Sprintf("%v window", cfg.HostCPUWindow.Duration+time.Millisecond)},
+		{"cpu of scaled steps", cpu(1, ms, 1), "scaled 2^1"},
+		{"cpu with a chain too many", cpu(uint64(cfg.HostCPUMaxChains)+1, ms, 0), "a plan gives at most"},
 		{"an hour's storage audit", audit(1, hostround.MaxPlotWork), "storage"},
 	} {
 		err := HostAdmissible(cfg, c.pr)

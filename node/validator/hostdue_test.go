@@ -21,7 +21,7 @@ func TestHostDueSets(t *testing.T) {
 	c := config.LocalConfig()
 	c.Network.PlotBlockLog, c.Network.PlotRounds = 12, 2
 	c.Validator.HostPlotSteps = 1 << 6
-	c.Validator.HostCPUSteps, c.Validator.HostRAMSteps, c.Validator.HostRounds = 1<<10, 1<<10, 3
+	c.Validator.HostCPUWindow, c.Validator.HostRAMSteps, c.Validator.HostRounds = config.Duration{Duration: 20 * time.Millisecond}, 1<<10, 3
 	c.Network.EpochLength = config.Duration{Duration: time.Minute}
 	_, id := nodetest.SeededKey(t, 2)
 	pl := plot.Plot{Miner: []byte(id), BlockLog: 12, Rounds: 2, Blocks: 64}

@@ -33,7 +33,7 @@ import (
 func (v *Validator) hostKinds(p peer.ID, ann *pb.MinerAnnounce) []byte {
 	cfg := v.env.Config.Validator
 	var kinds []byte
-	if cfg.HostCPUSteps > 0 {
+	if cfg.HostCPUWindow.Duration > 0 {
 		kinds = append(kinds, hostround.KindCPU)
 	}
 	if cfg.HostRAMSteps > 0 && ann.GetRamItems() >= 2 {
@@ -70,13 +70,25 @@ func (v *Validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 	}
 	res := &HostResult{Plan: pl}
 	pr := pl.Challenge.Proof
-	m, err := hostround.NewValidator(hostround.Plan{Shape: pr.Dims(), BoundNs: pr.BoundNs(), Secret: pl.Secret,
+	hp := hostround.Plan{Shape: pr.Dims(), BoundNs: pr.BoundNs(), Secret: pl.Secret,
 		Params: pr.Encode(), Samples: int(pl.Challenge.Samples), MaxSample: pr.MaxSample(), RTT: rtt, RootBy: pl.RootBy,
 		Check: func(root commit.CV, segs []uint64, b []byte) error {
 			t0 := time.Now()
 			defer func() { res.verifyNanos = time.Since(t0).Nanoseconds() }()
-			return pr.Verify(root, segs, b)
-		}})
+			return res.Plan.Challenge.Proof.Verify(root, segs, b)
+		}}
+	if c, ok := hostround.Windowed(pr); ok {
+		// Checked, recorded and credited as proven (SPEC §23.2).
+		hp.Window = c.Window()
+		hp.Proven = func(n uint64) (hostround.Proof, error) {
+			q, err := c.Proven(n)
+			if err == nil {
+				res.Plan.Challenge.Proof = q
+			}
+			return q, err
+		}
+	}
+	m, err := hostround.NewValidator(hp)
 	if err != nil {
 		return nil, err
 	}
@@ -139,20 +151,24 @@ func (d *hdriver) play() {
 // readRoot waits for the root until the deadline at (after origin).
 func (d *hdriver) readRoot(at time.Duration) any {
 	d.s.SetReadDeadline(d.origin.Add(at))
-	b, err := protocol.ReadFrame(d.r, len(commit.CV{}))
+	_, windowed := hostround.Windowed(d.plan.Challenge.Proof)
+	b, err := protocol.ReadFrame(d.r, hostround.RootFrameLen(windowed))
 	now := time.Since(d.origin)
 	if err == nil {
 		d.res.rootNanos = max(now.Nanoseconds(), 1)
 	}
-	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded):
+	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return hostround.Timer{At: max(now, at)}
-	case err != nil:
-		return hostround.Closed{Err: err}
-	case len(b) != len(commit.CV{}):
-		return hostround.Closed{Err: fmt.Errorf("root of %d bytes", len(b))}
 	}
-	return hostround.Root{At: now, Root: commit.CV(b)}
+	var root commit.CV
+	var steps uint64
+	if err == nil {
+		root, steps, err = hostround.DecodeRootFrame(b, windowed)
+	}
+	if err != nil {
+		return hostround.Closed{Err: err}
+	}
+	return hostround.Root{At: now, Root: root, Steps: steps}
 }
 
 // readOpening reads the opening of segs segments, its memory reserved in

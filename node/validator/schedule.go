@@ -69,7 +69,7 @@ func ScheduleOf(stakes map[string]float64, listed []string, coverage float64, cf
 	}
 	slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(a.id, b.id) })
 	r := round.Schedule{Coverage: coverage}
-	if cfg.HostCPUSteps > 0 || cfg.HostRAMSteps > 0 || cfg.HostPlotSteps > 0 {
+	if cfg.HostCPUWindow.Duration > 0 || cfg.HostRAMSteps > 0 || cfg.HostPlotSteps > 0 {
 		r.HostSlot, r.HostShare = round.SlotFor(cfg.RoundTarget.Duration), cfg.HostSlotShare
 	}
 	for _, m := range ms {

@@ -41,7 +41,7 @@ func vectors(t *testing.T) []string {
 		add(name+".sample3", fmt.Sprint(host.Sample(secret, root, enc, s, 3)))
 	}
 
-	cp := &cpuwork.Params{Seed: seed, Miner: miner, TableLog: 10, Shape: host.Shape{Chains: 2, Steps: 64, Segment: 16}}
+	cp := &cpuwork.Params{Seed: seed, Miner: miner, TableLog: 10, Shape: host.Shape{Chains: 2, Steps: 64, Segment: 16}, WindowMs: 2000, RunMs: 1900, ScaleLog: 10}
 	tab := cpuwork.Table(cp)
 	add("cpu.params", hex.EncodeToString(cp.Encode()))
 	add("cpu.table[0]", fmt.Sprintf("%016x", tab[0]))

@@ -40,6 +40,13 @@ type Plan struct {
 	// Check verifies the encoded opening of the sampled segments against
 	// the root: the proof's decoder and Verify.
 	Check func(root commit.CV, segs []uint64, opening []byte) error
+	// Proven, for a round run to a window (a windowed CPU round), is the
+	// challenge's proof as proven with the steps a chain the root names:
+	// the sample is drawn over its shape and encoding, and Check must
+	// verify against it. Nil for a round of fixed steps.
+	Proven func(steps uint64) (Proof, error)
+	// Window credits a windowed round over at least this elapsed time.
+	Window time.Duration
 }
 
 // MaxRTTDivisor bounds the round trip subtracted from a root's arrival to
@@ -52,10 +59,12 @@ const MaxRTTDivisor = 20
 type (
 	// Start: the challenge has been sent.
 	Start struct{ At time.Duration }
-	// Root: the miner's checkpoint root arrived.
+	// Root: the miner's checkpoint root arrived, with the steps a chain
+	// it proved if the round ran to a window.
 	Root struct {
-		At   time.Duration
-		Root commit.CV
+		At    time.Duration
+		Root  commit.CV
+		Steps uint64
 	}
 	// Opening: the encoded opening arrived, or the error that kept it.
 	Opening struct {
@@ -89,7 +98,7 @@ type Outcome struct {
 	Reason   string
 	Root     commit.CV
 	Elapsed  time.Duration // root arrival − Start − RTT (capped)
-	StepNs   float64       // per chain step
+	StepNs   float64       // per chain step, over at least the window
 	Credit   float64       // min(1, BoundNs/StepNs); 0 unless verified
 	Segments []uint64
 }
@@ -168,10 +177,16 @@ func (v *Validator) root(e Root) []any {
 		return v.finish(true, fmt.Sprintf("no root within %v", v.p.RootBy))
 	}
 	v.out.Root = e.Root
+	if v.p.Proven != nil {
+		pr, err := v.p.Proven(e.Steps)
+		if err != nil {
+			return v.finish(false, fmt.Sprintf("root of a windowed round: %v", err))
+		}
+		v.p.Shape, v.p.Params = pr.Dims(), pr.Encode()
+	}
 	arrival := e.At - v.start
 	v.out.Elapsed = max(arrival-min(v.p.RTT, arrival/MaxRTTDivisor), time.Nanosecond)
-	t := host.Timing{Shape: v.p.Shape, Elapsed: v.out.Elapsed}
-	v.out.StepNs = t.StepNs()
+	v.out.StepNs = v.timing().StepNs()
 	k := v.p.Samples
 	if v.p.MaxSample > 0 {
 		k = min(k, v.p.MaxSample)
@@ -189,9 +204,14 @@ func (v *Validator) opening(e Opening) []any {
 		return v.finish(false, fmt.Sprintf("opening: %v", err))
 	}
 	v.out.Verified = true
-	v.out.Credit = host.Timing{Shape: v.p.Shape, Elapsed: v.out.Elapsed}.Credit(v.p.BoundNs)
+	v.out.Credit = v.timing().Credit(v.p.BoundNs)
 	v.st = done
 	return []any{Finish{Outcome: v.out}}
+}
+
+// timing is the root's elapsed time, at least the window, over the shape.
+func (v *Validator) timing() host.Timing {
+	return host.Timing{Shape: v.p.Shape, Elapsed: max(v.out.Elapsed, v.p.Window)}
 }
 
 func (v *Validator) finish(missed bool, reason string) []any {

@@ -2,6 +2,7 @@ package hostround
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/host"
 	"github.com/pog-network/pog/proof/host/cpuwork"
+	"github.com/pog-network/pog/proof/sample"
 )
 
 // cpuRound is a tiny CPU challenge, its honest checkpoints and a plan
@@ -152,5 +154,71 @@ func TestPlanBounds(t *testing.T) {
 		if _, err := NewValidator(p); err == nil {
 			t.Errorf("accepted %+v", p.Shape)
 		}
+	}
+}
+
+// TestWindowedRound plays a CPU round run to a window through both
+// machines: the miner proves 300 of the cap's 1000 steps a chain, the
+// validator samples and checks the proof as proven (the segments it
+// fetches are the ones the miner opens), and a root sent early is timed
+// over the whole window; steps past the cap fail the round.
+func TestWindowedRound(t *testing.T) {
+	c := CPUProof{Params: &cpuwork.Params{Miner: []byte("miner"), TableLog: cpuwork.MinTableLog, WindowMs: 2000, RunMs: 2000,
+		Shape: host.Shape{Chains: 2, Steps: 1000, Segment: 10}}}
+	secret := [32]byte{7}
+	proven, err := c.Proven(300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, err := cpuwork.Prove(proven.Params, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, leaves, err := host.Commit(cpuwork.Tag, states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func() Plan {
+		var got Proof = c
+		return Plan{Shape: c.Shape, BoundNs: c.BoundNs(), Secret: secret, Params: c.Encode(), Samples: 8, RootBy: RootBy(c, 0),
+			Window: c.Window(), Proven: func(n uint64) (Proof, error) {
+				q, err := c.Proven(n)
+				got = q
+				return q, err
+			},
+			Check: func(root commit.CV, segs []uint64, b []byte) error { return got.Verify(root, segs, b) }}
+	}
+	m := NewMiner(MinerPlan{Miner: []byte("miner"), Lag: time.Second})
+	ch := Challenge{Commitment: sample.Commit(secret), Samples: 8, RootByMs: uint32(RootBy(c, 0).Milliseconds()), Proof: c}
+	m.Step(Challenged{Frame: ch.Encode()})
+	if acts := m.Step(Proved{Root: root, Steps: 300}); len(acts) != 1 || acts[0] != (SendRoot{Root: root, Steps: 300}) {
+		t.Fatalf("proved: %#v", acts)
+	}
+	open := m.Step(Revealed{Frame: secret[:]})[0].(Open)
+	v, err := NewValidator(plan())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Step(Start{})
+	fetch := v.Step(Root{At: 100 * time.Millisecond, Root: root, Steps: 300})[1].(Fetch)
+	if fmt.Sprint(open.Segments) != fmt.Sprint(fetch.Segments) || fetch.Segments[len(fetch.Segments)-1] >= proven.Leaves() {
+		t.Fatalf("miner opens %v, validator fetches %v, of %d leaves", open.Segments, fetch.Segments, proven.Leaves())
+	}
+	op, err := host.Open(proven.Shape, states, leaves, open.Segments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := op.MarshalBinary()
+	out := finish(t, v.Step(Opening{Bytes: b}))
+	if want := float64(2*time.Second) / 300; !out.Verified || out.Elapsed != 100*time.Millisecond || out.StepNs != want {
+		t.Fatalf("early root: verified %v, elapsed %v, %.0f ns a step, want %.0f (over the window)", out.Verified, out.Elapsed, out.StepNs, want)
+	}
+	if got, want := proven.Credited(100*time.Millisecond).CPUStepsPerSecond, 2*300/2.0*out.Credit; got != want {
+		t.Fatalf("credited %v steps/s, want %v", got, want)
+	}
+	v, _ = NewValidator(plan())
+	v.Step(Start{})
+	if out := finish(t, v.Step(Root{At: time.Second, Root: root, Steps: 1010})); out.Verified || out.Missed || !strings.Contains(out.Reason, "windowed") {
+		t.Fatalf("steps past the cap: %+v", out)
 	}
 }

@@ -39,10 +39,12 @@ type (
 	// Challenged: the challenge frame arrived.
 	Challenged struct{ Frame []byte }
 	// Proved: the caller ran the proof and committed its checkpoints to
-	// Root, or Err kept it from doing so.
+	// Root (a windowed round: Steps a chain), or Err kept it from doing
+	// so.
 	Proved struct {
-		Root commit.CV
-		Err  error
+		Root  commit.CV
+		Steps uint64
+		Err   error
 	}
 	// Revealed: the sampling secret's frame arrived, or the error that
 	// kept it.
@@ -58,8 +60,12 @@ type (
 type (
 	// Prove: run the challenge's proof and commit its checkpoints.
 	Prove struct{ Challenge *Challenge }
-	// SendRoot: send the checkpoint root.
-	SendRoot struct{ Root commit.CV }
+	// SendRoot: send the checkpoint root, and for a windowed round the
+	// steps a chain (RootFrame).
+	SendRoot struct {
+		Root  commit.CV
+		Steps uint64
+	}
 	// Open: open these segments (ascending) and send the opening.
 	Open struct{ Segments []uint64 }
 	// Served: the round is over; Err says why it was not served.
@@ -94,11 +100,7 @@ func (m *Miner) Step(ev any) []any {
 		}
 	case Proved:
 		if m.st == proving {
-			if e.Err != nil {
-				return m.served(e.Err)
-			}
-			m.st, m.root = waitSecret, e.Root
-			return []any{SendRoot{Root: e.Root}}
+			return m.proved(e)
 		}
 	case Revealed:
 		if m.st == waitSecret {
@@ -126,13 +128,14 @@ func (m *Miner) challenged(frame []byte) []any {
 	m.ch = ch
 	pr := ch.Proof
 	sh := pr.Dims()
+	_, windowed := Windowed(pr) // bounded by its window, not its steps
 	rootBy := time.Duration(ch.RootByMs) * time.Millisecond
 	switch {
 	case !bytes.Equal(pr.MinerID(), m.p.Miner):
 		return m.served(errors.New("host challenge for another miner"))
-	case rootBy > RootBy(pr, m.p.Lag):
-		return m.served(fmt.Errorf("host challenge with its root due after %v: a plan allows at most %v", rootBy, RootBy(pr, m.p.Lag)))
-	case sh.Chains*sh.Steps > MaxWork || sh.Steps > MaxWork:
+	case rootBy > dueBy(pr, m.p.Lag):
+		return m.served(fmt.Errorf("host challenge with its root due after %v: a plan allows at most %v", rootBy, dueBy(pr, m.p.Lag)))
+	case !windowed && (sh.Chains*sh.Steps > MaxWork || sh.Steps > MaxWork):
 		return m.served(fmt.Errorf("host challenge of %d×%d steps: at most %d", sh.Chains, sh.Steps, MaxWork))
 	case pr.Kind() == KindPlot && sh.Chains*sh.Steps > MaxPlotWork:
 		return m.served(fmt.Errorf("storage audit of %d×%d steps: at most %d", sh.Chains, sh.Steps, MaxPlotWork))
@@ -144,6 +147,29 @@ func (m *Miner) challenged(frame []byte) []any {
 	}
 	m.st = proving
 	return []any{Prove{Challenge: ch}}
+}
+
+// dueBy is the latest root_by_ms a plan sends for pr and a round trip of
+// at most lag: RootBy, rounded up to the millisecond.
+func dueBy(pr Proof, lag time.Duration) time.Duration {
+	return (RootBy(pr, lag) + time.Millisecond - 1).Truncate(time.Millisecond)
+}
+
+// proved sends the root; a windowed round's challenge becomes the proof
+// as proven, which the secret samples.
+func (m *Miner) proved(e Proved) []any {
+	if e.Err != nil {
+		return m.served(e.Err)
+	}
+	if c, ok := Windowed(m.ch.Proof); ok {
+		pr, err := c.Proven(e.Steps)
+		if err != nil {
+			return m.served(err)
+		}
+		m.ch.Proof = pr
+	}
+	m.st, m.root = waitSecret, e.Root
+	return []any{SendRoot{Root: e.Root, Steps: e.Steps}}
 }
 
 func (m *Miner) revealed(e Revealed) []any {

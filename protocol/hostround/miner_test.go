@@ -17,10 +17,14 @@ import (
 
 // testChallenge is the challenge a script's challenge command describes:
 // kind (cpu or storage), miner, chains, steps, segment, samples, root-by
-// (ms) and secret (its first byte, committed to).
+// (ms), secret (its first byte, committed to), and for a CPU round run to
+// a window, window and run (ms).
 func testChallenge(t *testing.T, d *datadriven.TestData) []byte {
 	kind, miner := "cpu", "miner"
 	chains, steps, segment, samples, rootBy, secret := 2, 1000, 10, 8, 1500, 7
+	window, run := 0, 0
+	d.MaybeScanArgs(t, "window", &window)
+	d.MaybeScanArgs(t, "run", &run)
 	d.MaybeScanArgs(t, "kind", &kind)
 	d.MaybeScanArgs(t, "miner", &miner)
 	d.MaybeScanArgs(t, "chains", &chains)
@@ -30,7 +34,8 @@ func testChallenge(t *testing.T, d *datadriven.TestData) []byte {
 	d.MaybeScanArgs(t, "root-by", &rootBy)
 	d.MaybeScanArgs(t, "secret", &secret)
 	sh := host.Shape{Chains: uint64(chains), Steps: uint64(steps), Segment: uint64(segment)}
-	var pr Proof = CPUProof{Params: &cpuwork.Params{Miner: []byte(miner), TableLog: cpuwork.MinTableLog, Shape: sh}}
+	var pr Proof = CPUProof{Params: &cpuwork.Params{Miner: []byte(miner), TableLog: cpuwork.MinTableLog, Shape: sh,
+		WindowMs: uint32(window), RunMs: uint32(run)}}
 	if kind == "storage" {
 		pl := plot.Plot{Miner: []byte(miner), BlockLog: 12, Rounds: 2, Blocks: 1 << 20}
 		pr = PlotProof{Audit: &plot.Audit{Plot: pl, Shape: sh}}
@@ -49,9 +54,17 @@ func printMinerActions(acts []any) string {
 		switch a := a.(type) {
 		case Prove:
 			sh := a.Challenge.Proof.Dims()
-			fmt.Fprintf(&b, "prove %s %d×%d/%d, root by %dms\n", a.Challenge.Proof.Name(), sh.Chains, sh.Steps, sh.Segment, a.Challenge.RootByMs)
+			fmt.Fprintf(&b, "prove %s %d×%d/%d", a.Challenge.Proof.Name(), sh.Chains, sh.Steps, sh.Segment)
+			if c, ok := Windowed(a.Challenge.Proof); ok {
+				fmt.Fprintf(&b, " for %v of a %v window", c.Run(), c.Window())
+			}
+			fmt.Fprintf(&b, ", root by %dms\n", a.Challenge.RootByMs)
 		case SendRoot:
-			fmt.Fprintf(&b, "send-root %x\n", a.Root[:4])
+			fmt.Fprintf(&b, "send-root %x", a.Root[:4])
+			if a.Steps > 0 {
+				fmt.Fprintf(&b, ", %d steps a chain", a.Steps)
+			}
+			b.WriteString("\n")
 		case Open:
 			fmt.Fprintf(&b, "open %v\n", a.Segments)
 		case Served:
@@ -105,7 +118,9 @@ func TestMinerData(t *testing.T) {
 		case "challenge":
 			acts = m.Step(Challenged{Frame: testChallenge(t, d)})
 		case "proved":
-			acts = m.Step(Proved{Root: commit.CV{0xab, 0xcd}, Err: errArg(t, d)})
+			var steps uint64
+			d.MaybeScanArgs(t, "steps", &steps)
+			acts = m.Step(Proved{Root: commit.CV{0xab, 0xcd}, Steps: steps, Err: errArg(t, d)})
 		case "reveal":
 			secret := 7
 			d.MaybeScanArgs(t, "secret", &secret)

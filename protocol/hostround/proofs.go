@@ -89,7 +89,7 @@ func (p PlotProof) MinerID() []byte  { return p.Miner }
 func (p CPUProof) Dims() host.Shape  { return p.Shape }
 func (p RAMProof) Dims() host.Shape  { return p.Shape }
 func (p PlotProof) Dims() host.Shape { return p.Shape }
-func (CPUProof) BoundNs() float64    { return cpuwork.StepBoundNs }
+func (p CPUProof) BoundNs() float64  { return cpuwork.StepBoundNs * p.Scale() }
 func (RAMProof) BoundNs() float64    { return memwalk.StepBoundNs }
 func (PlotProof) BoundNs() float64   { return plot.StepBoundNs }
 func (CPUProof) MaxSample() int      { return 0 }
@@ -149,10 +149,27 @@ func (p PlotProof) Verify(root commit.CV, segs []uint64, b []byte) error {
 	return plot.CheckRegenerated(p.Audit, segs, op, plotRegenerated)
 }
 
-// Credited CPU: the chains, and chain steps per second times the credit.
+// Credited CPU: the chains, and chain steps (each counting its scale) per
+// second times the credit. A windowed round is credited over at least its
+// window (SPEC §23.2): a root sent early earns the steps it ran over the
+// whole window, so identities answered in turn by one server share the
+// server's steps of one window.
 func (p CPUProof) Credited(elapsed time.Duration) scoring.HostMeasurement {
-	t := host.Timing{Shape: p.Shape, Elapsed: elapsed}
-	return scoring.HostMeasurement{CPUChains: int(p.Chains), CPUStepsPerSecond: t.StepsPerSecond() * t.Credit(cpuwork.StepBoundNs)}
+	t := host.Timing{Shape: p.Shape, Elapsed: max(elapsed, p.Window())}
+	return scoring.HostMeasurement{CPUChains: int(p.Chains), CPUStepsPerSecond: p.Scale() * t.StepsPerSecond() * t.Credit(p.BoundNs())}
+}
+
+// Windowed is a CPU proof run to a window, as a Proof.
+func Windowed(pr Proof) (CPUProof, bool) {
+	c, ok := pr.(CPUProof)
+	return c, ok && c.WindowMs > 0
+}
+
+// Proven is a windowed CPU proof as the miner proved it, n steps a chain:
+// what the samples, the check and the record are made over.
+func (p CPUProof) Proven(n uint64) (CPUProof, error) {
+	q, err := p.Params.Proven(n)
+	return CPUProof{q}, err
 }
 
 // Credited RAM: the dataset's bytes and the walks' random reads per second

@@ -65,6 +65,35 @@ func DecodeChallenge(b []byte) (*Challenge, error) {
 	return c, nil
 }
 
+// RootFrame is the miner's second message: the checkpoint root, and for a
+// windowed round the steps a chain it proved (root ‖ BE64 steps).
+func RootFrame(root commit.CV, windowed bool, steps uint64) []byte {
+	if !windowed {
+		return root[:]
+	}
+	return binary.BigEndian.AppendUint64(append([]byte{}, root[:]...), steps)
+}
+
+// RootFrameLen is RootFrame's length.
+func RootFrameLen(windowed bool) int {
+	if windowed {
+		return len(commit.CV{}) + 8
+	}
+	return len(commit.CV{})
+}
+
+// DecodeRootFrame parses RootFrame's output.
+func DecodeRootFrame(b []byte, windowed bool) (commit.CV, uint64, error) {
+	if len(b) != RootFrameLen(windowed) {
+		return commit.CV{}, 0, fmt.Errorf("root of %d bytes: want %d", len(b), RootFrameLen(windowed))
+	}
+	var steps uint64
+	if windowed {
+		steps = binary.BigEndian.Uint64(b[len(commit.CV{}):])
+	}
+	return commit.CV(b[:len(commit.CV{})]), steps, nil
+}
+
 // Segments is the sample secret draws for the challenge and root (SPEC
 // §23.1), at most the proof's MaxSample.
 func (c *Challenge) Segments(secret [32]byte, root commit.CV) []uint64 {

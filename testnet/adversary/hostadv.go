@@ -19,33 +19,25 @@ import (
 // cpuwork's step bound (SPEC §23.2).
 const gpuStepNs = 3 * cpuwork.StepBoundNs
 
-// GPUHostProve is the cpu-on-gpu adversary's CPU host proof: every chain
-// on its own thread, as a GPU runs them, each segment taking at least
-// gpuStepNs per step. The states are honest, so the proof verifies; only
-// the timing is a GPU's.
-func GPUHostProve(p *cpuwork.Params) ([][]byte, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
+// GPUHostProve is the cpu-on-gpu adversary's windowed CPU host proof:
+// every chain on its own thread, as a GPU runs them, each step taking
+// gpuStepNs (counting the round's step scale), for the whole segments that
+// end by stop. The states are honest, so the proof verifies; only the
+// timing is a GPU's.
+func GPUHostProve(p *cpuwork.Params, stop time.Time) (uint64, [][]byte, error) {
+	start := time.Now()
+	seg := time.Duration(float64(p.Segment) * gpuStepNs * p.Scale())
+	n := min(p.PerChain(), uint64(max(0, stop.Sub(start))/seg)) * p.Segment
+	if n == 0 {
+		return 0, nil, errors.New("no segment within the run")
 	}
-	t := cpuwork.Table(p)
-	states := make([][]byte, p.Leaves())
-	seg := time.Duration(float64(p.Segment) * gpuStepNs)
-	var wg sync.WaitGroup
-	for c := range p.Chains {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			x := cpuwork.Initial(p, c)
-			start := time.Now()
-			for j := range p.PerChain() {
-				cpuwork.Run(t, &x, p.Segment)
-				states[c*p.PerChain()+j] = x.Bytes()
-				time.Sleep(time.Until(start.Add(time.Duration(j+1) * seg)))
-			}
-		}()
+	q, err := p.Proven(n)
+	if err != nil {
+		return 0, nil, err
 	}
-	wg.Wait()
-	return states, nil
+	states, err := cpuwork.Prove(q, int(q.Chains))
+	time.Sleep(time.Until(start.Add(time.Duration(n/p.Segment) * seg)))
+	return n, states, err
 }
 
 // SlowRegen is the storage-regen adversary's plot reader: every block takes

@@ -11,21 +11,30 @@ import (
 )
 
 // TestGPUHostProve: the cpu-on-gpu adversary's states are the honest ones
-// (its proof verifies), and no chain step takes less than gpuStepNs.
+// (its proof verifies) for the whole segments that fit its run, and no
+// chain step takes less than gpuStepNs.
 func TestGPUHostProve(t *testing.T) {
-	p := &cpuwork.Params{Miner: []byte("m"), TableLog: cpuwork.MinTableLog,
-		Shape: host.Shape{Chains: 8, Steps: 1 << 12, Segment: 1 << 8}}
-	want, err := cpuwork.Prove(p, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := &cpuwork.Params{Miner: []byte("m"), TableLog: cpuwork.MinTableLog, WindowMs: 50, RunMs: 50,
+		Shape: host.Shape{Chains: 8, Steps: 1 << 20, Segment: 1 << 8}}
 	t0 := time.Now()
-	got, err := GPUHostProve(p)
+	run := 20 * time.Millisecond
+	n, got, err := GPUHostProve(p, t0.Add(run))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(t0); el < time.Duration(float64(p.Steps)*gpuStepNs) {
-		t.Fatalf("%d steps per chain in %v: faster than %v ns per step", p.Steps, el, gpuStepNs)
+	if el := time.Since(t0); el < time.Duration(float64(n)*gpuStepNs) {
+		t.Fatalf("%d steps per chain in %v: faster than %v ns per step", n, el, gpuStepNs)
+	}
+	if seg := float64(p.Segment) * gpuStepNs; float64(n)*gpuStepNs > float64(run) || float64(n)*gpuStepNs+seg <= float64(run) {
+		t.Fatalf("%d steps a chain of %v ns in a %v run: not its whole segments", n, gpuStepNs, run)
+	}
+	q, err := p.Proven(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := cpuwork.Prove(q, 1)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if !slices.EqualFunc(got, want, slices.Equal) {
 		t.Fatal("states differ from cpuwork.Prove")

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/pog-network/pog/proof/host"
+	"github.com/pog-network/pog/proof/host/cpuwork"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
 )
@@ -51,4 +52,37 @@ func HostTime(h *pb.Hardware, adversary string, load *Load) func(string, host.Sh
 		waves := (sh.Chains + cores - 1) / cores
 		return time.Duration(float64(waves*sh.Steps) * step)
 	}
+}
+
+// HostWindow is the steps a chain the profile's host h runs of a windowed
+// CPU round before stop, played as adversary plays it, with load beside
+// it, and when they are done (miner.Hooks.HostWindow). cpu-on-gpu's steps
+// take a GPU's time.
+func HostWindow(h *pb.Hardware, adversary string, load *Load) func(*cpuwork.Params, time.Time) (uint64, time.Time) {
+	return func(p *cpuwork.Params, stop time.Time) (uint64, time.Time) {
+		now := time.Now()
+		step := scoring.CPUCyclesPerStep / h.CpuGhz * load.cpuFactor(now)
+		if adversary == "cpu-on-gpu" {
+			step = gpuStepNs
+		}
+		return windowSteps(p, now, stop, step, max(1, uint64(h.CpuCores)))
+	}
+}
+
+// windowSteps is the steps a chain of p's whole segments from start to
+// stop at stepNs an unscaled step, cores chains at a time (the rest in
+// waves), and when they end.
+func windowSteps(p *cpuwork.Params, start, stop time.Time, stepNs float64, cores uint64) (uint64, time.Time) {
+	waves := (p.Chains + cores - 1) / cores
+	seg := max(time.Duration(float64(waves*p.Segment)*stepNs*p.Scale()), 1)
+	segs := min(p.PerChain(), uint64(max(0, stop.Sub(start))/seg))
+	return segs * p.Segment, start.Add(time.Duration(segs) * seg)
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -78,9 +78,14 @@ func (p Params) Node() config.Config {
 	// One chain per CPU host round: miners prove with one worker on cores
 	// every node shares, so more chains would only measure the queue.
 	c.Validator.HostCPUMaxChains = 1
-	// 2^17 steps: about 4 ms of one core, over 20 loopback round trips
-	// and long against the miner's table setup.
-	c.Validator.HostCPUSteps = 1 << 17
+	// In virtual time, CPU rounds run to a window of the CPU round
+	// target (production's is too), with a step that counts as
+	// CPUScaleLog (its simulated host takes that many times a step's
+	// time): 2^15 real steps a window, not 2^25. On the wall clock, the
+	// local profile's short window.
+	if p.Sim {
+		c.Validator.HostCPUWindow, c.Validator.HostCPUScaleLog = c.Validator.RoundTargetCPU, CPUScaleLog
+	}
 	machine.HostConfig(&c)
 	if p.RAMPeriodEpochs > 0 {
 		c.Network.RAMPeriodEpochs = p.RAMPeriodEpochs
@@ -90,6 +95,10 @@ func (p Params) Node() config.Config {
 	}
 	return c
 }
+
+// CPUScaleLog is the simulation's CPU step scale: a simulated step counts
+// as 2^10 real ones (validator.host_cpu_scale_log).
+const CPUScaleLog = 10
 
 // Scoring scales the reference and GPU classes by the run's scale so
 // simulated throughput scores like the real hardware it stands for.

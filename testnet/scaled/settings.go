@@ -46,7 +46,8 @@ var settings = []setting{
 		return strconv.FormatFloat(c.Validator.HostSlotShare, 'g', -1, 64), c.Validator.HostSlotShare
 	}},
 	{"validator.host_max_round", func(c config.Config) (string, float64) { return dur(c.Validator.HostMaxRound) }},
-	{"validator.host_cpu_steps", func(c config.Config) (string, float64) { return count(c.Validator.HostCPUSteps) }},
+	{"validator.host_cpu_window", func(c config.Config) (string, float64) { return dur(c.Validator.HostCPUWindow) }},
+	{"validator.host_cpu_scale_log", func(c config.Config) (string, float64) { return count(uint32(c.Validator.HostCPUScaleLog)) }},
 	{"validator.host_cpu_max_chains", func(c config.Config) (string, float64) { return count(c.Validator.HostCPUMaxChains) }},
 	{"validator.host_ram_steps", func(c config.Config) (string, float64) { return count(c.Validator.HostRAMSteps) }},
 	{"validator.host_ram_max_walks", func(c config.Config) (string, float64) { return count(c.Validator.HostRAMMaxWalks) }},

@@ -19,6 +19,8 @@ import (
 	"math/bits"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/host"
@@ -78,6 +80,46 @@ type Params struct {
 	Miner    []byte   // the miner's peer ID bytes: binds the proof to it
 	TableLog uint8    // the table holds 2^TableLog uint64 words
 	host.Shape
+	// WindowMs, if not 0, makes a round run to a window (SPEC §23.2):
+	// the miner runs every chain for RunMs, stops them all at the same
+	// whole number of segments, at most Steps, and proves those; the
+	// round is credited over at least WindowMs, the network's window.
+	// 0: every chain runs exactly Steps.
+	WindowMs uint32
+	// RunMs is how long the miner runs, at most WindowMs: the window less
+	// what a distant miner's round trip takes beyond its allowance.
+	RunMs uint32
+	// ScaleLog makes a step count as 2^ScaleLog: the simulation's scaled
+	// CPU (its simulated host takes that many times a step's time), 0 in
+	// production.
+	ScaleLog uint8
+}
+
+// Bounds of a windowed round: a window of a minute, steps scaled 2^20.
+const (
+	MaxWindowMs = 60_000
+	MaxScaleLog = 20
+)
+
+// Window is the round's credit window, 0 if it runs a fixed number of
+// steps.
+func (p *Params) Window() time.Duration { return time.Duration(p.WindowMs) * time.Millisecond }
+
+// Run is how long a windowed round's chains run.
+func (p *Params) Run() time.Duration { return time.Duration(p.RunMs) * time.Millisecond }
+
+// Scale is what one step counts as.
+func (p *Params) Scale() float64 { return float64(uint64(1) << p.ScaleLog) }
+
+// Proven is p as proven with n steps per chain: the challenge a windowed
+// round's samples, checks and records are made over.
+func (p *Params) Proven(n uint64) (*Params, error) {
+	q := *p
+	q.Steps = n
+	if n == 0 || n > p.Steps {
+		return nil, fmt.Errorf("cpu round proved %d steps a chain: want 1..%d", n, p.Steps)
+	}
+	return &q, q.Shape.Check()
 }
 
 // Validate checks the bounds a verifier relies on.
@@ -88,18 +130,29 @@ func (p *Params) Validate() error {
 	if len(p.Miner) == 0 || len(p.Miner) > 255 {
 		return errors.New("cpu challenge: miner ID must be 1..255 bytes")
 	}
+	switch {
+	case p.WindowMs > MaxWindowMs:
+		return fmt.Errorf("cpu window of %d ms: at most %d", p.WindowMs, MaxWindowMs)
+	case p.RunMs > p.WindowMs || (p.WindowMs > 0 && p.RunMs == 0):
+		return fmt.Errorf("cpu round run for %d ms of a %d ms window: want 1..%[2]d", p.RunMs, p.WindowMs)
+	case p.ScaleLog > MaxScaleLog:
+		return fmt.Errorf("cpu steps scaled 2^%d: at most 2^%d", p.ScaleLog, MaxScaleLog)
+	}
 	return p.Shape.Check()
 }
 
 // Encode is the challenge's canonical encoding, the sample derivation's
 // params: seed ‖ u8 len(miner) ‖ miner ‖ u8 TableLog ‖ BE64 chains ‖ BE64
-// steps ‖ BE64 segment.
+// steps ‖ BE64 segment ‖ BE32 window_ms ‖ BE32 run_ms ‖ u8 scale_log.
 func (p *Params) Encode() []byte {
 	b := append(append([]byte{}, p.Seed[:]...), byte(len(p.Miner)))
 	b = append(append(b, p.Miner...), p.TableLog)
 	b = binary.BigEndian.AppendUint64(b, p.Chains)
 	b = binary.BigEndian.AppendUint64(b, p.Steps)
-	return binary.BigEndian.AppendUint64(b, p.Segment)
+	b = binary.BigEndian.AppendUint64(b, p.Segment)
+	b = binary.BigEndian.AppendUint32(b, p.WindowMs)
+	b = binary.BigEndian.AppendUint32(b, p.RunMs)
+	return append(b, p.ScaleLog)
 }
 
 // DecodeParams parses Encode's output and validates it.
@@ -110,6 +163,7 @@ func DecodeParams(b []byte) (*Params, error) {
 	p.Miner = d.Miner()
 	p.TableLog = d.U8()
 	p.Shape = d.Shape()
+	p.WindowMs, p.RunMs, p.ScaleLog = d.BE32(), d.BE32(), d.U8()
 	if err := d.Finish(); err != nil {
 		return nil, err
 	}
@@ -191,6 +245,64 @@ func Prove(p *Params, workers int) ([][]byte, error) {
 	close(next)
 	wg.Wait()
 	return states, nil
+}
+
+// ProveUntil runs a windowed round (p.WindowMs > 0) on workers goroutines
+// (<= 0: one per CPU): every chain advances a segment at a time, in turn
+// on its worker, until the first segment a worker ends at or after
+// deadline; every chain then completes that many segments (at least two
+// checkpoints in all, at most p.Steps ÷ Segment) and stops. It returns the steps per chain n and the
+// checkpoint states of p.Proven(n) in leaf order.
+func ProveUntil(p *Params, workers int, deadline time.Time) (uint64, [][]byte, error) {
+	if err := p.Validate(); err != nil {
+		return 0, nil, err
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	t := Table(p)
+	w := int(min(uint64(workers), p.Chains))
+	chains := make([][][]byte, p.Chains) // per chain, its checkpoint states
+	least := uint64(1)                   // segments for two checkpoints at least
+	if p.Chains == 1 {
+		least = 2
+	}
+	var stop atomic.Uint64 // segments every chain runs; 0: not yet known
+	var wg sync.WaitGroup
+	for k := range w {
+		wg.Go(func() {
+			var mine []uint64 // this worker's chains, one segment each in turn
+			for c := uint64(k); c < p.Chains; c += uint64(w) {
+				mine = append(mine, c)
+			}
+			xs := make([]State, len(mine))
+			for i, c := range mine {
+				xs[i] = Initial(p, c)
+			}
+			for j := uint64(1); j <= p.PerChain(); j++ {
+				if s := stop.Load(); s != 0 && j > s {
+					return
+				}
+				for i, c := range mine {
+					Run(t, &xs[i], p.Segment)
+					chains[c] = append(chains[c], xs[i].Bytes())
+				}
+				if !time.Now().Before(deadline) {
+					stop.CompareAndSwap(0, max(j, least))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	segs := stop.Load()
+	if segs == 0 {
+		segs = p.PerChain() // the cap came before the window's end
+	}
+	states := make([][]byte, 0, p.Chains*segs)
+	for _, cs := range chains {
+		states = append(states, cs[:segs]...)
+	}
+	return segs * p.Segment, states, nil
 }
 
 // ErrSegment is wrapped by the verdict of a segment whose recomputation

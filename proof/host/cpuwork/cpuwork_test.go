@@ -1,9 +1,12 @@
 package cpuwork
 
 import (
+	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pog-network/pog/proof/host"
 )
@@ -132,5 +135,57 @@ func TestParamsBounds(t *testing.T) {
 		if p.Validate() == nil {
 			t.Errorf("%+v accepted", p.Shape)
 		}
+	}
+}
+
+// TestProveUntil: a windowed round stops every chain at the same whole
+// number of segments, the first a worker ends past the deadline (one,
+// with the deadline already past; two for one chain), or at the cap (a
+// deadline far off);
+// the states are a fixed round's over the proven parameters, and verify.
+func TestProveUntil(t *testing.T) {
+	p := tiny("miner W")
+	p.WindowMs, p.RunMs = 1000, 1000
+	for _, c := range []struct {
+		name     string
+		deadline time.Time
+		want     uint64
+	}{
+		{"past", time.Now().Add(-time.Second), p.Segment},
+		{"far", time.Now().Add(time.Hour), p.Steps},
+	} {
+		for _, workers := range []int{1, 2, 5} {
+			n, states, err := ProveUntil(p, workers, c.deadline)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != c.want {
+				t.Errorf("%s, %d workers: %d steps a chain, want %d", c.name, workers, n, c.want)
+				continue
+			}
+			q, err := p.Proven(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fixed, _ := Prove(q, 1)
+			if !slices.EqualFunc(states, fixed, bytes.Equal) {
+				t.Errorf("%s, %d workers: states differ from a fixed round of %d steps", c.name, workers, n)
+			}
+			_, root, segs, op := commitAll(t, q, states)
+			if err := Verify(q, root, segs, op); err != nil {
+				t.Errorf("%s, %d workers: %v", c.name, workers, err)
+			}
+		}
+	}
+	one := *p
+	one.Chains = 1
+	if n, _, err := ProveUntil(&one, 2, time.Now().Add(-time.Second)); err != nil || n != 2*one.Segment {
+		t.Errorf("one chain, the deadline past: %d steps (%v), want two segments", n, err)
+	}
+	if _, err := p.Proven(p.Steps + p.Segment); err == nil {
+		t.Error("proven beyond the cap")
+	}
+	if _, err := p.Proven(p.Segment + 1); err == nil {
+		t.Error("proven a part of a segment")
 	}
 }
