@@ -362,8 +362,12 @@ func (r *run) waitEpochs(ctx context.Context, last uint64) error {
 	for {
 		select {
 		case <-beat:
-			r.progress("running: %v of virtual time to the last epoch's end, %v of wall time so far",
-				time.Until(end).Round(time.Second), (wallNow() - r.wallStart).Round(time.Second))
+			wall := (wallNow() - r.wallStart).Round(time.Second)
+			if left := time.Until(end).Round(time.Second); left > 0 {
+				r.progress("running: %v of virtual time to the last epoch's end, %v of wall time so far", left, wall)
+			} else {
+				r.progress("running: the last epoch ended %v ago; waiting for its records, %v of wall time so far", -left, wall)
+			}
 		case e := <-r.epochsDone:
 			r.progress("%s", r.epochLine(e))
 			if e >= last {
