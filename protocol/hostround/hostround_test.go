@@ -222,3 +222,21 @@ func TestWindowedRound(t *testing.T) {
 		t.Fatalf("steps past the cap: %+v", out)
 	}
 }
+
+// TestRootFrame: a windowed round's root frame carries the steps after
+// the root and round-trips; a frame of any other length is refused.
+func TestRootFrame(t *testing.T) {
+	root := commit.CV{1, 2, 3}
+	for _, windowed := range []bool{false, true} {
+		b := RootFrame(root, windowed, 4096)
+		r, n, err := DecodeRootFrame(b, windowed)
+		if want := map[bool]uint64{false: 0, true: 4096}[windowed]; err != nil || r != root || n != want {
+			t.Fatalf("windowed %v: %x, %d steps, %v", windowed, r[:3], n, err)
+		}
+		for _, bad := range [][]byte{nil, b[:len(b)-1], append(append([]byte{}, b...), 0)} {
+			if _, _, err := DecodeRootFrame(bad, windowed); err == nil {
+				t.Errorf("windowed %v: a root frame of %d bytes decoded", windowed, len(bad))
+			}
+		}
+	}
+}
