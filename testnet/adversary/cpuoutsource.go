@@ -75,8 +75,9 @@ func (c *CPUServer) HostWindow(key string) func(*cpuwork.Params, time.Time) (uin
 		defer c.mu.Unlock()
 		slices.SortFunc(c.pending, func(x, y *cpuJob) int { return cmp.Or(x.start.Compare(y.start), strings.Compare(x.key, y.key)) })
 		for _, q := range c.pending {
-			from := later(q.start, c.free)
-			if from.After(q.start) { // another's round ran first
+			from := q.start
+			if c.free.After(from) { // another's round ran first
+				from = c.free
 				q.end = q.end.Add(hostround.WindowSlack(q.p.Window()) - time.Millisecond)
 			}
 			q.steps, q.done = windowSteps(q.p, from, q.end, c.stepNs, c.cores)

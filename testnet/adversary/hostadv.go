@@ -25,9 +25,7 @@ const gpuStepNs = 3 * cpuwork.StepBoundNs
 // end by stop. The states are honest, so the proof verifies; only the
 // timing is a GPU's.
 func GPUHostProve(p *cpuwork.Params, stop time.Time) (uint64, [][]byte, error) {
-	start := time.Now()
-	seg := time.Duration(float64(p.Segment) * gpuStepNs * p.Scale())
-	n := min(p.PerChain(), uint64(max(0, stop.Sub(start))/seg)) * p.Segment
+	n, done := windowSteps(p, time.Now(), stop, gpuStepNs, p.Chains) // a thread per chain
 	if n == 0 {
 		return 0, nil, errors.New("no segment within the run")
 	}
@@ -36,7 +34,7 @@ func GPUHostProve(p *cpuwork.Params, stop time.Time) (uint64, [][]byte, error) {
 		return 0, nil, err
 	}
 	states, err := cpuwork.Prove(q, int(q.Chains))
-	time.Sleep(time.Until(start.Add(time.Duration(n/p.Segment) * seg)))
+	time.Sleep(time.Until(done))
 	return n, states, err
 }
 

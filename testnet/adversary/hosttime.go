@@ -78,11 +78,3 @@ func windowSteps(p *cpuwork.Params, start, stop time.Time, stepNs float64, cores
 	segs := min(p.PerChain(), uint64(max(0, stop.Sub(start))/seg))
 	return segs * p.Segment, start.Add(time.Duration(segs) * seg)
 }
-
-// later is the later of a and b.
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
