@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/pog-network/pog/node/audit"
@@ -30,18 +31,43 @@ import (
 	"github.com/pog-network/pog/store"
 )
 
-// hostPair starts a validator that plays no rounds of its own and a miner
-// proving with prove (nil: cpuwork.ProveUntil), connected, CPU host rounds
-// run to window.
-func hostPair(t *testing.T, window time.Duration, prove func(*cpuwork.Params, time.Time) (uint64, [][]byte, error)) (*Node, *Node) {
-	return hostPairWith(t, func(c *config.Config) { c.Validator.HostCPUWindow = config.Duration{Duration: window} },
-		func(o *Options) { o.Adversary.Miner.HostProve = prove })
+// simHostPair starts, on a simulated network in the caller's synctest
+// bubble, a validator that plays no rounds of its own and a miner, CPU host
+// rounds run to window. The miner proves with prove if set, else on the
+// simulated host (simHostWindow): either way its chains run in virtual
+// time, so the round's tight deadline measures nothing of this machine.
+func simHostPair(t *testing.T, window time.Duration, prove func(*cpuwork.Params, time.Time) (uint64, [][]byte, error)) (*Node, *Node) {
+	return hostPairOn(newSimTestNet(t), func(c *config.Config) { c.Validator.HostCPUWindow = config.Duration{Duration: window} },
+		func(o *Options) {
+			if prove != nil {
+				o.Adversary.Miner.HostProve, o.Adversary.Miner.HostWindow = prove, nil
+			}
+		})
 }
 
-// hostPairWith is hostPair with the configuration and the miner's options
-// edited.
+// simProve is simHostWindow's proof: the states of the segments the
+// simulated host runs before stop, returned when it would have run them.
+func simProve(p *cpuwork.Params, stop time.Time) (uint64, [][]byte, error) {
+	n, done := simHostWindow(p, stop)
+	q, err := p.Proven(n)
+	if err != nil {
+		return 0, nil, err
+	}
+	states, err := cpuwork.Prove(q, 1)
+	time.Sleep(time.Until(done)) // the chains' run, in virtual time
+	return n, states, err
+}
+
+// hostPairWith starts, on loopback, a validator that plays no rounds of
+// its own and a miner, connected, with the configuration and the miner's
+// options edited.
 func hostPairWith(t *testing.T, edit func(*config.Config), miner func(*Options)) (*Node, *Node) {
-	tn := newTestNet(t)
+	return hostPairOn(newTestNet(t), edit, miner)
+}
+
+// hostPairOn is hostPairWith on tn.
+func hostPairOn(tn *testNet, edit func(*config.Config), miner func(*Options)) (*Node, *Node) {
+	t := tn.t
 	cfg := testConfig()
 	cfg.Validator.RoundOffset = config.Duration{Duration: time.Hour} // runHost is called directly
 	edit(&cfg)
@@ -80,7 +106,11 @@ func waitProtocol(t *testing.T, h p2phost.Host, p libp2pprotocol.ID) {
 }
 
 func TestHostRoundVerified(t *testing.T) {
-	v, m := hostPair(t, 50*time.Millisecond, nil)
+	synctest.Test(t, func(t *testing.T) { hostRoundVerified(t) })
+}
+
+func hostRoundVerified(t *testing.T) {
+	v, m := simHostPair(t, 50*time.Millisecond, nil)
 	res, err := v.validator.RunHost(t.Context(), hostround.KindCPU, m.ID(), nil, 0, 1, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -101,9 +131,7 @@ func TestHostRoundVerified(t *testing.T) {
 // missed when nothing was committed.
 func TestHostRoundBadProofs(t *testing.T) {
 	type prover = func(*cpuwork.Params, time.Time) (uint64, [][]byte, error)
-	honest := func(p *cpuwork.Params, stop time.Time) (uint64, [][]byte, error) {
-		return cpuwork.ProveUntil(p, 1, stop)
-	}
+	honest := simProve
 	cases := []struct {
 		name   string
 		prove  prover
@@ -142,16 +170,18 @@ func TestHostRoundBadProofs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			v, m := hostPair(t, 20*time.Millisecond, c.prove)
-			res, err := v.validator.RunHost(t.Context(), hostround.KindCPU, m.ID(), nil, 0, 1, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := res.Out
-			if o.Verified || o.Missed != c.missed || !strings.Contains(o.Reason, c.reason) || o.Credit != 0 {
-				t.Fatalf("verified %v missed %v credit %v reason %q; want missed %v, reason with %q",
-					o.Verified, o.Missed, o.Credit, o.Reason, c.missed, c.reason)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				v, m := simHostPair(t, 20*time.Millisecond, c.prove)
+				res, err := v.validator.RunHost(t.Context(), hostround.KindCPU, m.ID(), nil, 0, 1, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o := res.Out
+				if o.Verified || o.Missed != c.missed || !strings.Contains(o.Reason, c.reason) || o.Credit != 0 {
+					t.Fatalf("verified %v missed %v credit %v reason %q; want missed %v, reason with %q",
+						o.Verified, o.Missed, o.Credit, o.Reason, c.missed, c.reason)
+				}
+			})
 		})
 	}
 }
@@ -313,7 +343,11 @@ func TestEpochScoreProvenCPU(t *testing.T) {
 // one with each miner in an epoch after a GPU round, stores it, and it
 // audits clean and measures the announced cores.
 func TestHostRoundsScheduledAndStored(t *testing.T) {
-	tn := newTestNet(t)
+	synctest.Test(t, func(t *testing.T) { hostRoundsScheduledAndStored(t) })
+}
+
+func hostRoundsScheduledAndStored(t *testing.T) {
+	tn := newSimTestNet(t)
 	cfg := testConfig()
 	cfg.Validator.HostCPUWindow = config.Duration{Duration: 20 * time.Millisecond}
 	hosts := make(chan *store.HostRecord, 16)
