@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol"
@@ -37,6 +38,30 @@ type minerGossip struct{ n *Node }
 
 func (g minerGossip) Publish(ctx context.Context, topic string, msg proto.Message) ([]byte, error) {
 	return g.n.publish(ctx, topic, msg)
+}
+
+func (g minerGossip) Listeners(ctx context.Context, topic string) (<-chan struct{}, error) {
+	h, err := g.n.topics[topic].EventHandler()
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan struct{}, 1)
+	go func() {
+		defer h.Cancel()
+		for {
+			e, err := h.NextPeerEvent(ctx)
+			if err != nil {
+				return
+			}
+			if e.Type == pubsub.PeerJoin {
+				select {
+				case out <- struct{}{}:
+				default: // one signal pending is enough
+				}
+			}
+		}
+	}()
+	return out, nil
 }
 
 // Admit finds the challenge in the view, or first checks and adds it there

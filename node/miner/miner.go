@@ -86,6 +86,12 @@ func (m *Miner) announceLoop(ctx context.Context) {
 	seq := uint64(time.Now().UnixNano())
 	t := time.NewTicker(m.Config.AnnounceInterval)
 	defer t.Stop()
+	// A validator connecting (or subscribing) hears the announce at once,
+	// not an announce interval later.
+	joined, err := m.Gossip.Listeners(ctx, protocol.TopicAnnounce)
+	if err != nil {
+		m.Log.Warn("announcing only every interval", "err", err)
+	}
 	for {
 		seq++
 		ann := &pb.MinerAnnounce{Version: protocol.Version, Seq: seq, Backend: m.Backend.Name(),
@@ -108,6 +114,7 @@ func (m *Miner) announceLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-joined:
 		}
 	}
 }
