@@ -53,7 +53,9 @@ func (g minerGossip) Listeners(ctx context.Context, topic string) (<-chan struct
 			if err != nil {
 				return
 			}
-			if e.Type == pubsub.PeerJoin {
+			// Only a peer that may challenge this miner is worth an
+			// announce: any other could prompt them by resubscribing.
+			if e.Type == pubsub.PeerJoin && g.n.view.acceptsChallenges(e.Peer) {
 				select {
 				case out <- struct{}{}:
 				default: // one signal pending is enough
