@@ -18,6 +18,7 @@ import (
 	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/machine"
@@ -594,22 +595,17 @@ func (r *run) RoundEvent(e procs.Round) {
 }
 
 func (r *run) Gossip(self peer.ID, topic string, o *protocol.Opened, at time.Time) {
-	if topic == protocol.TopicChallenge && o.Author != self {
-		r.Received(protocol.ID(o.Body), self, at)
+	if topic != protocol.TopicChallenge {
+		return
+	}
+	if c := o.Msg.(*pb.Challenge); peer.ID(c.Miner) == self {
+		r.Received(protocol.ID(o.Body), at)
 	}
 }
 
-// receipt is a challenge's arrival at one node.
-type receipt struct {
-	id   [32]byte
-	node peer.ID
-}
-
-func (r *run) Received(id [32]byte, node peer.ID, at time.Time) {
+func (r *run) Received(id [32]byte, at time.Time) {
 	r.mu.Lock()
-	if _, ok := r.received[receipt{id, node}]; !ok {
-		r.received[receipt{id, node}] = at
-	}
+	r.received[id] = at
 	r.mu.Unlock()
 }
 
