@@ -68,3 +68,61 @@ func TestAbsentMinerRecordedAsNoShow(t *testing.T) {
 		}
 	})
 }
+
+// TestLateMinerCountedFromEpochStart: a miner the validator first hears
+// from late in an epoch is scored for the epoch from its start, or from one
+// miner_ttl after the validator's own start if later: each slot the
+// validator owned with it in that span ends in a no-show, and none before.
+// A miner unconnected until one owned slot late in each epoch otherwise had
+// availability 1 for one round's work.
+func TestLateMinerCountedFromEpochStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tn := newSimTestNet(t)
+		cfg := testConfig()
+		cfg.Network.EpochLength = config.Duration{Duration: time.Hour} // the bubble starts at an epoch's start
+		key, vid := nodetest.SeededKey(t, 7)
+		cfg.Network.Validators, cfg.Network.TrustAnyValidator = []string{vid.String()}, false
+		time.Sleep(5 * time.Minute)
+		v, st := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key = key })
+		counted := time.Now().Add(cfg.Validator.MinerTTL.Duration)
+		time.Sleep(cfg.Validator.MinerTTL.Duration + 10*time.Minute)
+		m := tn.start(RoleMiner, cfg, cpu.Backend{})
+		joined := time.Now()
+		tn.connect(m, v)
+		for r := range tn.records { // the backfilled no-shows come first
+			if r.Verdict == store.VerdictVerified {
+				break
+			}
+		}
+		synctest.Wait()
+		sch := validator.NewSlotSchedule(vid, nil, cfg.Network.Validators, cfg.Validator).ForMiner(cfg.Validator.RoundTargetCPU.Duration)
+		noShows := map[int64]bool{}
+		for r, err := range st.Rounds(0, ^uint64(0)) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(r.Reason, epoch.NoShowPrefix) {
+				noShows[r.SentUnixNano] = true
+			}
+		}
+		owned := 0
+		for j := sch.SlotAt(counted.Add(-2 * time.Minute)); sch.Start(j).Add(sch.Slot / 8).Before(joined); j++ {
+			if sch.Owner([]byte(m.ID()), j) != 0 {
+				continue
+			}
+			at := sch.Start(j)
+			switch want := at.After(counted); {
+			case want:
+				owned++
+				if !noShows[at.UnixNano()] {
+					t.Errorf("owned slot %v into the counted span, before the miner came: no no-show", at.Sub(counted))
+				}
+			case noShows[at.UnixNano()]:
+				t.Errorf("owned slot %v before the counted span: a no-show", counted.Sub(at))
+			}
+		}
+		if owned < 20 {
+			t.Fatalf("%d owned slots in the %v before the miner came", owned, joined.Sub(counted))
+		}
+	})
+}

@@ -23,6 +23,11 @@ import (
 // e that arrive later are stored but change nothing. A node that was not
 // running at e's finality time writes no set for e and counts what it holds.
 
+// StartOf is when epoch e starts.
+func StartOf(e uint64, length time.Duration) time.Time {
+	return time.Unix(0, int64(e)*int64(length))
+}
+
 // FinalAt is when epoch e becomes final: the end of epoch e+f.
 func FinalAt(e, f uint64, length time.Duration) time.Time {
 	return time.Unix(0, int64(e+f+1)*int64(length))

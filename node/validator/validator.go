@@ -71,8 +71,10 @@ type minerEntry struct {
 	// [lateFrom, lateTo], a wait of the round already over that ran late.
 	held, lateFrom, lateTo time.Time
 	// next: no round before this (under a slot schedule, the next owned
-	// slot); served: the owned slot the last round started in.
-	next, served time.Time
+	// slot); served: the owned slot the last round started in. counted:
+	// under a slot schedule, a new entry's owned slots end in a record
+	// from then on, once (slotsFrom), though its announce came later.
+	next, served, counted time.Time
 	// tflops is the speed to size the next round of a class with
 	// (plan.SizingTFLOPS); none: probe next. floor is the last verified
 	// sustained throughput, which the deadlines assume.
@@ -139,7 +141,8 @@ func (v *Validator) OnAnnounce(at time.Time, o *protocol.Opened) {
 	e := v.miners[o.Author]
 	if e == nil {
 		e = &minerEntry{tflops: map[proof.Precision]float64{}, floor: map[proof.Precision]float64{}, firstEpoch: v.env.EpochAt(at),
-			hostDone: v.hostOpen} // a host slot open before it came is not its
+			hostDone: v.hostOpen, // a host slot open before it came is not its
+			counted:  v.slotsFrom(at)}
 		v.miners[o.Author] = e
 		v.env.Log.Info("miner joined", "miner", o.Author)
 	}
@@ -302,24 +305,46 @@ func (v *Validator) left(e *minerEntry, now time.Time) bool {
 	return v.sched == nil || v.env.EpochAt(now) > v.env.EpochAt(e.seen)
 }
 
+// slotsFrom is when the owned slots of a miner this validator first hears
+// from at at begin to count: the start of at's epoch, or one miner_ttl
+// after this validator's own start if later. A miner is scored for its
+// whole epoch, so one that stays unconnected until late in an epoch (where
+// no announce of it reaches this validator) has the slots it skipped
+// before counted too; a miner announces within miner_ttl, so one heard
+// that soon after the validator started owes nothing for the wait.
+func (v *Validator) slotsFrom(at time.Time) time.Time {
+	if v.sched == nil {
+		return time.Time{}
+	}
+	c := v.env.Config
+	return later(epoch.StartOf(v.env.EpochAt(at), c.Network.EpochLength.Duration),
+		time.Unix(0, v.started).Add(c.Validator.MinerTTL.Duration))
+}
+
 // slotPassed moves the miner's owned slot on once its opening window has
-// passed, and records a no-show if no round started in it and this
-// validator's own round (one overrunning from an earlier slot) did not
-// hold the miner through it.
+// passed, and records a no-show for each owned slot passed in which no
+// round started and this validator's own round (one overrunning from an
+// earlier slot) did not hold the miner.
 func (v *Validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, now time.Time) {
 	cfg := v.env.Config.Validator
 	slot := v.sched.ForMiner(plan.RoundTarget(cfg, e.ann)).Slot
-	if !e.next.IsZero() && !now.After(e.next.Add(slot/8)) {
-		return
+	if e.next.IsZero() {
+		from := now
+		if !e.counted.IsZero() && e.counted.Before(now) {
+			from = e.counted
+		}
+		e.next, e.counted = v.sched.nextSlot(p, e.ann, cfg, from), time.Time{}
 	}
-	if !e.next.IsZero() && !e.served.Equal(e.next) && (!e.busy || heldByMiner(e, e.next.Add(slot/8))) {
-		epoch := v.epochs.Begin(v.env.EpochAt(now))
-		v.wg.Add(1)
-		v.reserveRounds(1)
-		v.round++
-		go v.noShow(ctx, epoch, v.round, p, e.ann, e.tflops[proof.FP16], e.floor[proof.FP16], e.next, noShowWhy(e, "owned slot"))
+	for now.After(e.next.Add(slot / 8)) {
+		if !e.served.Equal(e.next) && (!e.busy || heldByMiner(e, e.next.Add(slot/8))) {
+			epoch := v.epochs.Begin(v.env.EpochAt(e.next))
+			v.wg.Add(1)
+			v.reserveRounds(1)
+			v.round++
+			go v.noShow(ctx, epoch, v.round, p, e.ann, e.tflops[proof.FP16], e.floor[proof.FP16], e.next, noShowWhy(e, "owned slot"))
+		}
+		e.next = v.sched.nextSlot(p, e.ann, cfg, e.next.Add(slot/8+1))
 	}
-	e.next = v.sched.nextSlot(p, e.ann, cfg, now)
 }
 
 // noShow stores the record of an owned slot the miner was absent for: the
