@@ -53,7 +53,7 @@ func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, n
 		return nil, nil, false // within the window: wait for it
 	}
 	e.hostDone = open
-	ann = v.epochAnnounce(v.env.EpochAt(open), p, e.ann)
+	ann = v.epochAnnounce(v.env.EpochAt(open), p, e.ann, e.annRaw)
 	if kinds = v.hostKinds(p, ann); len(kinds) == 0 {
 		return nil, nil, false
 	}

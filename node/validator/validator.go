@@ -61,9 +61,10 @@ type Validator struct {
 }
 
 type minerEntry struct {
-	ann  *pb.MinerAnnounce
-	seen time.Time
-	busy bool
+	ann    *pb.MinerAnnounce // the latest, annRaw its envelope
+	annRaw []byte
+	seen   time.Time
+	busy   bool
 	// held: while busy with this validator's GPU round and the round
 	// waits on the miner's commitment or tiles, until when that is
 	// excused (setHeld); past it the slots the round holds end in
@@ -146,7 +147,7 @@ func (v *Validator) OnAnnounce(at time.Time, o *protocol.Opened) {
 		v.miners[o.Author] = e
 		v.env.Log.Info("miner joined", "miner", o.Author)
 	}
-	e.ann, e.seen = o.Msg.(*pb.MinerAnnounce), at
+	e.ann, e.annRaw, e.seen = o.Msg.(*pb.MinerAnnounce), o.Raw, at
 }
 
 // Announce is miner p's latest announce; nil if it has none.
@@ -279,7 +280,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 		v.reserveRounds(1)
 		v.round++
 		prec := e.pick(plan.ClassShares(v.env.Scoring), epoch)
-		go v.play(ctx, epoch, v.round, p, e.ann, prec, e.tflops[prec], e.floor[prec])
+		go v.play(ctx, epoch, v.round, p, v.epochAnnounce(epoch, p, e.ann, e.annRaw), prec, e.tflops[prec], e.floor[prec])
 	}
 }
 
@@ -497,7 +498,6 @@ func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 		v.env.Log.Warn("round failed", "miner", miner, "epoch", epoch, "round", rnd, "reason", rec.Reason)
 		return rec // without a challenge sent it fails validation: not stored
 	}
-	ann = v.epochAnnounce(epoch, miner, ann)
 	rtt := v.sizingRTT(miner, measureRTT(ctx, v.env.Host, v.env.Log, miner))
 	rec.RTTNanos = rtt.Nanoseconds()
 	pl, msg, chain, err := v.challenge(rec, ann, prec, tflops, floor, rtt)
@@ -549,10 +549,18 @@ func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	return rec
 }
 
-// epochAnnounce is miner's first announce of epoch, which scoring reads
-// (scoringInput), so a round is planned from the GPUs it is scored
-// against; ann, its latest, if none is stored.
-func (v *Validator) epochAnnounce(epoch uint64, miner peer.ID, ann *pb.MinerAnnounce) *pb.MinerAnnounce {
+// epochAnnounce is the announce of miner that scoring reads for epoch
+// (scoringInput): the first stored for it, and if none is, raw, its
+// latest (ann decoded), stored now as the epoch's. So a round is planned
+// from the GPUs it is scored against, even one planned before the epoch's
+// first announce arrives (the late GPUs of memory-inflate's last announce
+// of the epoch before were planned from, then not scored).
+func (v *Validator) epochAnnounce(epoch uint64, miner peer.ID, ann *pb.MinerAnnounce, raw []byte) *pb.MinerAnnounce {
+	if len(raw) > 0 {
+		if _, err := v.store.PutAnnounce(epoch, []byte(miner), raw); err != nil {
+			v.env.Log.Error("storing announce failed", "miner", miner, "err", err)
+		}
+	}
 	raw, err := v.store.Announce(epoch, []byte(miner))
 	if err != nil {
 		return ann
