@@ -46,18 +46,7 @@ func TestAbsentMinerRecordedAsNoShow(t *testing.T) {
 				owned[sch.Start(j).UnixNano()] = true
 			}
 		}
-		noShows := map[int64]bool{}
-		for r, err := range st.Rounds(0, ^uint64(0)) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.HasPrefix(r.Reason, epoch.NoShowPrefix) {
-				noShows[r.SentUnixNano] = true
-				if !epoch.MissedRound(r) || r.Verdict != store.VerdictFailed || len(r.Challenge) == 0 {
-					t.Fatalf("no-show record %d: verdict %v, missed %v, challenge %d bytes", r.Round, r.Verdict, epoch.MissedRound(r), len(r.Challenge))
-				}
-			}
-		}
+		noShows := noShowSlots(t, st)
 		for s := range owned {
 			if !noShows[s] {
 				t.Errorf("owned slot at %v: no no-show record", time.Unix(0, s).Sub(from))
@@ -96,15 +85,7 @@ func TestLateMinerCountedFromEpochStart(t *testing.T) {
 		}
 		synctest.Wait()
 		sch := validator.NewSlotSchedule(vid, nil, cfg.Network.Validators, cfg.Validator).ForMiner(cfg.Validator.RoundTargetCPU.Duration)
-		noShows := map[int64]bool{}
-		for r, err := range st.Rounds(0, ^uint64(0)) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.HasPrefix(r.Reason, epoch.NoShowPrefix) {
-				noShows[r.SentUnixNano] = true
-			}
-		}
+		noShows := noShowSlots(t, st)
 		owned := 0
 		for j := sch.SlotAt(counted.Add(-2 * time.Minute)); sch.Start(j).Add(sch.Slot / 8).Before(joined); j++ {
 			if sch.Owner([]byte(m.ID()), j) != 0 {
@@ -125,4 +106,23 @@ func TestLateMinerCountedFromEpochStart(t *testing.T) {
 			t.Fatalf("%d owned slots in the %v before the miner came", owned, joined.Sub(counted))
 		}
 	})
+}
+
+// noShowSlots is the slot starts (unix ns) of st's no-show records, each
+// checked to be a missed, failed record holding its challenge.
+func noShowSlots(t *testing.T, st *store.Store) map[int64]bool {
+	t.Helper()
+	noShows := map[int64]bool{}
+	for r, err := range st.Rounds(0, ^uint64(0)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(r.Reason, epoch.NoShowPrefix) {
+			noShows[r.SentUnixNano] = true
+			if !epoch.MissedRound(r) || r.Verdict != store.VerdictFailed || len(r.Challenge) == 0 {
+				t.Fatalf("no-show record %d: verdict %v, missed %v, challenge %d bytes", r.Round, r.Verdict, epoch.MissedRound(r), len(r.Challenge))
+			}
+		}
+	}
+	return noShows
 }
