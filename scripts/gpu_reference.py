@@ -3,23 +3,27 @@ PyTorch, timed with CUDA events over at least --min-seconds, as JSON lines.
 
 fp16: fp16 inputs, fp32 accumulation (reduced-precision reductions off), the
 same M, N, K and value ranges as pog's fp16 class; fp32: TF32 off. Also
-reports which libcublas PyTorch loaded, so pog can load the same one."""
+reports which libcublas PyTorch loaded, so pog can load the same one.
+
+pog's fp16 class must write fp32 output (sums reach 2^24, beyond fp16), so
+the fp16 product is also timed with fp32 output (torch.mm out_dtype, PyTorch
+2.8+): the like-for-like reference. Its row has "output": "fp32"."""
 import argparse
 import json
 import sys
 import time
 
 
-def tflops(torch, a, bt, min_seconds):
+def tflops(torch, a, bt, min_seconds, mm):
     for _ in range(3):  # warm-up: cuBLAS picks and caches its kernel
-        a @ bt.t()
+        mm(a, bt.t())
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     n, total = 0, 0.0
     while total < min_seconds * 1000:
         start.record()
         for _ in range(10):
-            a @ bt.t()
+            mm(a, bt.t())
         end.record()
         end.synchronize()
         total += start.elapsed_time(end)
@@ -60,15 +64,22 @@ def main():
         ("fp16", torch.float16, args.size_fp16, 8192, 256, lambda s: torch.randint(-8, 8, s, device=dev)),
         ("fp32", torch.float32, args.size_fp32, 4096, 4096, lambda s: 2 * torch.randint(0, 2, s, device=dev) - 1),
     ]
+    plain = lambda a, b: a @ b
+    f32out = lambda a, b: torch.mm(a, b, out_dtype=torch.float32)
     for name, dtype, n, k, amax, draw_b in cases:
-        t0 = time.time()
         a = torch.randint(-amax, amax, (n, k), device=dev).to(dtype)
         bt = draw_b((n, k)).to(dtype)
-        tf, iters = tflops(torch, a, bt, args.min_seconds)
-        print(json.dumps({"check": "reference", "ok": True, "precision": name, "m": n, "n": n, "k": k,
-                          "tflops": tf, "iterations": iters, "seconds": time.time() - t0,
-                          "torch": torch.__version__, "cuda": torch.version.cuda,
-                          "cublas_path": cublas_path()}), flush=True)
+        outputs = [(name, plain)] + ([("fp32", f32out)] if dtype == torch.float16 else [])
+        for output, mm in outputs:
+            row = {"check": "reference", "precision": name, "output": output, "m": n, "n": n, "k": k,
+                   "torch": torch.__version__, "cuda": torch.version.cuda, "cublas_path": cublas_path()}
+            t0 = time.time()
+            try:
+                tf, iters = tflops(torch, a, bt, args.min_seconds, mm)
+                row.update(ok=True, tflops=tf, iterations=iters, seconds=time.time() - t0)
+            except (TypeError, RuntimeError) as e:  # out_dtype needs PyTorch 2.8+
+                row.update(ok=False, error=str(e))
+            print(json.dumps(row), flush=True)
         del a, bt
         torch.cuda.empty_cache()
     return 0
