@@ -1,6 +1,9 @@
 package testnet
 
-import "github.com/pog-network/pog/testnet/adversary"
+import (
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/testnet/adversary"
+)
 
 // equivocatorName is the equivocator's node name (adversary.Equivocate).
 const equivocatorName = "validator-equivocator"
@@ -15,6 +18,19 @@ func (r *run) extraValidators() []string {
 		}
 	}
 	return out
+}
+
+// accompliceName is the miner the dishonest validator gives all its weight.
+const accompliceName = "accomplice"
+
+// accomplice is the accomplice's peer ID, once started; "" before.
+func (r *run) accomplice() peer.ID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m := r.memberNamed(accompliceName); m != nil {
+		return m.id
+	}
+	return ""
 }
 
 func validatorName(adversary string) string {

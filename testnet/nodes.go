@@ -70,6 +70,10 @@ func (r *run) minerSpecs() []minerSpec {
 			out = append(out, minerSpec{name: "far", profile: first.Name})
 		case "squatter":
 			out = append(out, minerSpec{name: victimName, profile: first.Name})
+		case "dishonest-validator":
+			// An honest device the dishonest validator weighs alone:
+			// its gain is the validator's (SkewWeights).
+			out = append(out, minerSpec{name: accompliceName, profile: first.Name, adversary: accompliceName})
 		case "absent":
 			if r.cfg.Sim && r.cfg.SlotSchedule {
 				out = append(out, minerSpec{name: "absent", profile: "H100", adversary: a})
@@ -473,7 +477,7 @@ func (r *run) validatorOptions(o *node.Options, name string, spec minerSpec, ev 
 	o.OnScores = ev.Scores
 	switch spec.adversary {
 	case "dishonest-validator":
-		o.Adversary.AlterEpochRecord = adversary.SkewWeights
+		o.Adversary.AlterEpochRecord = func(rec *pb.EpochRecord) { adversary.SkewWeights(rec, r.accomplice()) }
 	case "equivocator":
 		o.Adversary.EquivocateEpochRecord = adversary.Equivocate
 	case "squatter":

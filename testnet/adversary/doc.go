@@ -8,7 +8,8 @@
 // inflate (memory-inflate, gpu-overannounce; Announce), a CPU job beside
 // an honest miner (loaded; Load), bare gossip peers (spammer, forger;
 // Attacker) and validators that sign what their evidence does not support
-// or two records an epoch (dishonest-validator, equivocator; SkewWeights,
+// or two records an epoch (dishonest-validator, weighing only its
+// accomplice, and equivocator; SkewWeights, AccompliceLimit,
 // Equivocate), with the checks that their victims are unharmed
 // (EquivocatorIgnored, SquatterCheck). It also holds what an adversary may gain: each one's gain
 // over honest work on its real hardware, and the limits it is judged

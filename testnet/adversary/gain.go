@@ -56,6 +56,9 @@ func Profitability(s *report.Summary, struck map[string]bool, shareLimit float64
 		if a == "gpu-overannounce" {
 			p.Limit = OverannounceLimit()
 		}
+		if a == "accomplice" { // the dishonest validator's
+			p.Limit = AccompliceLimit(honestValidators(s))
+		}
 		for _, n := range ms {
 			p.Incentive += MeanIncentive(s, n.Name)
 		}
@@ -83,6 +86,17 @@ func Profitability(s *report.Summary, struck map[string]bool, shareLimit float64
 		out = append(out, p)
 	}
 	return out, unjudged
+}
+
+// honestValidators counts the validators that play no adversary.
+func honestValidators(s *report.Summary) int {
+	n := 0
+	for _, v := range s.Nodes {
+		if v.Role == "validator" && v.Adversary == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // ProfitOf is adversary a's Profit, if it was judged.

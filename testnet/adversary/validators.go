@@ -2,6 +2,7 @@ package adversary
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -21,23 +22,30 @@ import (
 // earn as its honest twin does.
 
 // SkewWeights is the dishonest validator: whatever its evidence says, it
-// gives all weight to the miner it weighed least.
-func SkewWeights(rec *pb.EpochRecord) {
-	if len(rec.Weights) == 0 {
-		return
-	}
-	low := 0
-	for i, w := range rec.Weights {
-		if w.Weight < rec.Weights[low].Weight {
-			low = i
-		}
-	}
-	for i, w := range rec.Weights {
+// gives all weight to its accomplice (none if the record does not weigh
+// it). Clipping holds that weight to the accomplice's consensus, so what
+// it gains is the validator's share of every other miner's rank
+// (AccompliceLimit).
+func SkewWeights(rec *pb.EpochRecord, accomplice peer.ID) {
+	for _, w := range rec.Weights {
 		w.Weight = 0
-		if i == low {
+		if peer.ID(w.Miner) == accomplice {
 			w.Weight = 1
 		}
 	}
+}
+
+// AccompliceLimit is the most a dishonest validator's accomplice may earn
+// against an honest miner of its hardware with honest validators of equal
+// stake beside it: the validator's stake share s is 1/(honest+1), its
+// clipped weight adds at most s·C to the accomplice's rank while every
+// other miner's loses s·C, so 1/(1 − s) (SPEC.md §20). With half the
+// stake or more (one honest validator) it sets consensus itself: no bound.
+func AccompliceLimit(honest int) float64 {
+	if honest < 2 {
+		return math.Inf(1)
+	}
+	return float64(honest+1) / float64(honest) // 1/(1 − s)
 }
 
 // Equivocate alters a copy of the equivocator's record into its second
