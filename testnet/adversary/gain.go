@@ -56,8 +56,8 @@ func Profitability(s *report.Summary, struck map[string]bool, shareLimit float64
 		if a == "gpu-overannounce" {
 			p.Limit = OverannounceLimit()
 		}
-		if a == "accomplice" { // the dishonest validator's
-			p.Limit = AccompliceLimit(honestValidators(s))
+		if a == "accomplice" { // the dishonest validator's: reported, SPEC.md §20
+			p.Limit, p.Enforced = AccompliceLimit(honestValidators(s)), false
 		}
 		for _, n := range ms {
 			p.Incentive += MeanIncentive(s, n.Name)

@@ -76,11 +76,7 @@ type Profit struct {
 }
 
 // Over says whether the gain exceeds its limit, enforced or not.
-func (p Profit) Over() bool { return p.Gain > p.Limit*(1+overRounding) }
-
-// overRounding absorbs float rounding where a gain meets its limit
-// exactly, as the accomplice's does (adversary.AccompliceLimit).
-const overRounding = 1e-9
+func (p Profit) Over() bool { return p.Gain > p.Limit }
 
 // GainText is how the checks and the report quote a gain: "1.061×".
 func GainText(g float64) string { return strconv.FormatFloat(g, 'f', 3, 64) + "×" }
