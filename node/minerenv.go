@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node/miner"
 	"github.com/pog-network/pog/protocol"
@@ -25,6 +26,10 @@ func newMiner(n *Node, o Options) *miner.Miner {
 			ProofTimeout: c.Validator.ProofTimeout.Duration, EpochLength: c.Network.EpochLength.Duration, Plan: c.Validator},
 		RAMEpoch: n.ramEpoch,
 		Observe: func(at time.Time, validator peer.ID, c *pb.Challenge) {
+			// A miner hears no challenge gossip (Node.relays): a peer
+			// whose challenge it admitted is a validator, whose
+			// connection the connection manager must keep.
+			n.host.ConnManager().Protect(validator, "validator")
 			n.obs.gossip(at, validator, c, nil)
 		},
 		Hooks:    hooks,
@@ -37,6 +42,32 @@ type minerGossip struct{ n *Node }
 
 func (g minerGossip) Publish(ctx context.Context, topic string, msg proto.Message) ([]byte, error) {
 	return g.n.publish(ctx, topic, msg)
+}
+
+func (g minerGossip) Listeners(ctx context.Context, topic string) (<-chan struct{}, error) {
+	h, err := g.n.topics[topic].EventHandler()
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan struct{}, 1)
+	go func() {
+		defer h.Cancel()
+		for {
+			e, err := h.NextPeerEvent(ctx)
+			if err != nil {
+				return
+			}
+			// Only a peer that may challenge this miner is worth an
+			// announce: any other could prompt them by resubscribing.
+			if e.Type == pubsub.PeerJoin && g.n.view.acceptsChallenges(e.Peer) {
+				select {
+				case out <- struct{}{}:
+				default: // one signal pending is enough
+				}
+			}
+		}
+	}()
+	return out, nil
 }
 
 // Admit finds the challenge in the view, or first checks and adds it there

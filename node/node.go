@@ -429,8 +429,9 @@ func (n *Node) Run(ctx context.Context) error {
 	}()
 	var err error
 	for topic := range topicType {
-		// Every node subscribes to every topic so it relays and validates all
-		// of them; the roles consume what concerns them.
+		if !n.relays(topic) {
+			continue
+		}
 		topic := topic
 		if e := n.subscribe(ctx, topic, func(v gossipVal) { n.deliver(ctx, topic, v) }); e != nil {
 			err = e
@@ -459,6 +460,18 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	n.log.Info("shutting down")
 	return errors.Join(err, n.Close())
+}
+
+// relays says whether the node subscribes to topic, and so validates and
+// relays it. A validator takes every topic: it audits other validators'
+// rounds and scores announces. A miner takes only the epoch records and
+// equivocation proofs, which its weight and beacon follow; it publishes
+// its announce and commitments to the validators it is connected to
+// without receiving anyone else's. Its own rounds reach it on their
+// streams, so rounds cost each other miner nothing and a round's gossip
+// reaches the validators alone, not the whole network (SPEC §15).
+func (n *Node) relays(topic string) bool {
+	return n.role != RoleMiner || topic == protocol.TopicEpoch || topic == protocol.TopicEquivocation
 }
 
 func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {

@@ -599,17 +599,22 @@ func (r *run) RoundEvent(e procs.Round) {
 }
 
 func (r *run) Gossip(self peer.ID, topic string, o *protocol.Opened, at time.Time) {
-	if topic != protocol.TopicChallenge {
-		return
-	}
-	if c := o.Msg.(*pb.Challenge); peer.ID(c.Miner) == self {
-		r.Received(protocol.ID(o.Body), at)
+	if topic == protocol.TopicChallenge && o.Author != self {
+		r.Received(protocol.ID(o.Body), self, at)
 	}
 }
 
-func (r *run) Received(id [32]byte, at time.Time) {
+// receipt is a challenge's arrival at one node.
+type receipt struct {
+	id   [32]byte
+	node peer.ID
+}
+
+func (r *run) Received(id [32]byte, node peer.ID, at time.Time) {
 	r.mu.Lock()
-	r.received[id] = at
+	if _, ok := r.received[receipt{id, node}]; !ok {
+		r.received[receipt{id, node}] = at
+	}
 	r.mu.Unlock()
 }
 

@@ -324,8 +324,8 @@ func mustPeer(s string) peer.ID {
 
 func (r *run) latency() report.Latency {
 	var l report.Latency
-	for id, at := range r.received {
-		if sent, ok := r.sent[id]; ok {
+	for rc, at := range r.received {
+		if sent, ok := r.sent[rc.id]; ok {
 			l.Samples = append(l.Samples, float64(at.Sub(sent).Microseconds())/1000)
 		}
 	}

@@ -189,7 +189,7 @@ type run struct {
 	rounds      []report.Round
 	detections  []report.Detection
 	sent        map[[32]byte]time.Time         // challenge ID → publication (validators)
-	received    map[[32]byte]time.Time         // challenge ID → first receipt at its miner
+	received    map[receipt]time.Time          // a challenge's gossip arrival at each other validator
 	have        map[uint64]map[[2]peer.ID]bool // epoch → (node, validator) pairs with its record stored
 	done        map[uint64]bool                // epochs reported on epochsDone
 	scoreSeen   map[peer.ID]bool               // attackers already scored below zero
@@ -300,7 +300,7 @@ func newRun(cfg Config) (*run, error) {
 		cfg.Log = nopLogger()
 	}
 	r := &run{cfg: cfg, start: time.Now(), wallStart: wallNow(), byID: map[peer.ID]*member{}, sent: map[[32]byte]time.Time{},
-		received: map[[32]byte]time.Time{}, have: map[uint64]map[[2]peer.ID]bool{}, done: map[uint64]bool{}, scoreSeen: map[peer.ID]bool{},
+		received: map[receipt]time.Time{}, have: map[uint64]map[[2]peer.ID]bool{}, done: map[uint64]bool{}, scoreSeen: map[peer.ID]bool{},
 		attackers: map[peer.ID]string{}, epochsDone: make(chan uint64, 64)}
 	if containsStr(cfg.Adversaries, "beacon-split") {
 		r.split = &beaconSplit{seen: map[string]time.Time{}, refused: map[string]int{}}

@@ -67,6 +67,11 @@ type Config struct {
 type Gossip interface {
 	// Publish seals msg with the node's key and publishes it on topic.
 	Publish(ctx context.Context, topic string, msg proto.Message) ([]byte, error)
+	// Listeners signals, until ctx ends, each time a peer that may
+	// challenge this miner is seen subscribing to topic (those already
+	// known at once), bursts coalesced: a miner relays no announces, so
+	// one it publishes reaches only the validators connected when it does.
+	Listeners(ctx context.Context, topic string) (<-chan struct{}, error)
 	// Admit checks a challenge its author sent on a round stream with the
 	// rules gossip applies, and returns it as the node holds it.
 	Admit(o *protocol.Opened) (*Challenge, error)

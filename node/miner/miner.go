@@ -86,29 +86,52 @@ func (m *Miner) announceLoop(ctx context.Context) {
 	seq := uint64(time.Now().UnixNano())
 	t := time.NewTicker(m.Config.AnnounceInterval)
 	defer t.Stop()
+	// A validator connecting (or subscribing) hears the announce at once,
+	// not an announce interval later; one toggling its subscription gets
+	// at most one a ReannounceGap.
+	joined, err := m.Gossip.Listeners(ctx, protocol.TopicAnnounce)
+	if err != nil {
+		m.Log.Warn("announcing only every interval", "err", err)
+	}
 	for {
 		seq++
-		ann := &pb.MinerAnnounce{Version: protocol.Version, Seq: seq, Backend: m.Backend.Name(),
-			Precisions: []uint32{uint32(proof.FP16), uint32(proof.FP32)}, MaxOutputBytes: m.Config.MaxOutputBytes,
-			Hardware: m.Hardware, Gpus: m.GPUs}
-		if m.ram != nil {
-			ann.RamItems = m.ram.items
-		}
-		if m.Plot != nil {
-			ann.Plot, ann.PlotRoot = m.Plot.Params.Encode(), m.Plot.Root[:]
-		}
-		if m.Hooks.AlterAnnounce != nil {
-			m.Hooks.AlterAnnounce(ann)
-		}
-		m.announced.Store(ann)
-		if _, err := m.Gossip.Publish(ctx, protocol.TopicAnnounce, ann); err != nil && ctx.Err() == nil {
-			m.Log.Warn("announce failed", "err", err)
-		}
+		m.announce(ctx, seq)
+		last := time.Now()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-joined:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Until(last.Add(ReannounceGap))):
+			}
 		}
+	}
+}
+
+// ReannounceGap is the least time between a miner's announces that
+// validators joining the announce topic prompt.
+const ReannounceGap = 5 * time.Second
+
+// announce publishes the miner's announce numbered seq.
+func (m *Miner) announce(ctx context.Context, seq uint64) {
+	ann := &pb.MinerAnnounce{Version: protocol.Version, Seq: seq, Backend: m.Backend.Name(),
+		Precisions: []uint32{uint32(proof.FP16), uint32(proof.FP32)}, MaxOutputBytes: m.Config.MaxOutputBytes,
+		Hardware: m.Hardware, Gpus: m.GPUs}
+	if m.ram != nil {
+		ann.RamItems = m.ram.items
+	}
+	if m.Plot != nil {
+		ann.Plot, ann.PlotRoot = m.Plot.Params.Encode(), m.Plot.Root[:]
+	}
+	if m.Hooks.AlterAnnounce != nil {
+		m.Hooks.AlterAnnounce(ann)
+	}
+	m.announced.Store(ann)
+	if _, err := m.Gossip.Publish(ctx, protocol.TopicAnnounce, ann); err != nil && ctx.Err() == nil {
+		m.Log.Warn("announce failed", "err", err)
 	}
 }
 

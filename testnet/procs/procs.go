@@ -81,7 +81,7 @@ type event struct {
 	At        int64              `json:"at,omitempty"`
 	Epoch     uint64             `json:"epoch,omitempty"`
 	Scores    map[string]float64 `json:"scores,omitempty"`
-	Node      []byte             `json:"node,omitempty"`      // epoch: who stored it
+	Node      []byte             `json:"node,omitempty"`      // epoch: who stored it; recv: who received it
 	Validator []byte             `json:"validator,omitempty"` // epoch: whose record
 }
 
@@ -113,8 +113,9 @@ func RoundOf(validator string, rec *store.RoundRecord) Round {
 // report to the run in process.
 type Sink interface {
 	RoundEvent(Round)
-	// Received notes the first receipt of challenge at its miner.
-	Received(challenge [32]byte, at time.Time)
+	// Received notes challenge's gossip arrival at node, a validator
+	// other than its author.
+	Received(challenge [32]byte, node peer.ID, at time.Time)
 	// EpochRecord notes that node stored validator's record of epoch e.
 	EpochRecord(e uint64, node, validator peer.ID)
 	// Scores are a validator's gossip scores of its peers.
@@ -129,7 +130,7 @@ func (ev event) deliver(s Sink) {
 		}
 	case "recv":
 		if len(ev.Challenge) == 32 {
-			s.Received([32]byte(ev.Challenge), time.Unix(0, ev.At))
+			s.Received([32]byte(ev.Challenge), peer.ID(ev.Node), time.Unix(0, ev.At))
 		}
 	case "epoch":
 		s.EpochRecord(ev.Epoch, peer.ID(ev.Node), peer.ID(ev.Validator))
@@ -166,14 +167,12 @@ func (e *Emitter) Round(validator string, rec *store.RoundRecord) {
 	e.emit(event{Kind: "round", Round: &ev})
 }
 
-// Gossip reports a challenge to miner self as it arrives there.
+// Gossip reports a challenge as it arrives at self, a validator other
+// than its author.
 func (e *Emitter) Gossip(self peer.ID, topic string, o *protocol.Opened, at time.Time) {
-	if topic != protocol.TopicChallenge {
-		return
-	}
-	if c := o.Msg.(*pb.Challenge); peer.ID(c.Miner) == self {
+	if topic == protocol.TopicChallenge && o.Author != self {
 		id := protocol.ID(o.Body)
-		e.emit(event{Kind: "recv", Challenge: id[:], At: at.UnixNano()})
+		e.emit(event{Kind: "recv", Challenge: id[:], Node: []byte(self), At: at.UnixNano()})
 	}
 }
 

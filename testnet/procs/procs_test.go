@@ -10,20 +10,22 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/store"
 )
 
 type recorder struct {
 	rounds   []Round
-	received map[[32]byte]time.Time
+	received map[[32]byte]peer.ID
 	epochs   [][3]any
 	scores   []map[peer.ID]float64
 }
 
-func (r *recorder) RoundEvent(e Round)                 { r.rounds = append(r.rounds, e) }
-func (r *recorder) Received(id [32]byte, at time.Time) { r.received[id] = at }
-func (r *recorder) EpochRecord(e uint64, n, v peer.ID) { r.epochs = append(r.epochs, [3]any{e, n, v}) }
-func (r *recorder) Scores(s map[peer.ID]float64)       { r.scores = append(r.scores, s) }
+func (r *recorder) RoundEvent(e Round)                           { r.rounds = append(r.rounds, e) }
+func (r *recorder) Received(id [32]byte, n peer.ID, _ time.Time) { r.received[id] = n }
+func (r *recorder) EpochRecord(e uint64, n, v peer.ID)           { r.epochs = append(r.epochs, [3]any{e, n, v}) }
+func (r *recorder) Scores(s map[peer.ID]float64)                 { r.scores = append(r.scores, s) }
 
 // TestEventsReachTheSink: what a child's emitter writes, the parent's
 // reading delivers to its sink unchanged.
@@ -39,8 +41,11 @@ func TestEventsReachTheSink(t *testing.T) {
 		t.Fatal(err)
 	}
 	em.Scores(map[peer.ID]float64{p: -12})
+	ch := &protocol.Opened{Author: v, Body: []byte("a challenge"), Msg: &pb.Challenge{}}
+	em.Gossip(v, protocol.TopicChallenge, ch, time.Unix(1, 0)) // its author's own: not a receipt
+	em.Gossip(n, protocol.TopicChallenge, ch, time.Unix(2, 0))
 
-	got := &recorder{received: map[[32]byte]time.Time{}}
+	got := &recorder{received: map[[32]byte]peer.ID{}}
 	sc := bufio.NewScanner(&buf)
 	for sc.Scan() {
 		var ev event
@@ -54,6 +59,9 @@ func TestEventsReachTheSink(t *testing.T) {
 	}
 	if want := [][3]any{{uint64(3), n, v}}; !reflect.DeepEqual(got.epochs, want) {
 		t.Errorf("epoch records %v, want %v", got.epochs, want)
+	}
+	if want := map[[32]byte]peer.ID{protocol.ID(ch.Body): n}; !reflect.DeepEqual(got.received, want) {
+		t.Errorf("challenge receipts %v, want %v", got.received, want)
 	}
 	if len(got.scores) != 1 || got.scores[0][p] != -12 {
 		t.Errorf("scores %v, want %v: -12", got.scores, p)

@@ -91,6 +91,7 @@ summary { cursor: pointer; font-weight: 600; }
 <h2 id="false-positives">False positives</h2>
 {{if .FalsePos.Rows}}{{template "table" .FalsePos}}{{else}}<p>none</p>{{end}}
 <h2 id="gossip-latency">Gossip latency</h2>
+<p>{{.GossipNote}}</p>
 {{if .Gossip.Rows}}{{template "table" .Gossip}}{{else}}<p>No latency samples.</p>{{end}}
 <h2 id="run">Run</h2>
 {{template "table" .Run}}

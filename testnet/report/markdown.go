@@ -79,7 +79,7 @@ func markdown(v *view) []byte {
 	}
 	b.WriteString("## False positives\n\n")
 	mdTable(&b, v.FalsePos, "none")
-	b.WriteString("## Gossip latency\n\n")
+	b.WriteString("## Gossip latency\n\n" + gossipNote + "\n\n")
 	mdTable(&b, v.Gossip, "No latency samples.")
 	b.WriteString("## Run\n\n")
 	mdTable(&b, v.Run, "")

@@ -174,7 +174,8 @@ type Detection struct {
 }
 
 // Latency is challenge gossip latency: publication at the validator to
-// receipt at the miner, in milliseconds.
+// receipt at each other validator (miners take their challenges on the
+// round stream and relay no round gossip), in milliseconds.
 type Latency struct {
 	Samples []float64 `json:"samples_ms"`
 	P50     float64   `json:"p50_ms"`

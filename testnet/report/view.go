@@ -25,6 +25,7 @@ type view struct {
 	Detections    table
 	FalsePos      table
 	Gossip        table
+	GossipNote    string
 	Plots         []plotRef
 }
 
@@ -88,7 +89,7 @@ func newView(s *Summary) *view {
 	v.Adversaries = detectionSummary(s, nodes)
 	v.Detections = detectionTable(s.Detections, nodes, "")
 	v.FalsePos = detectionTable(s.FalsePositives, nodes, "fail")
-	v.Gossip = gossipTable(s)
+	v.Gossip, v.GossipNote = gossipTable(s), gossipNote
 	for _, pf := range plotFiles {
 		v.Plots = append(v.Plots, plotRef{File: pf.file, Alt: pf.alt, Width: PNGWidth, Height: PNGHeight})
 	}
@@ -191,6 +192,9 @@ func nodesTable(s *Summary, perMiner map[string]*Verdicts) table {
 	}
 	return t
 }
+
+// gossipNote says what the gossip latency measures.
+const gossipNote = "A challenge from its publication at its validator to its arrival at each other validator (miners take their challenges on the round stream and relay no round gossip)."
 
 // gossipTable is the gossip latency's percentiles, empty without samples.
 func gossipTable(s *Summary) table {
