@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -28,9 +27,9 @@ func TestRoundPlannedFromScoredAnnounce(t *testing.T) {
 		cfg := testConfig()
 		cfg.Network.EpochLength = config.Duration{Duration: time.Minute}
 		cfg.Validator.MinerTTL = config.Duration{Duration: time.Hour}
-		// Announces at 0 s (before it is connected: lost), 50 s (the
-		// validator's first) and 100 s: the next epoch's first 40 s have
-		// none.
+		// Announces at 0 s (before it is connected: lost), as the
+		// validator joins, at 50 s and at 100 s: the next epoch's first
+		// 40 s have none.
 		cfg.Miner.AnnounceInterval = config.Duration{Duration: 50 * time.Second}
 		v, st := tn.startWith(RoleValidator, cfg, nil, nil)
 		m := tn.start(RoleMiner, cfg, cpu.Backend{})
@@ -46,13 +45,22 @@ func TestRoundPlannedFromScoredAnnounce(t *testing.T) {
 				if err != nil {
 					t.Fatalf("a round of epoch %d, which no announce reached, and no announce stored for it: %v", r.Epoch, err)
 				}
-				latest, err := st.Announce(first, r.Miner)
-				if err != nil || !bytes.Equal(raw, latest) {
-					t.Fatalf("epoch %d's stored announce is not the miner's latest (%v)", r.Epoch, err)
+				earlier, err := st.Announce(first, r.Miner)
+				if err != nil {
+					t.Fatal(err)
 				}
 				o, err := protocol.Open(raw, pb.MessageType_MINER_ANNOUNCE)
 				if err != nil || o.Author != m.ID() {
 					t.Fatalf("stored announce: %v", err)
+				}
+				e, err := protocol.Open(earlier, pb.MessageType_MINER_ANNOUNCE)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The 50 s announce, the latest before the round: later
+				// than epoch first's first.
+				if seq, was := o.Msg.(*pb.MinerAnnounce).Seq, e.Msg.(*pb.MinerAnnounce).Seq; seq <= was {
+					t.Fatalf("epoch %d's stored announce (seq %d) is not the miner's latest: epoch %d's first is seq %d", r.Epoch, seq, first, was)
 				}
 				return
 			}

@@ -414,7 +414,7 @@ func (r *run) params() scaled.Params {
 	c := r.cfg
 	return scaled.Params{EpochLength: c.EpochLength, Epochs: c.Epochs, Validators: r.validatorIDs, RoundInterval: c.RoundInterval,
 		SlotSchedule: c.SlotSchedule, DutyCycle: c.DutyCycle, HostMaxRound: c.HostMaxRound, Scale: c.Scale, Sim: c.Sim,
-		RAMPeriodEpochs: r.ramPeriodEpochs()}
+		RAMPeriodEpochs: r.ramPeriodEpochs(), Miners: c.Miners}
 }
 
 func (r *run) nodeConfig() config.Config { return r.params().Node() }

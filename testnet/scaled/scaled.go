@@ -32,6 +32,7 @@ type Params struct {
 	// RAMPeriodEpochs, if set, replaces the testnet's RAM period (so
 	// that a run crosses a period boundary).
 	RAMPeriodEpochs uint64
+	Miners          int // honest miners the run starts (testnet.Config.Miners)
 }
 
 // Node is the local profile with the run's epoch length and a deadline
@@ -47,7 +48,8 @@ func (p Params) Node() config.Config {
 	// Above the tens of miners a testnet runs: the swarm adversary's
 	// identities past it get no slots, and the few it admits cost no-show
 	// records in proportion to the network, not to production's cap.
-	c.Validator.MaxMiners = 64
+	// A scale run's miners (and its adversaries, fewer than 32) all fit.
+	c.Validator.MaxMiners = max(64, p.Miners+32)
 	// The public audits run after the last epoch while the network goes on,
 	// and fetch every validator's evidence from its first record: keep it
 	// for the whole run (the audits take up to two epochs on 2 cores), so
