@@ -53,7 +53,7 @@ func newHost(key crypto.PrivKey, cfg config.NodeConfig, transport ...libp2p.Opti
 	limits.AddProtocolPeerLimit(protocol.ProofProtocol, rcmgr.BaseLimit{
 		Streams: 32, StreamsInbound: 16, StreamsOutbound: 16, Memory: cfg.ProofStreamMemory / 4,
 	}, rcmgr.BaseLimitIncrease{})
-	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(limits.AutoScale()))
+	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(fitConns(limits.AutoScale(), cfg.HighWater)))
 	if err != nil {
 		return nil, err
 	}
@@ -298,6 +298,39 @@ func findPeers(ctx context.Context, h host.Host, rd *drouting.RoutingDiscovery, 
 		}
 	}
 }
+
+// fitConns raises the resource manager's system connection limits to hold
+// what the connection manager keeps: libp2p scales them with memory (256
+// inbound on 24 GB), below a validator's miners, so the miners past them
+// could not connect at all (BENCHMARKS.md, the 300-miner run).
+func fitConns(c rcmgr.ConcreteLimitConfig, highWater int) rcmgr.ConcreteLimitConfig {
+	need := rcmgr.LimitVal(highWater + highWater/4)
+	p := c.ToPartialLimitConfig()
+	sys := &p.System
+	for _, l := range []*rcmgr.LimitVal{&sys.Conns, &sys.ConnsInbound, &sys.ConnsOutbound} {
+		if *l > 0 && *l < need { // not Unlimited, not blocked
+			*l = need
+		}
+	}
+	return p.Build(c)
+}
+
+// connWatermarks are the connection manager's marks for a node of role
+// with cfg: a validator keeps a connection to each of the max_miners
+// miners it may schedule and to the other validators, whatever the
+// configured marks, which suit a miner.
+func connWatermarks(role Role, cfg config.Config) (low, high int) {
+	low, high = cfg.Node.LowWater, cfg.Node.HighWater
+	if role == RoleValidator {
+		low = max(low, cfg.Validator.MaxMiners+len(cfg.Network.Validators)+validatorConnMargin)
+		high = max(high, low+low/4)
+	}
+	return low, high
+}
+
+// validatorConnMargin is room beyond its miners and validators for the
+// peers a validator also serves: auditors, syncing nodes, new miners.
+const validatorConnMargin = 64
 
 // NewAuditHost is a libp2p host for an auditor: a fresh identity that
 // listens on nothing, on the given transport (as Options.Transport) or TCP

@@ -195,7 +195,9 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		}
 		validators = append(validators, p)
 	}
-	h, err := newHost(o.Key, o.Config.Node, o.Transport...)
+	nc := o.Config.Node
+	nc.LowWater, nc.HighWater = connWatermarks(o.Role, o.Config)
+	h, err := newHost(o.Key, nc, o.Transport...)
 	if err != nil {
 		return nil, fmt.Errorf("libp2p host: %w", err)
 	}

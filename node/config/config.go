@@ -55,7 +55,7 @@ type NodeConfig struct {
 	Bootstrap []string `toml:"bootstrap" comment:"peers to dial at start, as /ip4/.../p2p/<id>"`
 	MDNS      bool     `toml:"mdns" comment:"discover peers on the LAN with mDNS"`
 	DHT       bool     `toml:"dht" comment:"run a kad-dht under the /pog prefix (never the public IPFS DHT)"`
-	LowWater  int      `toml:"conn_low_water" comment:"connection manager: trim down to this many connections"`
+	LowWater  int      `toml:"conn_low_water" comment:"connection manager: trim down to this many connections (a validator keeps at least max_miners + validators + 64)"`
 	HighWater int      `toml:"conn_high_water" comment:"connection manager: start trimming above this many"`
 	// ProofStreamMemory bounds the memory all proof streams may hold.
 	ProofStreamMemory int64  `toml:"proof_stream_memory" comment:"bytes all /pog/proof streams may buffer at once"`

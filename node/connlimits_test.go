@@ -1,0 +1,39 @@
+package node
+
+import (
+	"testing"
+
+	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
+	"github.com/pog-network/pog/node/config"
+)
+
+// TestConnLimitsHoldMaxMiners: a validator's connection manager keeps a
+// connection to each miner it may schedule and to every validator, and
+// the resource manager admits that many, inbound too, whatever libp2p's
+// memory scaling gives: at 300 miners the 256 inbound connections of a
+// 24 GB machine left 48 miners unconnected.
+func TestConnLimitsHoldMaxMiners(t *testing.T) {
+	cfg := config.DefaultConfig()
+	cfg.Network.Validators = make([]string, 16)
+	low, high := connWatermarks(RoleValidator, cfg)
+	if want := cfg.Validator.MaxMiners + 16; low < want || high < low {
+		t.Errorf("validator watermarks %d/%d, want low ≥ %d ≤ high", low, high, want)
+	}
+	if l, h := connWatermarks(RoleMiner, cfg); l != cfg.Node.LowWater || h != cfg.Node.HighWater {
+		t.Errorf("miner watermarks %d/%d, want the configured %d/%d", l, h, cfg.Node.LowWater, cfg.Node.HighWater)
+	}
+	small := rcmgr.DefaultLimits.Scale(1<<30, 1024) // 1 GiB for libp2p: 128 inbound
+	sys := fitConns(small, high).ToPartialLimitConfig().System
+	for name, v := range map[string]rcmgr.LimitVal{"conns": sys.Conns, "inbound": sys.ConnsInbound, "outbound": sys.ConnsOutbound} {
+		if int(v) < high {
+			t.Errorf("system %s limit %d below the connection manager's high water %d", name, v, high)
+		}
+	}
+	if before := small.ToPartialLimitConfig().System.ConnsInbound; int(before) >= high {
+		t.Fatalf("the unscaled inbound limit %d already holds %d: the test shows nothing", before, high)
+	}
+	unlimited := rcmgr.InfiniteLimits
+	if got := fitConns(unlimited, high).ToPartialLimitConfig().System.Conns; got != rcmgr.Unlimited {
+		t.Errorf("an unlimited system limit became %d", got)
+	}
+}
