@@ -115,7 +115,7 @@ func auditCheck(s *report.Summary, nodes map[string]report.Node, audits map[stri
 	if len(failing) > 0 {
 		return check(name, false, "%s", strings.Join(failing, "; "))
 	}
-	return check(name, true, "%d honest validators' stores audited clean", honestValidators(s))
+	return check(name, true, "%d honest validators' stores audited clean", adversary.HonestValidators(s))
 }
 
 // penaltyCheck: no failed round or accusing flag on an undelayed honest
@@ -230,16 +230,6 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-func honestValidators(s *report.Summary) int {
-	n := 0
-	for _, v := range s.Nodes {
-		if v.Role == "validator" && v.Adversary == "" {
-			n++
-		}
-	}
-	return n
 }
 
 // hostRanking checks that of two honest miners with the same GPU, the one

@@ -57,7 +57,7 @@ func Profitability(s *report.Summary, struck map[string]bool, shareLimit float64
 			p.Limit = OverannounceLimit()
 		}
 		if a == "accomplice" { // the dishonest validator's: reported, SPEC.md §20
-			p.Limit, p.Enforced = AccompliceLimit(honestValidators(s)), false
+			p.Limit, p.Enforced = AccompliceLimit(HonestValidators(s)), false
 		}
 		for _, n := range ms {
 			p.Incentive += MeanIncentive(s, n.Name)
@@ -88,8 +88,8 @@ func Profitability(s *report.Summary, struck map[string]bool, shareLimit float64
 	return out, unjudged
 }
 
-// honestValidators counts the validators that play no adversary.
-func honestValidators(s *report.Summary) int {
+// HonestValidators counts the validators that play no adversary.
+func HonestValidators(s *report.Summary) int {
 	n := 0
 	for _, v := range s.Nodes {
 		if v.Role == "validator" && v.Adversary == "" {
