@@ -19,7 +19,7 @@ func newValidator(n *Node, o Options) *validator.Validator {
 		PublishRaw: func(ctx context.Context, topic string, raw []byte) error {
 			return n.topics[topic].Publish(ctx, raw)
 		},
-		RAMEpoch: n.ramEpoch, ChallengeEvery: challengeEvery,
+		RAMEpoch: n.ramEpoch, ChallengeEvery: challengeEvery, CheckCPU: o.CheckCPU,
 		OnRecord: n.obs.onRecord(o.OnRecord), OnHost: o.OnHost, EpochScores: o.Metrics.EpochScores,
 		EpochClosed: n.obs.epochClosed, AlterRecord: n.alterRec,
 	})

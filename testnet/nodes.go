@@ -475,6 +475,9 @@ func (r *run) nodeNetwork(m *member, cfg *config.Config, spec minerSpec, dd *net
 func (r *run) validatorOptions(o *node.Options, name string, spec minerSpec, ev events) {
 	o.OnRecord = func(rec *store.RoundRecord) { ev.Round(name, rec) }
 	o.OnScores = ev.Scores
+	if r.cfg.Sim {
+		o.CheckCPU = machine.CheckCPU()
+	}
 	switch spec.adversary {
 	case "dishonest-validator":
 		o.Adversary.AlterEpochRecord = func(rec *pb.EpochRecord) { adversary.SkewWeights(rec, r.accomplice()) }
@@ -580,7 +583,7 @@ func (r *run) RoundEvent(e procs.Round) {
 		Reason       string
 	}{e.Epoch, e.Round, e.Reason}
 	round := report.Round{Epoch: e.Epoch, Round: e.Round, Validator: e.Validator, Miner: name,
-		Verified: e.Verified, Reason: e.Reason, TFLOPS: e.TFLOPS, AtSeconds: now}
+		Verified: e.Verified, Reason: e.Reason, TFLOPS: e.TFLOPS, VerifyMS: float64(e.Verify) / 1e6, AtSeconds: now}
 	r.rounds = append(r.rounds, round)
 	if len(e.Challenge) == 32 {
 		r.sent[[32]byte(e.Challenge)] = time.Unix(0, e.Sent)

@@ -45,6 +45,9 @@ type Env struct {
 	// ChallengeEvery is the network's challenge rate per miner, which
 	// peers enforce: rounds start no closer.
 	ChallengeEvery time.Duration
+	// CheckCPU, if set, holds a round's tile check for its CPU time
+	// (node.Options.CheckCPU).
+	CheckCPU func(ctx context.Context, miner peer.ID, tiles int)
 
 	OnRecord    func(*store.RoundRecord)      // after a round record is stored
 	OnHost      func(*store.HostRecord)       // after a host record is stored

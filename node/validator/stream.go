@@ -58,8 +58,12 @@ func (d *vdriver) run(first any) round.Outcome {
 			ev := pending[0]
 			pending = pending[1:]
 			t0 := time.Now()
+			tiles, checking := ev.(round.Tiles)
+			if checking && tiles.Err == nil && d.v.env.CheckCPU != nil {
+				d.v.env.CheckCPU(d.ctx, d.miner, len(tiles.Tiles))
+			}
 			acts := d.m.Step(ev)
-			if _, ok := ev.(round.Tiles); ok {
+			if checking {
 				d.verify = time.Since(t0)
 			}
 			for _, a := range acts {

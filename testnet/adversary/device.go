@@ -2,6 +2,7 @@ package adversary
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"strings"
 	"sync"
@@ -87,6 +88,17 @@ func (d *Device) InVirtualTime(sim bool) *Device {
 		d.carry, d.ordered = 0, d.booked
 	}
 	return d
+}
+
+// Hold books a job of flops started now, key ordering it within the
+// instant, and waits until it ends or ctx is done.
+func (d *Device) Hold(ctx context.Context, flops float64, key string) {
+	t := time.NewTimer(time.Until(d.reserve(time.Now(), flops, key)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // booking is a job waiting for the instant it was requested in to end.

@@ -1,7 +1,8 @@
-// Package machine holds the testnet's simulated miner machines: their
+// Package machine holds the testnet's simulated machines: the miners'
 // hardware profiles, the GPUs they announce through the NVML mock, and
 // their hosts scaled down to fit a run (a small RAM dataset and plot, the
-// scoring reference divided to match).
+// scoring reference divided to match); and the validators' CPU, which
+// charges their checks the time virtual time would not.
 package machine
 
 import (

@@ -94,6 +94,7 @@ type Round struct {
 	Missed       bool // unanswered: lowers availability, proves no fault
 	Reason       string
 	TFLOPS       float64
+	Verify       int64  // the validator's check, ns
 	Sent         int64  // challenge publication, unix ns
 	Challenge    []byte // its ID
 }
@@ -101,7 +102,7 @@ type Round struct {
 // RoundOf summarises a round validator stored, for the run's bookkeeping.
 func RoundOf(validator string, rec *store.RoundRecord) Round {
 	ev := Round{Epoch: rec.Epoch, Round: rec.Round, Validator: validator, Miner: peer.ID(rec.Miner).String(),
-		Verified: rec.Verdict == store.VerdictVerified, Missed: epoch.MissedRound(rec), Reason: rec.Reason, TFLOPS: rec.TFLOPS, Sent: rec.SentUnixNano}
+		Verified: rec.Verdict == store.VerdictVerified, Missed: epoch.MissedRound(rec), Reason: rec.Reason, TFLOPS: rec.TFLOPS, Verify: rec.VerifyNanos, Sent: rec.SentUnixNano}
 	if o, err := protocol.Decode(rec.Challenge, pb.MessageType_CHALLENGE); err == nil {
 		id := protocol.ID(o.Body)
 		ev.Challenge = id[:]

@@ -158,6 +158,9 @@ type Round struct {
 	Verified  bool    `json:"verified"`
 	Reason    string  `json:"reason,omitempty"`
 	TFLOPS    float64 `json:"tflops"`
+	// VerifyMS is the validator's check of the sampled tiles, its wait
+	// for the CPU included (in virtual time, the charge of machine.CheckCPU).
+	VerifyMS  float64 `json:"verify_ms,omitempty"`
 	AtSeconds float64 `json:"at_seconds"` // since the run started
 }
 

@@ -116,12 +116,13 @@ func roundVerdicts(s *Summary) map[string]*Verdicts {
 
 // runTable is the run's parameters and totals.
 func runTable(s *Summary) table {
-	verified := 0
+	var checks []float64
 	for _, r := range s.Rounds {
 		if r.Verified {
-			verified++
+			checks = append(checks, r.VerifyMS)
 		}
 	}
+	verified := len(checks)
 	honest, adversaries := 0, 0
 	for _, n := range s.Nodes {
 		if n.Role == "miner" {
@@ -140,6 +141,10 @@ func runTable(s *Summary) table {
 	t.add("", "duration", duration(s.DurationSeconds))
 	t.add("", "epochs closed", strconv.Itoa(len(s.Epochs)))
 	t.add("", "rounds", fmt.Sprintf("%d (%d verified, %d failed)", len(s.Rounds), verified, len(s.Rounds)-verified))
+	if verified > 0 {
+		t.add("", "validators' checks of verified rounds", fmt.Sprintf("median %s ms, p99 %s ms, max %s ms (the CPU's queue included)",
+			ms(percentile(checks, 50)), ms(percentile(checks, 99)), ms(percentile(checks, 100))))
+	}
 	t.add("", "detections", strconv.Itoa(len(s.Detections)))
 	t.add("", "false positives", strconv.Itoa(len(s.FalsePositives)))
 	return t

@@ -66,6 +66,11 @@ func (p Params) Settings() []report.Setting {
 		pv, pn := s.get(prod)
 		out = append(out, report.Setting{Name: s.name, Run: rv, Production: pv, Scale: scale(rn, pn)})
 	}
+	if p.Sim {
+		check := fmt.Sprintf("%v (%d cores)", machine.TileCheckCoreTime, machine.ValidatorCores)
+		out = append(out, report.Setting{Name: "validator's check, core time a sampled tile", Run: check,
+			Production: check + " on BENCHMARKS' EPYC, its real time elsewhere", Scale: "="})
+	}
 	return append(out,
 		report.Setting{Name: "simulated device TFLOPS (of the profile's)", Run: strconv.FormatFloat(p.Scale, 'g', 3, 64), Production: "1", Scale: scale(p.Scale, 1)},
 		report.Setting{Name: "simulated RAM and reference RAM bytes", Run: fmt.Sprintf("1/%d", machine.RAMScale), Production: "1", Scale: scale(1.0/machine.RAMScale, 1)},
