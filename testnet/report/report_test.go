@@ -29,9 +29,9 @@ func sample() *Summary {
 		StartedAt:       "2025-02-19T21:19:50Z",
 		Scale:           0.01,
 		Nodes: []Node{
-			{Name: "validator-1", PeerID: "12D3KooWAbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefV1", Role: "validator"},
-			{Name: "validator-2", PeerID: "12D3KooWAbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefV2", Role: "validator"},
-			{Name: "miner-1", PeerID: "12D3KooWm1", Role: "miner", Profile: "H200", ProfileTFLOPS: 610, SimTFLOPS: 6.1},
+			{Name: "validator-1", PeerID: "12D3KooWAbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefV1", Role: "validator", StoreBytes: 4e6},
+			{Name: "validator-2", PeerID: "12D3KooWAbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefV2", Role: "validator", StoreBytes: 6e6},
+			{Name: "miner-1", PeerID: "12D3KooWm1", Role: "miner", StoreBytes: 9000, Profile: "H200", ProfileTFLOPS: 610, SimTFLOPS: 6.1},
 			{Name: "miner-2", PeerID: "12D3KooWm2", Role: "miner", Profile: "H100", ProfileTFLOPS: 570, SimTFLOPS: 5.7},
 			{Name: "miner-3", PeerID: "12D3KooWm3", Role: "miner", Profile: "A100", ProfileTFLOPS: 238.8, SimTFLOPS: 2.388},
 			{Name: "miner-4", PeerID: "12D3KooWm4", Role: "miner", Profile: "RTX4090", ProfileTFLOPS: 157, SimTFLOPS: 1.57},
@@ -209,7 +209,9 @@ func TestWrite(t *testing.T) {
 	}
 	for _, want := range []string{"lazy", "tamper", "| seed | 42 |", "### Epoch 3 of the run (58000002)", "## False positives\n\nnone",
 		"0000abcdef02`", "| validator-1 | 0.5000 |", "| miner-1 | H200 | honest | 4 | 0 |", "\\<script\\>",
-		"| validators' checks of verified rounds | median 10.0 ms, p99 20.0 ms, max 20.0 ms"} {
+		"| validators' checks of verified rounds | median 10.0 ms, p99 20.0 ms, max 20.0 ms",
+		"| validators' stores after the run | median 5.00 MB, max 6.00 MB (median 1.57 MB an epoch of the run) |",
+		"| miners' stores after the run | median 9.0 kB, max 9.0 kB (median 2.8 kB an epoch of the run) |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
 		}

@@ -145,9 +145,41 @@ func runTable(s *Summary) table {
 		t.add("", "validators' checks of verified rounds", fmt.Sprintf("median %s ms, p99 %s ms, max %s ms (the CPU's queue included)",
 			ms(percentile(checks, 50)), ms(percentile(checks, 99)), ms(percentile(checks, 100))))
 	}
+	for _, role := range []string{"validator", "miner"} {
+		if row := storeRow(s, role); row != "" {
+			t.add("", role+"s' stores after the run", row)
+		}
+	}
 	t.add("", "detections", strconv.Itoa(len(s.Detections)))
 	t.add("", "false positives", strconv.Itoa(len(s.FalsePositives)))
 	return t
+}
+
+// storeRow is the median and largest store of role's nodes, and the
+// median per epoch of the run's duration; "" if none was measured.
+func storeRow(s *Summary, role string) string {
+	var sizes []float64
+	for _, n := range s.Nodes {
+		if n.Role == role && n.StoreBytes > 0 {
+			sizes = append(sizes, float64(n.StoreBytes))
+		}
+	}
+	if len(sizes) == 0 {
+		return ""
+	}
+	row := "median " + bytesText(percentile(sizes, 50)) + ", max " + bytesText(percentile(sizes, 100))
+	if el, err := time.ParseDuration(s.EpochLength); err == nil && s.DurationSeconds > 0 {
+		row += " (median " + bytesText(percentile(sizes, 50)/(s.DurationSeconds/el.Seconds())) + " an epoch of the run)"
+	}
+	return row
+}
+
+// bytesText is n bytes in kB or MB.
+func bytesText(n float64) string {
+	if n < 1e6 {
+		return fmt.Sprintf("%.1f kB", n/1e3)
+	}
+	return fmt.Sprintf("%.2f MB", n/1e6)
 }
 
 // checksTable is every check, and how many passed.
