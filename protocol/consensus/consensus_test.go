@@ -867,14 +867,22 @@ func checkInvariants(t *testing.T, what string, r *Result) {
 	}
 }
 
-func BenchmarkCompute1000x16(b *testing.B) {
+// BenchmarkCompute is Yuma consensus over 16 validators' weights of 100,
+// 300 and 1,000 miners, and its hash.
+func BenchmarkCompute(b *testing.B) {
+	for _, miners := range []int{100, 300, 1000} {
+		b.Run(fmt.Sprintf("miners=%d", miners), func(b *testing.B) { benchCompute(b, miners) })
+	}
+}
+
+func benchCompute(b *testing.B, miners int) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	in := Input{Stakes: map[string]float64{}, Weights: map[string]map[string]float64{}}
 	for i := range 16 {
 		v := fmt.Sprintf("val-%02d", i)
 		in.Stakes[v] = float64(1 + rng.IntN(1_000_000))
 		in.Weights[v] = map[string]float64{}
-		for j := range 1000 {
+		for j := range miners {
 			in.Weights[v][fmt.Sprintf("miner-%04d", j)] = rng.Float64()
 		}
 	}
