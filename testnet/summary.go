@@ -3,24 +3,20 @@ package testnet
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/node"
 	"github.com/pog-network/pog/node/audit"
-	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
 	"github.com/pog-network/pog/testnet/adversary"
-	"github.com/pog-network/pog/testnet/netlab"
 	"github.com/pog-network/pog/testnet/report"
 )
 
@@ -65,7 +61,7 @@ func (r *run) newSummary() *report.Summary {
 func (r *run) byRole(s *report.Summary) (validators, miners []*member) {
 	for _, m := range r.members {
 		if m.store != nil {
-			m.info.StoreBytes = r.storeBytes(m)
+			m.info.StoreBytes, _ = m.store.Bytes() // 0 if unreadable
 		}
 		s.Nodes = append(s.Nodes, m.info)
 		switch m.info.Role {
@@ -78,18 +74,6 @@ func (r *run) byRole(s *report.Summary) (validators, miners []*member) {
 		}
 	}
 	return validators, miners
-}
-
-// storeBytes is the size of m's store on its disk, simulated or real (0
-// if it cannot be read).
-func (r *run) storeBytes(m *member) int64 {
-	dir := filepath.Join(m.home, config.StoreDir)
-	fs := vfs.Default
-	if r.sim != nil {
-		fs = r.sim.StoreFS(dir)
-	}
-	n, _ := netlab.DirBytes(fs, dir)
-	return n
 }
 
 // nameOf is the member name of peer ID id, or id itself.

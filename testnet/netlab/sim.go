@@ -172,33 +172,6 @@ func (s *Sim) StoreFS(dir string) vfs.FS {
 	return s.fs[dir]
 }
 
-// DirBytes is the size of every file under dir in fs, subdirectories
-// included: a store's bytes on its disk.
-func DirBytes(fs vfs.FS, dir string) (int64, error) {
-	names, err := fs.List(dir)
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, name := range names {
-		p := fs.PathJoin(dir, name)
-		fi, err := fs.Stat(p)
-		switch {
-		case err != nil:
-			return n, err
-		case fi.IsDir():
-			sub, err := DirBytes(fs, p)
-			if err != nil {
-				return n, err
-			}
-			n += sub
-		default:
-			n += fi.Size()
-		}
-	}
-	return n, nil
-}
-
 // Close drops every packet from now on, so no delivery outlives the run.
 func (s *Sim) Close() {
 	s.mu.Lock()

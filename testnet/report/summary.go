@@ -97,7 +97,7 @@ type Node struct {
 	// Loaded: a CPU job runs beside the miner for part of each epoch
 	// (the loaded miner); honest, but no baseline for others.
 	Loaded bool `json:"loaded,omitempty"`
-	// StoreBytes is the size of its store's files after the run.
+	// StoreBytes is the size of its store's keys and values after the run.
 	StoreBytes int64 `json:"store_bytes,omitempty"`
 	// Presence is the absent adversary's share of its owned slots it
 	// was connected for in the summarised epochs: the share it is owed.
