@@ -3,8 +3,8 @@ package store
 import "fmt"
 
 // Bytes is the size of every key and value the store holds: what a node
-// keeps, whatever the state of its logs, recycled log files and
-// compactions (the files on its disk).
+// keeps, whatever the state of its logs and compactions (the files on
+// its disk).
 func (s *Store) Bytes() (int64, error) {
 	it, err := s.db.NewIter(nil)
 	if err != nil {
