@@ -85,13 +85,15 @@ func (p Params) Node() config.Config {
 	// One chain per CPU host round: miners prove with one worker on cores
 	// every node shares, so more chains would only measure the queue.
 	c.Validator.HostCPUMaxChains = 1
-	// In virtual time, CPU rounds run to a window of the CPU round
-	// target (production's is too), with a step that counts as
-	// CPUScaleLog (its simulated host takes that many times a step's
-	// time): 2^15 real steps a window, not 2^25. On the wall clock, the
-	// local profile's short window.
+	// In virtual time, CPU rounds run to a window of the GPU round
+	// target (production's 2 s window is a fifth of its 10 s target; a
+	// window past the testnet's 1.25 s host slots would run into the next
+	// slot's rounds), with a step that counts as CPUScaleLog (its
+	// simulated host takes that many times a step's time): 2^15 real
+	// steps a window, not 2^25. On the wall clock, the local profile's
+	// short window.
 	if p.Sim {
-		c.Validator.HostCPUWindow, c.Validator.HostCPUScaleLog = c.Validator.RoundTargetCPU, CPUScaleLog
+		c.Validator.HostCPUWindow, c.Validator.HostCPUScaleLog = c.Validator.RoundTarget, CPUScaleLog
 	}
 	machine.HostConfig(&c)
 	if p.RAMPeriodEpochs > 0 {
