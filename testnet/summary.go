@@ -61,7 +61,9 @@ func (r *run) newSummary() *report.Summary {
 func (r *run) byRole(s *report.Summary) (validators, miners []*member) {
 	for _, m := range r.members {
 		if m.store != nil {
-			m.info.StoreBytes, _ = m.store.Bytes() // 0 if unreadable
+			if n, err := m.store.Bytes(); err == nil {
+				m.info.StoreBytes = n // left 0, unreported, if unreadable
+			}
 		}
 		s.Nodes = append(s.Nodes, m.info)
 		switch m.info.Role {
