@@ -88,8 +88,8 @@ type Options struct {
 	// called before each round's check with its tile count, it returns
 	// once that check's CPU time has passed (the testnet's simulated
 	// validators, whose real work takes no virtual time; miner orders the
-	// checks asked for in one instant). Nil: the check's
-	// own time is its cost.
+	// checks asked for in one instant). Nil: the check's own time is its
+	// cost.
 	CheckCPU func(ctx context.Context, miner peer.ID, tiles int)
 	// Transport, if set, replaces the TCP and QUIC transports: libp2p
 	// options that give the host its transports and sockets (the testnet's

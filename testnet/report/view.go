@@ -167,9 +167,10 @@ func storeRow(s *Summary, role string) string {
 	if len(sizes) == 0 {
 		return ""
 	}
-	row := "median " + bytesText(percentile(sizes, 50)) + ", max " + bytesText(percentile(sizes, 100))
+	median := percentile(sizes, 50)
+	row := "median " + bytesText(median) + ", max " + bytesText(percentile(sizes, 100))
 	if el, err := time.ParseDuration(s.EpochLength); err == nil && s.DurationSeconds > 0 {
-		row += " (median " + bytesText(percentile(sizes, 50)/(s.DurationSeconds/el.Seconds())) + " an epoch of the run)"
+		row += " (median " + bytesText(median/(s.DurationSeconds/el.Seconds())) + " an epoch of the run)"
 	}
 	return row
 }
