@@ -154,70 +154,101 @@ func TestRefusedHostSlotIsRecorded(t *testing.T) {
 	})
 }
 
-// TestHeldRoundSkipsNoSlot: a miner that holds its commitment back after
-// its last root keeps the validator's round running through the slots
-// that follow, host slots among them. Past the round's allowance for the
-// tiles (setHeld: a second here) those slots end in no-shows, not in no
-// record, so holding a round open does not pick which slots count: only
-// the slots within the allowance and the round's steps go unrecorded.
+// heldReason and stepsReason are a no-show's reason for an owned slot a
+// miner's round held past its allowance, and for a host slot its steps
+// held.
+const heldReason, stepsReason = "held its round open past its allowance", "its round's steps still running"
+
+// TestHeldRoundSkipsNoSlot: a miner that holds its round open keeps the
+// validator's GPU round running through the slots that follow, host slots
+// among them, but picks no slot it skips:
+//   - held after its last root (its commitment): the owner plays every
+//     host slot beside the round, and the GPU slots past the commitment's
+//     allowance end in no-shows;
+//   - held before it (its last root, so its steps run past 9/8 of their
+//     plan): every host slot its steps hold ends in a no-show, and GPU
+//     slots past the allowance do.
+//
+// Only GPU slots within the plan's allowance go unrecorded.
 func TestHeldRoundSkipsNoSlot(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		hold         func(*Options, time.Duration)
+		allHostsPlay bool
+	}{
+		{"commitment", func(o *Options, d time.Duration) { o.Adversary.Miner.HoldCommitment = d }, true},
+		{"last root", func(o *Options, d time.Duration) { o.Adversary.Miner.HoldLastRoot = d }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n, hosts, heldHosts, heldGPU := heldRoundSlots(t, c.hold)
+			t.Logf("%d host slots, %d host records (%d for a held round), %d GPU no-shows for a held round", n, hosts, heldHosts, heldGPU)
+			if heldGPU == 0 {
+				t.Errorf("no GPU slot ended in a no-show for a held round")
+			}
+			if hosts < n {
+				t.Errorf("%d host slots ended in %d host records: want one each", n, hosts)
+			}
+			if c.allHostsPlay != (heldHosts == 0) {
+				t.Errorf("%d host no-shows for a held round's steps, want them only when the steps are held", heldHosts)
+			}
+		})
+	}
+}
+
+// heldRoundSlots runs a sole validator with a miner that hold makes hold
+// each round 4 s, several slots, for 40 s of virtual time, and counts the
+// host slots, their records, and the host and GPU no-shows for a held
+// round.
+func heldRoundSlots(t *testing.T, hold func(*Options, time.Duration)) (n, hosts, heldHosts, heldGPU int) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg, ak, stakes, sch := soleHostValidator(t)
-		hosts := &hostsBySlot{t: t, sch: sch, by: map[int64]*store.HostRecord{}}
+		by := &hostsBySlot{t: t, sch: sch, by: map[int64]*store.HostRecord{}}
 		var mu sync.Mutex
-		var held []*store.RoundRecord
 		onRecord := func(r *store.RoundRecord) {
 			mu.Lock()
 			defer mu.Unlock()
-			if strings.Contains(r.Reason, "held its round open, its commitment or tiles late,") {
-				held = append(held, r)
+			if strings.Contains(r.Reason, heldReason) {
+				heldGPU++
 			}
 		}
-		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost, o.OnRecord = ak, stakes, hosts.add, onRecord })
-		hold := 4 * time.Second // past the tiles' allowance (heldFetch), several host slots
+		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost, o.OnRecord = ak, stakes, by.add, onRecord })
 		m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) {
-			o.Stakes, o.Hardware, o.Adversary.Miner.HoldCommitment = stakes, &pb.Hardware{CpuCores: 2}, hold
+			o.Stakes, o.Hardware = stakes, &pb.Hardware{CpuCores: 2}
+			hold(o, 4*time.Second)
 		})
 		tn.connect(m, a)
 		from := time.Now()
 		time.Sleep(40 * time.Second)
 		synctest.Wait()
-		n := 0
-		for k := uint64(from.UnixNano()/int64(sch.HostSlot)) + 1; sch.HostStart(k + 1).Before(time.Now().Add(-sch.HostSlot)); k++ {
-			if sch.HostOwner(k) >= 0 {
-				n++
-			}
-		}
+		n = hostSlotsSince(sch, from)
 		mu.Lock()
 		defer mu.Unlock()
-		hosts.mu.Lock()
-		defer hosts.mu.Unlock()
-		heldHosts := 0
-		for _, r := range hosts.by {
-			if strings.Contains(r.Reason, "held its round open, its commitment or tiles late,") {
+		by.mu.Lock()
+		defer by.mu.Unlock()
+		hosts = len(by.by)
+		for _, r := range by.by {
+			if strings.Contains(r.Reason, stepsReason) {
 				heldHosts++
 			}
 		}
-		t.Logf("%d host slots, %d host records (%d for a held round), %d GPU no-shows for a held round", n, len(hosts.by), heldHosts, len(held))
-		// Which slots fall in the excused part of each round varies with
-		// the interleaving of its goroutines; held slots there must be.
-		if len(hosts.by) < n/2 || heldHosts == 0 || len(held) == 0 {
-			t.Errorf("%d host slots ended in %d host records, %d of them for a held round; %d GPU slots ended in a no-show for a held round",
-				n, len(hosts.by), heldHosts, len(held))
-		}
 	})
+	return n, hosts, heldHosts, heldGPU
 }
 
 // TestDistantHostSetAllKinds: a miner 275 ms away (a 550 ms round trip)
 // takes every kind of its owner's host set. The validator measures the
 // round trip once for the set: three pings before each kind held the
 // miner 4ρ between kinds, past the round.OpeningLag in which it takes the
-// next kind, and it refused RAM as off schedule.
+// next kind, and it refused RAM as off schedule. Its GPU rounds, grown to
+// 20 round trips, span several slots; the validator starts none that
+// could run into its own host slot (intoOwnHostSlot), so every host slot
+// ends in a played set: before, those the rounds held were skipped
+// unrecorded (about half), or with their steps held to no-shows.
 func TestDistantHostSetAllKinds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNetAt(t, 275*time.Millisecond)
-		cfg, ak, stakes, _ := soleHostValidator(t)
+		cfg, ak, stakes, sch := soleHostValidator(t)
 		cfg.Validator.HostRAMSteps, cfg.Miner.RAMBytes = 1<<10, 64*ramItems
 		// Rounds grown to 20 round trips are real work here (seconds of
 		// it under the race detector); what is tested is the set's pace.
@@ -225,20 +256,36 @@ func TestDistantHostSetAllKinds(t *testing.T) {
 		// A CPU window whose end leaves room for the round trip (SPEC
 		// §23.2), of scaled steps: 2^14 real ones, not 2^24.
 		cfg.Validator.HostCPUWindow, cfg.Validator.HostCPUScaleLog = config.Duration{Duration: time.Second}, 10
+		// Host slots of 5 s, so that a set fits in one; the GPU rounds,
+		// 20 round trips, span two.
+		cfg.Validator.RoundTarget = config.Duration{Duration: 4 * time.Second}
+		sch, _ = validator.ScheduleOf(stakes, nil, 1, cfg.Validator)
 		var mu sync.Mutex
-		verified := map[byte]int{}
+		verified, held, sets := map[byte]int{}, 0, 0
 		onHost := func(r *store.HostRecord) {
 			mu.Lock()
 			defer mu.Unlock()
 			if kind, _, ok := epoch.HostMeasurement(r); ok {
 				verified[kind]++
 			}
+			if strings.Contains(r.Reason, stepsReason) {
+				held++
+			}
+			if ch, err := hostround.DecodeChallenge(r.Challenge); err == nil && ch.Proof.Kind() == hostround.KindCPU {
+				sets++
+			}
 		}
 		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost = ak, stakes, onHost })
 		m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) { o.Stakes, o.Hardware = stakes, &pb.Hardware{CpuCores: 2} })
 		tn.connect(m, a)
+		from := time.Now()
 		time.Sleep(90 * time.Second)
 		synctest.Wait()
+		mu.Lock()
+		if n := hostSlotsSince(sch, from); sets < n {
+			t.Errorf("%d host slots ended in %d host sets", n, sets)
+		}
+		mu.Unlock()
 		_, hosts := m.miner.Played()
 		refused := 0
 		for _, h := range hosts {
@@ -249,11 +296,26 @@ func TestDistantHostSetAllKinds(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		t.Logf("verified host rounds: CPU %d, RAM %d; %d of %d refused", verified[hostround.KindCPU], verified[hostround.KindRAM], refused, len(hosts))
+		t.Logf("verified host rounds: CPU %d, RAM %d; %d of %d refused; %d no-shows for its GPU round's steps", verified[hostround.KindCPU], verified[hostround.KindRAM], refused, len(hosts), held)
+		if held > 0 {
+			t.Errorf("%d host no-shows for the distant miner's GPU rounds, which the validator started into its own host slots", held)
+		}
 		if refused > 0 || verified[hostround.KindRAM] == 0 || verified[hostround.KindRAM] < verified[hostround.KindCPU]-1 {
 			t.Errorf("verified host rounds: CPU %d, RAM %d; the miner refused %d", verified[hostround.KindCPU], verified[hostround.KindRAM], refused)
 		}
 	})
+}
+
+// hostSlotsSince counts the host slots that opened after from and ended
+// a host slot before now.
+func hostSlotsSince(sch round.Schedule, from time.Time) int {
+	n := 0
+	for k := uint64(from.UnixNano()/int64(sch.HostSlot)) + 1; sch.HostStart(k + 1).Before(time.Now().Add(-sch.HostSlot)); k++ {
+		if sch.HostOwner(k) >= 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // soleHostValidator is testConfig with one hour-long epoch (the miner

@@ -363,6 +363,13 @@ func (d *mdriver) run(r *bufio.Reader) {
 				d.m.Log.Error("step computation failed", "step", res.step, "err", res.err)
 				return
 			}
+			if h := d.m.Hooks.HoldLastRoot; h > 0 && res.step == d.sv.chain.Steps-1 {
+				select {
+				case <-time.After(h):
+				case <-d.ctx.Done():
+					return
+				}
+			}
 			d.sv.leaves = append(d.sv.leaves, res.leaves)
 			acts = d.mm.Step(round.StepDone{Step: res.step, Roots: res.roots})
 		case fr := <-frames:

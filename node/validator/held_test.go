@@ -8,7 +8,7 @@ import (
 // heldByMiner judges a slot by where its window's end falls: in a wait on
 // the miner past its excuse, now or in one already over (the latch a tick
 // after the window reads), never while the round waits on this validator
-// or its steps run (held zero), never for a miner not busy with a round.
+// (held zero), never for a miner not busy with a round.
 func TestHeldByMiner(t *testing.T) {
 	t0 := time.Unix(1_800_000_000, 0)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -19,7 +19,7 @@ func TestHeldByMiner(t *testing.T) {
 		end                    time.Time
 		want                   bool
 	}{
-		{"steps running", true, time.Time{}, time.Time{}, time.Time{}, at(5), false},
+		{"waiting on this validator", true, time.Time{}, time.Time{}, time.Time{}, at(5), false},
 		{"waiting within the excuse", true, at(6), time.Time{}, time.Time{}, at(5), false},
 		{"waiting past the excuse", true, at(4), time.Time{}, time.Time{}, at(5), true},
 		{"a late wait over before the tick", true, time.Time{}, at(4), at(5.1), at(5), true},

@@ -2,10 +2,12 @@ package validator
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/node/config"
 	"github.com/pog-network/pog/node/epoch"
 	"github.com/pog-network/pog/node/plan"
 	"github.com/pog-network/pog/proof/host/memwalk"
@@ -37,19 +39,21 @@ func (v *Validator) advanceHost(now time.Time) {
 }
 
 // hostSlotDue returns the kinds of miner p's host set in the open host
-// slot once it can be played (connected, idle, in the slot's opening
-// window), with the announce it is planned from: the first of the slot's
-// epoch, which scoring reads, so that an announce made later in the epoch
-// neither adds nor drops a kind. ok is false until then, and for a slot
-// already handled; one whose window passed is handled with a no-show
-// unless this validator's own round held the miner. Under v.mu.
+// slot once it can be played (connected, no host set running and no GPU
+// round's steps, in the slot's opening window), with the announce it is
+// planned from: the first of the slot's epoch, which scoring reads, so
+// that an announce made later in the epoch neither adds nor drops a kind.
+// ok is false until then, and for a slot already handled; one whose
+// window passed is handled with a no-show unless one of this validator's
+// host sets held the miner: a GPU round's steps holding it are the
+// miner's (intoOwnHostSlot keeps honest ones out). Under v.mu.
 func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, now time.Time) (kinds []byte, ann *pb.MinerAnnounce, ok bool) {
 	open := v.hostOpen
 	if open.IsZero() || !e.hostDone.Before(open) {
 		return nil, nil, false
 	}
 	late := now.After(open.Add(v.sched.HostSlot / 8))
-	if !late && (e.busy || v.env.Host.Network().Connectedness(p) != network.Connected) {
+	if !late && (e.hostBusy || e.busy && e.phase != roundTail || v.env.Host.Network().Connectedness(p) != network.Connected) {
 		return nil, nil, false // within the window: wait for it
 	}
 	e.hostDone = open
@@ -58,8 +62,9 @@ func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, n
 		return nil, nil, false
 	}
 	if late {
-		if !e.busy || heldByMiner(e, open.Add(v.sched.HostSlot/8)) {
-			v.startHostNoShow(ctx, kinds, p, e, ann, open, noShowWhy(e, "host slot"))
+		excused := e.hostBusy || e.busy && e.phase == roundPings && !heldByMiner(e, open.Add(v.sched.HostSlot/8))
+		if !excused {
+			v.startHostNoShow(ctx, kinds, p, e, ann, open, hostNoShowWhy(e))
 		}
 		return nil, nil, false
 	}
@@ -134,19 +139,101 @@ func (v *Validator) hostPlan(kind byte, miner peer.ID, ann *pb.MinerAnnounce, ep
 	return plan.Host(v.env.Config, kind, miner, ann, ram, rtt, stepNs, v.draws("host", miner, ep, rnd))
 }
 
-// The validator's own round holding a miner through a slot's opening
-// window excuses the slot (no record) while the round's steps run (a slow
-// or loaded device pays for its overrun in the round's rate) and while
-// it waits on this validator (its reveal, its check, its store). Once the
-// last step's root is in, the commitment and the sampled tiles are the
-// miner's to send, and nothing times them: a miner holding them back (to
-// deadline_ms, to proof_timeout) would otherwise pick which slots it
-// skips, host slots among them. Those two waits are excused only as long
-// as an honest miner takes (setHeld).
+// The validator's own GPU round excuses the slots whose opening window
+// ends in it (no record) only while it waits on this validator or the
+// miner does what the plan allows: its pongs within their round trips,
+// its steps within 9/8 of their planned time (stepsAllowance), its
+// commitment and tiles within their transfer (setHeld). Past that the
+// hold is the miner's, and the slot ends in a no-show: a miner holding a
+// root, its commitment or its tiles back would otherwise pick which slots
+// it skips, host slots among them. Once the last root is in, the miner's
+// host is free of the round, and the owner plays a host slot beside it
+// (hostSlotDue), so that nothing after the steps excuses a host slot.
 
 // heldFetch is what a wait on the miner's commitment or tiles allows
 // beyond the round trips: their transfer.
 const heldFetch = time.Second
+
+// pingTimeout bounds measureRTT's pings.
+const pingTimeout = 5 * time.Second
+
+// pingAllowance is how long the pings that start a round with e may take:
+// rttPings round trips at twice the least of its last ones, and a
+// pingJitter; pingTimeout before any.
+func pingAllowance(e *minerEntry) time.Duration {
+	if len(e.rtts) == 0 {
+		return pingTimeout
+	}
+	return rttPings*2*slices.Min(e.rtts) + pingJitter
+}
+
+// pingJitter is what pingAllowance allows beyond the round trips.
+const pingJitter = 50 * time.Millisecond
+
+// pingEstimate is how long an honest miner's pings take: rttPings round
+// trips at twice the least of its last ones (none before the first) and
+// a pingJitter.
+func pingEstimate(e *minerEntry) time.Duration {
+	var rtt time.Duration
+	if len(e.rtts) > 0 {
+		rtt = slices.Min(e.rtts)
+	}
+	return rttPings*2*rtt + pingJitter
+}
+
+// intoOwnHostSlot says whether a GPU round that may hold its miner until
+// end, within its allowance, could hold it to the end of the opening
+// window of a host slot this validator owns: such a round is not played
+// (its slot is this validator's to skip, unrecorded), so that no honest
+// round's steps hold a miner through a host slot, whose no-show would
+// then be the validator's doing. Only a distant miner's long rounds
+// reach one (SPEC §16).
+func (v *Validator) intoOwnHostSlot(end time.Time) bool {
+	if v.sched == nil || v.sched.HostShare == 0 {
+		return false
+	}
+	next := v.sched.nextHost(time.Now().Add(-v.sched.HostSlot / 8))
+	return !next.IsZero() && !end.Before(next.Add(v.sched.HostSlot/8))
+}
+
+// stepsAllowance is how long after the challenge reaches the miner a
+// round's steps may run: 9/8 of their planned time, or a probe's deadline.
+func stepsAllowance(pl plan.ChallengePlan) time.Duration {
+	if pl.StepTime <= 0 {
+		return pl.Deadline
+	}
+	return time.Duration(pl.Steps) * pl.StepTime * 9 / 8
+}
+
+// expectedSteps is stepsAllowance for a sized round, and for a probe,
+// whose length no measurement bounds, 9/8 of the round's nominal length.
+func expectedSteps(cfg config.ValidatorConfig, ann *pb.MinerAnnounce, pl plan.ChallengePlan, rtt time.Duration) time.Duration {
+	if pl.StepTime <= 0 {
+		return plan.NominalRound(cfg, ann, rtt) * 9 / 8
+	}
+	return stepsAllowance(pl)
+}
+
+// roundPhase is where a GPU round with a miner is, for the slots whose
+// window ends in it.
+type roundPhase uint8
+
+const (
+	roundPings roundPhase = iota // measuring the round trip
+	roundSteps                   // the challenge sent, the steps running
+	roundTail                    // the last root in: commitment, tiles, check
+)
+
+// setPhase moves miner's round to phase, its wait on the miner excused
+// until until (setHeld).
+func (v *Validator) setPhase(miner peer.ID, phase roundPhase, until time.Time) {
+	v.setHeld(miner, until)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if e := v.miners[miner]; e != nil && e.busy {
+		e.phase = phase
+	}
+}
 
 // setHeld sets until when miner's round, now waiting on the miner, is
 // excused (zero: it waits on this validator). A wait that ends past its
@@ -169,9 +256,9 @@ func (v *Validator) setHeld(miner peer.ID, until time.Time) {
 	e.held = until
 }
 
-// heldByMiner says whether e's round, running when a slot's opening
+// heldByMiner says whether e's GPU round, running when a slot's opening
 // window ended at end, was then waiting on the miner past its excuse
-// (setHeld); a host set has none.
+// (setHeld).
 func heldByMiner(e *minerEntry, end time.Time) bool {
 	if !e.busy {
 		return false
@@ -182,10 +269,18 @@ func heldByMiner(e *minerEntry, end time.Time) bool {
 	return !e.held.IsZero() && end.After(e.held)
 }
 
+// hostNoShowWhy is a host no-show's reason.
+func hostNoShowWhy(e *minerEntry) string {
+	if e.busy && e.phase == roundSteps {
+		return "its round's steps still running at the end of the host slot's opening window"
+	}
+	return noShowWhy(e, "host slot")
+}
+
 // noShowWhy is a no-show's reason for a slot of what kind.
 func noShowWhy(e *minerEntry, what string) string {
 	if e.busy {
-		return "held its round open, its commitment or tiles late, through the " + what + "'s opening window"
+		return "held its round open past its allowance (pongs, steps, commitment or tiles late) through the " + what + "'s opening window"
 	}
 	return "not connected in the " + what + "'s opening window"
 }

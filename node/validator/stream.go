@@ -119,7 +119,7 @@ func (d *vdriver) event(fr stream.Arrival) any {
 		}
 		d.lastRoot = fr.At
 		if int(m.Root.Step) == d.chain.Steps-1 {
-			d.v.setHeld(d.miner, fr.At.Add(d.rtt()*2+heldFetch)) // the commitment follows at once
+			d.v.setPhase(d.miner, roundTail, fr.At.Add(d.rtt()*2+heldFetch)) // the commitment follows at once
 		}
 		return round.Root{At: at, Step: int(m.Root.Step), Roots: roots}
 	case *pb.RoundFrame_Commitment:

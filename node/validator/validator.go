@@ -64,12 +64,16 @@ type minerEntry struct {
 	ann    *pb.MinerAnnounce // the latest, annRaw its envelope
 	annRaw []byte
 	seen   time.Time
-	busy   bool
-	// held: while busy with this validator's GPU round and the round
-	// waits on the miner's commitment or tiles, until when that is
-	// excused (setHeld); past it the slots the round holds end in
-	// no-shows (heldByMiner), as do those whose window ended in
-	// [lateFrom, lateTo], a wait of the round already over that ran late.
+	// busy: a GPU round of this validator's runs with the miner, in
+	// phase; hostBusy: a host set does. A host set may start once the
+	// round's steps are done (hostslot.go).
+	busy, hostBusy bool
+	phase          roundPhase
+	// held: while busy, until when the round's wait on the miner (its
+	// pongs, its steps, its commitment or tiles) is excused (setHeld);
+	// past it the slots the round holds end in no-shows (heldByMiner),
+	// as do those whose window ended in [lateFrom, lateTo], a wait of the
+	// round already over that ran late.
 	held, lateFrom, lateTo time.Time
 	// next: no round before this (under a slot schedule, the next owned
 	// slot); served: the owned slot the last round started in. counted:
@@ -258,7 +262,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 				continue
 			}
 		}
-		if v.env.Host.Network().Connectedness(p) != network.Connected || e.busy {
+		if v.env.Host.Network().Connectedness(p) != network.Connected || e.busy || e.hostBusy {
 			// Announced through a relay: rounds run over a direct
 			// stream, so wait until this node is connected to the miner.
 			continue
@@ -274,8 +278,12 @@ func (v *Validator) startRounds(ctx context.Context) {
 			// short measurements, may run in that; a GPU round waits).
 			continue
 		}
+		if v.intoOwnHostSlot(now.Add(pingEstimate(e))) {
+			e.served = e.next // this validator's to skip, unrecorded
+			continue
+		}
 		epoch := v.epochs.Begin(v.env.EpochAt(now))
-		e.busy, e.served, e.held, e.lateFrom, e.lateTo = true, e.next, time.Time{}, time.Time{}, time.Time{}
+		e.busy, e.phase, e.served, e.held, e.lateFrom, e.lateTo = true, roundPings, e.next, now.Add(pingAllowance(e)), time.Time{}, time.Time{}
 		v.wg.Add(1)
 		v.reserveRounds(1)
 		v.round++
@@ -288,7 +296,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 // from ann; under v.mu.
 func (v *Validator) startHost(ctx context.Context, kinds []byte, ep uint64, p peer.ID, e *minerEntry, ann *pb.MinerAnnounce) {
 	epoch := v.epochs.Begin(ep)
-	e.busy, e.held, e.lateFrom, e.lateTo = true, time.Time{}, time.Time{}, time.Time{}
+	e.hostBusy = true
 	v.wg.Add(1)
 	v.reserveRounds(len(kinds))
 	go v.playHost(ctx, kinds, epoch, v.round+1, p, ann)
@@ -337,7 +345,7 @@ func (v *Validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, no
 		e.next, e.counted = v.sched.nextSlot(p, e.ann, cfg, from), time.Time{}
 	}
 	for now.After(e.next.Add(slot / 8)) {
-		if !e.served.Equal(e.next) && (!e.busy || heldByMiner(e, e.next.Add(slot/8))) {
+		if !e.served.Equal(e.next) && (!e.busy && !e.hostBusy || heldByMiner(e, e.next.Add(slot/8))) {
 			epoch := v.epochs.Begin(v.env.EpochAt(e.next))
 			v.wg.Add(1)
 			v.reserveRounds(1)
@@ -410,6 +418,8 @@ func (v *Validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb
 	rec := v.runRound(rctx, ep, rnd, p, ann, prec, tflops, floor)
 	stored := false
 	switch {
+	case rec == nil:
+		// Skipped (intoOwnHostSlot): no challenge was sent.
 	case ctx.Err() != nil:
 		// Interrupted by this node's own shutdown, a round is no evidence
 		// about the miner either way.
@@ -424,7 +434,9 @@ func (v *Validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb
 		}
 	}
 	v.mu.Lock()
-	if e := v.miners[p]; e != nil {
+	if e := v.miners[p]; e != nil && rec == nil {
+		e.busy, e.held = false, time.Time{}
+	} else if e != nil {
 		e.busy, e.held, e.lateFrom, e.lateTo = false, time.Time{}, time.Time{}, time.Time{}
 		if stored && rec.Verdict == store.VerdictVerified {
 			e.verified = max(e.verified, ep+1)
@@ -490,7 +502,8 @@ func (v *Validator) draws(kind string, miner peer.ID, epoch, rnd uint64) io.Read
 	return h.XOF()
 }
 
-// runRound plays one round against one miner and returns its evidence.
+// runRound plays one round against one miner and returns its evidence;
+// nil if it skipped the round, sending nothing.
 func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.ID, ann *pb.MinerAnnounce, prec proof.Precision, tflops, floor float64) *store.RoundRecord {
 	rec := &store.RoundRecord{Epoch: epoch, Round: rnd, Miner: []byte(miner), Validator: []byte(v.id()), Verdict: store.VerdictFailed}
 	failed := func(format string, args ...any) *store.RoundRecord {
@@ -503,6 +516,10 @@ func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	pl, msg, chain, err := v.challenge(rec, ann, prec, tflops, floor, rtt)
 	if err != nil {
 		return failed("%v", err)
+	}
+	if v.intoOwnHostSlot(time.Now().Add(rtt + expectedSteps(v.env.Config.Validator, ann, pl, rtt))) {
+		v.env.Log.Debug("round skipped: it could run into this validator's host slot", "miner", miner, "epoch", epoch, "round", rnd)
+		return nil
 	}
 	raw, id := rec.Challenge, chain.ID
 	m, err := round.NewValidator(round.Plan{Chain: chain, Secret: pl.Secret, Commitment: [32]byte(msg.SecretCommitment),
@@ -525,6 +542,7 @@ func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	}
 	origin := time.Now()
 	rec.SentUnixNano = origin.UnixNano()
+	v.setPhase(miner, roundSteps, origin.Add(rtt+stepsAllowance(pl)))
 	if err := v.env.PublishRaw(ctx, protocol.TopicChallenge, raw); err != nil {
 		return failed("publishing challenge: %v", err)
 	}
@@ -668,7 +686,7 @@ func (v *Validator) sizingRTT(miner peer.ID, rtt time.Duration) time.Duration {
 // measureRTT is the least round trip of rttPings pings of miner on the
 // existing connection (libp2p ping); 0 if none succeeds.
 func measureRTT(ctx context.Context, h host.Host, log *slog.Logger, miner peer.ID) time.Duration {
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
 	var least time.Duration
 	results := ping.Ping(pctx, h, miner)

@@ -26,11 +26,11 @@ import (
 // server (virtual time).
 const CPUOutsourceIdentities = 4
 
-// MaxCPUShareGain is the bound on what identities sharing one CPU
-// prove together against one honest host: SPEC §23.2 states 1 + 1/19 +
-// 1/40 of the server's rate, against an honest host's run less its stop
-// margin.
-const MaxCPUShareGain = 1.1
+// MaxCPUShareGain is SPEC §23.2's bound on what identities sharing one
+// CPU prove together against one honest host: 1 + 1/19 + 1/40 of the
+// server's rate, against an honest host's 0.995 of its rate (its run less
+// its stop margin), 1.083.
+const MaxCPUShareGain = (1 + 1.0/19 + 1.0/40) / 0.995
 
 // CPUServer is one host's cores answering several identities' windowed
 // CPU host rounds, one after another in the order they arrive (by
@@ -93,11 +93,8 @@ func (c *CPUServer) HostWindow(key string) func(*cpuwork.Params, time.Time) (uin
 // CPUOutsourceCheck compares what the cpu-outsource identities' CPU host
 // rounds proved together with what honest miners of their profile proved
 // (each validator's mean credited core·GHz of an epoch, the CPU part's
-// figure, averaged over validators and epochs): at most the identity
-// count times one host's. Host slots start every identity's round at one
-// instant, so the server answers them in turn, the m-th at m times one
-// round's time (SPEC §16: about 2.07 hosts at 4 identities), not yet
-// within §16's time-sharing bound. Its incentive is its gain.
+// figure, averaged over validators and epochs): at most MaxCPUShareGain
+// of one host's. Its incentive is its gain.
 func CPUOutsourceCheck(s *report.Summary) report.Check {
 	name := fmt.Sprintf("cpu-outsource's %d identities, answered in turn by one server, prove together at most %.2f of one host's CPU core·GHz (SPEC §23.2)",
 		CPUOutsourceIdentities, MaxCPUShareGain)
