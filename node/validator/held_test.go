@@ -33,3 +33,32 @@ func TestHeldByMiner(t *testing.T) {
 		}
 	}
 }
+
+// hostSlotExcused skips a host slot unrecorded only for what this
+// validator held the miner with: its host set, running at the window's
+// end or over since, or its GPU round's pings within their allowance;
+// never for the round's steps or anything after them, nor for a miner
+// that was free.
+func TestHostSlotExcused(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	open, end := at(10), at(10.2)
+	for _, c := range []struct {
+		name string
+		e    minerEntry
+		want bool
+	}{
+		{"free", minerEntry{}, false},
+		{"a host set running", minerEntry{hostBusy: true}, true},
+		{"a host set over after the window opened", minerEntry{hostEnded: at(10.25)}, true},
+		{"a host set over before the window opened", minerEntry{hostEnded: at(9.9)}, false},
+		{"pings within their allowance", minerEntry{busy: true, phase: roundPings, held: at(11)}, true},
+		{"pings past their allowance", minerEntry{busy: true, phase: roundPings, held: at(10.1)}, false},
+		{"steps within their allowance", minerEntry{busy: true, phase: roundSteps, held: at(11)}, false},
+		{"the round's tail", minerEntry{busy: true, phase: roundTail}, false},
+	} {
+		if got := hostSlotExcused(&c.e, open, end); got != c.want {
+			t.Errorf("%s: excused %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -263,7 +263,7 @@ func (v *Validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, 
 	}
 	v.mu.Lock()
 	if e := v.miners[p]; e != nil {
-		e.hostBusy = false
+		e.hostBusy, e.hostEnded = false, time.Now()
 		e.hostStepNs = stepNs
 		if v.sched == nil {
 			// The duty cycle paces GPU rounds; a host set, a short

@@ -44,8 +44,8 @@ func (v *Validator) advanceHost(now time.Time) {
 // planned from: the first of the slot's epoch, which scoring reads, so
 // that an announce made later in the epoch neither adds nor drops a kind.
 // ok is false until then, and for a slot already handled; one whose
-// window passed is handled with a no-show unless one of this validator's
-// host sets held the miner: a GPU round's steps holding it are the
+// window passed is handled with a no-show unless this validator held the
+// miner in it (hostSlotExcused): a GPU round's steps holding it are the
 // miner's (intoOwnHostSlot keeps honest ones out). Under v.mu.
 func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, now time.Time) (kinds []byte, ann *pb.MinerAnnounce, ok bool) {
 	open := v.hostOpen
@@ -62,13 +62,21 @@ func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, n
 		return nil, nil, false
 	}
 	if late {
-		excused := e.hostBusy || e.busy && e.phase == roundPings && !heldByMiner(e, open.Add(v.sched.HostSlot/8))
-		if !excused {
+		if !hostSlotExcused(e, open, open.Add(v.sched.HostSlot/8)) {
 			v.startHostNoShow(ctx, kinds, p, e, ann, open, hostNoShowWhy(e))
 		}
 		return nil, nil, false
 	}
 	return kinds, ann, true
+}
+
+// hostSlotExcused says whether e's host slot opening at open, whose
+// window ended at end unplayed, goes unrecorded: one of this validator's
+// host sets held the miner in the window (running, or over since: past
+// the window's end by this tick), or its GPU round's pings within their
+// allowance did. A GPU round's steps are the miner's.
+func hostSlotExcused(e *minerEntry, open, end time.Time) bool {
+	return e.hostBusy || e.hostEnded.After(open) || e.busy && e.phase == roundPings && !heldByMiner(e, end)
 }
 
 // startHostNoShow records a no-show for each of kinds in the host slot

@@ -69,6 +69,8 @@ type minerEntry struct {
 	// round's steps are done (hostslot.go).
 	busy, hostBusy bool
 	phase          roundPhase
+	// hostEnded is when its last host set ended.
+	hostEnded time.Time
 	// held: while busy, until when the round's wait on the miner (its
 	// pongs, its steps, its commitment or tiles) is excused (setHeld);
 	// past it the slots the round holds end in no-shows (heldByMiner),
@@ -333,7 +335,8 @@ func (v *Validator) slotsFrom(at time.Time) time.Time {
 // slotPassed moves the miner's owned slot on once its opening window has
 // passed, and records a no-show for each owned slot passed in which no
 // round started and this validator's own round (one overrunning from an
-// earlier slot) did not hold the miner.
+// earlier slot, within its allowance) or host set (running in the window,
+// or over since) did not hold the miner.
 func (v *Validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, now time.Time) {
 	cfg := v.env.Config.Validator
 	slot := v.sched.ForMiner(plan.RoundTarget(cfg, e.ann)).Slot
@@ -345,7 +348,8 @@ func (v *Validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, no
 		e.next, e.counted = v.sched.nextSlot(p, e.ann, cfg, from), time.Time{}
 	}
 	for now.After(e.next.Add(slot / 8)) {
-		if !e.served.Equal(e.next) && (!e.busy && !e.hostBusy || heldByMiner(e, e.next.Add(slot/8))) {
+		free := !e.busy && !e.hostBusy && !e.hostEnded.After(e.next)
+		if !e.served.Equal(e.next) && (free || heldByMiner(e, e.next.Add(slot/8))) {
 			epoch := v.epochs.Begin(v.env.EpochAt(e.next))
 			v.wg.Add(1)
 			v.reserveRounds(1)
