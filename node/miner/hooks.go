@@ -22,8 +22,9 @@ type Hooks struct {
 	// HoldCommitment holds the commitment back this long after the last
 	// root (a miner keeping its round open to skip the slots it holds).
 	HoldCommitment time.Duration
-	// HoldLastRoot holds the last step's root back this long (a miner
-	// stretching its steps to skip the slots they hold).
+	// HoldLastRoot holds a sized round's last step's root back this long
+	// (a miner stretching its steps to skip the slots they hold; a
+	// probe's steps, which no measurement bounds, are excused anyway).
 	HoldLastRoot time.Duration
 	// Skip, if set and true for a round (host false) or host round from
 	// validator, drops its stream unanswered (a miner that is up only

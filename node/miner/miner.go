@@ -363,7 +363,7 @@ func (d *mdriver) run(r *bufio.Reader) {
 				d.m.Log.Error("step computation failed", "step", res.step, "err", res.err)
 				return
 			}
-			if h := d.m.Hooks.HoldLastRoot; h > 0 && res.step == d.sv.chain.Steps-1 {
+			if h := d.m.Hooks.HoldLastRoot; h > 0 && res.step == d.sv.chain.Steps-1 && d.c.Msg.MinTimedMs > 0 {
 				select {
 				case <-time.After(h):
 				case <-d.ctx.Done():

@@ -36,9 +36,9 @@ func TestHeldByMiner(t *testing.T) {
 
 // hostSlotExcused skips a host slot unrecorded only for what this
 // validator held the miner with: its host set, running at the window's
-// end or over since, or its GPU round's pings within their allowance;
-// never for the round's steps or anything after them, nor for a miner
-// that was free.
+// end or over since, or its GPU round's pings or a probe's steps within
+// their allowance; never for a sized round's steps or anything after
+// them, nor for a miner that was free.
 func TestHostSlotExcused(t *testing.T) {
 	t0 := time.Unix(1_800_000_000, 0)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -54,6 +54,8 @@ func TestHostSlotExcused(t *testing.T) {
 		{"a host set over before the window opened", minerEntry{hostEnded: at(9.9)}, false},
 		{"pings within their allowance", minerEntry{busy: true, phase: roundPings, held: at(11)}, true},
 		{"pings past their allowance", minerEntry{busy: true, phase: roundPings, held: at(10.1)}, false},
+		{"a probe's steps within their allowance", minerEntry{busy: true, phase: roundProbe, held: at(11)}, true},
+		{"a probe's steps past their allowance", minerEntry{busy: true, phase: roundProbe, held: at(10.1)}, false},
 		{"steps within their allowance", minerEntry{busy: true, phase: roundSteps, held: at(11)}, false},
 		{"the round's tail", minerEntry{busy: true, phase: roundTail}, false},
 	} {

@@ -73,10 +73,12 @@ func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, n
 // hostSlotExcused says whether e's host slot opening at open, whose
 // window ended at end unplayed, goes unrecorded: one of this validator's
 // host sets held the miner in the window (running, or over since: past
-// the window's end by this tick), or its GPU round's pings within their
-// allowance did. A GPU round's steps are the miner's.
+// the window's end by this tick), or its GPU round's pings or a probe's
+// steps within their allowance did (a probe's length no measurement
+// bounds, and one comes once a class and validator). A sized round's
+// steps are the miner's.
 func hostSlotExcused(e *minerEntry, open, end time.Time) bool {
-	return e.hostBusy || e.hostEnded.After(open) || e.busy && e.phase == roundPings && !heldByMiner(e, end)
+	return e.hostBusy || e.hostEnded.After(open) || e.busy && (e.phase == roundPings || e.phase == roundProbe) && !heldByMiner(e, end)
 }
 
 // startHostNoShow records a no-show for each of kinds in the host slot
@@ -228,7 +230,8 @@ type roundPhase uint8
 
 const (
 	roundPings roundPhase = iota // measuring the round trip
-	roundSteps                   // the challenge sent, the steps running
+	roundProbe                   // a probe's steps running
+	roundSteps                   // a sized round's steps running
 	roundTail                    // the last root in: commitment, tiles, check
 )
 

@@ -147,8 +147,10 @@ func (d *vdriver) event(fr stream.Arrival) any {
 func (d *vdriver) rtt() time.Duration { return time.Duration(d.rec.RTTNanos) }
 
 func (d *vdriver) fetch(a round.Fetch) round.Tiles {
-	d.v.setHeld(d.miner, time.Now().Add(d.rtt()*2+heldFetch+2*d.step)) // the miner recomputes the tiles
-	defer d.v.setHeld(d.miner, time.Time{})                            // then the check is this validator's
+	// The proof stream opens (its protocol negotiated, two round trips
+	// the first time), the miner recomputes the tiles and sends them.
+	d.v.setHeld(d.miner, time.Now().Add(d.rtt()*4+2*heldFetch+2*d.step))
+	defer d.v.setHeld(d.miner, time.Time{}) // then the check is this validator's
 	cfg := d.v.env.Config.Validator
 	fctx, cancel := context.WithTimeout(d.ctx, cfg.ProofTimeout.Duration)
 	defer cancel()

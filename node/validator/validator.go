@@ -546,7 +546,11 @@ func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	}
 	origin := time.Now()
 	rec.SentUnixNano = origin.UnixNano()
-	v.setPhase(miner, roundSteps, origin.Add(rtt+stepsAllowance(pl)))
+	phase := roundSteps
+	if pl.Probe {
+		phase = roundProbe
+	}
+	v.setPhase(miner, phase, origin.Add(rtt+stepsAllowance(pl)))
 	if err := v.env.PublishRaw(ctx, protocol.TopicChallenge, raw); err != nil {
 		return failed("publishing challenge: %v", err)
 	}
