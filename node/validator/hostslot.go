@@ -168,13 +168,12 @@ const heldFetch = time.Second
 const pingTimeout = 5 * time.Second
 
 // pingAllowance is how long the pings that start a round with e may take:
-// rttPings round trips at twice the least of its last ones, and a
-// pingJitter; pingTimeout before any.
+// pingEstimate, and pingTimeout before any round trip is known.
 func pingAllowance(e *minerEntry) time.Duration {
 	if len(e.rtts) == 0 {
 		return pingTimeout
 	}
-	return rttPings*2*slices.Min(e.rtts) + pingJitter
+	return pingEstimate(e)
 }
 
 // pingJitter is what pingAllowance allows beyond the round trips.
