@@ -155,9 +155,12 @@ func TestRefusedHostSlotIsRecorded(t *testing.T) {
 }
 
 // heldReason and stepsReason are a no-show's reason for an owned slot a
-// miner's round held past its allowance, and for a host slot its steps
-// held.
-const heldReason, stepsReason = "held its round open past its allowance", "its round's steps still running"
+// miner's round or host set held past its allowance, and for a host slot
+// its steps held.
+const heldReason, stepsReason = "open past its allowance", "its round's steps still running"
+
+// heldFor is how long TestHeldRoundSkipsNoSlot's miner holds what it holds.
+const heldFor = 4 * time.Second
 
 // TestHeldRoundSkipsNoSlot: a miner that holds its round open keeps the
 // validator's GPU round running through the slots that follow, host slots
@@ -167,7 +170,9 @@ const heldReason, stepsReason = "held its round open past its allowance", "its r
 //     allowance end in no-shows;
 //   - held before it (its last root, so its steps run past 9/8 of their
 //     plan): every host slot its steps hold ends in a no-show, and GPU
-//     slots past the allowance do.
+//     slots past the allowance do;
+//   - a host set held (its openings): the slots, GPU and host, whose
+//     window ends past the opening's allowance end in no-shows.
 //
 // Only GPU slots within the plan's allowance go unrecorded.
 func TestHeldRoundSkipsNoSlot(t *testing.T) {
@@ -175,12 +180,14 @@ func TestHeldRoundSkipsNoSlot(t *testing.T) {
 		name         string
 		hold         func(*Options, time.Duration)
 		allHostsPlay bool
+		setLag       time.Duration // how long a host set lasts
 	}{
-		{"commitment", func(o *Options, d time.Duration) { o.Adversary.Miner.HoldCommitment = d }, true},
-		{"last root", func(o *Options, d time.Duration) { o.Adversary.Miner.HoldLastRoot = d }, false},
+		{"commitment", func(o *Options, d time.Duration) { o.Adversary.Miner.HoldCommitment = d }, true, 0},
+		{"last root", func(o *Options, d time.Duration) { o.Adversary.Miner.HoldLastRoot = d }, false, 0},
+		{"host opening", func(o *Options, d time.Duration) { o.Adversary.Miner.HoldHostOpening = d }, true, heldFor},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			n, hosts, heldHosts, heldGPU := heldRoundSlots(t, c.hold)
+			n, hosts, heldHosts, heldGPU := heldRoundSlots(t, c.hold, c.setLag)
 			t.Logf("%d host slots, %d host records (%d for a held round), %d GPU no-shows for a held round", n, hosts, heldHosts, heldGPU)
 			if heldGPU == 0 {
 				t.Errorf("no GPU slot ended in a no-show for a held round")
@@ -200,11 +207,11 @@ func TestHeldRoundSkipsNoSlot(t *testing.T) {
 // after 10 s for the first round (a probe, whose steps are excused), the
 // host slots, their records, and the host and GPU no-shows for a held
 // round.
-func heldRoundSlots(t *testing.T, hold func(*Options, time.Duration)) (n, hosts, heldHosts, heldGPU int) {
+func heldRoundSlots(t *testing.T, hold func(*Options, time.Duration), setLag time.Duration) (n, hosts, heldHosts, heldGPU int) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
 		cfg, ak, stakes, sch := soleHostValidator(t)
-		by := &hostsBySlot{t: t, sch: sch, by: map[int64]*store.HostRecord{}}
+		by := &hostsBySlot{t: t, sch: sch, lag: setLag, by: map[int64]*store.HostRecord{}}
 		var mu sync.Mutex
 		onRecord := func(r *store.RoundRecord) {
 			mu.Lock()
@@ -216,19 +223,20 @@ func heldRoundSlots(t *testing.T, hold func(*Options, time.Duration)) (n, hosts,
 		a, _ := tn.startWith(RoleValidator, cfg, nil, func(o *Options) { o.Key, o.Stakes, o.OnHost, o.OnRecord = ak, stakes, by.add, onRecord })
 		m, _ := tn.startWith(RoleMiner, cfg, cpu.Backend{}, func(o *Options) {
 			o.Stakes, o.Hardware = stakes, &pb.Hardware{CpuCores: 2}
-			hold(o, 4*time.Second)
+			hold(o, heldFor)
 		})
 		tn.connect(m, a)
 		time.Sleep(10 * time.Second)
 		from := time.Now()
 		time.Sleep(40 * time.Second)
 		synctest.Wait()
-		n = hostSlotsSince(sch, from)
+		until := time.Now().Add(-sch.HostSlot - setLag) // slots whose records are in
+		n = hostSlotsSince(sch, from, until)
 		mu.Lock()
 		defer mu.Unlock()
 		by.mu.Lock()
 		defer by.mu.Unlock()
-		first, end := from.UnixNano()/int64(sch.HostSlot)+1, time.Now().Add(-sch.HostSlot).UnixNano()
+		first, end := from.UnixNano()/int64(sch.HostSlot)+1, until.UnixNano()
 		for at, r := range by.by {
 			if at < first*int64(sch.HostSlot) || at+int64(sch.HostSlot) >= end {
 				continue // outside the slots counted
@@ -288,7 +296,7 @@ func TestDistantHostSetAllKinds(t *testing.T) {
 		time.Sleep(90 * time.Second)
 		synctest.Wait()
 		mu.Lock()
-		if n := hostSlotsSince(sch, from); sets < n {
+		if n := hostSlotsSince(sch, from, time.Now().Add(-sch.HostSlot)); sets < n {
 			t.Errorf("%d host slots ended in %d host sets", n, sets)
 		}
 		mu.Unlock()
@@ -314,9 +322,9 @@ func TestDistantHostSetAllKinds(t *testing.T) {
 
 // hostSlotsSince counts the host slots that opened after from and ended
 // a host slot before now.
-func hostSlotsSince(sch round.Schedule, from time.Time) int {
+func hostSlotsSince(sch round.Schedule, from, until time.Time) int {
 	n := 0
-	for k := uint64(from.UnixNano()/int64(sch.HostSlot)) + 1; sch.HostStart(k + 1).Before(time.Now().Add(-sch.HostSlot)); k++ {
+	for k := uint64(from.UnixNano()/int64(sch.HostSlot)) + 1; sch.HostStart(k + 1).Before(until); k++ {
 		if sch.HostOwner(k) >= 0 {
 			n++
 		}
@@ -338,11 +346,14 @@ func soleHostValidator(t *testing.T) (config.Config, crypto.PrivKey, map[string]
 	return cfg, k, stakes, sch
 }
 
-// hostsBySlot keeps host records by the start of the host slot each was
-// stored in, failing t on a second record in one slot.
+// hostsBySlot keeps host records by the start of the host slot each is
+// for, failing t on a second record in one slot: a no-show's is in its
+// reason, a played set's is the slot it was stored in, lag (how long a
+// set lasts) before.
 type hostsBySlot struct {
 	t   *testing.T
 	sch round.Schedule
+	lag time.Duration
 	mu  sync.Mutex
 	by  map[int64]*store.HostRecord
 }
@@ -350,7 +361,15 @@ type hostsBySlot struct {
 func (h *hostsBySlot) add(r *store.HostRecord) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	k := uint64(time.Now().UnixNano() / int64(h.sch.HostSlot))
+	at := time.Now().Add(-h.lag)
+	if i := strings.LastIndex(r.Reason, " at "); strings.HasPrefix(r.Reason, epoch.NoShowPrefix) && i >= 0 {
+		slot, err := time.Parse(time.RFC3339Nano, r.Reason[i+len(" at "):])
+		if err != nil {
+			h.t.Fatalf("no-show reason %q: %v", r.Reason, err)
+		}
+		at = slot
+	}
+	k := uint64(at.UnixNano() / int64(h.sch.HostSlot))
 	if h.by[h.sch.HostStart(k).UnixNano()] != nil {
 		h.t.Errorf("two host records in the host slot at %v", h.sch.HostStart(k))
 	}

@@ -26,6 +26,9 @@ type Hooks struct {
 	// (a miner stretching its steps to skip the slots they hold; a
 	// probe's steps, which no measurement bounds, are excused anyway).
 	HoldLastRoot time.Duration
+	// HoldHostOpening holds each host round's opening back this long (a
+	// miner stretching its host sets to skip the slots they hold).
+	HoldHostOpening time.Duration
 	// Skip, if set and true for a round (host false) or host round from
 	// validator, drops its stream unanswered (a miner that is up only
 	// part of the time).

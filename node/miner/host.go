@@ -104,6 +104,13 @@ func (d *hostDriver) play(acts []any) error {
 		case hostround.SendRoot:
 			ev = d.sendRoot(a.Root, a.Steps)
 		case hostround.Open:
+			if h := d.m.Hooks.HoldHostOpening; h > 0 {
+				select {
+				case <-time.After(h):
+				case <-d.m.ctx.Done():
+					return d.m.ctx.Err()
+				}
+			}
 			b, err := d.done.open(d.done.states, d.done.leaves, a.Segments)
 			if err == nil {
 				err = stream.WriteFlush(d.w, b)

@@ -27,7 +27,7 @@ func TestHeldByMiner(t *testing.T) {
 		{"a late wait that began after the window ended", true, at(7), at(5.5), at(6), at(5), false},
 		{"not busy", false, at(4), at(4), at(6), at(5), false},
 	} {
-		e := &minerEntry{busy: c.busy, held: c.held, lateFrom: c.lateFrom, lateTo: c.lateTo}
+		e := &minerEntry{busy: c.busy, held: hold{c.held, c.lateFrom, c.lateTo}}
 		if got := heldByMiner(e, c.end); got != c.want {
 			t.Errorf("%s: heldByMiner %v, want %v", c.name, got, c.want)
 		}
@@ -36,8 +36,8 @@ func TestHeldByMiner(t *testing.T) {
 
 // hostSlotExcused skips a host slot unrecorded only for what this
 // validator held the miner with: its host set, running at the window's
-// end or over since, or its GPU round's pings or a probe's steps within
-// their allowance; never for a sized round's steps or anything after
+// end or over since, or its GPU round's pings or a probe's steps, each
+// within its allowance; never for a sized round's steps or anything after
 // them, nor for a miner that was free.
 func TestHostSlotExcused(t *testing.T) {
 	t0 := time.Unix(1_800_000_000, 0)
@@ -50,13 +50,16 @@ func TestHostSlotExcused(t *testing.T) {
 	}{
 		{"free", minerEntry{}, false},
 		{"a host set running", minerEntry{hostBusy: true}, true},
+		{"a host set within its allowance", minerEntry{hostBusy: true, hostHeld: hold{until: at(11)}}, true},
+		{"a host set past its allowance", minerEntry{hostBusy: true, hostHeld: hold{until: at(10.1)}}, false},
 		{"a host set over after the window opened", minerEntry{hostEnded: at(10.25)}, true},
+		{"a host set over after the window, late at its end", minerEntry{hostEnded: at(10.25), hostHeld: hold{lateFrom: at(10.1), lateTo: at(10.25)}}, false},
 		{"a host set over before the window opened", minerEntry{hostEnded: at(9.9)}, false},
-		{"pings within their allowance", minerEntry{busy: true, phase: roundPings, held: at(11)}, true},
-		{"pings past their allowance", minerEntry{busy: true, phase: roundPings, held: at(10.1)}, false},
-		{"a probe's steps within their allowance", minerEntry{busy: true, phase: roundProbe, held: at(11)}, true},
-		{"a probe's steps past their allowance", minerEntry{busy: true, phase: roundProbe, held: at(10.1)}, false},
-		{"steps within their allowance", minerEntry{busy: true, phase: roundSteps, held: at(11)}, false},
+		{"pings within their allowance", minerEntry{busy: true, phase: roundPings, held: hold{until: at(11)}}, true},
+		{"pings past their allowance", minerEntry{busy: true, phase: roundPings, held: hold{until: at(10.1)}}, false},
+		{"a probe's steps within their allowance", minerEntry{busy: true, phase: roundProbe, held: hold{until: at(11)}}, true},
+		{"a probe's steps past their allowance", minerEntry{busy: true, phase: roundProbe, held: hold{until: at(10.1)}}, false},
+		{"steps within their allowance", minerEntry{busy: true, phase: roundSteps, held: hold{until: at(11)}}, false},
 		{"the round's tail", minerEntry{busy: true, phase: roundTail}, false},
 	} {
 		if got := hostSlotExcused(&c.e, open, end); got != c.want {

@@ -92,6 +92,8 @@ func (v *Validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 	if err != nil {
 		return nil, err
 	}
+	held := func(until time.Time) { v.setHostHeld(miner, until) }
+	held(time.Now().Add(2*rtt + pingJitter)) // the stream's negotiation
 	s, err := stream.Open(ctx, v.env.Host, miner, hostround.Protocol)
 	if err != nil {
 		return res, fmt.Errorf("open host stream: %w", err)
@@ -99,18 +101,21 @@ func (v *Validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 	end := stream.End{S: s}
 	defer end.Reset()
 	d := &hdriver{s: s, r: bufio.NewReader(s), w: bufio.NewWriter(s), m: m, plan: pl,
-		proofTimeout: v.env.Config.Validator.ProofTimeout.Duration, res: res}
+		proofTimeout: v.env.Config.Validator.ProofTimeout.Duration, res: res, held: held, rtt: rtt}
 	if err := d.send(pl.Challenge.Encode()); err != nil {
 		return res, fmt.Errorf("sending host challenge: %w", err)
 	}
 	d.origin = time.Now()
+	held(d.origin.Add(pl.RootBy))
 	d.play()
 	end.Close()
 	return res, nil
 }
 
 // hdriver feeds one host round's stream to its machine. The machine's one
-// timer (the root deadline) is the stream's read deadline.
+// timer (the root deadline) is the stream's read deadline. held excuses
+// the miner's waits (setHostHeld): its root until root_by, its opening
+// for its transfer.
 type hdriver struct {
 	s            network.Stream
 	r            *bufio.Reader
@@ -120,6 +125,8 @@ type hdriver struct {
 	origin       time.Time
 	proofTimeout time.Duration
 	res          *HostResult
+	held         func(until time.Time)
+	rtt          time.Duration
 }
 
 func (d *hdriver) send(b []byte) error { return stream.WriteFlush(d.w, b) }
@@ -171,6 +178,18 @@ func (d *hdriver) readRoot(at time.Duration) any {
 	return hostround.Root{At: now, Root: root, Steps: steps}
 }
 
+// fetchFloor is the transfer rate a wait on a miner's opening allows for:
+// heldFetch's second for the 4 MiB of a production round's tiles.
+const fetchFloor = 4 << 20 // bytes per second
+
+// openingAllowance is how long a host round's opening of at most need
+// bytes may take after the reveal: the round trip, a pingJitter and its
+// transfer at fetchFloor. An opening is sent from what the miner kept, so
+// a few KiB for CPU and RAM rounds; a plot's blocks take longer.
+func openingAllowance(rtt time.Duration, need int) time.Duration {
+	return rtt + pingJitter + time.Duration(float64(need)/fetchFloor*float64(time.Second))
+}
+
 // readOpening reads the opening of segs segments, its memory reserved in
 // the stream's scope.
 func (d *hdriver) readOpening(segs int) any {
@@ -180,7 +199,9 @@ func (d *hdriver) readOpening(segs int) any {
 	}
 	defer d.s.Scope().ReleaseMemory(need)
 	d.s.SetReadDeadline(time.Now().Add(d.proofTimeout))
+	d.held(time.Now().Add(openingAllowance(d.rtt, need)))
 	b, err := protocol.ReadFrame(d.r, need)
+	d.held(time.Time{}) // the check is this validator's
 	d.res.opening = b
 	return hostround.Opening{Bytes: b, Err: err}
 }
@@ -263,6 +284,7 @@ func (v *Validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, 
 	}
 	v.mu.Lock()
 	if e := v.miners[p]; e != nil {
+		e.hostHeld.set(time.Now(), time.Time{})
 		e.hostBusy, e.hostEnded = false, time.Now()
 		e.hostStepNs = stepNs
 		if v.sched == nil {

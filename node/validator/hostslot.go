@@ -62,8 +62,8 @@ func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, n
 		return nil, nil, false
 	}
 	if late {
-		if !hostSlotExcused(e, open, open.Add(v.sched.HostSlot/8)) {
-			v.startHostNoShow(ctx, kinds, p, e, ann, open, hostNoShowWhy(e))
+		if end := open.Add(v.sched.HostSlot / 8); !hostSlotExcused(e, open, end) {
+			v.startHostNoShow(ctx, kinds, p, e, ann, open, hostNoShowWhy(e, end))
 		}
 		return nil, nil, false
 	}
@@ -73,12 +73,13 @@ func (v *Validator) hostSlotDue(ctx context.Context, p peer.ID, e *minerEntry, n
 // hostSlotExcused says whether e's host slot opening at open, whose
 // window ended at end unplayed, goes unrecorded: one of this validator's
 // host sets held the miner in the window (running, or over since: past
-// the window's end by this tick), or its GPU round's pings or a probe's
-// steps within their allowance did (a probe's length no measurement
-// bounds, and one comes once a class and validator). A sized round's
-// steps are the miner's.
+// the window's end by this tick) within its allowance, or its GPU
+// round's pings or a probe's steps within theirs did (a probe's length
+// no measurement bounds, and one comes once a class and validator). A
+// sized round's steps are the miner's.
 func hostSlotExcused(e *minerEntry, open, end time.Time) bool {
-	return e.hostBusy || e.hostEnded.After(open) || e.busy && (e.phase == roundPings || e.phase == roundProbe) && !heldByMiner(e, end)
+	return (e.hostBusy || e.hostEnded.After(open)) && !hostSetHeld(e, end) ||
+		e.busy && (e.phase == roundPings || e.phase == roundProbe) && !heldByMiner(e, end)
 }
 
 // startHostNoShow records a no-show for each of kinds in the host slot
@@ -246,51 +247,78 @@ func (v *Validator) setPhase(miner peer.ID, phase roundPhase, until time.Time) {
 }
 
 // setHeld sets until when miner's round, now waiting on the miner, is
-// excused (zero: it waits on this validator). A wait that ends past its
-// excuse is kept as late from then to now, so that a slot whose window
-// ended in it is judged so at the next tick, after the wait is over.
+// excused (zero: it waits on this validator; hold.set).
 func (v *Validator) setHeld(miner peer.ID, until time.Time) {
-	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	e := v.miners[miner]
-	if e == nil || !e.busy {
-		return
+	if e := v.miners[miner]; e != nil && e.busy {
+		e.held.set(time.Now(), until)
 	}
-	if !e.held.IsZero() && now.After(e.held) {
-		if e.lateFrom.IsZero() {
-			e.lateFrom = e.held
+}
+
+// setHostHeld is setHeld for miner's host set.
+func (v *Validator) setHostHeld(miner peer.ID, until time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if e := v.miners[miner]; e != nil && e.hostBusy {
+		e.hostHeld.set(time.Now(), until)
+	}
+}
+
+// hold is a round's or host set's wait on its miner: excused until until
+// (zero: waiting on the validator), and late over [lateFrom, lateTo].
+type hold struct{ until, lateFrom, lateTo time.Time }
+
+// set moves the excuse to until at now. A wait that ends past its excuse
+// is kept as late from then to now, so that a slot whose window ended in
+// it is judged so at the next tick, after the wait is over.
+func (h *hold) set(now, until time.Time) {
+	if !h.until.IsZero() && now.After(h.until) {
+		if h.lateFrom.IsZero() {
+			h.lateFrom = h.until
 		}
-		e.lateTo = now
+		h.lateTo = now
 	}
-	e.held = until
+	h.until = until
+}
+
+// byMiner says whether the wait, at a slot's opening window's end, was
+// the miner's past its excuse.
+func (h hold) byMiner(end time.Time) bool {
+	if !h.lateFrom.IsZero() && end.After(h.lateFrom) && !end.After(h.lateTo) {
+		return true
+	}
+	return !h.until.IsZero() && end.After(h.until)
 }
 
 // heldByMiner says whether e's GPU round, running when a slot's opening
-// window ended at end, was then waiting on the miner past its excuse
-// (setHeld).
+// window ended at end, was then waiting on the miner past its excuse.
 func heldByMiner(e *minerEntry, end time.Time) bool {
-	if !e.busy {
-		return false
-	}
-	if !e.lateFrom.IsZero() && end.After(e.lateFrom) && !end.After(e.lateTo) {
-		return true
-	}
-	return !e.held.IsZero() && end.After(e.held)
+	return e.busy && e.held.byMiner(end)
 }
 
-// hostNoShowWhy is a host no-show's reason.
-func hostNoShowWhy(e *minerEntry) string {
+// hostSetHeld says whether e's host set, running or over since a slot's
+// opening window ended at end, then held the miner past its excuse.
+func hostSetHeld(e *minerEntry, end time.Time) bool {
+	return e.hostHeld.byMiner(end)
+}
+
+// hostNoShowWhy is the reason of a host no-show whose window ended at end.
+func hostNoShowWhy(e *minerEntry, end time.Time) string {
 	if e.busy && e.phase == roundSteps {
 		return "its round's steps still running at the end of the host slot's opening window"
 	}
-	return noShowWhy(e, "host slot")
+	return noShowWhy(e, "host slot", end)
 }
 
-// noShowWhy is a no-show's reason for a slot of what kind.
-func noShowWhy(e *minerEntry, what string) string {
-	if e.busy {
+// noShowWhy is the reason of a no-show for a slot of what kind whose
+// window ended at end.
+func noShowWhy(e *minerEntry, what string, end time.Time) string {
+	switch {
+	case heldByMiner(e, end) || e.busy && !hostSetHeld(e, end):
 		return "held its round open past its allowance (pongs, steps, commitment or tiles late) through the " + what + "'s opening window"
+	case hostSetHeld(e, end):
+		return "held its host set open past its allowance (pongs, stream, root or opening late) through the " + what + "'s opening window"
 	}
 	return "not connected in the " + what + "'s opening window"
 }

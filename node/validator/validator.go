@@ -71,12 +71,11 @@ type minerEntry struct {
 	phase          roundPhase
 	// hostEnded is when its last host set ended.
 	hostEnded time.Time
-	// held: while busy, until when the round's wait on the miner (its
-	// pongs, its steps, its commitment or tiles) is excused (setHeld);
-	// past it the slots the round holds end in no-shows (heldByMiner),
-	// as do those whose window ended in [lateFrom, lateTo], a wait of the
-	// round already over that ran late.
-	held, lateFrom, lateTo time.Time
+	// held: the GPU round's wait on the miner (its pongs, its steps, its
+	// commitment or tiles), excused while within its allowance
+	// (setHeld); hostHeld: the host set's (its pongs, stream, roots and
+	// openings; setHostHeld), kept after the set until the next starts.
+	held, hostHeld hold
 	// next: no round before this (under a slot schedule, the next owned
 	// slot); served: the owned slot the last round started in. counted:
 	// under a slot schedule, a new entry's owned slots end in a record
@@ -285,7 +284,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 			continue
 		}
 		epoch := v.epochs.Begin(v.env.EpochAt(now))
-		e.busy, e.phase, e.served, e.held, e.lateFrom, e.lateTo = true, roundPings, e.next, now.Add(pingAllowance(e)), time.Time{}, time.Time{}
+		e.busy, e.phase, e.served, e.held = true, roundPings, e.next, hold{until: now.Add(pingAllowance(e))}
 		v.wg.Add(1)
 		v.reserveRounds(1)
 		v.round++
@@ -298,7 +297,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 // from ann; under v.mu.
 func (v *Validator) startHost(ctx context.Context, kinds []byte, ep uint64, p peer.ID, e *minerEntry, ann *pb.MinerAnnounce) {
 	epoch := v.epochs.Begin(ep)
-	e.hostBusy = true
+	e.hostBusy, e.hostHeld = true, hold{until: time.Now().Add(pingAllowance(e))}
 	v.wg.Add(1)
 	v.reserveRounds(len(kinds))
 	go v.playHost(ctx, kinds, epoch, v.round+1, p, ann)
@@ -348,13 +347,14 @@ func (v *Validator) slotPassed(ctx context.Context, p peer.ID, e *minerEntry, no
 		e.next, e.counted = v.sched.nextSlot(p, e.ann, cfg, from), time.Time{}
 	}
 	for now.After(e.next.Add(slot / 8)) {
+		end := e.next.Add(slot / 8)
 		free := !e.busy && !e.hostBusy && !e.hostEnded.After(e.next)
-		if !e.served.Equal(e.next) && (free || heldByMiner(e, e.next.Add(slot/8))) {
+		if !e.served.Equal(e.next) && (free || heldByMiner(e, end) || hostSetHeld(e, end)) {
 			epoch := v.epochs.Begin(v.env.EpochAt(e.next))
 			v.wg.Add(1)
 			v.reserveRounds(1)
 			v.round++
-			go v.noShow(ctx, epoch, v.round, p, e.ann, e.tflops[proof.FP16], e.floor[proof.FP16], e.next, noShowWhy(e, "owned slot"))
+			go v.noShow(ctx, epoch, v.round, p, e.ann, e.tflops[proof.FP16], e.floor[proof.FP16], e.next, noShowWhy(e, "owned slot", end))
 		}
 		e.next = v.sched.nextSlot(p, e.ann, cfg, e.next.Add(slot/8+1))
 	}
@@ -439,9 +439,9 @@ func (v *Validator) play(ctx context.Context, ep, rnd uint64, p peer.ID, ann *pb
 	}
 	v.mu.Lock()
 	if e := v.miners[p]; e != nil && rec == nil {
-		e.busy, e.held = false, time.Time{}
+		e.busy, e.held = false, hold{}
 	} else if e != nil {
-		e.busy, e.held, e.lateFrom, e.lateTo = false, time.Time{}, time.Time{}, time.Time{}
+		e.busy, e.held = false, hold{}
 		if stored && rec.Verdict == store.VerdictVerified {
 			e.verified = max(e.verified, ep+1)
 		}
