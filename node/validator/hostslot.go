@@ -169,9 +169,10 @@ const heldFetch = time.Second
 const pingTimeout = 5 * time.Second
 
 // pingAllowance is how long the pings that start a round with e may take:
-// pingEstimate, and pingTimeout before any round trip is known.
+// pingTimeout before the miner was first pinged, then pingEstimate (a
+// miner that answers no ping is allowed its jitter alone).
 func pingAllowance(e *minerEntry) time.Duration {
-	if len(e.rtts) == 0 {
+	if !e.pinged {
 		return pingTimeout
 	}
 	return pingEstimate(e)
