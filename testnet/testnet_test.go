@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -157,16 +158,19 @@ func TestProcsTestnet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The far child dials through its own delay proxies; the timeshare
-	// identities share one child and one device.
+	// The far child dials through its own delay proxies: a round with it
+	// verified in any epoch, the run-up's included (on a loaded machine
+	// the children start late, and a far round takes 6 s: one failure in
+	// 16 runs beside other tests had none in the two full epochs). The
+	// timeshare identities share one child and one device.
 	far := false
 	for _, tp := range s.Throughput {
 		if tp.Node == "far" {
-			far = tp.Rounds > 0 && tp.AddedLatencyMs == 100 && tp.Reference == "miner-1"
+			far = tp.AddedLatencyMs == 100 && tp.Reference == "miner-1"
 		}
 	}
-	if !far {
-		t.Errorf("far miner's figures: %+v", s.Throughput)
+	if !far || !slices.ContainsFunc(s.Rounds, func(r report.Round) bool { return r.Miner == "far" && r.Verified }) {
+		t.Errorf("far miner: no verified round through its proxies: %+v", s.Throughput)
 	}
 	if len(s.TimeSharing) != 1 || len(s.TimeSharing[0].Members) != 3 || s.TimeSharing[0].Reference != "miner-1" || s.TimeSharing[0].ThroughputRatio <= 0 {
 		t.Errorf("timeshare: %+v", s.TimeSharing)
