@@ -1,7 +1,6 @@
 package miner
 
 import (
-	"context"
 	"io"
 	"time"
 
@@ -11,9 +10,8 @@ import (
 )
 
 // slowPings replaces h's ping handler with one that answers each ping
-// after delay, until ctx ends: a miner pretending to be farther away
-// (Hooks.Delay).
-func slowPings(ctx context.Context, h host.Host, delay time.Duration) {
+// after delay: a miner pretending to be farther away (Hooks.Delay).
+func slowPings(h host.Host, delay time.Duration) {
 	h.SetStreamHandler(ping.ID, func(s network.Stream) {
 		defer s.Reset()
 		buf := make([]byte, ping.PingSize)
@@ -21,11 +19,7 @@ func slowPings(ctx context.Context, h host.Host, delay time.Duration) {
 			if _, err := io.ReadFull(s, buf); err != nil {
 				return
 			}
-			select {
-			case <-time.After(delay):
-			case <-ctx.Done():
-				return
-			}
+			time.Sleep(delay)
 			if _, err := s.Write(buf); err != nil {
 				return
 			}

@@ -169,10 +169,9 @@ const heldFetch = time.Second
 const pingTimeout = 5 * time.Second
 
 // pingAllowance is how long the pings that start a round with e may take:
-// pingTimeout before the miner was first pinged, then pingEstimate (a
-// miner that answers no ping is allowed its jitter alone).
+// pingEstimate, and pingTimeout before any round trip is known.
 func pingAllowance(e *minerEntry) time.Duration {
-	if !e.pinged {
+	if len(e.rtts) == 0 {
 		return pingTimeout
 	}
 	return pingEstimate(e)

@@ -101,10 +101,8 @@ type minerEntry struct {
 	// rnd draws the miner's pauses and host times (minerRand).
 	rnd *mrand.Rand
 	// rtts are the round trips measured before its last rttWindow
-	// rounds, which size the next (sizingRTT); pinged: a round's pings
-	// were tried, answered or not.
-	rtts   []time.Duration
-	pinged bool
+	// rounds, which size the next (sizingRTT).
+	rtts []time.Duration
 	// firstEpoch is the epoch of its first announce here, verified 1 +
 	// the epoch of its last verified round (0: none), and rank its
 	// admission rank under rankSeed (admission.go).
@@ -685,9 +683,6 @@ func (v *Validator) sizingRTT(miner peer.ID, rtt time.Duration) time.Duration {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	e := v.miners[miner]
-	if e != nil {
-		e.pinged = true
-	}
 	if e == nil || rtt <= 0 {
 		return rtt
 	}
