@@ -185,6 +185,7 @@ func TestHeldRoundSkipsNoSlot(t *testing.T) {
 		{"commitment", func(o *Options, d time.Duration) { o.Adversary.Miner.HoldCommitment = d }, true, 0},
 		{"last root", func(o *Options, d time.Duration) { o.Adversary.Miner.HoldLastRoot = d }, false, 0},
 		{"host opening", func(o *Options, d time.Duration) { o.Adversary.Miner.HoldHostOpening = d }, true, heldFor},
+		{"pongs", func(o *Options, d time.Duration) { o.Adversary.PongDelay = d + 2*time.Second }, true, 5 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n, hosts, heldHosts, heldGPU := heldRoundSlots(t, c.hold, c.setLag)
@@ -203,10 +204,10 @@ func TestHeldRoundSkipsNoSlot(t *testing.T) {
 }
 
 // heldRoundSlots runs a sole validator with a miner that hold makes hold
-// each round 4 s, several slots, and counts over 40 s of virtual time,
-// after 10 s for the first round (a probe, whose steps are excused), the
-// host slots, their records, and the host and GPU no-shows for a held
-// round.
+// each round heldFor, several slots, and counts over 40 s of virtual
+// time, after 10 s and setLag for the first round (a probe, whose steps
+// are excused, after pings excused up to pingTimeout), the host slots,
+// their records, and the host and GPU no-shows for a held round.
 func heldRoundSlots(t *testing.T, hold func(*Options, time.Duration), setLag time.Duration) (n, hosts, heldHosts, heldGPU int) {
 	synctest.Test(t, func(t *testing.T) {
 		tn := newSimTestNet(t)
@@ -226,7 +227,7 @@ func heldRoundSlots(t *testing.T, hold func(*Options, time.Duration), setLag tim
 			hold(o, heldFor)
 		})
 		tn.connect(m, a)
-		time.Sleep(10 * time.Second)
+		time.Sleep(10*time.Second + setLag) // the first round: its pings' excuse is pingTimeout
 		from := time.Now()
 		time.Sleep(40 * time.Second)
 		synctest.Wait()

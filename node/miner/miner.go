@@ -56,7 +56,7 @@ func (m *Miner) Start(ctx context.Context) {
 	m.Host.SetStreamHandler(protocol.RoundProtocol, func(s network.Stream) { m.handleRound(ctx, s) })
 	m.Host.SetStreamHandler(hostround.Protocol, m.handleHost)
 	if d := max(m.Hooks.Delay, m.Hooks.PongDelay); d > 0 {
-		slowPings(m.Host, d)
+		slowPings(ctx, m.Host, d)
 	}
 	m.wg.Add(2)
 	go m.announceLoop(ctx)

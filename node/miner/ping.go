@@ -1,6 +1,7 @@
 package miner
 
 import (
+	"context"
 	"io"
 	"time"
 
@@ -10,8 +11,9 @@ import (
 )
 
 // slowPings replaces h's ping handler with one that answers each ping
-// after delay: a miner pretending to be farther away (Hooks.Delay).
-func slowPings(h host.Host, delay time.Duration) {
+// after delay, until ctx ends: a miner pretending to be farther away
+// (Hooks.Delay).
+func slowPings(ctx context.Context, h host.Host, delay time.Duration) {
 	h.SetStreamHandler(ping.ID, func(s network.Stream) {
 		defer s.Reset()
 		buf := make([]byte, ping.PingSize)
@@ -19,7 +21,11 @@ func slowPings(h host.Host, delay time.Duration) {
 			if _, err := io.ReadFull(s, buf); err != nil {
 				return
 			}
-			time.Sleep(delay)
+			select {
+			case <-time.After(delay):
+			case <-ctx.Done():
+				return
+			}
 			if _, err := s.Write(buf); err != nil {
 				return
 			}

@@ -183,11 +183,27 @@ func (d *hdriver) readRoot(at time.Duration) any {
 const fetchFloor = 4 << 20 // bytes per second
 
 // openingAllowance is how long a host round's opening of at most need
-// bytes may take after the reveal: the round trip, a pingJitter and its
-// transfer at fetchFloor. An opening is sent from what the miner kept, so
-// a few KiB for CPU and RAM rounds; a plot's blocks take longer.
+// bytes may take after the reveal: a round trip for each flight of its
+// slow start, a pingJitter and its transfer at fetchFloor. An opening is
+// sent from what the miner kept, so a few KiB for CPU and RAM rounds; a
+// plot's blocks take longer, and from a distant miner several round trips
+// (145 KB from 400 ms away took 1.2 s).
 func openingAllowance(rtt time.Duration, need int) time.Duration {
-	return rtt + pingJitter + time.Duration(float64(need)/fetchFloor*float64(time.Second))
+	return time.Duration(flights(need))*rtt + pingJitter + time.Duration(float64(need)/fetchFloor*float64(time.Second))
+}
+
+// initialWindow is the least initial congestion window a QUIC sender may
+// use (RFC 9002 §7.2: ten datagrams of the least size, 1,200 bytes).
+const initialWindow = 12000
+
+// flights is how many round trips a sender in slow start, its window
+// doubling each round trip from initialWindow, takes to send n bytes.
+func flights(n int) int {
+	k := 1
+	for sent := initialWindow; sent < n; k++ {
+		sent += initialWindow << k
+	}
+	return k
 }
 
 // readOpening reads the opening of segs segments, its memory reserved in
@@ -260,7 +276,7 @@ func (v *Validator) playHost(ctx context.Context, kinds []byte, ep, rnd uint64, 
 	// One round trip for the set: pings before each kind would hold the
 	// miner 3ρ between kinds, past the round.OpeningLag within which it
 	// takes the next one from a distant validator.
-	rtt := measureRTT(rctx, v.env.Host, v.env.Log, p)
+	rtt := v.sizingRTT(p, measureRTT(rctx, v.env.Host, v.env.Log, p))
 	for i, k := range kinds {
 		res, err := v.runHost(rctx, k, p, ann, ep, rnd+uint64(i), stepNs[k], rtt)
 		switch {

@@ -168,16 +168,24 @@ const heldFetch = time.Second
 // pingTimeout bounds measureRTT's pings.
 const pingTimeout = 5 * time.Second
 
-// pingAllowance is how long the pings that start a round with e may take:
-// pingEstimate, and pingTimeout before any round trip is known.
-func pingAllowance(e *minerEntry) time.Duration {
-	if len(e.rtts) == 0 {
-		return pingTimeout
+// pingHold starts the hold of the pings that begin a round or host set
+// with e at now: excused for pingEstimate, and before any round trip is
+// known up to pingTimeout after the miner's first pinging here. A miner
+// that answers no ping so keeps no excuse past its first. The excuse's end
+// is fixed when the pinging starts, on the validator's tick, so that no
+// pinging's end at the same instant changes it.
+func (e *minerEntry) pingHold(now time.Time) hold {
+	if e.pingedAt.IsZero() {
+		e.pingedAt = now
 	}
-	return pingEstimate(e)
+	until := now.Add(pingEstimate(e))
+	if len(e.rtts) == 0 {
+		until = later(until, e.pingedAt.Add(pingTimeout))
+	}
+	return hold{until: until}
 }
 
-// pingJitter is what pingAllowance allows beyond the round trips.
+// pingJitter is what pingHold allows beyond the round trips.
 const pingJitter = 50 * time.Millisecond
 
 // pingEstimate is how long an honest miner's pings take: rttPings round

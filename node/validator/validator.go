@@ -101,8 +101,10 @@ type minerEntry struct {
 	// rnd draws the miner's pauses and host times (minerRand).
 	rnd *mrand.Rand
 	// rtts are the round trips measured before its last rttWindow
-	// rounds, which size the next (sizingRTT).
-	rtts []time.Duration
+	// rounds and host sets, which size the next (sizingRTT); pingedAt
+	// is when its first pinging started (pingHold).
+	rtts     []time.Duration
+	pingedAt time.Time
 	// firstEpoch is the epoch of its first announce here, verified 1 +
 	// the epoch of its last verified round (0: none), and rank its
 	// admission rank under rankSeed (admission.go).
@@ -284,7 +286,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 			continue
 		}
 		epoch := v.epochs.Begin(v.env.EpochAt(now))
-		e.busy, e.phase, e.served, e.held = true, roundPings, e.next, hold{until: now.Add(pingAllowance(e))}
+		e.busy, e.phase, e.served, e.held = true, roundPings, e.next, e.pingHold(now)
 		v.wg.Add(1)
 		v.reserveRounds(1)
 		v.round++
@@ -297,7 +299,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 // from ann; under v.mu.
 func (v *Validator) startHost(ctx context.Context, kinds []byte, ep uint64, p peer.ID, e *minerEntry, ann *pb.MinerAnnounce) {
 	epoch := v.epochs.Begin(ep)
-	e.hostBusy, e.hostHeld = true, hold{until: time.Now().Add(pingAllowance(e))}
+	e.hostBusy, e.hostHeld = true, e.pingHold(time.Now())
 	v.wg.Add(1)
 	v.reserveRounds(len(kinds))
 	go v.playHost(ctx, kinds, epoch, v.round+1, p, ann)
@@ -675,10 +677,10 @@ const rttPings = 3
 // rttWindow is how many rounds' round trips sizingRTT takes the least of.
 const rttWindow = 8
 
-// sizingRTT records rtt, measured before a round with miner, and returns
-// the least of the last rttWindow (0s, failed pings, excepted): a miner
-// that slows its pongs now and then does not lengthen its steps, and a
-// lasting change of path counts after rttWindow rounds.
+// sizingRTT records rtt, measured before a round or host set with miner,
+// and returns the least of the last rttWindow (0s, failed pings,
+// excepted): a miner that slows its pongs now and then does not lengthen
+// its steps, and a lasting change of path counts after rttWindow rounds.
 func (v *Validator) sizingRTT(miner peer.ID, rtt time.Duration) time.Duration {
 	v.mu.Lock()
 	defer v.mu.Unlock()
