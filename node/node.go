@@ -84,13 +84,14 @@ type Options struct {
 	Adversary Adversary
 	// Plot, if set, is the miner's plot (OpenPlot), for storage host rounds.
 	Plot *miner.Plot
-	// CheckCPU, if set, is the CPU a validator checks sampled tiles on:
-	// called before each round's check with its tile count, it returns
-	// once that check's CPU time has passed (the testnet's simulated
-	// validators, whose real work takes no virtual time; miner orders the
-	// checks asked for in one instant). Nil: the check's own time is its
-	// cost.
-	CheckCPU func(ctx context.Context, miner peer.ID, tiles int)
+	// CheckCPU, if set, is the CPU a validator checks on: called before
+	// each GPU round's check with kind validator.CheckTiles and its tile
+	// count, and before each host round's with its hostround kind and
+	// sampled segments, it returns once that check's CPU time has passed
+	// (the testnet's simulated validators, whose real work takes no
+	// virtual time; miner orders the checks asked for in one instant).
+	// Nil: the check's own time is its cost.
+	CheckCPU func(ctx context.Context, miner peer.ID, kind byte, n int)
 	// Transport, if set, replaces the TCP and QUIC transports: libp2p
 	// options that give the host its transports and sockets (the testnet's
 	// simulated network). node.listen still names what it listens on.

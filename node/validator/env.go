@@ -45,9 +45,10 @@ type Env struct {
 	// ChallengeEvery is the network's challenge rate per miner, which
 	// peers enforce: rounds start no closer.
 	ChallengeEvery time.Duration
-	// CheckCPU, if set, holds a round's tile check for its CPU time
-	// (node.Options.CheckCPU).
-	CheckCPU func(ctx context.Context, miner peer.ID, tiles int)
+	// CheckCPU, if set, holds a check for its CPU time: a GPU round's of n
+	// sampled tiles (kind CheckTiles) or a host round's of n sampled
+	// segments (its hostround kind) (node.Options.CheckCPU).
+	CheckCPU func(ctx context.Context, miner peer.ID, kind byte, n int)
 
 	OnRecord    func(*store.RoundRecord)      // after a round record is stored
 	OnHost      func(*store.HostRecord)       // after a host record is stored
@@ -55,3 +56,7 @@ type Env struct {
 	EpochClosed func(time.Time)               // after each epoch close, stored or not
 	AlterRecord func(*pb.EpochRecord)         // edits the epoch record before it is signed (tests)
 }
+
+// CheckTiles is CheckCPU's kind for a GPU round's tiles; host rounds'
+// checks are asked with their hostround kinds, from 1.
+const CheckTiles byte = 0

@@ -75,6 +75,9 @@ func (v *Validator) runHost(ctx context.Context, kind byte, miner peer.ID, ann *
 		Check: func(root commit.CV, segs []uint64, b []byte) error {
 			t0 := time.Now()
 			defer func() { res.verifyNanos = time.Since(t0).Nanoseconds() }()
+			if v.env.CheckCPU != nil {
+				v.env.CheckCPU(ctx, miner, pr.Kind(), len(segs))
+			}
 			return res.Plan.Challenge.Proof.Verify(root, segs, b)
 		}}
 	if c, ok := hostround.Windowed(pr); ok {

@@ -60,7 +60,7 @@ func (d *vdriver) run(first any) round.Outcome {
 			t0 := time.Now()
 			tiles, checking := ev.(round.Tiles)
 			if checking && tiles.Err == nil && d.v.env.CheckCPU != nil {
-				d.v.env.CheckCPU(d.ctx, d.miner, len(tiles.Tiles))
+				d.v.env.CheckCPU(d.ctx, d.miner, CheckTiles, len(tiles.Tiles))
 			}
 			acts := d.m.Step(ev)
 			if checking {

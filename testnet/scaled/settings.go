@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/pog-network/pog/node/config"
+	"github.com/pog-network/pog/node/validator"
+	"github.com/pog-network/pog/protocol/hostround"
 	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/machine"
 	"github.com/pog-network/pog/testnet/report"
@@ -67,9 +69,11 @@ func (p Params) Settings() []report.Setting {
 		out = append(out, report.Setting{Name: s.name, Run: rv, Production: pv, Scale: scale(rn, pn)})
 	}
 	if p.Sim {
-		check := fmt.Sprintf("%v (%d cores)", machine.TileCheckCoreTime, machine.ValidatorCores)
-		out = append(out, report.Setting{Name: "validator's check, core time a sampled tile", Run: check,
-			Production: check + " on BENCHMARKS' EPYC, its real time elsewhere", Scale: "="})
+		c := machine.CheckCoreTime
+		check := fmt.Sprintf("tile %v, CPU %v, RAM %v, storage %v (%d cores)", c[validator.CheckTiles],
+			c[hostround.KindCPU], c[hostround.KindRAM], c[hostround.KindPlot], machine.ValidatorCores)
+		out = append(out, report.Setting{Name: "validator's check, core time a sampled tile or host segment", Run: check,
+			Production: "the same on BENCHMARKS' EPYC, its real time elsewhere", Scale: "="})
 	}
 	return append(out,
 		report.Setting{Name: "simulated device TFLOPS (of the profile's)", Run: strconv.FormatFloat(p.Scale, 'g', 3, 64), Production: "1", Scale: scale(p.Scale, 1)},
