@@ -98,12 +98,12 @@ type Config struct {
 	// SlotSchedule both are always judged, the time-sharing gain against
 	// the schedule's bound at DutyCycle (1.1× from about 0.91).
 	ChainedRoundChecks bool
-	// HostMaxRound, if set, replaces the testnet's 1 ms cap on how long a
+	// HostMaxRound, if set, replaces the testnet's cap on how long a
 	// distant miner's host rounds grow (validator.host_max_round; the
-	// production default is 10 s), and each validator plays one host set
-	// per epoch instead of three: far's then last 20 of its 400 ms round
-	// trips, 8 s of one core per kind, which the full network cannot
-	// afford on 2 cores.
+	// production default is 10 s, the simulation's 1 s, a tenth as its
+	// round target is, and 1 ms on the wall clock), and without the slot
+	// schedule each validator plays one host set per epoch instead of
+	// three.
 	HostMaxRound time.Duration
 	// Swarm is how many identities the swarm adversary announces
 	// (0: adversary.SwarmIdentities). The default run's is proportionate

@@ -62,7 +62,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	slots := fs.Bool("slot-schedule", d.SlotSchedule, "list the validators, so they take turns at each miner in slots (SPEC §16), and judge the timeshare gain against that schedule's bound; false: each validator pauses at random")
 	duty := fs.Float64("duty-cycle", 0, "validator.duty_cycle (0: 0.95 with --slot-schedule, else 0.1 per validator)")
 	sim := fs.Bool("sim", true, "run in virtual time on a simulated network (stores in memory): the machine's load changes only how long the run takes; false: real time on loopback (--procs and --netns always are)")
-	hostMax := fs.Duration("host-max-round", 0, "validator.host_max_round: how long a distant miner's host rounds may grow, with one host set per epoch without the slot schedule (0: 1 ms, so they do not grow)")
+	hostMax := fs.Duration("host-max-round", 0, "validator.host_max_round: how long a distant miner's host rounds may grow, with one host set per epoch without the slot schedule (0: 1 s in virtual time, a tenth of production's as the round target is; 1 ms with --sim=false, so they do not grow)")
 	explore := fs.Int("explore", 0, "run N seeds from --seed, each a small random network with random faults (partitions, packet loss, latency spikes, a crash and restart, a failing store) in virtual time, and check the invariants that hold under faults; reports in OUT/explore/SEED")
 	cpuProfile := fs.String("cpuprofile", "", "with --sim: write the run's CPU profile to this file (go tool pprof reads it)")
 	if code, ok := parseFlags(fs, args); !ok {

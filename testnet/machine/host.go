@@ -60,10 +60,11 @@ func HostConfig(c *config.Config) {
 	// sets per epoch.
 	c.Validator.HostRAMSteps, c.Validator.HostPlotSteps = 1<<17, 1<<8
 	c.Validator.HostRounds = 3
-	// Host rounds do not grow with the round trip: loaded loopback pings
-	// of a few ms would grow every round, and the load with them, and the
-	// far and distant miners' (400 ms) to seconds of work. Those two lose
-	// host credit instead.
+	// On the wall clock host rounds do not grow with the round trip:
+	// loaded loopback pings of a few ms would grow every round, and the
+	// load with them, and the far and distant miners' (400 ms) to seconds
+	// of work. Those two lose host credit instead. (In virtual time,
+	// scaled.Params.Node lets them grow.)
 	c.Validator.HostMaxRound = config.Duration{Duration: time.Millisecond}
 }
 

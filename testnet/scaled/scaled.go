@@ -96,6 +96,15 @@ func (p Params) Node() config.Config {
 		c.Validator.HostCPUWindow, c.Validator.HostCPUScaleLog = c.Validator.RoundTarget, CPUScaleLog
 	}
 	machine.HostConfig(&c)
+	if p.Sim {
+		// In virtual time a round trip is exact, so only a distant
+		// miner's host rounds grow: to production's cap scaled as the
+		// round target is (1 s of 10 s), so that its host sets take the
+		// share of its slots they take in production.
+		prod := config.DefaultConfig().Validator
+		scale := c.Validator.RoundTarget.Seconds() / prod.RoundTarget.Seconds()
+		c.Validator.HostMaxRound = config.Duration{Duration: time.Duration(scale * float64(prod.HostMaxRound.Duration))}
+	}
 	if p.RAMPeriodEpochs > 0 {
 		c.Network.RAMPeriodEpochs = p.RAMPeriodEpochs
 	}
