@@ -22,7 +22,10 @@ import (
 // offline commands and pog status go through the API, /metrics passes
 // promtool when it is installed, and with POG_BROWSER_ARTIFACTS set the
 // dashboard renders rounds in headless Chromium (screenshot saved there).
-func checkRunningAPI(t *testing.T, bin string, homes map[string]string) {
+// Scores are asked for epoch weighed, whose record weighs both miners: in
+// 2 s epochs the latest one with evidence may hold one miner's rounds
+// alone.
+func checkRunningAPI(t *testing.T, bin string, homes map[string]string, weighed uint64) {
 	t.Helper()
 	for name, home := range homes {
 		c, err := runningAPI(home)
@@ -31,6 +34,9 @@ func checkRunningAPI(t *testing.T, bin string, homes map[string]string) {
 		}
 		for _, path := range api.Paths() {
 			path = strings.ReplaceAll(path, "{id}", pogOut(t, bin, "id", "--home", homes["miner1"]))
+			if strings.Contains(path, "score") {
+				path += fmt.Sprintf("?epoch=%d", weighed)
+			}
 			code, body := httpGet(t, c.base+path)
 			// Pricing and scores need round evidence, which only a
 			// validator keeps.

@@ -132,7 +132,7 @@ func TestThreeProcesses(t *testing.T) {
 	}
 	// Wait for a verified round of each miner, then for an epoch record
 	// that weighs both.
-	var lastClosed float64
+	var lastClosed, weighed float64
 	for verified, closed := 0, false; verified < len(miners) || !closed; {
 		select {
 		case ev := <-v.events:
@@ -144,7 +144,7 @@ func TestThreeProcesses(t *testing.T) {
 				lastClosed = e
 			}
 			if w, ok := ev["weights"].(float64); ok && ev["msg"] == "epoch closed" && w == 2 && verified == len(miners) {
-				closed = true
+				closed, weighed = true, lastClosed
 			}
 		case <-deadline:
 			t.Fatalf("no verified round for every miner and epoch record in time: %v", miners)
@@ -161,7 +161,7 @@ func TestThreeProcesses(t *testing.T) {
 		}
 	}
 	waitWeighed(t, mprocs, deadline)
-	checkRunningAPI(t, bin, homes)
+	checkRunningAPI(t, bin, homes, uint64(weighed))
 	// A fourth node, started late from the validator's address, fetches
 	// the records it missed by record sync (SPEC §22).
 	homes["late"] = filepath.Join(dir, "late")

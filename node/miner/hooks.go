@@ -49,6 +49,10 @@ type Hooks struct {
 	// memory-inflate adversary).
 	PongDelay     time.Duration
 	AlterAnnounce func(*pb.MinerAnnounce)
+	// HoldLaterPongs, if set, makes the miner answer each pinging's first
+	// ping at once and every later one this late: its round trip stays
+	// short while its pings hold the round.
+	HoldLaterPongs time.Duration
 	// HostTime, if set, is how long a host proof of kind ("cpu", "ram",
 	// "storage") and shape takes on the miner's host: its root is held
 	// until then (the testnet's simulated hosts, whose work takes no

@@ -55,8 +55,8 @@ func (m *Miner) Start(ctx context.Context) {
 	m.Host.SetStreamHandler(protocol.ProofProtocol, m.handleStream)
 	m.Host.SetStreamHandler(protocol.RoundProtocol, func(s network.Stream) { m.handleRound(ctx, s) })
 	m.Host.SetStreamHandler(hostround.Protocol, m.handleHost)
-	if d := max(m.Hooks.Delay, m.Hooks.PongDelay); d > 0 {
-		slowPings(ctx, m.Host, d)
+	if d := max(m.Hooks.Delay, m.Hooks.PongDelay); d > 0 || m.Hooks.HoldLaterPongs > 0 {
+		slowPings(ctx, m.Host, d, max(d, m.Hooks.HoldLaterPongs))
 	}
 	m.wg.Add(2)
 	go m.announceLoop(ctx)

@@ -10,14 +10,15 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
 )
 
-// slowPings replaces h's ping handler with one that answers each ping
-// after delay, until ctx ends: a miner pretending to be farther away
-// (Hooks.Delay).
-func slowPings(ctx context.Context, h host.Host, delay time.Duration) {
+// slowPings replaces h's ping handler with one that answers a stream's
+// first ping after first and each later one after later, until ctx ends: a
+// miner pretending to be farther away (Hooks.Delay, PongDelay) or
+// stalling its pings (HoldLaterPongs).
+func slowPings(ctx context.Context, h host.Host, first, later time.Duration) {
 	h.SetStreamHandler(ping.ID, func(s network.Stream) {
 		defer s.Reset()
 		buf := make([]byte, ping.PingSize)
-		for {
+		for delay := first; ; delay = later {
 			if _, err := io.ReadFull(s, buf); err != nil {
 				return
 			}

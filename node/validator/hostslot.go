@@ -205,12 +205,12 @@ func pingEstimate(e *minerEntry) time.Duration {
 // (its slot is this validator's to skip, unrecorded), so that no honest
 // round's steps hold a miner through a host slot, whose no-show would
 // then be the validator's doing. Only a distant miner's long rounds
-// reach one (SPEC §16).
-func (v *Validator) intoOwnHostSlot(end time.Time) bool {
+// reach one (SPEC §16). It is judged as of at.
+func (v *Validator) intoOwnHostSlot(at, end time.Time) bool {
 	if v.sched == nil || v.sched.HostShare == 0 {
 		return false
 	}
-	next := v.sched.nextHost(time.Now().Add(-v.sched.HostSlot / 8))
+	next := v.sched.nextHost(at.Add(-v.sched.HostSlot / 8))
 	return !next.IsZero() && !end.Before(next.Add(v.sched.HostSlot/8))
 }
 
@@ -242,6 +242,17 @@ const (
 	roundSteps                   // a sized round's steps running
 	roundTail                    // the last root in: commitment, tiles, check
 )
+
+// pingsDue is when the pings of miner's running round were due at the
+// latest: the end of their hold (pingHold); zero if it has none.
+func (v *Validator) pingsDue(miner peer.ID) time.Time {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if e := v.miners[miner]; e != nil && e.busy && e.phase == roundPings {
+		return e.held.until
+	}
+	return time.Time{}
+}
 
 // setPhase moves miner's round to phase, its wait on the miner excused
 // until until (setHeld).

@@ -281,7 +281,7 @@ func (v *Validator) startRounds(ctx context.Context) {
 			// short measurements, may run in that; a GPU round waits).
 			continue
 		}
-		if v.intoOwnHostSlot(now.Add(pingEstimate(e))) {
+		if v.intoOwnHostSlot(now, now.Add(pingEstimate(e))) {
 			e.served = e.next // this validator's to skip, unrecorded
 			continue
 		}
@@ -517,13 +517,23 @@ func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 		v.env.Log.Warn("round failed", "miner", miner, "epoch", epoch, "round", rnd, "reason", rec.Reason)
 		return rec // without a challenge sent it fails validation: not stored
 	}
+	due := v.pingsDue(miner)
 	rtt := v.sizingRTT(miner, measureRTT(ctx, v.env.Host, v.env.Log, miner))
+	// Pings stalled past their allowance move the round no later: it is
+	// judged, and its steps excused, as if they had ended when due, so
+	// that a miner cannot push it into this validator's host slot (and
+	// its own slot unrecorded) or past the slots after it.
+	var late time.Duration
+	if !due.IsZero() {
+		late = max(0, time.Since(due))
+	}
 	rec.RTTNanos = rtt.Nanoseconds()
 	pl, msg, chain, err := v.challenge(rec, ann, prec, tflops, floor, rtt)
 	if err != nil {
 		return failed("%v", err)
 	}
-	if v.intoOwnHostSlot(time.Now().Add(rtt + expectedSteps(v.env.Config.Validator, ann, pl, rtt))) {
+	at := time.Now().Add(-late)
+	if v.intoOwnHostSlot(at, at.Add(rtt+expectedSteps(v.env.Config.Validator, ann, pl, rtt))) {
 		v.env.Log.Debug("round skipped: it could run into this validator's host slot", "miner", miner, "epoch", epoch, "round", rnd)
 		return nil
 	}
@@ -552,7 +562,7 @@ func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	if pl.Probe {
 		phase = roundProbe
 	}
-	v.setPhase(miner, phase, origin.Add(rtt+stepsAllowance(pl)))
+	v.setPhase(miner, phase, origin.Add(rtt+stepsAllowance(pl)-late))
 	if err := v.env.PublishRaw(ctx, protocol.TopicChallenge, raw); err != nil {
 		return failed("publishing challenge: %v", err)
 	}
