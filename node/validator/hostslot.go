@@ -254,6 +254,18 @@ func (v *Validator) pingsDue(miner peer.ID) time.Time {
 	return time.Time{}
 }
 
+// overrun is how far past due the pings ended. Pings stalled past their
+// allowance move the round no later: it is judged, and its steps
+// excused, as if they had ended when due, so that a miner cannot push it
+// into this validator's host slot (and its own slot unrecorded) or past
+// the slots after it.
+func overrun(due time.Time) time.Duration {
+	if due.IsZero() {
+		return 0
+	}
+	return max(0, time.Since(due))
+}
+
 // setPhase moves miner's round to phase, its wait on the miner excused
 // until until (setHeld).
 func (v *Validator) setPhase(miner peer.ID, phase roundPhase, until time.Time) {

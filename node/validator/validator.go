@@ -519,14 +519,7 @@ func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	}
 	due := v.pingsDue(miner)
 	rtt := v.sizingRTT(miner, measureRTT(ctx, v.env.Host, v.env.Log, miner))
-	// Pings stalled past their allowance move the round no later: it is
-	// judged, and its steps excused, as if they had ended when due, so
-	// that a miner cannot push it into this validator's host slot (and
-	// its own slot unrecorded) or past the slots after it.
-	var late time.Duration
-	if !due.IsZero() {
-		late = max(0, time.Since(due))
-	}
+	late := overrun(due)
 	rec.RTTNanos = rtt.Nanoseconds()
 	pl, msg, chain, err := v.challenge(rec, ann, prec, tflops, floor, rtt)
 	if err != nil {
