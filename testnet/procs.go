@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -48,10 +49,14 @@ func (r *run) startProcs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.childFailed = make(chan error, len(groups))
 	for i, g := range groups {
 		if err := r.startChild(exe, i, g, nss[i]); err != nil {
 			return err
 		}
+	}
+	if err := r.awaitChildren(ctx); err != nil {
+		return err
 	}
 	return r.startAttackers(ctx, validators, func(ctx context.Context, h host.Host, v *member) error {
 		return procs.Connect(ctx, h, v.addr)
@@ -153,6 +158,36 @@ func (r *run) startChild(exe string, i int, g []procs.Member, ns string) error {
 		return err
 	}
 	r.children = append(r.children, c)
+	go func() {
+		<-c.Exited()
+		if err := c.Err(); err != nil {
+			r.childFailed <- err
+		}
+	}()
+	return nil
+}
+
+// childStartLimit bounds how long the children may take to start their
+// nodes: on a loaded machine a child takes seconds, not minutes.
+const childStartLimit = 2 * time.Minute
+
+// awaitChildren waits until every child has started its nodes, so that
+// the run's epochs are counted from a network that is up, however loaded
+// the machine.
+func (r *run) awaitChildren(ctx context.Context) error {
+	limit := time.NewTimer(childStartLimit)
+	defer limit.Stop()
+	for i, c := range r.children {
+		select {
+		case <-c.Ready():
+		case <-c.Exited():
+			return c.Err()
+		case <-limit.C:
+			return fmt.Errorf("testnet: child %d has not started its nodes after %v; its log is in %s", i, childStartLimit, filepath.Join(r.cfg.Out, "nodes"))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	return nil
 }
 
@@ -178,15 +213,15 @@ func (r *run) stopChildren() {
 }
 
 // RunChild runs the nodes a --procs parent described in specPath until ctx
-// ends, writing events to w.
-func RunChild(ctx context.Context, specPath string, w io.Writer) error {
+// ends, writing events to w and its nodes' warnings and errors to logw.
+func RunChild(ctx context.Context, specPath string, w, logw io.Writer) error {
 	spec, err := procs.ReadSpec(specPath)
 	if err != nil {
 		return err
 	}
 	cfg := DefaultConfig()
 	cfg.Out, cfg.Scale, cfg.EpochLength, cfg.Validators, cfg.Adversaries = spec.Out, spec.Scale, spec.EpochLength, spec.Validators, spec.Adversaries
-	cfg.Log = nopLogger()
+	cfg.Log = slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	r := &run{cfg: cfg, start: time.Now(), byID: map[peer.ID]*member{}}
 	em := procs.NewEmitter(w)
 	var share *adversary.SybilShare
@@ -223,6 +258,7 @@ func RunChild(ctx context.Context, specPath string, w io.Writer) error {
 		}
 		r.members = append(r.members, m)
 	}
+	em.Ready()
 	<-ctx.Done()
 	r.wg.Wait()
 	for _, m := range r.members {

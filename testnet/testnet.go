@@ -199,6 +199,7 @@ type run struct {
 	stopping    bool                           // shutting down: round streams break as nodes stop
 	epochsDone  chan uint64
 	children    []*procs.Child     // --procs
+	childFailed chan error         // --procs: a child's failure while running
 	sim         *netlab.Sim        // Sim
 	lab         *netlab.Namespaces // --netns
 	cut         []int              // --netns: lab hosts of the partitioned miners
@@ -255,6 +256,11 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 	}
 	r.peerAudits(ctx)
 	r.stop()
+	for _, c := range r.children {
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+	}
 	s, err := r.summarise(first+1, last)
 	if err != nil {
 		return nil, err
@@ -373,6 +379,8 @@ func (r *run) waitEpochs(ctx context.Context, last uint64) error {
 			if e >= last {
 				return nil
 			}
+		case err := <-r.childFailed:
+			return err
 		case <-grace.C:
 			r.mu.Lock()
 			got := len(r.have[last])

@@ -31,7 +31,7 @@ func runTestnetNode(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := testnet.RunChild(ctx, *spec, stdout); err != nil {
+	if err := testnet.RunChild(ctx, *spec, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "pog testnet-node: %v\n", err)
 		return 1
 	}

@@ -7,12 +7,15 @@ package procs
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -162,6 +165,9 @@ func (e *Emitter) emit(ev event) {
 	e.w.Write(append(b, '\n'))
 }
 
+// Ready reports that every node of the child has started.
+func (e *Emitter) Ready() { e.emit(event{Kind: "ready"}) }
+
 // Round reports a round validator stored.
 func (e *Emitter) Round(validator string, rec *store.RoundRecord) {
 	ev := RoundOf(validator, rec)
@@ -191,15 +197,25 @@ func (e *Emitter) Scores(s map[peer.ID]float64) {
 	e.emit(event{Kind: "scores", Scores: out})
 }
 
-// Child is a running child process.
+// Child is a running child process. It fails if it exits before it is
+// asked to stop, does not stop within the grace it is given, or writes an
+// event its parent cannot read: Err then says which, with the end of its
+// log.
 type Child struct {
-	cmd  *exec.Cmd
-	done chan error
+	cmd    *exec.Cmd
+	log    string // its standard error
+	ready  chan struct{}
+	exited chan struct{}
+
+	mu      sync.Mutex
+	stopped bool  // Terminate was called
+	err     error // why it failed
 }
 
 // Start writes spec to specPath and runs exe testnet-node --spec
 // specPath, in network namespace ns unless it is empty, passing every
-// event it reports to sink until it exits.
+// event it reports to sink until it exits. Its standard error goes to
+// specPath's name ending in .log.
 func Start(exe, specPath, ns string, spec Spec, sink Sink) (*Child, error) {
 	if err := WriteSpec(specPath, spec); err != nil {
 		return nil, err
@@ -208,7 +224,13 @@ func Start(exe, specPath, ns string, spec Spec, sink Sink) (*Child, error) {
 	if ns != "" {
 		cmd = exec.Command("ip", "netns", "exec", ns, exe, "testnet-node", "--spec", specPath)
 	}
-	cmd.Stderr = io.Discard
+	c := &Child{cmd: cmd, log: strings.TrimSuffix(specPath, filepath.Ext(specPath)) + ".log", ready: make(chan struct{}), exited: make(chan struct{})}
+	logf, err := os.Create(c.log)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close() // the child holds its own descriptor
+	cmd.Stderr = logf
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -216,31 +238,102 @@ func Start(exe, specPath, ns string, spec Spec, sink Sink) (*Child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", exe, err)
 	}
-	c := &Child{cmd: cmd, done: make(chan error, 1)}
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var ev event
-			if json.Unmarshal(sc.Bytes(), &ev) == nil {
-				ev.deliver(sink)
-			}
-		}
-		c.done <- cmd.Wait()
-	}()
+	go c.run(out, sink)
 	return c, nil
 }
 
-// Terminate asks the child to stop.
-func (c *Child) Terminate() { c.cmd.Process.Signal(syscall.SIGTERM) }
+func (c *Child) run(out io.Reader, sink Sink) {
+	defer close(c.exited)
+	bad := c.read(out, sink)
+	werr := c.cmd.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case bad != nil:
+		c.fail(bad)
+	case !c.stopped:
+		c.fail(fmt.Errorf("exited before it was asked to stop (%v)", werr))
+	}
+}
 
-// Wait waits for the child to exit, killing it after grace.
+// read delivers the child's events to sink until its output ends, and
+// returns the first it could not read. It reads to the end regardless, so
+// the child never blocks on a full pipe.
+func (c *Child) read(out io.Reader, sink Sink) error {
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var bad error
+	for sc.Scan() {
+		var ev event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			bad = cmp.Or(bad, fmt.Errorf("unreadable event %.80q: %w", sc.Bytes(), err))
+			continue
+		}
+		if ev.Kind == "ready" {
+			select {
+			case <-c.ready:
+			default:
+				close(c.ready)
+			}
+			continue
+		}
+		ev.deliver(sink)
+	}
+	if err := sc.Err(); err != nil {
+		bad = cmp.Or(bad, fmt.Errorf("reading its events: %w", err))
+		io.Copy(io.Discard, out)
+	}
+	return bad
+}
+
+// fail records err as the child's failure, with the end of its log; the
+// first one stands. Called with c.mu held.
+func (c *Child) fail(err error) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%s: %w; its log %s ends: %q", filepath.Base(c.log), err, c.log, logTail(c.log))
+	}
+}
+
+func logTail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 1000 {
+		b = b[len(b)-1000:]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Ready is closed once every node of the child has started.
+func (c *Child) Ready() <-chan struct{} { return c.ready }
+
+// Exited is closed once the child has exited and its events are read.
+func (c *Child) Exited() <-chan struct{} { return c.exited }
+
+// Err is why the child failed, nil if it has not.
+func (c *Child) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Terminate asks the child to stop.
+func (c *Child) Terminate() {
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
+	c.cmd.Process.Signal(syscall.SIGTERM)
+}
+
+// Wait waits for the child to exit, killing it after grace, which fails
+// it.
 func (c *Child) Wait(grace time.Duration) {
 	select {
-	case <-c.done:
+	case <-c.exited:
 	case <-time.After(grace):
+		c.mu.Lock()
+		c.fail(fmt.Errorf("still running %v after it was asked to stop; killed", grace))
+		c.mu.Unlock()
 		c.cmd.Process.Kill()
-		<-c.done
+		<-c.exited
 	}
 }
 

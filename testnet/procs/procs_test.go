@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +84,81 @@ func TestSpecRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("read %+v, want %+v", got, want)
+	}
+}
+
+// startScript runs a shell script as a child, in place of pog
+// testnet-node, and waits for it to exit, at most 20 s.
+func startScript(t *testing.T, script string, stop func(*Child)) *Child {
+	t.Helper()
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "child.sh")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(exe, filepath.Join(dir, "child-0.json"), "", Spec{}, &recorder{received: map[[32]byte]peer.ID{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stop != nil {
+		stop(c)
+	}
+	select {
+	case <-c.Exited():
+	case <-time.After(20 * time.Second):
+		c.cmd.Process.Kill()
+		t.Fatal("the child did not exit")
+	}
+	return c
+}
+
+func isReady(c *Child) bool {
+	select {
+	case <-c.Ready():
+		return true
+	default:
+		return false
+	}
+}
+
+// A child that exits before it is asked to stop fails, with its exit
+// status and the end of its log; one stopped when asked does not.
+func TestChildExit(t *testing.T) {
+	c := startScript(t, `echo '{"k":"ready"}'; echo "pog testnet-node: store: disk full" >&2; exit 3`, nil)
+	if err := c.Err(); !isReady(c) || err == nil || !strings.Contains(err.Error(), "exited before it was asked to stop (exit status 3)") ||
+		!strings.Contains(err.Error(), "store: disk full") {
+		t.Errorf("ready %v, err %v", isReady(c), err)
+	}
+	c = startScript(t, `echo '{"k":"ready"}'; exec sleep 60`, func(c *Child) {
+		<-c.Ready()
+		c.Terminate()
+	})
+	if err := c.Err(); err != nil {
+		t.Errorf("stopped when asked: %v", err)
+	}
+	c = startScript(t, `trap '' TERM; echo '{"k":"ready"}'; exec sleep 60`, func(c *Child) {
+		<-c.Ready()
+		c.Terminate()
+		c.Wait(100 * time.Millisecond)
+	})
+	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "after it was asked to stop; killed") {
+		t.Errorf("ignoring SIGTERM: %v", err)
+	}
+}
+
+// An event the parent cannot read fails the child, and the parent reads
+// on past an over-long line, so the child never blocks on its output.
+func TestChildUnreadableEvents(t *testing.T) {
+	c := startScript(t, `echo 'not json'; echo '{"k":"ready"}'; exec sleep 60`, func(c *Child) {
+		<-c.Ready()
+		c.Terminate()
+	})
+	if err := c.Err(); err == nil || !strings.Contains(err.Error(), `unreadable event "not json"`) {
+		t.Errorf("a malformed line: %v", err)
+	}
+	// Blocked on its output, it would never reach its exit.
+	c = startScript(t, `head -c 3000000 /dev/zero | tr '\0' a; echo; echo '{"k":"ready"}'; exit 0`, nil)
+	if err := c.Err(); isReady(c) || err == nil || !strings.Contains(err.Error(), "reading its events: bufio.Scanner: token too long") {
+		t.Errorf("an over-long line: ready %v, %v", isReady(c), err)
 	}
 }
