@@ -177,6 +177,7 @@ const childStartLimit = 2 * time.Minute
 func (r *run) awaitChildren(ctx context.Context) error {
 	limit := time.NewTimer(childStartLimit)
 	defer limit.Stop()
+	began := time.Now()
 	for i, c := range r.children {
 		select {
 		case <-c.Ready():
@@ -188,6 +189,7 @@ func (r *run) awaitChildren(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	r.progress("%d child processes started their nodes in %v", len(r.children), time.Since(began).Round(time.Millisecond))
 	return nil
 }
 
