@@ -3,6 +3,7 @@ package testnet
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"testing"
 	"testing/synctest"
@@ -65,4 +66,22 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeHeapProfile writes the live heap to path, after a collection so
+// that it holds only what is in use; nothing if path is empty.
+func writeHeapProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -121,6 +121,10 @@ type Config struct {
 	Faults   netlab.Faults
 	Log      *slog.Logger
 	Progress io.Writer // one line per event worth watching; nil: quiet
+	// HeapProfile, if set, is where the heap profile is written once the
+	// last epoch's records are in, before the network stops: what a
+	// network of this size holds.
+	HeapProfile string
 }
 
 // DefaultConfig is `make testnet`: 2 validators, 6 miners, 3 epochs of
@@ -253,6 +257,9 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 	if err := r.waitEpochs(ctx, last); err != nil {
 		r.stop()
 		return nil, err
+	}
+	if err := writeHeapProfile(cfg.HeapProfile); err != nil {
+		r.progress("warning: heap profile: %v", err)
 	}
 	r.peerAudits(ctx)
 	r.stop()

@@ -1,7 +1,10 @@
 package testnet
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,6 +54,7 @@ func TestSmallTestnet(t *testing.T) {
 	cfg.Profiles = []string{"H200", "A100", "CPU"}
 	cfg.Adversaries = []string{"lazy", "spammer", "dishonest-validator", "equivocator"}
 	cfg.Out = t.TempDir()
+	cfg.HeapProfile = filepath.Join(cfg.Out, "heap.pprof")
 	var progress lockedBuffer
 	cfg.Progress = &progress
 	s := runSim(t, cfg)
@@ -72,6 +76,14 @@ func TestSmallTestnet(t *testing.T) {
 	}
 	if len(s.Gossip.Samples) == 0 {
 		t.Error("no gossip latency samples")
+	}
+	// The heap profile names the nodes' code: taken while they ran.
+	if f, err := os.Open(cfg.HeapProfile); err != nil {
+		t.Error(err)
+	} else if z, err := gzip.NewReader(f); err != nil {
+		t.Errorf("heap profile: %v", err)
+	} else if b, err := io.ReadAll(z); err != nil || !bytes.Contains(b, []byte("github.com/pog-network/pog/node/validator.")) {
+		t.Errorf("heap profile: %v, %d bytes without the validator's code", err, len(b))
 	}
 }
 

@@ -65,6 +65,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	hostMax := fs.Duration("host-max-round", 0, "validator.host_max_round: how long a distant miner's host rounds may grow, with one host set per epoch without the slot schedule (0: 1 s in virtual time, a tenth of production's as the round target is; 1 ms with --sim=false, so they do not grow)")
 	explore := fs.Int("explore", 0, "run N seeds from --seed, each a small random network with random faults (partitions, packet loss, latency spikes, a crash and restart, a failing store) in virtual time, and check the invariants that hold under faults; reports in OUT/explore/SEED")
 	cpuProfile := fs.String("cpuprofile", "", "with --sim: write the run's CPU profile to this file (go tool pprof reads it)")
+	memProfile := fs.String("memprofile", "", "write the heap profile to this file once the last epoch's records are in, before the network stops")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -90,7 +91,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg.RoundInterval, cfg.ChainedRoundChecks, cfg.DutyCycle, cfg.SlotSchedule = *roundInterval, *chained, *duty, *slots
-	cfg.HostMaxRound = *hostMax
+	cfg.HostMaxRound, cfg.HeapProfile = *hostMax, *memProfile
 	cfg.Validators, cfg.Miners, cfg.Epochs, cfg.EpochLength, cfg.Seed, cfg.Out, cfg.Adversaries = *validators, *miners, *epochs, *epochLength, *seed, *out, advs
 	cfg.Progress = stderr
 	cfg.Procs, cfg.Netns, cfg.NetemDelay, cfg.NetemLoss, cfg.Partition = *procs || *netns, *netns, *delay, *loss, *partition
