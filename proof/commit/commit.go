@@ -96,7 +96,11 @@ func TileCVs(data []byte, tileBytes, workers int) ([]CV, error) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for i := w * n / workers; i < (w+1)*n/workers; i++ {
+			lo, hi := w*n/workers, (w+1)*n/workers
+			if tileBytes == ChunkSize {
+				lo += chunkTileCVs(out[lo:hi], data[lo*ChunkSize:hi*ChunkSize], uint64(lo))
+			}
+			for i := lo; i < hi; i++ {
 				out[i] = TileCV(data[i*tileBytes:(i+1)*tileBytes], uint64(i))
 			}
 		}(w)

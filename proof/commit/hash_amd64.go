@@ -36,6 +36,25 @@ func tileCV(tile []byte, counter uint64) [8]uint32 {
 
 const smallTile = 4 * group
 
+// chunkTileCVs sets cvs to the CVs of the one-chunk tiles in data, the
+// first with counter first, 16 at a time: one tile alone is a chunk
+// compressed without SIMD. It returns how many it set (whole groups of
+// 16; none without AVX-512).
+func chunkTileCVs(cvs []CV, data []byte, first uint64) int {
+	if !useAVX512 {
+		return 0
+	}
+	var words [16][8]uint32
+	n := len(cvs) / 16 * 16
+	for i := 0; i < n; i += 16 {
+		hashChunks16(&words, (*[16 * ChunkSize]byte)(data[i*ChunkSize:]), first+uint64(i))
+		for j, w := range words {
+			cvs[i+j] = wordsToCV(w)
+		}
+	}
+	return n
+}
+
 // treeCV hashes all chunks of tile, then each level of the tree, 16 nodes per
 // call, using cvs as scratch (at least 32 entries and one per chunk). The
 // levels are merged in place: call i writes cvs[i:i+16] after reading
