@@ -43,6 +43,11 @@ const (
 	stepRTTMargin = 1.25
 	minK          = 16
 	probeTiles    = 4 // output edge of a probe, in tiles
+	// probeEdge is a probe's least output edge, in values: a probe of
+	// 4 × 4 small tiles (16 values an edge, the simulated testnet's) ran
+	// steps so short that a far miner's was all latency, and the round it
+	// sized, at most 16× its speed, was latency-bound too.
+	probeEdge = 256
 )
 
 // Challenge sizes a round of class prec (the validator's choice,
@@ -88,7 +93,8 @@ func Challenge(cfg config.ValidatorConfig, miner peer.ID, ann *pb.MinerAnnounce,
 	if prevTFLOPS <= 0 {
 		// A probe: a small output at the full inner dimension, whatever
 		// the device; its throughput sizes the next round.
-		shape.M, shape.N = min(size, probeTiles*t), min(size, probeTiles*t)
+		edge := min(size, max(probeTiles*t, probeEdge/t*t))
+		shape.M, shape.N = edge, edge
 		pl.Probe = true
 	} else {
 		target := NominalRound(cfg, ann, rtt)

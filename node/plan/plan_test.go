@@ -267,3 +267,30 @@ func TestPlanStepsFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeEdge: a probe is 4 × 4 tiles, and at least 256 values an edge
+// where tiles are small, within the size that fits the miner's capacity.
+func TestProbeEdge(t *testing.T) {
+	miner := nodetest.Peer(t)
+	ann := &pb.MinerAnnounce{Precisions: []uint32{1}, MaxOutputBytes: 1 << 30}
+	for _, tt := range []struct {
+		tileBytes  int
+		size, edge uint32
+	}{
+		{4 * 16 * 16, 1024, 256},    // 16-value tiles: 16 × 16 of them
+		{4 * 32 * 32, 1024, 256},    // 8 × 8
+		{4 * 64 * 64, 1024, 256},    // 4 × 4, as before
+		{4 * 128 * 128, 16384, 512}, // production: 4 × 4 tiles
+		{4 * 16 * 16, 128, 128},     // the size bounds it
+	} {
+		cfg := config.LocalConfig().Validator
+		cfg.TileBytes, cfg.Size = tt.tileBytes, tt.size
+		pl, err := Challenge(cfg, miner, ann, 0, proof.FP16, 0, 0, 0, bytes.NewReader(make([]byte, 1<<10)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := pl.Params[0]; !pl.Probe || p.M != tt.edge || p.N != tt.edge {
+			t.Errorf("%d-byte tiles, size %d: probe %v of %d×%d, want %d×%d", tt.tileBytes, tt.size, pl.Probe, p.M, p.N, tt.edge, tt.edge)
+		}
+	}
+}

@@ -38,6 +38,7 @@ var settings = []setting{
 	{"validator.min_steps", func(c config.Config) (string, float64) { return count(c.Validator.MinSteps) }},
 	{"validator.max_steps", func(c config.Config) (string, float64) { return count(c.Validator.MaxSteps) }},
 	{"validator.size", func(c config.Config) (string, float64) { return count(c.Validator.Size) }},
+	{"validator.tile_bytes", func(c config.Config) (string, float64) { return count(c.Validator.TileBytes) }},
 	{"validator.k", func(c config.Config) (string, float64) { return count(c.Validator.K) }},
 	{"validator.deadline", func(c config.Config) (string, float64) { return dur(c.Validator.Deadline) }},
 	{"validator.proof_timeout", func(c config.Config) (string, float64) { return dur(c.Validator.ProofTimeout) }},
