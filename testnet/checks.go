@@ -46,19 +46,62 @@ func (r *run) rankingChecks(s *report.Summary, honest []report.Node) []report.Ch
 		return []report.Check{check(name, true, "not checked: a partition penalises the miners it cuts off"), r.healCheck(s)}
 	}
 	sort.SliceStable(honest, func(i, j int) bool { return honest[i].ProfileTFLOPS > honest[j].ProfileTFLOPS })
-	ok, order := true, []string{}
+	var wrong []string
 	for i, n := range honest {
-		order = append(order, fmt.Sprintf("%s(%s)=%.4f", n.Name, n.Profile, adversary.MeanIncentive(s, n.Name)))
 		for _, m := range honest[i+1:] {
 			pn, pm := machine.ByName(n.Profile), machine.ByName(m.Profile)
 			if n.ProfileTFLOPS > m.ProfileTFLOPS && !biggerHost(pm.Host, pn.Host) && !(adversary.MeanIncentive(s, n.Name) > adversary.MeanIncentive(s, m.Name)) {
-				ok = false
+				wrong = append(wrong, incentives(s, n)+" ≤ "+incentives(s, m))
 			}
 		}
 	}
-	hostOK, detail := hostRanking(s, honest)
-	return []report.Check{check(name, ok, "mean incentives: %s", strings.Join(order, ", ")),
-		check("honest miners with the same GPU ranked by host", hostOK, "%s", detail)}
+	detail := "mean incentives: " + incentiveOrder(s, honest)
+	if len(wrong) > 0 {
+		detail = fmt.Sprintf("%d pairs out of order, %s; %s", len(wrong), firstOf(wrong), detail)
+	}
+	hostOK, hostDetail := hostRanking(s, honest)
+	return []report.Check{check(name, len(wrong) == 0, "%s", detail),
+		check("honest miners with the same GPU ranked by host", hostOK, "%s", hostDetail)}
+}
+
+// incentives is "name(profile)=mean incentive".
+func incentives(s *report.Summary, n report.Node) string {
+	return fmt.Sprintf("%s(%s)=%.4f", n.Name, n.Profile, adversary.MeanIncentive(s, n.Name))
+}
+
+// listedMiners is how many miners a check's detail names one by one; past
+// it, a large network's detail would run to hundreds of kilobytes.
+const listedMiners = 12
+
+// incentiveOrder lists honest (in profile order) with their mean
+// incentives, or past listedMiners each profile's median and range.
+func incentiveOrder(s *report.Summary, honest []report.Node) string {
+	var out []string
+	if len(honest) <= listedMiners {
+		for _, n := range honest {
+			out = append(out, incentives(s, n))
+		}
+		return strings.Join(out, ", ")
+	}
+	var profiles []string
+	by := map[string][]float64{}
+	for _, n := range honest {
+		if by[n.Profile] == nil {
+			profiles = append(profiles, n.Profile)
+		}
+		by[n.Profile] = append(by[n.Profile], adversary.MeanIncentive(s, n.Name))
+	}
+	for _, p := range profiles {
+		v := by[p]
+		slices.Sort(v)
+		out = append(out, fmt.Sprintf("%s ×%d median %.4f (%.4f–%.4f)", p, len(v), v[len(v)/2], v[0], v[len(v)-1]))
+	}
+	return strings.Join(out, ", ")
+}
+
+// firstOf is "first: a; b; c" of at most three of items.
+func firstOf(items []string) string {
+	return "first: " + strings.Join(items[:min(3, len(items))], "; ")
 }
 
 // healCheck: every miner the partition cut off is verified again after it.
@@ -236,24 +279,31 @@ func truncate(s string, n int) string {
 // whose profile's host is bigger (no less RAM and storage, more of one)
 // earns more mean incentive over the summarised epochs.
 func hostRanking(s *report.Summary, honest []report.Node) (bool, string) {
-	ok := true
-	var pairs []string
+	var pairs, wrong []string
 	for _, a := range honest {
 		for _, b := range honest {
 			pa, pb := machine.ByName(a.Profile), machine.ByName(b.Profile)
 			if pa.GPU != pb.GPU || pa.FP16TFLOPS != pb.FP16TFLOPS || !biggerHost(pa.Host, pb.Host) {
 				continue
 			}
-			ia, ib := adversary.MeanIncentive(s, a.Name), adversary.MeanIncentive(s, b.Name)
-			ok = ok && ia > ib
-			pairs = append(pairs, fmt.Sprintf("%s(%s)=%.4f > %s(%s)=%.4f", a.Name, a.Profile, ia, b.Name, b.Profile, ib))
+			pair := incentives(s, a) + " > " + incentives(s, b)
+			pairs = append(pairs, pair)
+			if !(adversary.MeanIncentive(s, a.Name) > adversary.MeanIncentive(s, b.Name)) {
+				wrong = append(wrong, pair)
+			}
 		}
 	}
-	if len(pairs) == 0 {
+	switch {
+	case len(pairs) == 0:
 		return true, "not checked: no two honest miners with the same GPU and different hosts"
+	case len(wrong) > 0:
+		sort.Strings(wrong)
+		return false, fmt.Sprintf("%d of %d pairs out of order, %s", len(wrong), len(pairs), firstOf(wrong))
+	case len(pairs) > listedMiners:
+		return true, fmt.Sprintf("all %d pairs in order", len(pairs))
 	}
 	sort.Strings(pairs)
-	return ok, "mean incentives: " + strings.Join(pairs, "; ")
+	return true, "mean incentives: " + strings.Join(pairs, "; ")
 }
 
 // biggerHost says whether host a has no less RAM and storage than b, and
