@@ -166,18 +166,20 @@ func (r *run) startNodes(ctx context.Context) error {
 		}
 		validators = append(validators, m)
 	}
+	var mesh []dial
 	for i, v := range validators {
 		for _, w := range validators[:i] {
-			if err := v.node.Connect(ctx, w.node.Addrs()...); err != nil {
-				return err
-			}
+			mesh = append(mesh, dial{v, w.node.Addrs()})
 		}
+	}
+	if err := dialAll(ctx, mesh); err != nil {
+		return err
 	}
 	var vaddrs []string
 	for _, v := range validators {
 		vaddrs = append(vaddrs, v.node.Addrs()...)
 	}
-	var dial []*member
+	var dials []dial
 	for _, spec := range r.minerSpecs() {
 		m, err := r.newMember(ctx, spec.name, node.RoleMiner, spec, vaddrs)
 		if err != nil {
@@ -194,9 +196,11 @@ func (r *run) startNodes(ctx context.Context) error {
 			// round trips a peer: no need to hold up the other nodes.
 			continue
 		}
-		dial = append(dial, m)
+		for _, a := range m.bootstrap {
+			dials = append(dials, dial{m, []string{a}})
+		}
 	}
-	if err := connectAll(ctx, dial); err != nil {
+	if err := dialAll(ctx, dials); err != nil {
 		return err
 	}
 	return r.startAttackers(ctx, validators, func(ctx context.Context, h host.Host, v *member) error {
@@ -204,15 +208,20 @@ func (r *run) startNodes(ctx context.Context) error {
 	})
 }
 
-// connectAll connects each miner to its bootstrap validators, all miners
-// at once: one after another, a thousand miners' dials took 32 s of
-// virtual time, in which the first miners' rounds ran while the last
-// were still starting.
-func connectAll(ctx context.Context, miners []*member) error {
-	errs := make([]error, len(miners))
+// dial is a member's connection to a peer at addrs.
+type dial struct {
+	from  *member
+	addrs []string
+}
+
+// dialAll makes every connection at once: one after another, a thousand
+// miners' dials to 16 validators took 32 s of virtual time, in which the
+// first miners' rounds ran while the last were still starting.
+func dialAll(ctx context.Context, dials []dial) error {
+	errs := make([]error, len(dials))
 	var wg sync.WaitGroup
-	for i, m := range miners {
-		wg.Go(func() { errs[i] = m.node.Connect(ctx, m.bootstrap...) })
+	for i, d := range dials {
+		wg.Go(func() { errs[i] = d.from.node.Connect(ctx, d.addrs...) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -239,10 +248,13 @@ func (r *run) startAttackers(ctx context.Context, validators []*member, connect 
 		r.attackers[att.Host.ID()] = a
 		r.members = append(r.members, &member{info: report.Node{Name: a, PeerID: att.Host.ID().String(), Role: "attacker", Adversary: a}})
 		r.mu.Unlock()
-		for _, v := range validators {
-			if err := connect(ctx, att.Host, v); err != nil {
-				return err
-			}
+		errs := make([]error, len(validators))
+		var wg sync.WaitGroup
+		for i, v := range validators {
+			wg.Go(func() { errs[i] = connect(ctx, att.Host, v) })
+		}
+		if wg.Wait(); errors.Join(errs...) != nil {
+			return errors.Join(errs...)
 		}
 		victim := validators[0].key.GetPublic()
 		r.wg.Add(1)

@@ -52,7 +52,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 // newSummary is the summary's header: what ran, for how long.
 func (r *run) newSummary() *report.Summary {
 	return &report.Summary{Seed: r.cfg.Seed, EpochLength: r.cfg.EpochLength.String(), Rounds: r.rounds,
-		DurationSeconds: time.Since(r.start).Seconds(), StartedAt: r.start.UTC().Format(time.RFC3339Nano), Scale: r.cfg.Scale,
+		DurationSeconds: time.Since(r.start).Seconds(), StartedAt: r.start.UTC().Format(time.RFC3339Nano), UpSeconds: r.up.Seconds(), Scale: r.cfg.Scale,
 		HostScale: r.params().HostScaleNote(), Simulated: r.cfg.Sim, WallSeconds: (wallNow() - r.wallStart).Seconds()}
 }
 

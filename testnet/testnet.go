@@ -184,6 +184,7 @@ type run struct {
 	absence   *adversary.Absence // the absent adversary's windows; nil without it
 	start     time.Time
 	wallStart time.Duration // wallNow at the start
+	up        time.Duration // since start: every node started and connected
 	members   []*member
 	byID      map[peer.ID]*member
 	cancel    context.CancelFunc
@@ -247,6 +248,7 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 		r.stop()
 		return nil, err
 	}
+	r.up = time.Since(r.start)
 	first := epochAt(time.Now(), cfg.EpochLength)
 	r.startDisruptions(ctx, first)
 	r.progress("%d nodes up; epochs of %v; waiting for %d full epochs after epoch %d", len(r.members), cfg.EpochLength, cfg.Epochs, first)

@@ -77,6 +77,12 @@ func TestSmallTestnet(t *testing.T) {
 	if len(s.Gossip.Samples) == 0 {
 		t.Error("no gossip latency samples")
 	}
+	// Connections are made at once in three waves (validators, miners,
+	// attackers), each a handshake of two 1 ms round trips; one after
+	// another this network's took 28 ms.
+	if s.UpSeconds > 0.01 {
+		t.Errorf("nodes up and connected at %.4f s of virtual time, want at most 10 ms", s.UpSeconds)
+	}
 	// The heap profile names the nodes' code: taken while they ran.
 	if f, err := os.Open(cfg.HeapProfile); err != nil {
 		t.Error(err)

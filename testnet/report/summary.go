@@ -19,6 +19,9 @@ type Summary struct {
 	WallSeconds float64 `json:"wall_seconds,omitempty"`
 	// StartedAt is when the run started (RFC 3339); AtSeconds count from it.
 	StartedAt string `json:"started_at,omitempty"`
+	// UpSeconds is when every node had started and every miner had
+	// connected to its validators.
+	UpSeconds float64 `json:"up_seconds"`
 	// Scale is what simulated miners' TFLOPS are of their profile's.
 	Scale float64 `json:"scale,omitempty"`
 	// HostScale says how simulated hosts are scaled (RAM, storage, walks).

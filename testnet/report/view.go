@@ -139,6 +139,7 @@ func runTable(s *Summary) table {
 	t.add("", "miners", fmt.Sprintf("%d (%d honest, %d adversarial)", s.Miners, honest, adversaries))
 	t.add("", "epoch length", orDash(s.EpochLength))
 	t.add("", "duration", duration(s.DurationSeconds))
+	t.add("", "nodes up and connected at", num(s.UpSeconds, 3)+" s")
 	t.add("", "epochs closed", strconv.Itoa(len(s.Epochs)))
 	t.add("", "rounds", fmt.Sprintf("%d (%d verified, %d failed)", len(s.Rounds), verified, len(s.Rounds)-verified))
 	if verified > 0 {
