@@ -1,6 +1,9 @@
 package proof
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"sync"
+)
 
 // Matrix names an input matrix in the generator's counter.
 type Matrix uint32
@@ -65,7 +68,11 @@ func Line[T Number](g *Generator, m Matrix, b, idx uint32, dst []T) {
 		mask, off, scale = g.vals.bMask, g.vals.bOff, g.vals.bScale
 	}
 	blocks := activeKernel().blocks
-	var w [lineChunk * 4]uint32
+	// Pooled: passed to a kernel through a func value, a local array
+	// escapes, and a short line's 1 KiB allocation cost more than the line.
+	pw := lineWords.Get().(*[lineChunk * 4]uint32)
+	defer lineWords.Put(pw)
+	w := pw[:]
 	for p := 0; p < len(dst); p += 8 * lineChunk {
 		blocks(w[:], [4]uint32{uint32(p / 8), idx, b<<1 | uint32(m), g.salt}, g.key)
 		d := dst[p:min(p+8*lineChunk, len(dst))]
@@ -85,3 +92,5 @@ func Line[T Number](g *Generator, m Matrix, b, idx uint32, dst []T) {
 
 // lineChunk is how many Philox blocks Line generates per kernel call.
 const lineChunk = 64
+
+var lineWords = sync.Pool{New: func() any { return new([lineChunk * 4]uint32) }}

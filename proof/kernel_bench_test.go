@@ -38,6 +38,23 @@ func BenchmarkLine(b *testing.B) {
 	})
 }
 
+// BenchmarkLineShort generates one row of A at K = 32, the simulated
+// testnet's inner dimension, where a line is one kernel call: what it
+// allocates is most of its cost.
+func BenchmarkLineShort(b *testing.B) {
+	p := benchParams()
+	p.K = 32
+	g, _ := NewGenerator(p)
+	dst := make([]int32, p.K)
+	eachKernelB(b, func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(4 * p.K))
+		for i := 0; b.Loop(); i++ {
+			Line(g, MatA, 0, uint32(i), dst)
+		}
+	})
+}
+
 // BenchmarkCheckTile runs Freivalds' check on one honest tile of the bench
 // challenge.
 func BenchmarkCheckTile(b *testing.B) {

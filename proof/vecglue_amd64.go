@@ -76,13 +76,20 @@ func roundKeys(key [2]uint32) (rk [20]uint32) {
 func (v *vecKernel) blocksInto(dst []uint32, ctr [4]uint32, key [2]uint32) {
 	n := len(dst) / 4 / v.w
 	if n > 0 {
-		a := vecArgs{c0: uint64(ctr[0]), c1: uint64(ctr[1]), chunks: uint64(n), words: &dst[0]}
+		// Pooled: a kernel called through a func value makes its
+		// arguments escape (an allocation a line, BenchmarkLineShort).
+		a := blockArgs.Get().(*vecArgs)
+		*a = vecArgs{c0: uint64(ctr[0]), c1: uint64(ctr[1]), chunks: uint64(n), words: &dst[0]}
 		a.setStream(key, ctr[2], ctr[3])
-		v.blocks(&a)
+		v.blocks(a)
+		a.words = nil
+		blockArgs.Put(a)
 	}
 	ctr[0] += uint32(n * v.w)
 	blocksGeneric(dst[4*n*v.w:], ctr, key)
 }
+
+var blockArgs = sync.Pool{New: func() any { return new(vecArgs) }}
 
 // combine returns (sa + 2^31·sb) mod p61.
 func combine(sa, sb uint64) uint64 {
