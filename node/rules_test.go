@@ -103,11 +103,14 @@ func TestGossipRules(t *testing.T) {
 			t.Errorf("%s: got %s (%s), want %s", s.name, resultName(d.result), d.reason, resultName(s.want))
 		}
 	}
-	if roots := v.otherRoots(other.id); !roots[[32]byte{}] {
+	if !v.otherRoot(other.id, [32]byte{}) {
 		t.Error("the miner's committed root is not known to other miners' checks")
 	}
-	if roots := v.otherRoots(miner.id); len(roots) != 0 {
+	if v.otherRoot(miner.id, [32]byte{}) {
 		t.Error("a miner's own root counts against it")
+	}
+	if v.otherRoot(other.id, [32]byte{1}) {
+		t.Error("a root nobody committed counts as another miner's")
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 func newValidator(n *Node, o Options) *validator.Validator {
 	return validator.New(validator.Env{
 		Host: n.host, Key: n.key, Log: n.log, Config: n.cfg, Scoring: n.scoring, Store: o.Store, Stakes: o.Stakes,
-		WG: &n.wg, EpochAt: n.view.epochAt, OtherRoots: n.view.otherRoots,
+		WG: &n.wg, EpochAt: n.view.epochAt, OtherRoot: n.view.otherRoot,
 		Publish: n.publish,
 		PublishRaw: func(ctx context.Context, topic string, raw []byte) error {
 			return n.topics[topic].Publish(ctx, raw)

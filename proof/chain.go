@@ -183,7 +183,7 @@ func (c *Chain) Sample(secret, commitment [32]byte, roots [][]commit.CV, k int) 
 
 // CheckTiles verifies the sampled tiles of one (step, sub) group: inclusion
 // under root, then exactness. It is Transcript.Check with the sample given.
-func CheckTiles(p Params, root commit.CV, secret [32]byte, idx []uint64, tiles [][]byte, pr commit.Proof, otherRoots map[commit.CV]bool) Result {
+func CheckTiles(p Params, root commit.CV, secret [32]byte, idx []uint64, tiles [][]byte, pr commit.Proof, otherRoot func(commit.CV) bool) Result {
 	t := Transcript{Params: p, Root: root, Secret: secret}
-	return t.check(idx, tiles, pr, otherRoots)
+	return t.check(idx, tiles, pr, otherRoot)
 }

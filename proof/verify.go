@@ -70,11 +70,12 @@ func (t *Transcript) Indices() ([]uint64, error) {
 }
 
 // Verify checks the opened tiles, in the order Indices returns, and their
-// batch proof. otherRoots holds roots other identities committed in the same
-// round: a root among them whose tiles fail is a copy of their output. A nil
-// error means every sampled tile is in the root and equals A·B exactly.
-func (t *Transcript) Verify(tiles [][]byte, proof commit.Proof, otherRoots map[commit.CV]bool) error {
-	return t.Check(tiles, proof, otherRoots).Err
+// batch proof. otherRoot, if not nil, says whether another identity
+// committed a root: a root so committed whose tiles fail is a copy of its
+// output. A nil error means every sampled tile is in the root and equals
+// A·B exactly.
+func (t *Transcript) Verify(tiles [][]byte, proof commit.Proof, otherRoot func(commit.CV) bool) error {
+	return t.Check(tiles, proof, otherRoot).Err
 }
 
 // Result is a verification's outcome.
@@ -86,16 +87,16 @@ type Result struct {
 }
 
 // Check is Verify with the outcome of every sampled tile, for evidence.
-func (t *Transcript) Check(tiles [][]byte, proof commit.Proof, otherRoots map[commit.CV]bool) Result {
+func (t *Transcript) Check(tiles [][]byte, proof commit.Proof, otherRoot func(commit.CV) bool) Result {
 	idx, err := t.Indices()
 	if err != nil {
 		return Result{Err: err}
 	}
-	return t.check(idx, tiles, proof, otherRoots)
+	return t.check(idx, tiles, proof, otherRoot)
 }
 
 // check verifies tiles against the sample idx.
-func (t *Transcript) check(idx []uint64, tiles [][]byte, proof commit.Proof, otherRoots map[commit.CV]bool) Result {
+func (t *Transcript) check(idx []uint64, tiles [][]byte, proof commit.Proof, otherRoot func(commit.CV) bool) Result {
 	if len(tiles) != len(idx) {
 		return Result{Err: fail(ReasonTileCount, -1, "got %d, want %d", len(tiles), len(idx))}
 	}
@@ -132,7 +133,7 @@ func (t *Transcript) check(idx []uint64, tiles [][]byte, proof commit.Proof, oth
 	res := Result{Tiles: fails}
 	for _, f := range fails {
 		if f != nil {
-			if otherRoots[t.Root] {
+			if otherRoot != nil && otherRoot(t.Root) {
 				f.Reason, f.Detail = ReasonReusedOutput, "root also committed by another miner; "+f.Detail
 			}
 			if res.Err == nil {

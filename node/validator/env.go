@@ -32,10 +32,10 @@ type Env struct {
 	Stakes map[string]float64
 	// WG counts the validator's goroutines, which the node waits for.
 	WG *sync.WaitGroup
-	// EpochAt is the epoch at a time; OtherRoots the step roots other
-	// validators' rounds have seen from a miner (round.Plan.OtherRoots).
-	EpochAt    func(time.Time) uint64
-	OtherRoots func(miner peer.ID) map[commit.CV]bool
+	// EpochAt is the epoch at a time; OtherRoot whether a step root was
+	// seen committed by another miner than miner (round.Plan.OtherRoot).
+	EpochAt   func(time.Time) uint64
+	OtherRoot func(miner peer.ID, root commit.CV) bool
 	// Publish seals msg and publishes it on topic; PublishRaw publishes a
 	// sealed message.
 	Publish    func(ctx context.Context, topic string, msg proto.Message) ([]byte, error)

@@ -534,8 +534,8 @@ func (v *Validator) runRound(ctx context.Context, epoch, rnd uint64, miner peer.
 	m, err := round.NewValidator(round.Plan{Chain: chain, Secret: pl.Secret, Commitment: [32]byte(msg.SecretCommitment),
 		Samples: pl.Samples, FirstRootBy: time.Duration(msg.FirstRootMs) * time.Millisecond,
 		Deadline: time.Duration(msg.DeadlineMs) * time.Millisecond, Window: round.PeakWindow,
-		MinTimed:   time.Duration(msg.MinTimedMs) * time.Millisecond,
-		OtherRoots: func() map[commit.CV]bool { return v.env.OtherRoots(miner) }})
+		MinTimed:  time.Duration(msg.MinTimedMs) * time.Millisecond,
+		OtherRoot: func(r commit.CV) bool { return v.env.OtherRoot(miner, r) }})
 	if err != nil {
 		return failed("round: %v", err)
 	}

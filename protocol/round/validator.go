@@ -23,9 +23,9 @@ type Plan struct {
 	// MinTimed is the least time steps 1..D−1 are timed over (0: none),
 	// the challenge's min_timed_ms: see Throughput.
 	MinTimed time.Duration
-	// OtherRoots, if set, returns the roots other identities committed so
-	// far (read when the tiles arrive): a copy of one is named as such.
-	OtherRoots func() map[commit.CV]bool
+	// OtherRoot, if set, says whether another identity committed a root
+	// so far (asked when a tile fails): a copy of one is named as such.
+	OtherRoot func(commit.CV) bool
 }
 
 // Events a Validator accepts. At is a reading of the caller's monotonic
@@ -273,10 +273,6 @@ func (v *Validator) tiles(e Tiles) []any {
 		return v.fail("%d tiles and %d proofs for %d indices in %d groups", len(e.Tiles), len(e.Proofs), len(v.out.Indices), len(v.groups))
 	}
 	v.out.Proofs = e.Proofs
-	var others map[commit.CV]bool
-	if v.p.OtherRoots != nil {
-		others = v.p.OtherRoots()
-	}
 	steps := make([][]proof.Params, v.p.Chain.Steps)
 	var first error
 	for gi, g := range v.groups {
@@ -294,7 +290,7 @@ func (v *Validator) tiles(e Tiles) []any {
 				v.out.Leaves = append(v.out.Leaves, commit.TileCV(t, g.Tiles[i]))
 			}
 		}
-		res := proof.CheckTiles(p, v.out.Roots[g.Step][g.Sub], v.p.Secret, g.Tiles, tiles, e.Proofs[gi], others)
+		res := proof.CheckTiles(p, v.out.Roots[g.Step][g.Sub], v.p.Secret, g.Tiles, tiles, e.Proofs[gi], v.p.OtherRoot)
 		for i := range g.Tiles {
 			tv := TileVerdict{Index: v.out.Indices[g.First+i], OK: res.Err == nil}
 			if res.Tiles != nil {
