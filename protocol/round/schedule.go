@@ -107,12 +107,11 @@ func (s Schedule) hostOf(j uint64) int {
 }
 
 // draw is the two 64-bit words of H(domain ‖ miner ‖ u64le(j)).
+// Hashed from a stack buffer: a Hasher is allocated, and validators draw
+// every miner's slots at each tick.
 func draw(domain string, miner []byte, j uint64) (r1, r2 uint64) {
-	h := blake3.New(32, nil)
-	h.Write([]byte(domain))
-	h.Write(miner)
-	h.Write(binary.LittleEndian.AppendUint64(nil, j))
-	d := h.Sum(nil)
+	var buf [128]byte
+	d := blake3.Sum256(binary.LittleEndian.AppendUint64(append(append(buf[:0], domain...), miner...), j))
 	return binary.LittleEndian.Uint64(d[0:8]), binary.LittleEndian.Uint64(d[8:16])
 }
 
