@@ -2,6 +2,8 @@ package host
 
 import (
 	"encoding/binary"
+	"slices"
+	"strings"
 	"sync"
 
 	"lukechampine.com/blake3"
@@ -19,17 +21,24 @@ func Derive(ctx string, parts ...[]byte) [32]byte {
 	for _, p := range parts {
 		material = append(material, p...)
 	}
-	var out [32]byte
 	if len(material) > guts.ChunkSize {
-		blake3.DeriveKey(out[:], contextPrefix+ctx, material)
-		return out
+		// A copy, so that buf does not escape: one allocation for the
+		// rare long material, none for the usual short one.
+		return deriveLong(ctx, slices.Clone(material))
 	}
+	var out [32]byte
 	n := guts.CompressChunk(material, contextKey(ctx), 0, guts.FlagDeriveKeyMaterial)
 	n.Flags |= guts.FlagRoot
 	words := guts.CompressNode(n)
 	for i, w := range words[:8] {
 		binary.LittleEndian.PutUint32(out[4*i:], w)
 	}
+	return out
+}
+
+// deriveLong is Derive of material longer than a chunk.
+func deriveLong(ctx string, material []byte) (out [32]byte) {
+	blake3.DeriveKey(out[:], contextPrefix+ctx, material)
 	return out
 }
 
@@ -45,6 +54,8 @@ func contextKey(ctx string) *[8]uint32 {
 	n.Flags |= guts.FlagRoot
 	words := guts.CompressNode(n)
 	key := [8]uint32(words[:8])
-	k, _ := contextKeys.LoadOrStore(ctx, &key)
+	// A clone is stored, so that ctx, often built by the caller, need
+	// not be allocated on every call.
+	k, _ := contextKeys.LoadOrStore(strings.Clone(ctx), &key)
 	return k.(*[8]uint32)
 }

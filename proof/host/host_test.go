@@ -165,11 +165,20 @@ func TestDeriveMatchesBLAKE3(t *testing.T) {
 func BenchmarkDerive(b *testing.B) {
 	idx, st := LE64(7), LE64(9)
 	b.Run("host.Derive", func(b *testing.B) {
+		b.ReportAllocs()
 		for b.Loop() {
 			Derive("ram checkpoint", idx, st)
 		}
 	})
+	// Leaf builds its context per call: it must not cost an allocation.
+	b.Run("host.Leaf", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := uint64(0); b.Loop(); i++ {
+			Leaf("ram", i, st)
+		}
+	})
 	b.Run("blake3.DeriveKey", func(b *testing.B) {
+		b.ReportAllocs()
 		var out [32]byte
 		for b.Loop() {
 			blake3.DeriveKey(out[:], contextPrefix+"ram checkpoint", append(append([]byte(nil), idx...), st...))
