@@ -15,7 +15,7 @@ const benchBytes = 256 << 20
 // same run (MB/s per worker against b3sum --num-threads 1).
 func BenchmarkTileCVs(b *testing.B) {
 	data := randomBytes(1, benchBytes)
-	for _, tile := range []int{1 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20} {
+	for _, tile := range []int{1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20} {
 		for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
 			b.Run(fmt.Sprintf("tile=%dKiB/workers=%d", tile>>10, workers), func(b *testing.B) {
 				b.SetBytes(benchBytes)

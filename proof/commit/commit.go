@@ -97,8 +97,8 @@ func TileCVs(data []byte, tileBytes, workers int) ([]CV, error) {
 		go func(w int) {
 			defer wg.Done()
 			lo, hi := w*n/workers, (w+1)*n/workers
-			if tileBytes == ChunkSize {
-				lo += chunkTileCVs(out[lo:hi], data[lo*ChunkSize:hi*ChunkSize], uint64(lo))
+			if tileBytes < group {
+				lo += smallTileCVs(out[lo:hi], data[lo*tileBytes:hi*tileBytes], tileBytes, uint64(lo))
 			}
 			for i := lo; i < hi; i++ {
 				out[i] = TileCV(data[i*tileBytes:(i+1)*tileBytes], uint64(i))

@@ -23,7 +23,7 @@ func randomBytes(seed uint64, n int) []byte {
 }
 
 func TestRootIsBLAKE3(t *testing.T) {
-	for _, tileBytes := range []int{1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10} {
+	for _, tileBytes := range []int{1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 64 << 10, 256 << 10} {
 		for _, tiles := range []int{2, 3, 5, 7, 8, 13, 16, 33, 47, 64, 100, 257, 1000} {
 			if tileBytes*tiles > 8<<20 {
 				continue

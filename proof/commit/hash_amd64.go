@@ -36,20 +36,29 @@ func tileCV(tile []byte, counter uint64) [8]uint32 {
 
 const smallTile = 4 * group
 
-// chunkTileCVs sets cvs to the CVs of the one-chunk tiles in data, the
-// first with counter first, 16 at a time: one tile alone is a chunk
-// compressed without SIMD. It returns how many it set (whole groups of
-// 16; none without AVX-512).
-func chunkTileCVs(cvs []CV, data []byte, first uint64) int {
+// smallTileCVs sets cvs to the CVs of the tiles of tileBytes (fewer than 16
+// chunks) in data, the first tile numbered first, 16 chunks at a time: one
+// such tile alone is hashed without SIMD, or in a 16-lane call mostly
+// empty. It returns how many it set (whole calls' worth; none without
+// AVX-512).
+func smallTileCVs(cvs []CV, data []byte, tileBytes int, first uint64) int {
 	if !useAVX512 {
 		return 0
 	}
+	c := tileBytes / ChunkSize // chunks a tile: 1, 2, 4 or 8
+	per := 16 / c
 	var words [16][8]uint32
-	n := len(cvs) / 16 * 16
-	for i := 0; i < n; i += 16 {
-		hashChunks16(&words, (*[16 * ChunkSize]byte)(data[i*ChunkSize:]), first+uint64(i))
-		for j, w := range words {
-			cvs[i+j] = wordsToCV(w)
+	n := len(cvs) / per * per
+	for i := 0; i < n; i += per {
+		hashChunks16(&words, (*[16 * ChunkSize]byte)(data[i*tileBytes:]), (first+uint64(i))*uint64(c))
+		// Each tile's chunks are a complete subtree: merge them pairwise.
+		for step := 1; step < c; step *= 2 {
+			for j := 0; j < 16; j += 2 * step {
+				words[j] = parentCV(words[j], words[j+step])
+			}
+		}
+		for k := range per {
+			cvs[i+k] = wordsToCV(words[k*c])
 		}
 	}
 	return n

@@ -8,4 +8,4 @@ func tileCV(tile []byte, counter uint64) [8]uint32 {
 
 func parents(level [][8]uint32, pairs int) { parentsGuts(level, pairs) }
 
-func chunkTileCVs([]CV, []byte, uint64) int { return 0 }
+func smallTileCVs([]CV, []byte, int, uint64) int { return 0 }
