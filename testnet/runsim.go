@@ -69,12 +69,14 @@ func startCPUProfile(path string) (stop func(), err error) {
 }
 
 // writeHeapProfile writes the live heap to path, after a collection so
-// that it holds only what is in use; nothing if path is empty.
+// that it holds only what is in use; nothing if path is empty. It writes
+// a temporary file and renames it over path, so that a run killed while
+// writing leaves the previous profile whole.
 func writeHeapProfile(path string) error {
 	if path == "" {
 		return nil
 	}
-	f, err := os.Create(path)
+	f, err := os.Create(path + ".tmp")
 	if err != nil {
 		return err
 	}
@@ -83,5 +85,8 @@ func writeHeapProfile(path string) error {
 		f.Close()
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
 }

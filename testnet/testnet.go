@@ -123,7 +123,8 @@ type Config struct {
 	Progress io.Writer // one line per event worth watching; nil: quiet
 	// HeapProfile, if set, is where the heap profile is written once the
 	// last epoch's records are in, before the network stops: what a
-	// network of this size holds.
+	// network of this size holds. Until then each heartbeat (a quarter
+	// epoch in virtual time) writes it.
 	HeapProfile string
 }
 
@@ -377,12 +378,7 @@ func (r *run) waitEpochs(ctx context.Context, last uint64) error {
 	for {
 		select {
 		case <-beat:
-			wall := (wallNow() - r.wallStart).Round(time.Second)
-			if left := time.Until(end).Round(time.Second); left > 0 {
-				r.progress("running: %v of virtual time to the last epoch's end, %v of wall time so far", left, wall)
-			} else {
-				r.progress("running: the last epoch ended %v ago; waiting for its records, %v of wall time so far", -left, wall)
-			}
+			r.heartbeat(end)
 		case e := <-r.epochsDone:
 			r.progress("%s", r.epochLine(e))
 			if e >= last {
@@ -399,6 +395,21 @@ func (r *run) waitEpochs(ctx context.Context, last uint64) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+}
+
+// heartbeat says how far the run is from end, and writes the heap
+// profile, if one is asked for, so that a run that is killed (a large
+// one, by the kernel, for memory) leaves its last heartbeat's.
+func (r *run) heartbeat(end time.Time) {
+	wall := (wallNow() - r.wallStart).Round(time.Second)
+	if left := time.Until(end).Round(time.Second); left > 0 {
+		r.progress("running: %v of virtual time to the last epoch's end, %v of wall time so far", left, wall)
+	} else {
+		r.progress("running: the last epoch ended %v ago; waiting for its records, %v of wall time so far", -left, wall)
+	}
+	if err := writeHeapProfile(r.cfg.HeapProfile); err != nil {
+		r.progress("warning: heap profile: %v", err)
 	}
 }
 

@@ -65,7 +65,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	hostMax := fs.Duration("host-max-round", 0, "validator.host_max_round: how long a distant miner's host rounds may grow, with one host set per epoch without the slot schedule (0: 1 s in virtual time, a tenth of production's as the round target is; 1 ms with --sim=false, so they do not grow)")
 	explore := fs.Int("explore", 0, "run N seeds from --seed, each a small random network with random faults (partitions, packet loss, latency spikes, a crash and restart, a failing store) in virtual time, and check the invariants that hold under faults; reports in OUT/explore/SEED")
 	cpuProfile := fs.String("cpuprofile", "", "with --sim: write the run's CPU profile to this file (go tool pprof reads it)")
-	memProfile := fs.String("memprofile", "", "write the heap profile to this file once the last epoch's records are in, before the network stops")
+	memProfile := fs.String("memprofile", "", "write the heap profile to this file once the last epoch's records are in, before the network stops (and, in virtual time, at each progress line until then)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
