@@ -115,14 +115,16 @@ func (p Params) Node() config.Config {
 	return c
 }
 
-// SimTileBytes is a simulated run's tile: 32×32 output values. A check
+// SimTileBytes is a simulated run's tile: 16×16 output values. A check
 // is charged a production tile's core time whatever its size
 // (machine.CheckCoreTime), so only the bytes a round sends, hashes and
 // recomputes shrink: at the local profile's 16 KiB, QUIC and the
-// validators' tile checks took a third of a 300-miner run's CPU. Smaller
+// validators' tile checks took a third of a 300-miner run's CPU. Small
 // tiles cost miners memory: each holds a chaining value a tile for its
-// rounds' proof windows, 0.9 GB over 300 miners at 1 KiB tiles.
-const SimTileBytes = 4 << 10
+// rounds' proof windows, 0.9 GB over 300 miners. 4 KiB tiles held a
+// quarter of that, but `far` failed a round in the full run with them
+// (not traced; BENCHMARKS.md).
+const SimTileBytes = 1 << 10
 
 // CPUScaleLog is the simulation's CPU step scale: a simulated step counts
 // as 2^10 real ones (validator.host_cpu_scale_log).
