@@ -218,10 +218,15 @@ type dial struct {
 // miners' dials to 16 validators took 32 s of virtual time, in which the
 // first miners' rounds ran while the last were still starting.
 func dialAll(ctx context.Context, dials []dial) error {
-	errs := make([]error, len(dials))
+	return atOnce(len(dials), func(i int) error { return dials[i].from.node.Connect(ctx, dials[i].addrs...) })
+}
+
+// atOnce runs f(0) … f(n−1) at once and joins their errors.
+func atOnce(n int, f func(i int) error) error {
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for i, d := range dials {
-		wg.Go(func() { errs[i] = d.from.node.Connect(ctx, d.addrs...) })
+	for i := range n {
+		wg.Go(func() { errs[i] = f(i) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -248,13 +253,8 @@ func (r *run) startAttackers(ctx context.Context, validators []*member, connect 
 		r.attackers[att.Host.ID()] = a
 		r.members = append(r.members, &member{info: report.Node{Name: a, PeerID: att.Host.ID().String(), Role: "attacker", Adversary: a}})
 		r.mu.Unlock()
-		errs := make([]error, len(validators))
-		var wg sync.WaitGroup
-		for i, v := range validators {
-			wg.Go(func() { errs[i] = connect(ctx, att.Host, v) })
-		}
-		if wg.Wait(); errors.Join(errs...) != nil {
-			return errors.Join(errs...)
+		if err := atOnce(len(validators), func(i int) error { return connect(ctx, att.Host, validators[i]) }); err != nil {
+			return err
 		}
 		victim := validators[0].key.GetPublic()
 		r.wg.Add(1)
