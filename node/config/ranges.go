@@ -139,6 +139,26 @@ func (c *Config) checkRanges() []settingError {
 	return errs
 }
 
+// Numeric is one numeric setting's value: Key as in config.toml, Value
+// as a number (durations in nanoseconds) and Text as config.toml would
+// read it.
+type Numeric struct {
+	Key, Text string
+	Value     float64
+}
+
+// Numeric lists every numeric setting of c in configRanges' order: what a
+// report comparing two configurations (the testnet's with production)
+// walks, so that no setting is left out of it.
+func (c Config) Numeric() []Numeric {
+	out := make([]Numeric, len(configRanges))
+	for i, r := range configRanges {
+		v := number(r.get(&c))
+		out[i] = Numeric{Key: r.key, Text: r.format(v), Value: v}
+	}
+	return out
+}
+
 func (r configRange) format(v float64) string {
 	switch r.kind {
 	case duration:

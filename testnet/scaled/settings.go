@@ -12,62 +12,15 @@ import (
 	"github.com/pog-network/pog/testnet/report"
 )
 
-// setting is one protocol setting the report compares with its production
-// default: its value in a config, and the number its scale is the ratio of
-// (0: not a magnitude).
-type setting struct {
-	name string
-	get  func(config.Config) (string, float64)
-}
-
-func dur(d config.Duration) (string, float64) { return d.String(), float64(d.Duration) }
-func count[T int | uint32 | uint64](v T) (string, float64) {
-	return strconv.FormatUint(uint64(v), 10), float64(v)
-}
-
-var settings = []setting{
-	{"network.epoch_length", func(c config.Config) (string, float64) { return dur(c.Network.EpochLength) }},
-	{"network.ram_period_epochs", func(c config.Config) (string, float64) { return count(c.Network.RAMPeriodEpochs) }},
-	{"network.plot_block_log", func(c config.Config) (string, float64) { return count(c.Network.PlotBlockLog) }},
-	{"network.plot_rounds", func(c config.Config) (string, float64) { return count(c.Network.PlotRounds) }},
-	{"validator.round_target", func(c config.Config) (string, float64) { return dur(c.Validator.RoundTarget) }},
-	{"validator.round_target_cpu", func(c config.Config) (string, float64) { return dur(c.Validator.RoundTargetCPU) }},
-	{"validator.duty_cycle", func(c config.Config) (string, float64) {
-		return strconv.FormatFloat(c.Validator.DutyCycle, 'g', -1, 64), c.Validator.DutyCycle
-	}},
-	{"validator.min_steps", func(c config.Config) (string, float64) { return count(c.Validator.MinSteps) }},
-	{"validator.max_steps", func(c config.Config) (string, float64) { return count(c.Validator.MaxSteps) }},
-	{"validator.size", func(c config.Config) (string, float64) { return count(c.Validator.Size) }},
-	{"validator.tile_bytes", func(c config.Config) (string, float64) { return count(c.Validator.TileBytes) }},
-	{"validator.k", func(c config.Config) (string, float64) { return count(c.Validator.K) }},
-	{"validator.deadline", func(c config.Config) (string, float64) { return dur(c.Validator.Deadline) }},
-	{"validator.proof_timeout", func(c config.Config) (string, float64) { return dur(c.Validator.ProofTimeout) }},
-	{"validator.miner_ttl", func(c config.Config) (string, float64) { return dur(c.Validator.MinerTTL) }},
-	{"validator.max_miners", func(c config.Config) (string, float64) { return count(c.Validator.MaxMiners) }},
-	{"validator.host_rounds", func(c config.Config) (string, float64) { return count(c.Validator.HostRounds) }},
-	{"validator.host_slot_share", func(c config.Config) (string, float64) {
-		return strconv.FormatFloat(c.Validator.HostSlotShare, 'g', -1, 64), c.Validator.HostSlotShare
-	}},
-	{"validator.host_max_round", func(c config.Config) (string, float64) { return dur(c.Validator.HostMaxRound) }},
-	{"validator.host_cpu_window", func(c config.Config) (string, float64) { return dur(c.Validator.HostCPUWindow) }},
-	{"validator.host_cpu_scale_log", func(c config.Config) (string, float64) { return count(uint32(c.Validator.HostCPUScaleLog)) }},
-	{"validator.host_cpu_max_chains", func(c config.Config) (string, float64) { return count(c.Validator.HostCPUMaxChains) }},
-	{"validator.host_ram_steps", func(c config.Config) (string, float64) { return count(c.Validator.HostRAMSteps) }},
-	{"validator.host_ram_max_walks", func(c config.Config) (string, float64) { return count(c.Validator.HostRAMMaxWalks) }},
-	{"validator.host_plot_steps", func(c config.Config) (string, float64) { return count(c.Validator.HostPlotSteps) }},
-	{"validator.host_plot_max_walks", func(c config.Config) (string, float64) { return count(c.Validator.HostPlotMaxWalks) }},
-	{"node.retain_evidence_epochs", func(c config.Config) (string, float64) { return count(max(0, c.Node.RetainEvidence)) }},
-}
-
-// Settings compares the run's node settings, and the simulated hardware's
+// Settings compares every numeric node setting of the run, and the simulated hardware's
 // scale, with production: what the report says is scaled, and by how much.
 func (p Params) Settings() []report.Setting {
 	run, prod := p.Node(), config.DefaultConfig()
 	var out []report.Setting
-	for _, s := range settings {
-		rv, rn := s.get(run)
-		pv, pn := s.get(prod)
-		out = append(out, report.Setting{Name: s.name, Run: rv, Production: pv, Scale: scale(rn, pn)})
+	defaults := prod.Numeric()
+	for i, r := range run.Numeric() {
+		d := defaults[i]
+		out = append(out, report.Setting{Name: r.Key, Run: r.Text, Production: d.Text, Scale: scale(r.Value, d.Value)})
 	}
 	if p.Sim {
 		c := machine.CheckCoreTime

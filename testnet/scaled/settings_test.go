@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pog-network/pog/node/config"
 )
 
 // TestSettingsAgainstProduction: the report names each protocol setting
@@ -22,6 +24,8 @@ func TestSettingsAgainstProduction(t *testing.T) {
 		"validator.host_slot_share":             {"0.125", "0.125", "="},
 		"validator.proof_timeout":               {"10s", "", ""},
 		"simulated RAM and reference RAM bytes": {"1/1048576", "1", ""},
+		"miner.announce_interval":               {"2s", "1m0s", "×0.0333"},
+		"miner.max_output_bytes":                {"4 MiB", "16 GiB", "×0.000244"},
 	} {
 		g, ok := got[name]
 		switch {
@@ -29,6 +33,11 @@ func TestSettingsAgainstProduction(t *testing.T) {
 			t.Errorf("%s: not reported", name)
 		case g[0] != want[0] || want[1] != "" && g[1] != want[1] || want[2] != "" && g[2] != want[2]:
 			t.Errorf("%s: %v, want %v", name, g, want)
+		}
+	}
+	for _, n := range config.DefaultConfig().Numeric() {
+		if _, ok := got[n.Key]; !ok {
+			t.Errorf("%s: a numeric setting the report leaves out", n.Key)
 		}
 	}
 	if s := got["network.epoch_length"]; s[0] != p.EpochLength.String() || !strings.HasPrefix(s[2], "×") {
