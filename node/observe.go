@@ -274,6 +274,15 @@ func (n *Node) QueueLength() int {
 	return n.miner.Queue()
 }
 
+// HeldRounds is how many committed rounds the miner holds for their
+// validators' tile requests (0 for other roles).
+func (n *Node) HeldRounds() int {
+	if n.miner == nil {
+		return 0
+	}
+	return n.miner.Held()
+}
+
 // isValidator reports whether p is a configured or genesis validator.
 func (v *view) isValidator(p peer.ID) bool {
 	v.mu.Lock()

@@ -52,6 +52,7 @@ func startAPI(home, token string, cfg config.Config, n *node.Node, st *store.Sto
 		Peers:      func() float64 { return float64(len(n.Host().Network().Peers())) },
 		StoreBytes: func() float64 { return float64(dirSize(storeDir)) },
 		Queue:      func() float64 { return float64(n.QueueLength()) },
+		Held:       func() float64 { return float64(n.HeldRounds()) },
 	})
 	ln, err := net.Listen("tcp", cfg.Node.API)
 	if err != nil {

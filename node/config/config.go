@@ -158,7 +158,7 @@ type MinerConfig struct {
 	MaxOutputBytes   uint64   `toml:"max_output_bytes" comment:"largest challenge output accepted per GPU"`
 	AnnounceInterval Duration `toml:"announce_interval" comment:"how often the miner gossips its inventory and capacity"`
 	QueueLength      int      `toml:"queue_length" comment:"rounds served at once (one per validator); more are refused"`
-	ProofWindow      Duration `toml:"proof_window" comment:"how long outputs are kept for tile requests after the commitment"`
+	ProofWindow      Duration `toml:"proof_window" comment:"how long outputs are kept for tile requests after the commitment, unless the validator gives its verdict sooner"`
 	MeasureHardware  bool     `toml:"measure_hardware" comment:"measure CPU, RAM and storage at start (cached a day in hw.json) and announce them (self-measured, not scored)"`
 	RAMBytes         uint64   `toml:"ram_bytes" comment:"RAM held as the RAM host proof's dataset, in whole 64-byte items (0: none, and RAM earns nothing)"`
 	PlotBytes        uint64   `toml:"plot_bytes" comment:"storage held as a plot for the storage host proof, in whole blocks (0: none, and storage earns nothing)"`

@@ -39,6 +39,7 @@ type Gauges struct {
 	Peers      func() float64 // connected peers
 	StoreBytes func() float64 // store size on disk
 	Queue      func() float64 // miner: challenges waiting to be computed
+	Held       func() float64 // miner: committed rounds held for tile requests
 }
 
 // New registers every collector on a fresh registry, with the Go runtime
@@ -89,6 +90,8 @@ func (m *Metrics) AddGauges(g Gauges) {
 	gauge("pog_peers", "Connected libp2p peers.", g.Peers)
 	gauge("pog_store_bytes", "Size of the node's store on disk.", g.StoreBytes)
 	gauge("pog_queue_length", "Challenges waiting in the miner's queue.", g.Queue)
+	gauge("pog_miner_rounds_held", "Committed rounds whose tile chaining values the miner holds for their validator's tile "+
+		"request: until its verdict, or miner.proof_window after the commitment.", g.Held)
 }
 
 // Round counts one finished round. reason is free text; only its class is

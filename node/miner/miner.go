@@ -334,6 +334,7 @@ func (d *mdriver) run(r *bufio.Reader) {
 				d.rs.S.SetReadDeadline(time.Now().Add(d.m.resultWait()))
 			case round.Report:
 				res := a.Result
+				d.m.forget(d.c.ID)
 				d.m.played.result(d.c, d.sv.chain.Steps, &res, "")
 				d.m.Log.Info("round result", "validator", d.c.Validator, "round", d.c.Msg.Round, "steps", d.sv.chain.Steps,
 					"verified", res.Verified, "reason", res.Reason, "tflops", fmt.Sprintf("%.4f", res.TFLOPS),
@@ -502,7 +503,25 @@ func (m *Miner) hashJob(ctx context.Context, p proof.Params, device int) ([]comm
 	return leaves, root, err
 }
 
-// janitor forgets rounds whose proof window has closed.
+// forget drops round id's tile chaining values once its validator has
+// given its verdict, which follows its tile request: kept for the whole
+// proof window, they were a quarter of a 1,000-miner network's heap
+// (BENCHMARKS.md).
+func (m *Miner) forget(id [32]byte) {
+	m.mu.Lock()
+	delete(m.served, id)
+	m.mu.Unlock()
+}
+
+// Held is how many committed rounds the miner holds for tile requests.
+func (m *Miner) Held() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.served)
+}
+
+// janitor forgets rounds whose proof window has closed (their validator
+// gave no verdict).
 func (m *Miner) janitor(ctx context.Context) {
 	defer m.wg.Done()
 	t := time.NewTicker(time.Second)
