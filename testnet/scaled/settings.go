@@ -12,8 +12,9 @@ import (
 	"github.com/pog-network/pog/testnet/report"
 )
 
-// Settings compares every numeric node setting of the run, and the simulated hardware's
-// scale, with production: what the report says is scaled, and by how much.
+// Settings compares every numeric node setting of the run, and the
+// simulated hardware's scale, with production: what the report says is
+// scaled, and by how much.
 func (p Params) Settings() []report.Setting {
 	run, prod := p.Node(), config.DefaultConfig()
 	var out []report.Setting
