@@ -24,21 +24,35 @@ fi
 # once in CI on package node, not reproduced in 3 runs here): that is no
 # race found, so a package that ended so, with no race report, runs once
 # more; a race report or a second failure fails the step.
+# -short: the race detector is for what runs concurrently; -short skips
+# the arm64 compile checks (fmacheck) and child-process RSS probes, which
+# make test has just run.
+# race OUT FLAG PATTERN PACKAGES...: go test -race FLAG PATTERN, its output
+# in OUT and then on stdout.
+race() {
+  local out=$1 flag=$2 pat=$3 rc=0
+  shift 3
+  CGO_ENABLED=1 go test -race -short -count=1 "$flag" "$pat" "$@" >"$out" 2>&1 || rc=$?
+  cat "$out"
+  [ "$rc" = 0 ] && return 0
+  if grep -qE 'WARNING: DATA RACE|^--- FAIL' "$out" || ! grep -q 'ThreadSanitizer: CHECK failed' "$out"; then return 1; fi
+  local failed
+  failed=$(awk '$1 == "FAIL" && $2 ~ /\// {print $2}' "$out")
+  echo "hardening: the race detector's runtime aborted in $failed (no race reported); running it once more"
+  CGO_ENABLED=1 go test -race -short -count=1 "$flag" "$pat" $failed
+}
 if command -v gcc >/dev/null; then
-  out=$(mktemp)
-  set +e
-  # -short: the race detector is for what runs concurrently; -short skips
-  # the arm64 compile checks (fmacheck) and child-process RSS probes, which
-  # make test has just run.
-  CGO_ENABLED=1 go test -race -short -count=1 ./store/ ./protocol/... ./node/... 2>&1 | tee "$out"
-  rc=${PIPESTATUS[0]}
-  set -e
-  if [ "$rc" != 0 ]; then
-    if grep -qE 'WARNING: DATA RACE|^--- FAIL' "$out" || ! grep -q 'ThreadSanitizer: CHECK failed' "$out"; then exit 1; fi
-    failed=$(awk '$1 == "FAIL" && $2 ~ /\// {print $2}' "$out")
-    echo "hardening: the race detector's runtime aborted in $failed (no race reported); running it once more"
-    CGO_ENABLED=1 go test -race -short -count=1 $failed
-  fi
+  # Package node's tests run one at a time on one core, and its host-slot
+  # tests are half its time under the detector: they run in a second
+  # process beside the rest, so both cores work.
+  slots='^(TestStalledPingsSkipNoSlot|TestHeldRoundSkipsNoSlot|TestHostSlots|TestRefusedHostSlotIsRecorded)$'
+  a=$(mktemp) b=$(mktemp)
+  race "$a" -run "$slots" ./node/ &
+  slotsrace=$!
+  rc=0
+  race "$b" -skip "$slots" ./store/ ./protocol/... ./node/... || rc=1
+  wait "$slotsrace" || rc=1
+  [ "$rc" = 0 ] || exit 1
   lap "race"
 else
   echo "hardening: notice: no C compiler, so the race detector did not run"

@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/pog-network/pog/internal/kdf"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/proof/sample"
-	"lukechampine.com/blake3"
 )
 
 // Domain-separation contexts of the round chain (SPEC.md §8.4).
@@ -15,6 +15,13 @@ const (
 	beaconContext     = "pog 2026-12-01 step beacon v1"
 	stepDigestContext = "pog 2026-12-01 step digest v1"
 	roundDigestCtx    = "pog 2026-12-01 round digest v1"
+)
+
+var (
+	stepNonceKDF   = kdf.New(stepNonceContext)
+	beaconKDF      = kdf.New(beaconContext)
+	stepDigestKDF  = kdf.New(stepDigestContext)
+	roundDigestKDF = kdf.New(roundDigestCtx)
 )
 
 // MaxSteps bounds the steps of one round; MaxRoundRoots bounds steps ×
@@ -29,21 +36,16 @@ const (
 // secret, so nobody can predict it before the validator sends it, and
 // anyone can check it once the secret is revealed.
 func Beacon(secret [32]byte, j int) [32]byte {
-	var b [32]byte
-	m := binary.BigEndian.AppendUint32(append([]byte{}, secret[:]...), uint32(j))
-	blake3.DeriveKey(b[:], beaconContext, m)
-	return b
+	return beaconKDF.Sum(secret[:], binary.BigEndian.AppendUint32(nil, uint32(j)))
 }
 
 // StepDigest binds one step's roots, in sub-challenge order.
 func StepDigest(roots []commit.CV) [32]byte {
-	var d [32]byte
 	m := make([]byte, 0, 32*len(roots))
 	for _, r := range roots {
 		m = append(m, r[:]...)
 	}
-	blake3.DeriveKey(d[:], stepDigestContext, m)
-	return d
+	return stepDigestKDF.Sum(m)
 }
 
 // StepNonce is the nonce of sub-challenge sub in step i ≥ 1: it depends on
@@ -51,14 +53,10 @@ func StepDigest(roots []commit.CV) [32]byte {
 // and the beacon answering step i−2 (zero for i = 1), so a miner can run at
 // most one step ahead of what the validator has seen.
 func StepNonce(challengeID [32]byte, i, sub int, prevDigest, beacon [32]byte) [32]byte {
-	var n [32]byte
-	m := make([]byte, 0, 32+8+64)
-	m = append(m, challengeID[:]...)
-	m = binary.BigEndian.AppendUint32(m, uint32(i))
-	m = binary.BigEndian.AppendUint32(m, uint32(sub))
-	m = append(append(m, prevDigest[:]...), beacon[:]...)
-	blake3.DeriveKey(n[:], stepNonceContext, m)
-	return n
+	var steps [8]byte
+	binary.BigEndian.PutUint32(steps[:4], uint32(i))
+	binary.BigEndian.PutUint32(steps[4:], uint32(sub))
+	return stepNonceKDF.Sum(challengeID[:], steps[:], prevDigest[:], beacon[:])
 }
 
 // Chain is a round's parameters as everyone derives them: the challenge's
@@ -150,15 +148,13 @@ func (c *Chain) Groups(global []uint64) []Group {
 
 // RoundDigest binds every root of the round, step-major.
 func RoundDigest(roots [][]commit.CV) [32]byte {
-	var d [32]byte
 	var m []byte
 	for _, step := range roots {
 		for _, r := range step {
 			m = append(m, r[:]...)
 		}
 	}
-	blake3.DeriveKey(d[:], roundDigestCtx, m)
-	return d
+	return roundDigestKDF.Sum(m)
 }
 
 // Sample draws k global tile indices over the whole round from the revealed

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 
+	"github.com/pog-network/pog/internal/kdf"
 	"lukechampine.com/blake3"
 )
 
@@ -13,12 +14,12 @@ const p61 = 1<<61 - 1
 
 const freivaldsContext = "pog 2026-11-29 freivalds vector v1"
 
+var freivaldsKDF = kdf.New(freivaldsContext)
+
 // freivaldsVector derives tile idx's random vector from the secret and root,
 // both fixed before the miner reveals tiles, so the check is reproducible.
 func (t *Transcript) freivaldsVector(idx uint64) []uint64 {
-	var key [32]byte
-	m := append(append(append([]byte{}, t.Secret[:]...), t.Root[:]...), binary.BigEndian.AppendUint64(nil, idx)...)
-	blake3.DeriveKey(key[:], freivaldsContext, m)
+	key := freivaldsKDF.Sum(t.Secret[:], t.Root[:], binary.BigEndian.AppendUint64(nil, idx))
 	buf := make([]byte, 8*t.Params.Tile)
 	blake3.New(32, key[:]).XOF().Read(buf)
 	r := make([]uint64, t.Params.Tile)

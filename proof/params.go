@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 
-	"lukechampine.com/blake3"
+	"github.com/pog-network/pog/internal/kdf"
 )
 
 // Precision is a challenge's precision class: the input format a miner's
@@ -193,14 +193,14 @@ func DecodeParams(b []byte) (Params, error) {
 // generator or value set must change it.
 const KeyContext = "pog 2026-11-29 challenge matrices v1"
 
+var keyKDF = kdf.New(KeyContext)
+
 // Key derives the 32-byte generation key from the canonical encoding, so
 // matrices differ for every nonce, miner and shape.
 func (p Params) Key() ([32]byte, error) {
-	var key [32]byte
 	if err := p.Validate(); err != nil {
-		return key, err
+		return [32]byte{}, err
 	}
 	enc, _ := p.MarshalBinary()
-	blake3.DeriveKey(key[:], KeyContext, enc)
-	return key, nil
+	return keyKDF.Sum(enc), nil
 }

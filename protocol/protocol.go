@@ -14,6 +14,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/pog-network/pog/internal/kdf"
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/proof/commit"
 	"github.com/pog-network/pog/protocol/pb"
@@ -267,10 +268,10 @@ func invalid(format string, args ...any) error {
 // ID identifies a message by its signed body: BLAKE3 derive-key of the body
 // under a fixed context. Commitments and reveals name challenges by it.
 func ID(body []byte) [32]byte {
-	var id [32]byte
-	blake3.DeriveKey(id[:], "pog 2026-11-29 message id v1", body)
-	return id
+	return idKDF.Sum(body)
 }
+
+var idKDF = kdf.New("pog 2026-11-29 message id v1")
 
 // GossipID is a gossip message's ID (SPEC §13): the first 20 bytes of
 // BLAKE3 of its data, so re-published bytes are duplicates whoever sends

@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"slices"
 
+	"github.com/pog-network/pog/internal/kdf"
 	"lukechampine.com/blake3"
 )
 
@@ -96,11 +97,14 @@ const (
 	indicesContext = "pog 2026-11-29 sample indices v1"
 )
 
+var (
+	commitKDF  = kdf.New(commitContext)
+	indicesKDF = kdf.New(indicesContext)
+)
+
 // Commit returns the commitment to secret carried in a challenge.
 func Commit(secret [32]byte) [32]byte {
-	var c [32]byte
-	blake3.DeriveKey(c[:], commitContext, secret[:])
-	return c
+	return commitKDF.Sum(secret[:])
 }
 
 // Indices derives k distinct tile indices in [0, tiles), sorted ascending,
@@ -115,9 +119,7 @@ func Indices(secret, root [32]byte, params []byte, tiles uint64, k int) []uint64
 		}
 		return all
 	}
-	var key [32]byte
-	material := append(append(append([]byte{}, secret[:]...), root[:]...), params...)
-	blake3.DeriveKey(key[:], indicesContext, material)
+	key := indicesKDF.Sum(secret[:], root[:], params)
 	xof := blake3.New(32, key[:]).XOF()
 	limit := math.MaxUint64 - math.MaxUint64%tiles // values >= limit are rejected
 	seen := make(map[uint64]bool, k)
