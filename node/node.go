@@ -509,6 +509,14 @@ func (n *Node) deliver(ctx context.Context, topic string, v gossipVal) {
 	}
 }
 
+// StopRoundsAt makes a validator start no round from t on
+// (validator.Validator.StopRoundsAt); other roles have none.
+func (n *Node) StopRoundsAt(t time.Time) {
+	if n.validator != nil {
+		n.validator.StopRoundsAt(t)
+	}
+}
+
 // Close stops the roles, gossip and host. It is safe to call more than
 // once, from any goroutine: later calls wait for the first.
 func (n *Node) Close() error {

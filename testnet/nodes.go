@@ -457,7 +457,12 @@ func (r *run) startNode(ctx context.Context, m *member, cfg config.Config, spec 
 		plotFile.Close()
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	r.mu.Lock()
 	m.node = n
+	if role == node.RoleValidator && !r.roundsEnd.IsZero() {
+		n.StopRoundsAt(r.roundsEnd) // restarted after Run set it
+	}
+	r.mu.Unlock()
 	done := make(chan struct{})
 	m.done = done
 	r.wg.Add(1)

@@ -213,6 +213,7 @@ type run struct {
 	cutFrom     time.Duration // partition window, since start
 	cutTo       time.Duration
 	late        *lateJoin // set once the late joiner's deadline passed
+	roundsEnd   time.Time // validators start no round from then on (stopRounds)
 	// validatorIDs is every validator's peer ID, listed in every node's
 	// network.validators.
 	validatorIDs []string
@@ -257,6 +258,7 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 		r.progress("warning: %s", w)
 	}
 	last := first + uint64(cfg.Epochs)
+	r.stopRounds(epochStart(last+1, cfg.EpochLength))
 	if err := r.waitEpochs(ctx, last); err != nil {
 		r.stop()
 		return nil, err
@@ -281,6 +283,24 @@ func Run(ctx context.Context, cfg Config) (*report.Summary, error) {
 		}
 	}
 	return s, nil
+}
+
+// stopRounds has every validator start no round from two of the longest
+// slots after end, the last epoch's end: its last slots' windows pass and
+// are recorded, and the wait for that epoch's records and the audits run
+// no rounds that no check judges. Validators restarted later get it in
+// startNode.
+func (r *run) stopRounds(end time.Time) {
+	c := r.nodeConfig().Validator
+	at := end.Add(2 * round.SlotFor(max(c.RoundTarget.Duration, c.RoundTargetCPU.Duration)))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.roundsEnd = at
+	for _, m := range r.members {
+		if m.node != nil && m.info.Role == string(node.RoleValidator) {
+			m.node.StopRoundsAt(at)
+		}
+	}
 }
 
 // thinSlots warns of epochs too short for the validator set (SPEC §16,

@@ -58,6 +58,9 @@ type Validator struct {
 	// hostOpen is the start of the last host slot self owns that has
 	// started (hostslot.go), hostNext the next one's.
 	hostOpen, hostNext time.Time
+	// stopAt: from then on no round starts and no passed slot is
+	// recorded (StopRoundsAt); zero: never.
+	stopAt time.Time
 }
 
 type minerEntry struct {
@@ -223,6 +226,18 @@ func (v *Validator) Start(ctx context.Context) {
 	}()
 }
 
+// StopRoundsAt makes the validator start no round, GPU or host, and record
+// no passed slot from t on; rounds under way finish, and epochs still
+// close. A validator leaving the set stops so at an epoch's end, plus a
+// slot or two for its last slots' windows to pass; a testnet stops its
+// validators so when its last epoch has ended, and the wait for that
+// epoch's records costs no rounds that no check judges.
+func (v *Validator) StopRoundsAt(t time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.stopAt = t
+}
+
 // tick is how often the validator looks for rounds to start: every
 // round_interval, and under a slot schedule at least twice in each slot's
 // startable first eighth.
@@ -245,6 +260,9 @@ func (v *Validator) startRounds(ctx context.Context) {
 	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if !v.stopAt.IsZero() && !now.Before(v.stopAt) {
+		return
+	}
 	v.admit(now)
 	v.advanceHost(now)
 	for _, p := range slices.Sorted(maps.Keys(v.miners)) {
