@@ -146,6 +146,7 @@ type Node struct {
 	store     *store.Store
 	scoring   scoring.Config
 	onEpoch   func(uint64, peer.ID)
+	drops     *dropTracer
 	onGossip  func(string, *protocol.Opened, time.Time)
 	alterRec  func(*pb.EpochRecord)
 	squatOn   func() []peer.ID // Options.Squat
@@ -235,7 +236,8 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	h.SetStreamHandler(syncwire.SyncProtocol, n.sync.Serve)
 	n.sync.OwnEvidence = o.Role == RoleValidator
 	h.SetStreamHandler(syncwire.EvidenceProtocol, n.sync.ServeEvidence)
-	n.ps, err = newPubSub(ctx, h, n.setScores, func(p peer.ID) float64 { return n.view.appScore(p, time.Now()) })
+	n.drops = &dropTracer{metrics: o.Metrics, isValidator: n.view.isValidator}
+	n.ps, err = newPubSub(ctx, h, n.setScores, func(p peer.ID) float64 { return n.view.appScore(p, time.Now()) }, pubsub.WithRawTracer(n.drops))
 	if err != nil {
 		n.Close()
 		return nil, fmt.Errorf("gossipsub: %w", err)
@@ -288,6 +290,9 @@ func shortID(p peer.ID) string {
 
 // ID is the node's peer ID.
 func (n *Node) ID() peer.ID { return n.host.ID() }
+
+// GossipDrops is the gossip this node has lost without a verdict so far.
+func (n *Node) GossipDrops() GossipDrops { return n.drops.drops() }
 
 // Host exposes the libp2p host, for tests and tools.
 func (n *Node) Host() host.Host { return n.host }

@@ -127,12 +127,15 @@ func (r *run) healCheck(s *report.Summary) report.Check {
 // recordChecks: every node computes the same consensus and holds every
 // validator's records of the summarised epochs.
 func recordChecks(s *report.Summary, first uint64, missing map[string][]uint64) []report.Check {
-	identical := true
+	identical, differs := true, ""
 	for _, e := range s.Epochs {
 		identical = identical && e.Identical
+		if len(e.Differs) > 0 {
+			differs += fmt.Sprintf("; epoch %d: %d nodes differ: %s", e.Epoch, len(e.Differs), strings.Join(e.Differs, "; "))
+		}
 	}
-	out := []report.Check{check("identical consensus on every node", identical, "%d epochs, %d nodes each (nodes lacking records excluded)",
-		len(s.Epochs), s.Validators+s.Miners)}
+	out := []report.Check{check("identical consensus on every node", identical, "%d epochs, %d nodes each (nodes lacking records excluded)%s",
+		len(s.Epochs), s.Validators+s.Miners, truncate(differs, 600))}
 	const held = "every node holds every validator's epoch records"
 	var lacking []string
 	for _, n := range sortedKeys(missing) {

@@ -678,9 +678,11 @@ func (r *run) EpochRecord(e uint64, node, validator peer.ID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.have[e] == nil {
-		r.have[e] = map[[2]peer.ID]bool{}
+		r.have[e] = map[[2]peer.ID]time.Time{}
 	}
-	r.have[e][[2]peer.ID{node, validator}] = true
+	if _, ok := r.have[e][[2]peer.ID{node, validator}]; !ok {
+		r.have[e][[2]peer.ID{node, validator}] = time.Now()
+	}
 	// Once per epoch: the late joiner's records of earlier epochs, and
 	// (node, validator) pairs beyond the expected ones, come after.
 	if len(r.have[e]) >= r.expected() && !r.done[e] {
@@ -690,6 +692,36 @@ func (r *run) EpochRecord(e uint64, node, validator peer.ID) {
 		default:
 		}
 	}
+}
+
+// arrival names validator's record of epoch e as node stored it, with
+// when, in seconds of the run (unknown in a --procs run).
+func (r *run) arrival(e uint64, node, validator peer.ID) string {
+	r.mu.Lock()
+	at, ok := r.have[e][[2]peer.ID{node, validator}]
+	r.mu.Unlock()
+	name := r.nameOf(validator.String()) + "'s record"
+	if !ok {
+		return name
+	}
+	return fmt.Sprintf("%s (stored at %.1f s)", name, at.Sub(r.start).Seconds())
+}
+
+// recordSeconds is, by validator name, when the first and the last node
+// stored its record of epoch e, in seconds of the run.
+func (r *run) recordSeconds(e uint64) map[string][2]float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string][2]float64{}
+	for pair, at := range r.have[e] {
+		name, s := r.nameOf(pair[1].String()), at.Sub(r.start).Seconds()
+		span, ok := out[name]
+		if !ok {
+			span = [2]float64{s, s}
+		}
+		out[name] = [2]float64{min(span[0], s), max(span[1], s)}
+	}
+	return out
 }
 
 // stop ends every node and attacker; stores stay open (or, with

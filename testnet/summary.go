@@ -1,6 +1,7 @@
 package testnet
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/pog-network/pog/protocol/consensus"
 	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/scoring"
+	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/adversary"
 	"github.com/pog-network/pog/testnet/report"
 )
@@ -28,7 +30,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	validators, miners := r.byRole(s)
 	sc := r.scoringConfig()
 	es := &epochSummary{r: r, s: s, validators: validators, nodes: append(slices.Clone(validators), miners...),
-		scorers: map[*member]*epoch.Scorer{}, flagged: map[string]bool{}, missing: map[string][]uint64{}}
+		scorers: map[*member]*epoch.Scorer{}, flagged: map[string]bool{}, missing: map[string][]uint64{}, differed: map[*member]bool{}}
 	for _, v := range validators {
 		es.scorers[v] = &epoch.Scorer{Store: v.store, Validator: v.id, Config: sc}
 	}
@@ -44,6 +46,7 @@ func (r *run) summarise(from, to uint64) (*report.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.GossipDropped = r.gossipDropped()
 	r.sortDetections(s)
 	r.judge(s, from, to, audits, es.missing, validators)
 	return s, nil
@@ -76,6 +79,25 @@ func (r *run) byRole(s *report.Summary) (validators, miners []*member) {
 		}
 	}
 	return validators, miners
+}
+
+// gossipDropped sums the nodes' gossip lost without a verdict, by the
+// losing node's role and where it was lost.
+func (r *run) gossipDropped() map[string]uint64 {
+	out := map[string]uint64{}
+	for _, m := range r.members {
+		if m.node == nil {
+			continue
+		}
+		d := m.node.GossipDrops()
+		for where, n := range map[string]uint64{"rpc_to_validator": d.RPCsToValidators, "rpc_to_other": d.RPCsToOthers,
+			"slow_reader": d.SlowReader, "not_validated": d.NotValidated} {
+			if n > 0 {
+				out[m.info.Role+" "+where] += n
+			}
+		}
+	}
+	return out
 }
 
 // nameOf is the member name of peer ID id, or id itself.
@@ -122,6 +144,7 @@ type epochSummary struct {
 	full       map[*member]bool    // fullHistories
 	flagged    map[string]bool     // node and flag prefix, reported once
 	missing    map[string][]uint64 // node → epochs whose records it lacks
+	differed   map[*member]bool    // nodes whose consensus of an epoch differed
 }
 
 // epoch is epoch e as every node computes its consensus and every
@@ -133,6 +156,7 @@ func (es *epochSummary) epoch(e uint64) (report.Epoch, error) {
 	if err := es.consensus(&ep); err != nil {
 		return ep, err
 	}
+	ep.RecordSeconds = es.r.recordSeconds(e)
 	for _, v := range es.validators {
 		if err := es.scores(&ep, v); err != nil {
 			return ep, err
@@ -160,18 +184,16 @@ func (es *epochSummary) epoch(e uint64) (report.Epoch, error) {
 }
 
 // consensus computes ep's consensus on every node holding all its records
-// and the same history: the first gives the figures, the others must hash
-// the same. A node lacking a record is noted as missing it.
+// and the same history. The hash most of them compute gives the figures;
+// each node computing another is named in ep.Differs with why. A node
+// lacking a record is noted as missing it.
 func (es *epochSummary) consensus(ep *report.Epoch) error {
-	first := true
+	hashes := map[*member]string{}
+	results := map[string]*consensus.Result{}
+	count := map[string]int{}
+	ep.Lacking = map[string]int{}
 	for _, m := range es.nodes {
-		held := 0
-		for ent, err := range m.store.EpochRecords(ep.Epoch, ep.Epoch) {
-			if err == nil && ent.Epoch == ep.Epoch {
-				held++
-			}
-		}
-		if held < len(es.validators) {
+		if !es.holdsAll(m, ep.Epoch, ep.Lacking) {
 			es.missing[m.info.Name] = append(es.missing[m.info.Name], ep.Epoch)
 			continue // its consensus lacks a record: compared as missing
 		}
@@ -180,23 +202,92 @@ func (es *epochSummary) consensus(ep *report.Epoch) error {
 		}
 		res, err := epoch.Consensus(m.store, ep.Epoch, nil, consensus.DefaultParams())
 		if err != nil {
-			return fmt.Errorf("consensus of epoch %d on %s: %w", ep.Epoch, m.info.Name, err)
-		}
-		h := fmt.Sprintf("%x", res.Hash())
-		if !first {
-			ep.Identical = ep.Identical && h == ep.ConsensusHash
+			// No record counts where it froze the epoch empty: it
+			// differs, and says why, rather than ending the summary.
+			hashes[m] = "error: " + err.Error()
 			continue
 		}
-		first = false
-		ep.ConsensusHash = h
-		for j, mi := range res.Miners {
-			ep.Consensus[es.r.nameOf(mi)], ep.Incentive[es.r.nameOf(mi)] = res.Consensus[j], res.Incentive[j]
+		h := fmt.Sprintf("%x", res.Hash())
+		hashes[m], results[h] = h, res
+		if count[h]++; count[h] > count[ep.ConsensusHash] {
+			ep.ConsensusHash = h
 		}
-		for j, v := range res.Validators {
-			ep.Trust[es.r.nameOf(v)] = res.Trust[j]
+	}
+	if res := results[ep.ConsensusHash]; res != nil {
+		es.figures(ep, res)
+	}
+	for _, m := range es.nodes {
+		if h, ok := hashes[m]; ok && h != ep.ConsensusHash {
+			ep.Identical = false
+			why := es.whyDiffers(m, ep.Epoch)
+			if strings.HasPrefix(h, "error: ") {
+				why = strings.TrimPrefix(h, "error: ") + "; " + why
+			}
+			ep.Differs = append(ep.Differs, m.info.Name+": "+why)
+			es.differed[m] = true
 		}
 	}
 	return nil
+}
+
+// figures fills ep's consensus, incentive and trust from res.
+func (es *epochSummary) figures(ep *report.Epoch, res *consensus.Result) {
+	for j, mi := range res.Miners {
+		ep.Consensus[es.r.nameOf(mi)], ep.Incentive[es.r.nameOf(mi)] = res.Consensus[j], res.Incentive[j]
+	}
+	for j, v := range res.Validators {
+		ep.Trust[es.r.nameOf(v)] = res.Trust[j]
+	}
+}
+
+// holdsAll says whether m stores a record of epoch e from every
+// validator, and counts in lacking, by validator name, each it lacks.
+func (es *epochSummary) holdsAll(m *member, e uint64, lacking map[string]int) bool {
+	held := map[peer.ID]bool{}
+	for ent, err := range m.store.EpochRecords(e, e) {
+		if err == nil && ent.Epoch == e {
+			held[peer.ID(ent.Validator)] = true
+		}
+	}
+	for _, v := range es.validators {
+		if !held[v.id] {
+			lacking[v.info.Name]++
+		}
+	}
+	return len(held) >= len(es.validators)
+}
+
+// whyDiffers says why node m, holding every record of epoch e, computes
+// another consensus than most nodes: records its final set leaves out
+// (they arrived after e was final there, SPEC §20), or an earlier epoch's
+// consensus that differed and carried its bonds.
+func (es *epochSummary) whyDiffers(m *member, e uint64) string {
+	f, err := m.store.Final(e)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "it froze no final set, so counts every record it holds"
+	case err != nil:
+		return "its final set is unreadable: " + err.Error()
+	}
+	var late []string
+	for ent, err := range m.store.EpochRecords(e, e) {
+		if err != nil {
+			return "its records are unreadable: " + err.Error()
+		}
+		o, err := protocol.Decode(ent.Envelope, pb.MessageType_EPOCH_RECORD)
+		if err != nil || f.Counts(ent.Validator, protocol.ID(o.Body)) || f.IsExcluded(ent.Validator) {
+			continue
+		}
+		late = append(late, es.r.arrival(e, m.id, peer.ID(ent.Validator)))
+	}
+	final := epoch.FinalAt(e, es.r.params().Node().Network.FinalityEpochs, es.r.cfg.EpochLength).Sub(es.r.start).Seconds()
+	if slices.Sort(late); len(late) > 0 {
+		return fmt.Sprintf("its final set (epoch final at %.1f s) leaves out %s", final, strings.Join(late, ", "))
+	}
+	if es.differed[m] {
+		return "the same records counted; its consensus of an earlier epoch differed, and bonds carry"
+	}
+	return fmt.Sprintf("the same records counted (%d in its final set, %d excluded); not explained", len(f.Included), len(f.Excluded))
 }
 
 // scores closes ep on validator v as it did, and reports each new flag it

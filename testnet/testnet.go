@@ -194,15 +194,15 @@ type run struct {
 	mu          sync.Mutex
 	rounds      []report.Round
 	detections  []report.Detection
-	sent        map[[32]byte]time.Time         // challenge ID → publication (validators)
-	received    map[receipt]time.Time          // a challenge's gossip arrival at each other validator
-	have        map[uint64]map[[2]peer.ID]bool // epoch → (node, validator) pairs with its record stored
-	done        map[uint64]bool                // epochs reported on epochsDone
-	scoreSeen   map[peer.ID]bool               // attackers already scored below zero
-	attackers   map[peer.ID]string             // attacker host → adversary class
-	swarm       map[peer.ID]bool               // the swarm's identities (swarm.go)
-	swarmRounds int                            // records validators stored of them
-	stopping    bool                           // shutting down: round streams break as nodes stop
+	sent        map[[32]byte]time.Time              // challenge ID → publication (validators)
+	received    map[receipt]time.Time               // a challenge's gossip arrival at each other validator
+	have        map[uint64]map[[2]peer.ID]time.Time // epoch → (node, validator) pairs → when it first stored the record
+	done        map[uint64]bool                     // epochs reported on epochsDone
+	scoreSeen   map[peer.ID]bool                    // attackers already scored below zero
+	attackers   map[peer.ID]string                  // attacker host → adversary class
+	swarm       map[peer.ID]bool                    // the swarm's identities (swarm.go)
+	swarmRounds int                                 // records validators stored of them
+	stopping    bool                                // shutting down: round streams break as nodes stop
 	epochsDone  chan uint64
 	children    []*procs.Child     // --procs
 	childFailed chan error         // --procs: a child's failure while running
@@ -336,7 +336,7 @@ func newRun(cfg Config) (*run, error) {
 		cfg.Log = nopLogger()
 	}
 	r := &run{cfg: cfg, start: time.Now(), wallStart: wallNow(), byID: map[peer.ID]*member{}, sent: map[[32]byte]time.Time{},
-		received: map[receipt]time.Time{}, have: map[uint64]map[[2]peer.ID]bool{}, done: map[uint64]bool{}, scoreSeen: map[peer.ID]bool{},
+		received: map[receipt]time.Time{}, have: map[uint64]map[[2]peer.ID]time.Time{}, done: map[uint64]bool{}, scoreSeen: map[peer.ID]bool{},
 		attackers: map[peer.ID]string{}, epochsDone: make(chan uint64, 64)}
 	if containsStr(cfg.Adversaries, "beacon-split") {
 		r.split = &beaconSplit{seen: map[string]time.Time{}, refused: map[string]int{}}
@@ -410,7 +410,7 @@ func (r *run) waitEpochs(ctx context.Context, last uint64) error {
 			r.mu.Lock()
 			got := len(r.have[last])
 			r.mu.Unlock()
-			r.progress("epoch %d: only %d of %d record deliveries arrived; stopping", last, got, r.expected())
+			r.progress("epoch %d: only %d of %d record deliveries arrived; stopping (lacking: %s)", last, got, r.expected(), r.lacking(last))
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -450,6 +450,29 @@ func (r *run) expected() int {
 		}
 	}
 	return nodes * validators
+}
+
+// lacking says, for each validator whose record of epoch e some running
+// node has not stored, at how many nodes.
+func (r *run) lacking(e uint64) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, v := range r.members {
+		if v.info.Role != "validator" || v.down {
+			continue
+		}
+		n := 0
+		for _, m := range r.members {
+			if _, ok := r.have[e][[2]peer.ID{m.id, v.id}]; !ok && !m.down && (m.info.Role == "validator" || m.info.Role == "miner" || m.info.Role == observerRole) {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%s's at %d nodes", v.info.Name, n))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func nopLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

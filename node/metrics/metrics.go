@@ -25,6 +25,7 @@ type Metrics struct {
 	tflops        prometheus.Histogram
 	verifySeconds prometheus.Histogram
 	gossip        *prometheus.CounterVec
+	gossipDropped *prometheus.CounterVec
 	epochClose    prometheus.Histogram
 	epochRecords  prometheus.Counter
 	ownWeight     prometheus.Gauge
@@ -57,6 +58,9 @@ func New() *Metrics {
 			Help: "Time to fetch and verify a round's sampled tiles.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
 		gossip: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pog_gossip_messages_total",
 			Help: "Gossip messages validated, by topic and result (accept, reject, ignore)."}, []string{"topic", "result"}),
+		gossipDropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pog_gossip_dropped_total",
+			Help: "Gossip lost without a verdict, by where: rpc_to_validator and rpc_to_other (an RPC to a peer dropped, its send queue full), slow_reader (this node's subscription missed a validated message), " +
+				"not_validated (refused before validation: its queue full or throttled)."}, []string{"where"}),
 		epochClose: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "pog_epoch_close_seconds",
 			Help: "Time this validator took to score an epoch and publish its record.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
 		epochRecords: prometheus.NewCounter(prometheus.CounterOpts{Name: "pog_epoch_records_total",
@@ -73,7 +77,7 @@ func New() *Metrics {
 		scoreEpoch: prometheus.NewGauge(prometheus.GaugeOpts{Name: "pog_miner_score_epoch",
 			Help: "The epoch pog_miner_score is from."}),
 	}
-	r.MustRegister(m.rounds, m.roundSeconds, m.tflops, m.verifySeconds, m.gossip, m.epochClose, m.epochRecords,
+	r.MustRegister(m.rounds, m.roundSeconds, m.tflops, m.verifySeconds, m.gossip, m.gossipDropped, m.epochClose, m.epochRecords,
 		m.ownWeight, m.ownIncentive, m.ownEpoch, m.minerScore, m.scoreEpoch,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -153,6 +157,14 @@ func (m *Metrics) Gossip(topic, result string) {
 	}
 }
 
+// GossipDropped counts one message or RPC lost without a verdict; where
+// is rpc_to_validator, rpc_to_other, slow_reader or not_validated.
+func (m *Metrics) GossipDropped(where string) {
+	if m != nil {
+		m.gossipDropped.WithLabelValues(where).Inc()
+	}
+}
+
 // EpochClosed records how long closing an epoch took.
 func (m *Metrics) EpochClosed(d time.Duration) {
 	if m != nil {
@@ -210,4 +222,10 @@ func (m *Metrics) EpochScores(e uint64, scores []scoring.Score) {
 // class, for tests.
 func (m *Metrics) RoundsCounter(verdict, reason string) prometheus.Counter {
 	return m.rounds.WithLabelValues(verdict, reason)
+}
+
+// GossipDroppedCounter is the pog_gossip_dropped_total series for where,
+// for tests.
+func (m *Metrics) GossipDroppedCounter(where string) prometheus.Counter {
+	return m.gossipDropped.WithLabelValues(where)
 }

@@ -78,6 +78,7 @@ summary { cursor: pointer; font-weight: 600; }
 {{if .EpochList.Rows}}{{template "table" .EpochList}}{{else}}<p>No epoch closed.</p>{{end}}
 {{range .Epochs}}<details><summary>Epoch {{.OfRun}} of the run ({{.Epoch}}) — {{.Window}}{{if not .Identical}} — <span class="no">consensus differs</span>{{end}}</summary>
 <p>Consensus hash {{if .Hash}}<code>{{.Hash}}</code>{{else}}—{{end}} — identical on all nodes: {{if .Identical}}✓ yes{{else}}<span class="no">✗ no</span>{{end}}</p>
+{{if .Differs}}<p>Nodes computing another hash:</p><ul>{{range .Differs}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Miners.Rows}}{{template "table" .Miners}}{{else}}<p>No miner results.</p>{{end}}
 {{if .Trust.Rows}}{{template "table" .Trust}}{{else}}<p>No validator trust.</p>{{end}}
 </details>

@@ -66,6 +66,13 @@ func markdown(v *view) []byte {
 			same = "✗ **no**"
 		}
 		fmt.Fprintf(&b, "%s — consensus hash %s — identical on all nodes: %s\n\n", md(e.Window), mdCode(e.Hash), same)
+		if len(e.Differs) > 0 {
+			b.WriteString("Nodes computing another hash:\n\n")
+			for _, d := range e.Differs {
+				b.WriteString("- " + md(d) + "\n")
+			}
+			b.WriteString("\n")
+		}
 		mdTable(&b, e.Miners, "No miner results.")
 		mdTable(&b, e.Trust, "No validator trust.")
 	}

@@ -34,6 +34,9 @@ type Summary struct {
 	// FalsePositives are failed rounds or flags that hit honest miners.
 	FalsePositives []Detection `json:"false_positives"`
 	Gossip         Latency     `json:"gossip_latency"`
+	// GossipDropped is gossip the nodes lost without a verdict, summed
+	// over nodes, by where (node.GossipDrops; not in --procs runs).
+	GossipDropped map[string]uint64 `json:"gossip_dropped,omitempty"`
 	// Throughput and TimeSharing measure the distortions distance and time-sharing cause: every
 	// miner's measured against true throughput, and what identities
 	// sharing one device measure together (what they earn is their Profit).
@@ -124,6 +127,14 @@ type Epoch struct {
 	ConsensusHash string             `json:"consensus_hash"`
 	// Identical is whether every node computed ConsensusHash.
 	Identical bool `json:"identical_on_all_nodes"`
+	// Differs names each node that computed another hash, and why.
+	Differs []string `json:"consensus_differs,omitempty"`
+	// RecordSeconds is, by validator name, when the first and the last
+	// node stored its record, in seconds of the run (not in --procs runs).
+	RecordSeconds map[string][2]float64 `json:"record_seconds,omitempty"`
+	// Lacking is, by validator name, how many nodes lacked its record
+	// when the run summarised.
+	Lacking map[string]int `json:"lacking_by_validator,omitempty"`
 	// Verdicts counts rounds by miner name: verified and failed.
 	Verdicts map[string]Verdicts `json:"verdicts"`
 	// HostCPU is, by miner name, the CPU core·GHz its host rounds proved

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -35,6 +36,7 @@ type epochView struct {
 	Window    string // wall-clock span
 	Hash      string
 	Identical bool
+	Differs   []string // nodes computing another hash, and why (at most maxDiffers)
 	Miners    table
 	Trust     table
 }
@@ -58,6 +60,10 @@ type row struct {
 }
 
 const dash = "—"
+
+// maxDiffers bounds the nodes an epoch's view names as computing another
+// consensus; the JSON summary names all.
+const maxDiffers = 20
 
 func (t *table) add(class string, cells ...string) {
 	t.Rows = append(t.Rows, row{Class: class, Cells: cells})
@@ -248,7 +254,10 @@ func gossipTable(s *Summary) table {
 
 // epochTables builds one epoch's miner and trust tables.
 func epochTables(s *Summary, e *Epoch, nodes map[string]Node) epochView {
-	ev := epochView{Epoch: e.Epoch, Hash: e.ConsensusHash, Identical: e.Identical}
+	ev := epochView{Epoch: e.Epoch, Hash: e.ConsensusHash, Identical: e.Identical, Differs: e.Differs}
+	if len(ev.Differs) > maxDiffers {
+		ev.Differs = append(slices.Clone(ev.Differs[:maxDiffers]), fmt.Sprintf("and %d more", len(e.Differs)-maxDiffers))
+	}
 
 	mset := make(map[string]bool)
 	vset := make(map[string]bool)
