@@ -16,11 +16,14 @@ import (
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/libp2p/go-libp2p/p2p/discovery/mdns"
 	drouting "github.com/libp2p/go-libp2p/p2p/discovery/routing"
 	dutil "github.com/libp2p/go-libp2p/p2p/discovery/util"
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 	"github.com/libp2p/go-libp2p/p2p/net/connmgr"
+	"github.com/libp2p/go-libp2p/p2p/protocol/identify"
+	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
 	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
 	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
@@ -142,8 +145,8 @@ func peerScoreParams(app func(peer.ID) float64) (*pubsub.PeerScoreParams, *pubsu
 // message is a signed envelope, SPEC §14: a second signature would double
 // the checks per delivery), content-addressed message IDs (so re-published
 // bytes are duplicates) and peer scoring. inspect receives peer scores
-// every second.
-func newPubSub(ctx context.Context, h host.Host, inspect func(map[peer.ID]float64), app func(peer.ID) float64) (*pubsub.PubSub, error) {
+// every second; extra options follow.
+func newPubSub(ctx context.Context, h host.Host, inspect func(map[peer.ID]float64), app func(peer.ID) float64, extra ...pubsub.Option) (*pubsub.PubSub, error) {
 	params, thresholds := peerScoreParams(app)
 	opts := []pubsub.Option{
 		pubsub.WithMessageSignaturePolicy(pubsub.StrictNoSign),
@@ -169,7 +172,7 @@ func newPubSub(ctx context.Context, h host.Host, inspect func(map[peer.ID]float6
 			inspect(scores)
 		}), time.Second))
 	}
-	return pubsub.NewGossipSub(ctx, h, opts...)
+	return pubsub.NewGossipSub(ctx, h, append(opts, extra...)...)
 }
 
 // keepBootstrapped dials the configured peers and redials any that are not
@@ -299,20 +302,58 @@ func findPeers(ctx context.Context, h host.Host, rd *drouting.RoutingDiscovery, 
 	}
 }
 
-// fitConns raises the resource manager's system connection limits to hold
-// what the connection manager keeps: libp2p scales them with memory (256
-// inbound on 24 GB), below a validator's miners, so the miners past them
-// could not connect at all (BENCHMARKS.md, the 300-miner run).
+// fitConns raises the resource manager's limits to hold what the
+// connection manager keeps. libp2p scales them with memory, below a
+// validator's miners: 256 inbound connections on 24 GB, so the miners past
+// them could not connect (BENCHMARKS.md, the 300-miner run); and 252
+// inbound identify streams, so with hundreds of miners connecting at once
+// identify failed for some, GossipSub (which adds a peer when identify
+// completes) never added them, and every record the validator published
+// to them was dropped ("no send queue"; the 1,000-miner run). Streams are
+// sized per connection: identify and ping one each way, GossipSub one
+// each way, and a few of pog's own (rounds, host rounds, sync).
 func fitConns(c rcmgr.ConcreteLimitConfig, highWater int) rcmgr.ConcreteLimitConfig {
 	need := rcmgr.LimitVal(highWater + highWater/4)
 	p := c.ToPartialLimitConfig()
 	sys := &p.System
 	for _, l := range []*rcmgr.LimitVal{&sys.Conns, &sys.ConnsInbound, &sys.ConnsOutbound} {
-		if *l > 0 && *l < need { // not Unlimited, not blocked
-			*l = need
-		}
+		raise(l, need)
+	}
+	fitStreams(&p.System, 8*need)
+	fitStreams(&p.Transient, need)
+	fitStreams(&p.ProtocolDefault, 2*need)
+	fitStreams(&p.ServiceDefault, 2*need)
+	if p.Service == nil {
+		p.Service = map[string]rcmgr.ResourceLimits{}
+	}
+	if p.Protocol == nil {
+		p.Protocol = map[libp2pprotocol.ID]rcmgr.ResourceLimits{}
+	}
+	for _, svc := range []string{identify.ServiceName, ping.ServiceName} {
+		l := p.Service[svc]
+		fitStreams(&l, need)
+		p.Service[svc] = l
+	}
+	for _, proto := range []libp2pprotocol.ID{identify.ID, identify.IDPush, ping.ID} {
+		l := p.Protocol[proto]
+		fitStreams(&l, need)
+		p.Protocol[proto] = l
 	}
 	return p.Build(c)
+}
+
+// fitStreams raises l's stream limits to n each way (2n in all).
+func fitStreams(l *rcmgr.ResourceLimits, n rcmgr.LimitVal) {
+	raise(&l.StreamsInbound, n)
+	raise(&l.StreamsOutbound, n)
+	raise(&l.Streams, 2*n)
+}
+
+// raise sets a limit below n to n; unlimited and blocked ones stay.
+func raise(l *rcmgr.LimitVal, n rcmgr.LimitVal) {
+	if *l >= 0 && *l < n {
+		*l = n
+	}
 }
 
 // connWatermarks are the connection manager's marks for a node of role

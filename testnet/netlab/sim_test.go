@@ -82,3 +82,31 @@ func TestSimNetFaults(t *testing.T) {
 		}
 	})
 }
+
+// TestSimLinkKeepsOrder: packets one node sends another in one instant
+// arrive in the order sent, each after the link's latency.
+func TestSimLinkKeepsOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewSim()
+		c := simSockets(s, "a", "b")
+		defer c[0].Close()
+		defer c[1].Close()
+		const n = 200
+		sent := time.Now()
+		for i := range n {
+			if _, err := c[0].WriteTo([]byte{byte(i)}, c[1].LocalAddr()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		buf := make([]byte, 8)
+		for i := range n {
+			c[1].SetReadDeadline(time.Now().Add(time.Second))
+			if _, _, err := c[1].ReadFrom(buf); err != nil {
+				t.Fatalf("packet %d: %v", i, err)
+			}
+			if buf[0] != byte(i) || time.Since(sent) != simBase {
+				t.Fatalf("packet %d arrived as the %d-th, after %v", buf[0], i, time.Since(sent))
+			}
+		}
+	})
+}
