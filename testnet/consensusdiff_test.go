@@ -10,8 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/pog-network/pog/protocol"
-	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/record/recordtest"
 	"github.com/pog-network/pog/store"
 	"github.com/pog-network/pog/testnet/report"
 )
@@ -53,7 +52,10 @@ func TestConsensusNamesTheNodeThatDiffers(t *testing.T) {
 		var set store.FinalSet
 		for i, k := range []crypto.PrivKey{k0, k1} {
 			w := map[peer.ID]float64{a.id: 0.2 + 0.6*float64(i), b.id: 0.8 - 0.6*float64(i)}
-			raw, id := signedRecord(t, k, e, prev[i], w)
+			raw, id, err := recordtest.EpochRecord(k, e, prev[i], w)
+			if err != nil {
+				t.Fatal(err)
+			}
 			prev[i] = id
 			v := []*member{v0, v1}[i]
 			for _, m := range nodes {
@@ -107,24 +109,4 @@ func TestConsensusNamesTheNodeThatDiffers(t *testing.T) {
 		}
 		hashes[ep.ConsensusHash] = true
 	}
-}
-
-// signedRecord signs an epoch record of weights over miners, linked to
-// prev (node/internal/nodetest's, which the testnet may not import).
-func signedRecord(t *testing.T, key crypto.PrivKey, e uint64, prev [32]byte, weights map[peer.ID]float64) ([]byte, [32]byte) {
-	t.Helper()
-	rec := &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: make([]byte, 32), ScoringConfigHash: make([]byte, 32), PrevRecordHash: prev[:]}
-	for m, w := range weights {
-		rec.Weights = append(rec.Weights, &pb.MinerWeight{Miner: []byte(m), Weight: w})
-	}
-	slices.SortFunc(rec.Weights, func(x, y *pb.MinerWeight) int { return bytes.Compare(x.Miner, y.Miner) })
-	raw, err := protocol.Seal(key, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := protocol.Open(raw, pb.MessageType_EPOCH_RECORD)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw, protocol.ID(o.Body)
 }

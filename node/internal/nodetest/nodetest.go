@@ -7,7 +7,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/binary"
-	"slices"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -16,6 +15,7 @@ import (
 	"github.com/pog-network/pog/proof"
 	"github.com/pog-network/pog/protocol"
 	"github.com/pog-network/pog/protocol/pb"
+	"github.com/pog-network/pog/protocol/record/recordtest"
 	"github.com/pog-network/pog/store"
 )
 
@@ -70,20 +70,11 @@ func Key(t testing.TB) (crypto.PrivKey, peer.ID) {
 // EpochRecord signs an epoch record of weights over miners, linked to prev.
 func EpochRecord(t testing.TB, key crypto.PrivKey, e uint64, prev [32]byte, weights map[peer.ID]float64) ([]byte, [32]byte) {
 	t.Helper()
-	rec := &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: make([]byte, 32), ScoringConfigHash: make([]byte, 32), PrevRecordHash: prev[:]}
-	for m, w := range weights {
-		rec.Weights = append(rec.Weights, &pb.MinerWeight{Miner: []byte(m), Weight: w})
-	}
-	slices.SortFunc(rec.Weights, func(a, b *pb.MinerWeight) int { return bytes.Compare(a.Miner, b.Miner) })
-	raw, err := protocol.Seal(key, rec)
+	raw, id, err := recordtest.EpochRecord(key, e, prev, weights)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := protocol.Open(raw, pb.MessageType_EPOCH_RECORD)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw, protocol.ID(o.Body)
+	return raw, id
 }
 
 // MemStore is an empty in-memory store, closed when the test ends.

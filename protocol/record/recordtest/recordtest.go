@@ -6,9 +6,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 	"strings"
 
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/pog-network/pog/proof/commit"
+	"github.com/pog-network/pog/protocol"
+	"github.com/pog-network/pog/protocol/pb"
 	"github.com/pog-network/pog/protocol/record"
 )
 
@@ -119,4 +124,23 @@ func Host(epoch, round uint64, miner string) *record.Host {
 		Verdict: record.VerdictVerified}
 	r.Secret[0], r.Root[31] = 9, 8
 	return r
+}
+
+// EpochRecord signs an epoch record of weights over miners, linked to
+// prev, and returns its envelope and ID.
+func EpochRecord(key crypto.PrivKey, e uint64, prev [32]byte, weights map[peer.ID]float64) ([]byte, [32]byte, error) {
+	rec := &pb.EpochRecord{Version: protocol.Version, Epoch: e, RoundsRoot: make([]byte, 32), ScoringConfigHash: make([]byte, 32), PrevRecordHash: prev[:]}
+	for m, w := range weights {
+		rec.Weights = append(rec.Weights, &pb.MinerWeight{Miner: []byte(m), Weight: w})
+	}
+	slices.SortFunc(rec.Weights, func(a, b *pb.MinerWeight) int { return bytes.Compare(a.Miner, b.Miner) })
+	raw, err := protocol.Seal(key, rec)
+	if err != nil {
+		return nil, [32]byte{}, err
+	}
+	o, err := protocol.Open(raw, pb.MessageType_EPOCH_RECORD)
+	if err != nil {
+		return nil, [32]byte{}, err
+	}
+	return raw, protocol.ID(o.Body), nil
 }
