@@ -100,10 +100,9 @@ func (s *Sim) RecvPacket(p *simnet.Packet) {
 }
 
 // link is one direction between two nodes. Its packets arrive in the
-// order they were sent, as on a wire: a timer per packet delivered those
-// sent in one instant in any order, which QUIC took for loss, shrinking
-// its congestion window until gossip queues overflowed (1,000 miners:
-// a million RPCs dropped, records missed until record sync).
+// order they were sent, as on a wire; a timer per packet delivered those
+// sent in one instant in any order (at 300 miners a fifth of the gossip
+// RPCs then dropped went with it; BENCHMARKS.md, "what broke first").
 type link struct {
 	to       string
 	queue    []duePacket // s.mu
