@@ -26,7 +26,7 @@ func TestConnLimitsHoldMaxMiners(t *testing.T) {
 		t.Errorf("miner watermarks %d/%d, want the configured %d/%d", l, h, cfg.Node.LowWater, cfg.Node.HighWater)
 	}
 	small := rcmgr.DefaultLimits.Scale(1<<30, 1024) // 1 GiB for libp2p: 128 inbound
-	sys := fitConns(small, high).ToPartialLimitConfig().System
+	sys := fitLimits(small, high).ToPartialLimitConfig().System
 	for name, v := range map[string]rcmgr.LimitVal{"conns": sys.Conns, "inbound": sys.ConnsInbound, "outbound": sys.ConnsOutbound} {
 		if int(v) < high {
 			t.Errorf("system %s limit %d below the connection manager's high water %d", name, v, high)
@@ -36,7 +36,7 @@ func TestConnLimitsHoldMaxMiners(t *testing.T) {
 		t.Fatalf("the unscaled inbound limit %d already holds %d: the test shows nothing", before, high)
 	}
 	unlimited := rcmgr.InfiniteLimits
-	if got := fitConns(unlimited, high).ToPartialLimitConfig().System.Conns; got != rcmgr.Unlimited {
+	if got := fitLimits(unlimited, high).ToPartialLimitConfig().System.Conns; got != rcmgr.Unlimited {
 		t.Errorf("an unlimited system limit became %d", got)
 	}
 }
@@ -62,7 +62,7 @@ func TestStreamLimitsHoldEveryPeer(t *testing.T) {
 	if before := scopes(small.ToPartialLimitConfig())["identify service"].StreamsInbound; int(before) >= high {
 		t.Fatalf("the unscaled identify limit %d already holds %d: the test shows nothing", before, high)
 	}
-	for name, l := range scopes(fitConns(small, high).ToPartialLimitConfig()) {
+	for name, l := range scopes(fitLimits(small, high).ToPartialLimitConfig()) {
 		if int(l.StreamsInbound) < high || int(l.StreamsOutbound) < high || int(l.Streams) < 2*high {
 			t.Errorf("%s stream limits %d in, %d out, %d in all: below %d peers' streams", name, l.StreamsInbound, l.StreamsOutbound, l.Streams, high)
 		}

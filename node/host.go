@@ -56,7 +56,7 @@ func newHost(key crypto.PrivKey, cfg config.NodeConfig, transport ...libp2p.Opti
 	limits.AddProtocolPeerLimit(protocol.ProofProtocol, rcmgr.BaseLimit{
 		Streams: 32, StreamsInbound: 16, StreamsOutbound: 16, Memory: cfg.ProofStreamMemory / 4,
 	}, rcmgr.BaseLimitIncrease{})
-	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(fitConns(limits.AutoScale(), cfg.HighWater)))
+	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(fitLimits(limits.AutoScale(), cfg.HighWater)))
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +302,7 @@ func findPeers(ctx context.Context, h host.Host, rd *drouting.RoutingDiscovery, 
 	}
 }
 
-// fitConns raises the resource manager's limits to hold what the
+// fitLimits raises the resource manager's limits to hold what the
 // connection manager keeps. libp2p scales them with memory, below a
 // validator's miners: 256 inbound connections on 24 GB, so the miners past
 // them could not connect (BENCHMARKS.md, the 300-miner run); and 252
@@ -312,7 +312,7 @@ func findPeers(ctx context.Context, h host.Host, rd *drouting.RoutingDiscovery, 
 // to them was dropped ("no send queue"; the 1,000-miner run). Streams are
 // sized per connection: identify and ping one each way, GossipSub one
 // each way, and a few of pog's own (rounds, host rounds, sync).
-func fitConns(c rcmgr.ConcreteLimitConfig, highWater int) rcmgr.ConcreteLimitConfig {
+func fitLimits(c rcmgr.ConcreteLimitConfig, highWater int) rcmgr.ConcreteLimitConfig {
 	need := rcmgr.LimitVal(highWater + highWater/4)
 	p := c.ToPartialLimitConfig()
 	sys := &p.System
