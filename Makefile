@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/pog
 PKGS    := ./...
 
-.PHONY: all testnet testnet-determinism explore bench test docs build lint fuzz bench-go bench-openblas bench-philox bench-net proto clean ptx ptx-check build-cuda gpu-bundle
+.PHONY: all testnet testnet-production testnet-determinism explore bench test docs build lint fuzz bench-go bench-openblas bench-philox bench-net proto clean ptx ptx-check build-cuda gpu-bundle
 
 all: build
 
@@ -12,6 +12,12 @@ all: build
 # report in testnet-out/.
 testnet: build
 	$(BIN) testnet --adversaries all
+
+# The same network at production's round targets, steps, deadlines, host
+# rounds and announces, with 6 min 40 s epochs (docs/testnet.md, "Scaled
+# settings"): about three times make testnet's CPU.
+testnet-production: build
+	$(BIN) testnet --adversaries all --production-timing --out testnet-production-out
 
 # Fault exploration: 20 seeds of small random networks under random faults
 # (partitions, loss, latency spikes, a crash and restart, a failing store),

@@ -115,9 +115,15 @@ func (r *run) lateJoinChecks(v *member, from, to uint64, sc audit.Options) []rep
 	case !lj.checked:
 		return []report.Check{{Name: name, OK: false, Detail: "the run ended before one epoch had passed"}}
 	}
-	out := []report.Check{{Name: name, OK: len(lj.lacking) == 0 && lj.want > 0,
-		Detail: fmt.Sprintf("joined at the start of epoch %d; at its end it lacked %d of the %d records its peer held of earlier epochs",
-			lj.epoch, len(lj.lacking), lj.want)}}
+	catchup := fmt.Sprintf("joined at the start of epoch %d; at its end it lacked %d of the %d records its peer held of earlier epochs",
+		lj.epoch, len(lj.lacking), lj.want)
+	for i, k := range lj.lacking {
+		if i == 0 {
+			catchup += ":"
+		}
+		catchup += fmt.Sprintf(" %s's of %d", r.nameOf(k.validator.String()), k.epoch)
+	}
+	out := []report.Check{{Name: name, OK: len(lj.lacking) == 0 && lj.want > 0, Detail: catchup}}
 	out = append(out, r.sameConsensus(lj.m, v, from, to))
 	rep, err := audit.Audit(lj.m.store, sc)
 	ok := err == nil && len(rep.Problems) == 0

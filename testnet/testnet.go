@@ -121,6 +121,9 @@ type Config struct {
 	Faults   netlab.Faults
 	Log      *slog.Logger
 	Progress io.Writer // one line per event worth watching; nil: quiet
+	// ProductionTiming (with Sim) runs every timing setting at
+	// production's (scaled.Params.ProductionTiming): see ProductionTiming.
+	ProductionTiming bool
 	// HeapProfile, if set, is where the heap profile is written once the
 	// last epoch's records are in, before the network stops: what a
 	// network of this size holds. Until then each heartbeat (a quarter
@@ -137,6 +140,20 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Validators: 2, Miners: 6, Epochs: 3, EpochLength: 40 * time.Second, Seed: 1, Out: "testnet-out", Scale: 4.6e-7,
 		SlotSchedule: true, Swarm: 512}
+}
+
+// ProductionTiming is c in virtual time with production's timing settings:
+// rounds of production's 10 s target in 12.5 s slots, so epochs ten times
+// DefaultConfig's (400 s) give each validator and miner as many rounds as
+// DefaultConfig's do. The devices run at about a third of DefaultConfig's
+// scale: a round's 64 steps of production then do about three times the
+// real work of its 22, and the CPU profile's least step (the simulated
+// matrices' smallest shape) still fits 64 in its 2 s round.
+func ProductionTiming(c Config) Config {
+	c.Sim, c.ProductionTiming = true, true
+	c.EpochLength = 10 * c.EpochLength
+	c.Scale = 1.5e-7
+	return c
 }
 
 // ParseAdversaries reads "all", "" or a comma-separated list.
@@ -485,7 +502,7 @@ func (r *run) params() scaled.Params {
 	c := r.cfg
 	return scaled.Params{EpochLength: c.EpochLength, Epochs: c.Epochs, Validators: r.validatorIDs, RoundInterval: c.RoundInterval,
 		SlotSchedule: c.SlotSchedule, DutyCycle: c.DutyCycle, HostMaxRound: c.HostMaxRound, Scale: c.Scale, Sim: c.Sim,
-		RAMPeriodEpochs: r.ramPeriodEpochs(), Miners: c.Miners}
+		RAMPeriodEpochs: r.ramPeriodEpochs(), Miners: c.Miners, ProductionTiming: c.ProductionTiming}
 }
 
 func (r *run) nodeConfig() config.Config { return r.params().Node() }

@@ -64,6 +64,7 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 	sim := fs.Bool("sim", true, "run in virtual time on a simulated network (stores in memory): the machine's load changes only how long the run takes; false: real time on loopback (--procs and --netns always are)")
 	hostMax := fs.Duration("host-max-round", 0, "validator.host_max_round: how long a distant miner's host rounds may grow, with one host set per epoch without the slot schedule (0: 1 s in virtual time, a tenth of production's as the round target is; 1 ms with --sim=false, so they do not grow)")
 	explore := fs.Int("explore", 0, "run N seeds from --seed, each a small random network with random faults (partitions, packet loss, latency spikes, a crash and restart, a failing store) in virtual time, and check the invariants that hold under faults; reports in OUT/explore/SEED")
+	prodTiming := fs.Bool("production-timing", false, "in virtual time, run every timing setting at production's (10 s round targets, 64 steps, deadlines, host rounds, announces), with epochs ten times as long (--epoch-length default 6m40s)")
 	cpuProfile := fs.String("cpuprofile", "", "with --sim: write the run's CPU profile to this file (go tool pprof reads it)")
 	memProfile := fs.String("memprofile", "", "write the heap profile to this file once the last epoch's records are in, before the network stops (and, in virtual time, at each progress line until then)")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -86,6 +87,16 @@ func runTestnet(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg := d
+	if *prodTiming {
+		if !*sim || *procs || *netns {
+			fmt.Fprintln(stderr, "pog testnet: --production-timing runs in virtual time only (--sim, not --procs)")
+			return 2
+		}
+		cfg = testnet.ProductionTiming(cfg)
+		if !flagSet(fs, "epoch-length") {
+			*epochLength = cfg.EpochLength
+		}
+	}
 	if cfg.Delays, err = testnet.ParseDelays(*delays); err != nil {
 		fmt.Fprintf(stderr, "pog testnet: --delay: %v\n", err)
 		return 2

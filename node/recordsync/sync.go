@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"maps"
 	"slices"
@@ -721,8 +722,8 @@ func (y *Syncer) syncWith(ctx context.Context, p peer.ID) {
 	}
 }
 
-// Run syncs with each newly connected peer and, every interval, with up to
-// four connected peers, until ctx ends.
+// Run syncs with each newly connected peer and, every interval (at this
+// node's phase of it), with up to four connected peers, until ctx ends.
 func (y *Syncer) Run(ctx context.Context, interval time.Duration, wg *sync.WaitGroup) {
 	connected := make(chan peer.ID, 64)
 	notifee := &network.NotifyBundle{ConnectedF: func(_ network.Network, c network.Conn) {
@@ -739,7 +740,7 @@ func (y *Syncer) Run(ctx context.Context, interval time.Duration, wg *sync.WaitG
 		default:
 		}
 	}
-	tick := time.NewTicker(interval)
+	tick := time.NewTimer(phase(y.h.ID(), interval))
 	defer tick.Stop()
 	var last peer.ID
 	for {
@@ -753,6 +754,7 @@ func (y *Syncer) Run(ctx context.Context, interval time.Duration, wg *sync.WaitG
 				y.syncWith(ctx, p)
 			}()
 		case now := <-tick.C:
+			tick.Reset(interval)
 			y.prune(now, func(p peer.ID) bool { return y.h.Network().Connectedness(p) == network.Connected })
 			peers := nextPeers(y.h.Network().Peers(), last, 4)
 			if len(peers) > 0 {
@@ -767,6 +769,17 @@ func (y *Syncer) Run(ctx context.Context, interval time.Duration, wg *sync.WaitG
 			}
 		}
 	}
+}
+
+// phase is where in each interval a node's periodic passes fall, spread
+// by its peer ID: nodes started together (a network restarted at once, a
+// simulation) would otherwise all ask their common peers (the validators)
+// at the same instants, past those peers' serving places (syncMaxServing),
+// and a node whose every pass was refused so would never catch up.
+func phase(id peer.ID, interval time.Duration) time.Duration {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return time.Duration(h.Sum64() % uint64(interval))
 }
 
 // nextPeers picks the n peers after `after` in peer ID order, wrapping

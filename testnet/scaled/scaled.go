@@ -33,6 +33,10 @@ type Params struct {
 	// that a run crosses a period boundary).
 	RAMPeriodEpochs uint64
 	Miners          int // honest miners the run starts (testnet.Config.Miners)
+	// ProductionTiming (with Sim) runs every timing setting at
+	// production's: round targets and steps, slots, deadlines, host
+	// rounds and windows, announces, proof windows and TTLs.
+	ProductionTiming bool
 }
 
 // Node is the local profile with the run's epoch length and a deadline
@@ -112,7 +116,21 @@ func (p Params) Node() config.Config {
 	if p.HostMaxRound > 0 {
 		c.Validator.HostMaxRound, c.Validator.HostRounds = config.Duration{Duration: p.HostMaxRound}, 1
 	}
+	if p.Sim && p.ProductionTiming {
+		productionTiming(&c)
+	}
 	return c
+}
+
+// productionTiming sets every timing setting of c to production's.
+func productionTiming(c *config.Config) {
+	prod := config.DefaultConfig()
+	v, pv := &c.Validator, prod.Validator
+	v.RoundInterval, v.RoundTarget, v.RoundTargetCPU = pv.RoundInterval, pv.RoundTarget, pv.RoundTargetCPU
+	v.MinSteps, v.MaxSteps, v.FirstRootSlack = pv.MinSteps, pv.MaxSteps, pv.FirstRootSlack
+	v.Deadline, v.ProofTimeout, v.MinerTTL = pv.Deadline, pv.ProofTimeout, pv.MinerTTL
+	v.HostCPUWindow, v.HostMaxRound = pv.HostCPUWindow, pv.HostMaxRound
+	c.Miner.AnnounceInterval, c.Miner.ProofWindow = prod.Miner.AnnounceInterval, prod.Miner.ProofWindow
 }
 
 // SimTileBytes is a simulated run's tile: 16×16 output values. A check

@@ -44,3 +44,24 @@ func TestSettingsAgainstProduction(t *testing.T) {
 		t.Errorf("epoch length: %v", s)
 	}
 }
+
+// TestProductionTimingRunsProductionTiming: with ProductionTiming every
+// timing setting but the epoch's is production's, and the report says so.
+func TestProductionTimingRunsProductionTiming(t *testing.T) {
+	p := Params{EpochLength: 400 * time.Second, Epochs: 3, SlotSchedule: true, Scale: 1.5e-7, Sim: true, ProductionTiming: true}
+	got := map[string]string{}
+	for _, s := range p.Settings() {
+		got[s.Name] = s.Scale
+	}
+	for _, key := range []string{"validator.round_target", "validator.round_target_cpu", "validator.min_steps", "validator.max_steps",
+		"validator.deadline", "validator.proof_timeout", "validator.miner_ttl", "validator.round_interval", "validator.first_root_slack",
+		"validator.host_cpu_window", "validator.host_max_round", "validator.duty_cycle", "validator.host_slot_share",
+		"miner.announce_interval", "miner.proof_window"} {
+		if got[key] != "=" {
+			t.Errorf("%s: scaled %q with production timing, want =", key, got[key])
+		}
+	}
+	if got["network.epoch_length"] == "=" {
+		t.Error("epoch length reported as production's")
+	}
+}
