@@ -60,9 +60,6 @@ func (p Params) Node() config.Config {
 	// that every audit recomputes every epoch (a validator that pruned is
 	// audited from its checkpoint, SPEC §22.3, recomputing fewer).
 	c.Node.RetainEvidence = p.Epochs + 4
-	if p.RoundInterval > 0 {
-		c.Validator.RoundInterval = config.Duration{Duration: p.RoundInterval}
-	}
 	// A short inner dimension keeps the simulated CPU miner's probe (22
 	// steps) within the deadline.
 	c.Validator.K = 32
@@ -110,14 +107,17 @@ func (p Params) Node() config.Config {
 		scale := c.Validator.RoundTarget.Seconds() / prod.RoundTarget.Seconds()
 		c.Validator.HostMaxRound = config.Duration{Duration: time.Duration(scale * float64(prod.HostMaxRound.Duration))}
 	}
+	if p.Sim && p.ProductionTiming {
+		productionTiming(&c)
+	}
 	if p.RAMPeriodEpochs > 0 {
 		c.Network.RAMPeriodEpochs = p.RAMPeriodEpochs
 	}
+	if p.RoundInterval > 0 {
+		c.Validator.RoundInterval = config.Duration{Duration: p.RoundInterval}
+	}
 	if p.HostMaxRound > 0 {
 		c.Validator.HostMaxRound, c.Validator.HostRounds = config.Duration{Duration: p.HostMaxRound}, 1
-	}
-	if p.Sim && p.ProductionTiming {
-		productionTiming(&c)
 	}
 	return c
 }
