@@ -1,12 +1,10 @@
 package recordsync
 
 import (
-	"math/rand"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -60,35 +58,5 @@ func TestPruneForgetsGonePeers(t *testing.T) {
 	y.prune(now.Add(time.Minute), connected)
 	if len(y.charges) != 1 || len(y.banned) != 0 || len(y.proofsFrom) != 1 {
 		t.Fatalf("after the ban: charges %v, banned %v, proofs %v", y.charges, y.banned, y.proofsFrom)
-	}
-}
-
-// Nodes started at one instant spread their periodic passes over the
-// interval by peer ID: at one instant every node's pass asked the
-// validators they all share, past those peers' serving places, so a late
-// joiner's every pass was refused and it fell behind by an epoch.
-func TestPeriodicPassesSpreadOverTheInterval(t *testing.T) {
-	const nodes, buckets, interval = 256, 8, 20 * time.Second
-	rng := rand.New(rand.NewSource(1))
-	var in [buckets]int
-	for range nodes {
-		key, _, err := crypto.GenerateEd25519Key(rng)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, err := peer.IDFromPrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := phase(id, interval)
-		if p < 0 || p >= interval || p != phase(id, interval) {
-			t.Fatalf("phase %v of %v: want one in [0, %v)", p, id, interval)
-		}
-		in[p*buckets/interval]++
-	}
-	for i, n := range in {
-		if n > 2*nodes/buckets {
-			t.Errorf("%d of %d nodes pass in eighth %d of the interval: %v", n, nodes, i, in)
-		}
 	}
 }

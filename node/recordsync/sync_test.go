@@ -44,12 +44,17 @@ func newSyncPeer(t testing.TB, latest uint64) *syncPeerT {
 		t.Fatal(err)
 	}
 	y := New(h, st, slog.New(slog.DiscardHandler), func(peer.ID) bool { return true }, func() uint64 { return latest }, nil)
-	y.deliver = func(_ context.Context, o *protocol.Opened) {
-		st.PutEpochRecord(o.Msg.(*pb.EpochRecord).Epoch, []byte(o.Author), o.Raw) // a conflict is refused
-	}
+	y.deliver = storeDelivered(st)
 	t.Cleanup(func() { h.Close(); y.Close(); st.Close() })
 	h.SetStreamHandler(syncwire.SyncProtocol, y.Serve)
 	return &syncPeerT{h, st, y}
+}
+
+// storeDelivered stores each record delivered (a conflict is refused).
+func storeDelivered(st *store.Store) func(context.Context, *protocol.Opened) {
+	return func(_ context.Context, o *protocol.Opened) {
+		st.PutEpochRecord(o.Msg.(*pb.EpochRecord).Epoch, []byte(o.Author), o.Raw)
+	}
 }
 
 func (p *syncPeerT) connect(t testing.TB, q *syncPeerT) {
