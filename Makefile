@@ -15,7 +15,7 @@ testnet: build
 
 # The same network at production's round targets, steps, deadlines, host
 # rounds and announces, with 6 min 40 s epochs (docs/testnet.md, "Scaled
-# settings"): about three times make testnet's CPU.
+# settings"): 2.6 times make testnet's CPU.
 testnet-production: build
 	$(BIN) testnet --adversaries all --production-timing --out testnet-production-out
 
