@@ -564,12 +564,14 @@ func (y *Syncer) SyncPeer(ctx context.Context, p peer.ID) (int, error) {
 func (y *Syncer) walk(ctx context.Context, p peer.ID, h syncwire.Head, c *chain) (int, error) {
 	v := h.Validator
 	expect, before := h.ID, h.Epoch+1
-	// followLocal steps over held links; true once the chain's first
-	// record is reached.
+	// followLocal steps over held links, a held record that is the other
+	// of a proven pair with the expected one included (the chain may
+	// continue from either, as below); true once the chain's first record
+	// is reached.
 	followLocal := func() bool {
 		for {
 			e, ok := c.below(before)
-			if !ok || c.ids[e] != expect {
+			if !ok || c.ids[e] != expect && !y.provenPair(v, e, expect, c.ids[e]) {
 				return false
 			}
 			if c.prevs[e] == [32]byte{} {

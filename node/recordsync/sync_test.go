@@ -429,6 +429,15 @@ func TestSyncFollowsAProvenFork(t *testing.T) {
 	if raw, _ := client.st.EpochRecord(2, []byte(v)); !bytes.Equal(raw, fork) {
 		t.Fatal("epoch 2 holds another record than the peer's")
 	}
+	// The next head is walked to the fork and past it locally: the held
+	// fork is not fetched and delivered again (every pass did, for every
+	// fork of an equivocator's chain).
+	next := recordChain(t, k, []uint64{1, 2, 3, 4})[3]
+	server.st.PutEpochRecord(4, []byte(v), next)
+	server.y.headsMemo = nil // served heads are reused for headsTTL
+	if n, err := client.y.SyncPeer(context.Background(), server.h.ID()); err != nil || n != 1 {
+		t.Fatalf("after a new head: stored %d, %v; want only it", n, err)
+	}
 }
 
 // A records request stops at the lowest record the server holds: below it
