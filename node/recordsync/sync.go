@@ -86,9 +86,11 @@ type Syncer struct {
 	evidenceServing chan struct{}
 	// proofsFrom is, per peer, the epoch its next proof fetch starts at.
 	proofsFrom map[peer.ID]uint64
-	// headsMemo are the heads served at headsAt (servedHeads).
-	headsMemo []syncwire.Head
-	headsAt   time.Time
+	// headsMemo are the heads served at headsAt, with the store holding
+	// headsCount records (servedHeads).
+	headsMemo  []syncwire.Head
+	headsAt    time.Time
+	headsCount uint64
 	// index is localChains' last scan, reused while the store holds as
 	// many epoch records as it counted then (indexCount).
 	index      map[peer.ID]*chain
@@ -226,14 +228,18 @@ func (y *Syncer) Close() {
 // heads lists, per validator, the latest record this node holds (at most
 // syncwire.MaxHeads validators, those with the latest heads).
 // headsTTL is how long served heads are reused: every heads request
-// within it, whoever sends it, shares one scan of the store's records.
+// within it, whoever sends it, shares one scan of the store's records
+// while no record is stored.
 const headsTTL = time.Second
 
 // servedHeads are the heads to serve at now: those of the last scan if it
-// is under headsTTL old, else a new scan's.
+// is under headsTTL old and no record was stored since, else a new
+// scan's. A record stored rescans at once: a head a second stale once
+// sent an auditor an epoch short of the one it had just been told of.
 func (y *Syncer) servedHeads(now time.Time) ([]syncwire.Head, error) {
+	count := y.recordCount()
 	y.mu.Lock()
-	if y.headsMemo != nil && now.Sub(y.headsAt) < headsTTL {
+	if y.headsMemo != nil && now.Sub(y.headsAt) < headsTTL && y.headsCount == count {
 		hs := y.headsMemo
 		y.mu.Unlock()
 		return hs, nil
@@ -244,9 +250,19 @@ func (y *Syncer) servedHeads(now time.Time) ([]syncwire.Head, error) {
 		return nil, err
 	}
 	y.mu.Lock()
-	y.headsMemo, y.headsAt = hs, now
+	y.headsMemo, y.headsAt, y.headsCount = hs, now, count
 	y.mu.Unlock()
 	return hs, nil
+}
+
+// recordCount is how many epoch records the store holds, from its count
+// of each validator's chain.
+func (y *Syncer) recordCount() uint64 {
+	count := uint64(0)
+	for _, c := range y.st.EpochChains() {
+		count += c.Count
+	}
+	return count
 }
 
 // heads is each validator's latest record, from the store's count of its
@@ -445,10 +461,7 @@ func (c *chain) clone() *chain {
 // last scan's index while the store holds no record it did not count,
 // else a new scan's.
 func (y *Syncer) localChains() (map[peer.ID]*chain, error) {
-	count := uint64(0)
-	for _, c := range y.st.EpochChains() {
-		count += c.Count
-	}
+	count := y.recordCount()
 	y.mu.Lock()
 	index := y.index
 	fresh := index != nil && y.indexCount == count
