@@ -12,7 +12,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -20,9 +19,7 @@ import (
 	"github.com/libp2p/go-libp2p/x/simlibp2p"
 	"github.com/marcopolo/simnet"
 	"github.com/pog-network/pog/protocol"
-	"github.com/pog-network/pog/protocol/pb"
-	"github.com/pog-network/pog/protocol/syncwire"
-	"github.com/pog-network/pog/store"
+	"github.com/pog-network/pog/protocol/record/recordtest"
 )
 
 // endedEarly counts the syncer's "sync pass ended early" lines: passes a
@@ -94,27 +91,21 @@ func TestFleetStartedTogetherIsNotRefused(t *testing.T) {
 // miners miners.
 func bigRecordChain(t *testing.T, key crypto.PrivKey, n, miners int) [][]byte {
 	t.Helper()
+	weights := map[peer.ID]float64{}
+	for m := range miners {
+		// An identity multihash of an Ed25519 key.
+		id := append([]byte{0x00, 0x24, 0x08, 0x01, 0x12, 0x20}, make([]byte, 32)...)
+		binary.BigEndian.PutUint32(id[6:], uint32(m))
+		weights[peer.ID(id)] = 1 / float64(miners)
+	}
 	var out [][]byte
-	prev := make([]byte, 32)
+	var prev [32]byte
 	for e := 1; e <= n; e++ {
-		rec := &pb.EpochRecord{Version: protocol.Version, Epoch: uint64(e), RoundsRoot: make([]byte, 32),
-			ScoringConfigHash: make([]byte, 32), PrevRecordHash: prev}
-		for m := range miners {
-			// An identity multihash of an Ed25519 key, the keys in order.
-			id := append([]byte{0x00, 0x24, 0x08, 0x01, 0x12, 0x20}, make([]byte, 32)...)
-			binary.BigEndian.PutUint32(id[6:], uint32(m))
-			rec.Weights = append(rec.Weights, &pb.MinerWeight{Miner: id, Weight: 1 / float64(miners)})
-		}
-		raw, err := protocol.Seal(key, rec)
+		raw, id, err := recordtest.EpochRecord(key, uint64(e), prev, weights)
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := protocol.Open(raw, pb.MessageType_EPOCH_RECORD)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := protocol.ID(o.Body)
-		prev = id[:]
+		prev = id
 		out = append(out, raw)
 	}
 	return out
@@ -138,13 +129,5 @@ func newSimSyncPeer(t *testing.T, sim *simnet.Simnet, i int, rng *rand.Rand, log
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open("db", store.Options{FS: vfs.NewMem()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := New(h, st, log, func(peer.ID) bool { return true }, func() uint64 { return 3 }, nil)
-	y.deliver = storeDelivered(st)
-	t.Cleanup(func() { h.Close(); y.Close(); st.Close() })
-	h.SetStreamHandler(syncwire.SyncProtocol, y.Serve)
-	return &syncPeerT{h, st, y}
+	return syncPeerOn(t, h, 3, log)
 }

@@ -39,22 +39,24 @@ func newSyncPeer(t testing.TB, latest uint64) *syncPeerT {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return syncPeerOn(t, h, latest, slog.New(slog.DiscardHandler))
+}
+
+// syncPeerOn gives host h a store in memory and a syncer serving it, which
+// stores each record delivered (a conflict is refused).
+func syncPeerOn(t testing.TB, h host.Host, latest uint64, log *slog.Logger) *syncPeerT {
+	t.Helper()
 	st, err := store.Open("db", store.Options{FS: vfs.NewMem()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	y := New(h, st, slog.New(slog.DiscardHandler), func(peer.ID) bool { return true }, func() uint64 { return latest }, nil)
-	y.deliver = storeDelivered(st)
+	y := New(h, st, log, func(peer.ID) bool { return true }, func() uint64 { return latest }, nil)
+	y.deliver = func(_ context.Context, o *protocol.Opened) {
+		st.PutEpochRecord(o.Msg.(*pb.EpochRecord).Epoch, []byte(o.Author), o.Raw)
+	}
 	t.Cleanup(func() { h.Close(); y.Close(); st.Close() })
 	h.SetStreamHandler(syncwire.SyncProtocol, y.Serve)
 	return &syncPeerT{h, st, y}
-}
-
-// storeDelivered stores each record delivered (a conflict is refused).
-func storeDelivered(st *store.Store) func(context.Context, *protocol.Opened) {
-	return func(_ context.Context, o *protocol.Opened) {
-		st.PutEpochRecord(o.Msg.(*pb.EpochRecord).Epoch, []byte(o.Author), o.Raw)
-	}
 }
 
 func (p *syncPeerT) connect(t testing.TB, q *syncPeerT) {
