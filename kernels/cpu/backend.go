@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"sync"
@@ -135,8 +136,8 @@ func (j *job) Multiply(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// The product is nearly all of the stage's time: the conversion
-		// below is O(m·n) beside its O(m·n·k).
+		// The product is most of the stage's time: the conversion below
+		// is O(m·n) beside its O(m·n·k).
 		sgemmNT(m, n, k, a[b*m*k:], k, bt[b*n*k:], k, c, n, j.opts.Workers, func(f float64) {
 			j.opts.Progress(kernels.StageMultiply, (float64(b)+gemmShare*f)/float64(p.Batch))
 		})
@@ -145,12 +146,9 @@ func (j *job) Multiply(ctx context.Context) error {
 		// contiguous, aligned BLAKE3 subtree.
 		err := j.parallel(ctx, m/t, func(I int) {
 			for J := 0; J < n/t; J++ {
-				dst := out[(b*tilesPerMatrix+I*(n/t)+J)*tileBytes:]
+				tile := out[(b*tilesPerMatrix+I*(n/t)+J)*tileBytes:][:tileBytes]
 				for r := 0; r < t; r++ {
-					row := c[(I*t+r)*n+J*t : (I*t+r)*n+J*t+t]
-					for q, v := range row {
-						putInt32(dst[4*(r*t+q):], int32(v))
-					}
+					putInt32s(tile[4*r*t:][:4*t], c[(I*t+r)*n+J*t:][:t])
 				}
 			}
 		}, func(f float64) {
@@ -163,9 +161,14 @@ func (j *job) Multiply(ctx context.Context) error {
 	return nil
 }
 
-func putInt32(b []byte, v int32) {
-	_ = b[3]
-	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+// putInt32s writes src, exact integers, to dst as little-endian int32s.
+// dst is sliced once, not per value: with the testnet's short K the
+// conversion is not small beside the product (BENCHMARKS.md).
+func putInt32s(dst []byte, src []float32) {
+	dst = dst[:4*len(src)]
+	for i, v := range src {
+		binary.LittleEndian.PutUint32(dst[4*i:], uint32(int32(v)))
+	}
 }
 
 func (j *job) TileCVs(ctx context.Context) ([]commit.CV, error) {

@@ -37,8 +37,6 @@ func (Backend) ComputeTile(ctx context.Context, p proof.Params, i uint64, dst []
 		proof.Line(g, proof.MatB, b, J*p.Tile+uint32(r), bt[r*k:(r+1)*k])
 	}
 	SgemmNT(t, t, k, a, k, bt, k, c, t, 1)
-	for x, v := range c {
-		putInt32(dst[4*x:], int32(v)) // exact: proof.Precision.MaxK
-	}
+	putInt32s(dst, c) // exact: proof.Precision.MaxK
 	return nil
 }
